@@ -1,0 +1,47 @@
+# Two commands matter: `make demo` and `make test`. Both build .venv on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEMO   ?= out/demo
+
+.PHONY: install check-java test test-fast demo lint bench package clean
+
+check-java:
+	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
+	if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then \
+	  echo "parascout needs Java 17 or newer for PySpark 4 (found: $${v:-none})."; \
+	  echo "Install it, e.g. 'sudo apt-get install openjdk-17-jre-headless' (Debian/Ubuntu),"; \
+	  echo "'brew install openjdk@17' (macOS), then set JAVA_HOME."; exit 1; fi
+
+$(STAMP): requirements.txt requirements-dev.txt setup.py
+	@$(MAKE) --no-print-directory check-java
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# torch is pinned to the CPU build in requirements.txt (torch==2.13.0)
+	$(BIN)/pip install -q -r requirements-dev.txt
+	$(BIN)/pip install -q --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest -q -ra tests
+
+test-fast: install
+	$(BIN)/python -m pytest -q -ra -m "not slow" tests
+
+demo: install
+	$(BIN)/parascout demo --out $(DEMO)
+
+lint: install
+	$(BIN)/ruff check jobs udfs tests benchmarks
+
+bench: install
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+package: install
+	$(BIN)/pip wheel --no-deps -w dist .
+
+clean:
+	rm -rf build dist *.egg-info out

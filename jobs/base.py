@@ -1,0 +1,357 @@
+"""The one base class of parascout jobs.
+
+A job owns its arguments (argparse, merged with `--conf conf/x.yaml`), a SparkSession
+(spark-submit's master, else local[*]), counters by reason, atomic Parquet output
+under `--root`, and the `_reports/<job>.json` report. A concrete job subclasses
+`Job`, extends `add_arguments` / `validate_arguments` (chaining to super) and
+implements `process()`; it ends with `if __name__ == "__main__": MyJob().run()`.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import os
+import sys
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from udfs import storage
+
+log = logging.getLogger("parascout")
+
+
+class ConfigError(ValueError):
+    """Bad configuration: raised at start, with a message that says what to fix."""
+
+
+class JobFailed(RuntimeError):
+    """The job ran but its result must not be trusted (e.g. too much bad input)."""
+
+
+class JobReport:
+    """Counters of one run: input = kept + filtered(reason) + bad(reason), nothing silent."""
+
+    def __init__(self, job: str, args: dict, conf: dict):
+        self.data: dict[str, Any] = {
+            "job": job,
+            "status": "running",
+            "args": args,
+            "conf": conf,
+            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "inputs": {},
+            "kept": 0,
+            "filtered": {},
+            "bad": {},
+            "outputs": {},
+            "metrics": {},
+        }
+        self._started = time.monotonic()
+
+    def input(self, name: str, count: int, primary: bool = True) -> None:
+        """Record an input count; the primary input is the one that must balance."""
+        self.data["inputs"][name] = int(count)
+        if primary:
+            self.data["primary_input"] = name
+
+    def kept(self, count: int) -> None:
+        self.data["kept"] += int(count)
+
+    def filtered(self, reason: str, count: int) -> None:
+        if count:
+            self.data["filtered"][reason] = self.data["filtered"].get(reason, 0) + int(count)
+
+    def bad(self, reason: str, count: int) -> None:
+        if count:
+            self.data["bad"][reason] = self.data["bad"].get(reason, 0) + int(count)
+
+    def add_counts(self, counts: dict[str, int], kept_key: str = "ok", bad_reasons: tuple[str, ...] = ()) -> None:
+        """Add a {reason: n} mapping: `kept_key` is kept, `bad_reasons` are bad, the rest filtered."""
+        for reason, count in counts.items():
+            if reason == kept_key:
+                self.kept(count)
+            elif reason in bad_reasons:
+                self.bad(reason, count)
+            else:
+                self.filtered(reason, count)
+
+    def output(self, table: str, count: int) -> None:
+        self.data["outputs"][table] = int(count)
+
+    def metric(self, key: str, value: Any) -> None:
+        self.data["metrics"][key] = value
+
+    @property
+    def total_bad(self) -> int:
+        return sum(self.data["bad"].values())
+
+    @property
+    def total_filtered(self) -> int:
+        return sum(self.data["filtered"].values())
+
+    @property
+    def primary_count(self) -> int | None:
+        name = self.data.get("primary_input")
+        return self.data["inputs"].get(name) if name else None
+
+    def finish(self, status: str, error: str | None = None) -> dict:
+        primary = self.primary_count
+        if primary is not None:
+            accounted = self.data["kept"] + self.total_filtered + self.total_bad
+            self.data["accounted"] = accounted
+            self.data["balanced"] = accounted == primary
+        self.data["status"] = status
+        if error:
+            self.data["error"] = error
+        self.data["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.data["seconds"] = round(time.monotonic() - self._started, 3)
+        return self.data
+
+
+class Job:
+    """Base class: argparse + conf merging, Spark session, counters, atomic outputs, report."""
+
+    name: str = "job"
+    description: str = ""
+    uses_spark: bool = True
+    root_required: bool = True
+    #: tables this job writes under --root; a rerun with the same arguments skips when all exist
+    outputs: tuple[str, ...] = ()
+    #: a fraction of bad input above which the job fails (None: never)
+    default_max_bad_fraction: float | None = None
+
+    def __init__(self) -> None:
+        self.args: argparse.Namespace | None = None
+        self.conf: dict[str, Any] = {}
+        self.spark_conf: dict[str, str] = {}
+        self.report: JobReport | None = None
+        self._spark = None
+        self.log = logging.getLogger(f"parascout.{self.name}")
+
+    # ---- arguments -------------------------------------------------------------------
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Declare arguments; subclasses extend and call super()."""
+        parser.add_argument("--root", required=False, help="dataset root: local dir, file://, s3:// or gs://")
+        parser.add_argument("--conf", action="append", default=[], metavar="YAML",
+                            help="YAML config (repeatable, later wins): `spark:` properties, argument defaults, "
+                                 "and a section named after the job")
+        parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                            help="extra Spark property (repeatable)")
+        parser.add_argument("--force", action="store_true",
+                            help="rerun even when a finished report with the same arguments exists")
+        parser.add_argument("--max-bad-fraction", type=float, default=self.default_max_bad_fraction,
+                            help="fail when bad records exceed this fraction of the input")
+        parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+
+    def validate_arguments(self, args: argparse.Namespace) -> None:
+        """Check arguments together; raise ConfigError with a message that says what to fix."""
+        if self.root_required and not args.root:
+            raise ConfigError(f"{self.name}: --root DIR is required (or `root:` in a --conf file)")
+        if args.max_bad_fraction is not None and not 0 <= args.max_bad_fraction <= 1:
+            raise ConfigError("--max-bad-fraction must be between 0 and 1")
+
+    def build_parser(self) -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(prog=f"parascout {self.name}", description=self.description)
+        self.add_arguments(parser)
+        return parser
+
+    def parse_arguments(self, argv: list[str] | None) -> argparse.Namespace:
+        """Parse argv; YAML from --conf supplies defaults, the command line wins."""
+        parser = self.build_parser()
+        first, _ = parser.parse_known_args(argv)
+        conf = self._load_conf(first.conf)
+        known = {action.dest for action in parser._actions}
+        defaults = {}
+        for key, value in conf.items():
+            if key in ("spark", "jobs") or isinstance(value, dict):
+                continue
+            dest = key.replace("-", "_")
+            if dest in known:
+                defaults[dest] = value
+        section = conf.get(self.name) or {}
+        for key, value in section.items():
+            dest = key.replace("-", "_")
+            if dest not in known:
+                raise ConfigError(f"--conf: unknown key {key!r} in section {self.name!r}; "
+                                  f"known: {sorted(d for d in known if d != 'help')}")
+            defaults[dest] = value
+        parser.set_defaults(**defaults)
+        args = parser.parse_args(argv)
+        self.conf = conf
+        self.spark_conf = {str(k): str(v) for k, v in (conf.get("spark") or {}).items()}
+        for item in args.spark_conf:
+            if "=" not in item:
+                raise ConfigError(f"--spark-conf expects KEY=VALUE, got {item!r}")
+            key, value = item.split("=", 1)
+            self.spark_conf[key] = value
+        return args
+
+    @staticmethod
+    def _load_conf(paths: list[str]) -> dict:
+        merged: dict[str, Any] = {}
+        for path in paths:
+            if not os.path.exists(path):
+                raise ConfigError(f"--conf {path}: no such file")
+            with open(path, encoding="utf-8") as handle:
+                loaded = yaml.safe_load(handle) or {}
+            if not isinstance(loaded, dict):
+                raise ConfigError(f"--conf {path}: expected a mapping at the top level")
+            for key, value in loaded.items():
+                if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                    merged[key] = {**merged[key], **value}
+                else:
+                    merged[key] = value
+        return merged
+
+    # ---- Spark -----------------------------------------------------------------------
+    @property
+    def spark(self):
+        """The SparkSession: spark-submit's master when set, else local[*]."""
+        if self._spark is None:
+            from pyspark import SparkConf
+            from pyspark.sql import SparkSession
+
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            builder = SparkSession.builder.appName(f"parascout-{self.name}")
+            if not SparkConf().contains("spark.master"):
+                builder = builder.master("local[*]")
+            for key, value in self.spark_conf.items():
+                builder = builder.config(key, value)
+            self._spark = builder.getOrCreate()
+            self._spark.sparkContext.setLogLevel("WARN")
+        return self._spark
+
+    def use_spark(self, session) -> "Job":
+        """Run inside an existing session (tests, notebooks, the demo pipeline)."""
+        self._spark = session
+        return self
+
+    # ---- tables ----------------------------------------------------------------------
+    def table_path(self, table: str) -> str:
+        return storage.join(self.args.root, table)
+
+    def table_exists(self, table: str) -> bool:
+        return storage.exists(storage.join(self.table_path(table), "_SUCCESS"))
+
+    def read_table(self, table: str):
+        path = self.table_path(table)
+        if not self.table_exists(table):
+            raise ConfigError(f"{self.name}: table {table!r} not found at {path}; run the job that writes it first")
+        return self.spark.read.parquet(path)
+
+    def write_table(self, df, table: str, partition_by: list[str] | None = None) -> int:
+        """Write a DataFrame atomically (temporary folder, then rename) and return its row count."""
+        final = self.table_path(table)
+        temporary = storage.join(self.args.root, "_tmp", f"{table}-{uuid.uuid4().hex[:12]}")
+        writer = df.write.mode("overwrite")
+        if partition_by:
+            writer = writer.partitionBy(*partition_by)
+        writer.parquet(temporary)
+        rows = self.spark.read.parquet(temporary).count()
+        self._hadoop_replace(temporary, final)
+        if self.report:
+            self.report.output(table, rows)
+        self.log.info("wrote %s: %d rows -> %s", table, rows, final)
+        return rows
+
+    def write_pandas(self, frame, table: str, partition_by: list[str] | None = None) -> int:
+        """Write a pandas DataFrame as a Parquet table (no Spark needed), atomically."""
+        storage.write_parquet_table(frame, self.table_path(table), partition_by=partition_by)
+        if self.report:
+            self.report.output(table, len(frame))
+        self.log.info("wrote %s: %d rows -> %s", table, len(frame), self.table_path(table))
+        return len(frame)
+
+    def _hadoop_replace(self, source: str, target: str) -> None:
+        jvm = self.spark.sparkContext._jvm
+        hadoop_conf = self.spark.sparkContext._jsc.hadoopConfiguration()
+        source_path = jvm.org.apache.hadoop.fs.Path(storage.to_hadoop(source))
+        target_path = jvm.org.apache.hadoop.fs.Path(storage.to_hadoop(target))
+        fs = source_path.getFileSystem(hadoop_conf)
+        if fs.exists(target_path):
+            fs.delete(target_path, True)
+        fs.mkdirs(target_path.getParent())
+        if not fs.rename(source_path, target_path):
+            raise OSError(f"could not move {source} to {target}")
+
+    def count_by(self, df, column: str) -> dict[str, int]:
+        """Counts of a DataFrame by the values of a (small-cardinality) reason column."""
+        return {str(row[column]): int(row["count"]) for row in df.groupBy(column).count().collect()}
+
+    # ---- running ---------------------------------------------------------------------
+    def process(self) -> None:
+        """Do the work: read inputs, write outputs, fill self.report."""
+        raise NotImplementedError
+
+    def report_path(self) -> str:
+        return storage.join(self.args.root, "_reports", f"{self.name}.json")
+
+    def arguments_fingerprint(self) -> str:
+        payload = json.dumps(self._public_args(), sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def _public_args(self) -> dict:
+        skip = {"force", "log_level", "spark_conf"}
+        return {k: v for k, v in vars(self.args).items() if k not in skip}
+
+    def already_done(self) -> dict | None:
+        """The previous report when this exact run already finished and its outputs exist."""
+        if self.args.force or not self.args.root or not storage.exists(self.report_path()):
+            return None
+        previous = json.loads(storage.read_text(self.report_path()))
+        if previous.get("status") != "ok" or previous.get("fingerprint") != self.arguments_fingerprint():
+            return None
+        if not all(self.table_exists(table) for table in self.outputs):
+            return None
+        return previous
+
+    def run(self, argv: list[str] | None = None) -> dict:
+        """Parse arguments, run the job, write the report; returns the report."""
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                            stream=sys.stderr)
+        self.args = self.parse_arguments(argv)
+        logging.getLogger("parascout").setLevel(self.args.log_level)
+        self.validate_arguments(self.args)
+        previous = self.already_done()
+        if previous:
+            self.log.info("%s already done with these arguments (%s); --force reruns it",
+                          self.name, self.report_path())
+            previous["skipped_rerun"] = True
+            return previous
+        self.report = JobReport(self.name, self._public_args(), self.conf)
+        self.report.data["fingerprint"] = self.arguments_fingerprint()
+        try:
+            self.process()
+            self._check_bad_fraction()
+        except Exception as error:
+            self._write_report(self.report.finish("failed", f"{type(error).__name__}: {error}"))
+            raise
+        data = self.report.finish("ok")
+        self._write_report(data)
+        self.log.info("%s done in %.1fs: kept %d, filtered %d, bad %d", self.name, data["seconds"],
+                      data["kept"], self.report.total_filtered, self.report.total_bad)
+        return data
+
+    def _check_bad_fraction(self) -> None:
+        limit, total = self.args.max_bad_fraction, self.report.primary_count
+        if limit is None or not total:
+            return
+        fraction = self.report.total_bad / total
+        if fraction > limit:
+            raise JobFailed(f"{self.report.total_bad} of {total} input records were bad ({fraction:.1%}), "
+                            f"over --max-bad-fraction {limit:.1%}: {self.report.data['bad']}")
+
+    def _write_report(self, data: dict) -> None:
+        if self.args.root:
+            storage.write_text(self.report_path(), json.dumps(data, indent=2, sort_keys=False, default=str))
+
+
+def repository_root() -> Path:
+    """The source checkout (or site-packages) holding jobs/, udfs/ and conf/."""
+    return Path(__file__).resolve().parent.parent

@@ -1,0 +1,62 @@
+"""`parascout <job> ...`: one entry point for every job in this package.
+
+Jobs are discovered: every module in jobs/ that defines a `Job` subclass with a
+`name` is a command, so adding a job needs no edit here.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import sys
+
+import jobs
+from jobs.base import ConfigError, Job, JobFailed
+
+SKIP_MODULES = {"base", "cli"}
+
+
+def discover() -> dict[str, type[Job]]:
+    """Job name -> Job class, for every job module in the package."""
+    found: dict[str, type[Job]] = {}
+    for module_info in pkgutil.iter_modules(jobs.__path__):
+        if module_info.name in SKIP_MODULES or module_info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"jobs.{module_info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, Job) and cls is not Job and cls.__module__ == module.__name__ and cls.name != "job":
+                found[cls.name] = cls
+    return dict(sorted(found.items()))
+
+
+def usage(registry: dict[str, type[Job]]) -> str:
+    width = max((len(n) for n in registry), default=10)
+    lines = ["usage: parascout <job> [--help] [arguments]", "", "jobs:"]
+    lines += [f"  {name.ljust(width)}  {cls.description}" for name, cls in registry.items()]
+    lines += ["", "Each job is also `spark-submit jobs/<job_module>.py ...`; `parascout <job> --help` shows its arguments."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    registry = discover()
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(usage(registry))
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in registry:
+        print(f"parascout: unknown job {name!r}\n\n{usage(registry)}", file=sys.stderr)
+        return 2
+    try:
+        registry[name]().run(rest)
+    except (ConfigError, ValueError) as error:
+        print(f"parascout {name}: {error}", file=sys.stderr)
+        return 2
+    except JobFailed as error:
+        print(f"parascout {name}: FAILED: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

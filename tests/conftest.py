@@ -1,0 +1,54 @@
+"""Shared fixtures: one local SparkSession for the whole suite, real data from ../shared."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("PARASCOUT_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: Spark-heavy or end-to-end tests (still run in CI)")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession (UI off, few shuffle partitions) shared by every test."""
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("parascout-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "4")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data (real WMT16 pairs, real CommonCrawl excerpts); skip where absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data not found at {SHARED_DATA} (set PARASCOUT_SHARED_DATA); "
+                    "these tests need the WMT16 pairs and CommonCrawl excerpts from ../shared/data")
+    return SHARED_DATA
+
+
+def run_job(job_class, spark, argv: list[str]) -> dict:
+    """Run a job inside the shared session and return its report."""
+    return job_class().use_spark(spark).run(argv)

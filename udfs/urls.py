@@ -1,0 +1,64 @@
+"""URL normalisation shared by every job: host, registered domain, SURT key.
+
+The registered domain uses tldextract's bundled Public Suffix List snapshot; it
+never fetches the list.
+"""
+from __future__ import annotations
+
+import functools
+from urllib.parse import urlsplit
+
+import tldextract
+
+MAX_URL_CHARS = 8192
+
+
+@functools.lru_cache(maxsize=1)
+def _extractor() -> tldextract.TLDExtract:
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)
+
+
+def url_host(url: str) -> str | None:
+    """Lower-cased host name without port or userinfo; None when the URL has none."""
+    try:
+        host = urlsplit(url.strip()).hostname
+    except ValueError:
+        return None
+    return host.rstrip(".") if host else None
+
+
+@functools.lru_cache(maxsize=65536)
+def registered_domain(host: str) -> str | None:
+    """The registered domain of a host (example.co.uk for www.example.co.uk), from the bundled PSL."""
+    if not host:
+        return None
+    extracted = _extractor()(host)
+    if not extracted.suffix:
+        return extracted.domain or None
+    return f"{extracted.domain}.{extracted.suffix}" if extracted.domain else None
+
+
+def host_surt(host: str) -> str:
+    """Reversed, comma-joined host as in a SURT key: www.example.is -> is,example (www dropped)."""
+    labels = host.lower().split(".")
+    if labels and labels[0] == "www":
+        labels = labels[1:]
+    return ",".join(reversed(labels))
+
+
+def surt(url: str) -> str | None:
+    """SURT key as CommonCrawl writes it: 'is,example)/path?query' (scheme, www and port 80/443 dropped)."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname
+        port = parts.port
+    except ValueError:
+        return None
+    if not host:
+        return None
+    key = host_surt(host.rstrip("."))
+    if port and port not in (80, 443):
+        key += f":{port}"
+    path = parts.path or "/"
+    query = "&".join(sorted(parts.query.split("&"))) if parts.query else ""
+    return f"{key}){path.lower()}" + (f"?{query.lower()}" if query else "")
