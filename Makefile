@@ -40,8 +40,18 @@ lint: install
 bench: install
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
+# What a cluster needs: the wheel, the pinned requirements, the Spark properties of
+# each environment, and a packed virtual environment for spark.archives (venv-pack).
 package: install
-	$(BIN)/pip wheel --no-deps -w dist .
+	rm -rf dist build/pack-venv && mkdir -p dist
+	$(BIN)/pip wheel -q --no-deps -w dist .
+	cp requirements.txt deploy/emr/bootstrap.sh deploy/dataproc/init.sh dist/
+	$(BIN)/parascout spark-properties conf/emr.yaml > dist/spark-emr.properties
+	$(BIN)/parascout spark-properties conf/dataproc.yaml > dist/spark-dataproc.properties
+	$(PYTHON) -m venv build/pack-venv
+	build/pack-venv/bin/pip install -q -r requirements.txt dist/parascout-*.whl venv-pack
+	build/pack-venv/bin/venv-pack -p build/pack-venv -o dist/parascout-venv.tar.gz
+	@ls -la dist
 
 clean:
 	rm -rf build dist *.egg-info out

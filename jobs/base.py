@@ -196,8 +196,7 @@ class Job:
     def _load_conf(paths: list[str]) -> dict:
         merged: dict[str, Any] = {}
         for path in paths:
-            if not os.path.exists(path):
-                raise ConfigError(f"--conf {path}: no such file")
+            path = resolve_conf_path(path)
             with open(path, encoding="utf-8") as handle:
                 loaded = yaml.safe_load(handle) or {}
             if not isinstance(loaded, dict):
@@ -350,6 +349,23 @@ class Job:
     def _write_report(self, data: dict) -> None:
         if self.args.root:
             storage.write_text(self.report_path(), json.dumps(data, indent=2, sort_keys=False, default=str))
+
+
+def resolve_conf_path(path: str) -> str:
+    """A --conf path as given, else the same file in the packaged conf/ (a cluster node has no checkout)."""
+    if os.path.exists(path):
+        return path
+    packaged = repository_root() / "conf" / Path(path).name
+    if packaged.exists():
+        return str(packaged)
+    raise ConfigError(f"--conf {path}: no such file (nor {packaged})")
+
+
+def spark_properties(path: str) -> str:
+    """The `spark:` section of a conf YAML as a spark-submit --properties-file text."""
+    with open(resolve_conf_path(path), encoding="utf-8") as handle:
+        conf = yaml.safe_load(handle) or {}
+    return "".join(f"{key} {value}\n" for key, value in (conf.get("spark") or {}).items())
 
 
 def repository_root() -> Path:

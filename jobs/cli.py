@@ -11,7 +11,7 @@ import pkgutil
 import sys
 
 import jobs
-from jobs.base import ConfigError, Job, JobFailed
+from jobs.base import ConfigError, Job, JobFailed, spark_properties
 
 SKIP_MODULES = {"base", "cli"}
 
@@ -22,7 +22,11 @@ def discover() -> dict[str, type[Job]]:
     for module_info in pkgutil.iter_modules(jobs.__path__):
         if module_info.name in SKIP_MODULES or module_info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"jobs.{module_info.name}")
+        try:
+            module = importlib.import_module(f"jobs.{module_info.name}")
+        except ImportError as error:  # a job whose optional dependency is missing stays listed as broken
+            print(f"parascout: job module jobs.{module_info.name} failed to import: {error}", file=sys.stderr)
+            continue
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if issubclass(cls, Job) and cls is not Job and cls.__module__ == module.__name__ and cls.name != "job":
                 found[cls.name] = cls
@@ -33,6 +37,7 @@ def usage(registry: dict[str, type[Job]]) -> str:
     width = max((len(n) for n in registry), default=10)
     lines = ["usage: parascout <job> [--help] [arguments]", "", "jobs:"]
     lines += [f"  {name.ljust(width)}  {cls.description}" for name, cls in registry.items()]
+    lines += ["", "tools:", "  spark-properties CONF.yaml  print the conf's `spark:` section as a spark-submit --properties-file"]
     lines += ["", "Each job is also `spark-submit jobs/<job_module>.py ...`; `parascout <job> --help` shows its arguments."]
     return "\n".join(lines)
 
@@ -44,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
         print(usage(registry))
         return 0
     name, rest = argv[0], argv[1:]
+    if name == "spark-properties" and len(rest) == 1:
+        print(spark_properties(rest[0]), end="")
+        return 0
     if name not in registry:
         print(f"parascout: unknown job {name!r}\n\n{usage(registry)}", file=sys.stderr)
         return 2

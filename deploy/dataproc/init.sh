@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Dataproc initialization action: install parascout on every node.
+#   --initialization-actions gs://BUCKET/parascout/init.sh --metadata parascout-dist=gs://BUCKET/parascout/dist
+set -euo pipefail
+DIST=$(/usr/share/google/get_metadata_value attributes/parascout-dist)
+workdir=$(mktemp -d)
+gsutil -m cp -r "$DIST/*" "$workdir/"
+PY=${PARASCOUT_PYTHON:-/opt/conda/default/bin/python}
+"$PY" -m pip install --extra-index-url https://download.pytorch.org/whl/cpu -r "$workdir/requirements.txt"
+"$PY" -m pip install --no-deps "$workdir"/parascout-*.whl

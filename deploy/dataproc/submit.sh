@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Submit one parascout job to Dataproc:  deploy/dataproc/submit.sh CLUSTER REGION JOB_MODULE ARGS...
+#   deploy/dataproc/submit.sh my-cluster europe-west1 scan_cdx --root gs://BUCKET/cc --cdx-api --url 'example.is/*'
+set -euo pipefail
+cluster=$1 region=$2 module=$3; shift 3
+gcloud dataproc jobs submit pyspark "jobs/${module}.py" \
+  --cluster "$cluster" --region "$region" \
+  --properties-file <(python3 -c 'import yaml,sys; print("\n".join(f"{k}={v}" for k,v in yaml.safe_load(open("conf/dataproc.yaml"))["spark"].items()))') \
+  -- --conf conf/dataproc.yaml "$@"

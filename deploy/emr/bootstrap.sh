@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# EMR bootstrap action: install parascout and its pinned dependencies on every node.
+#   --bootstrap-actions Path=s3://BUCKET/parascout/bootstrap.sh,Args=[s3://BUCKET/parascout/dist]
+# DIST holds what `make package` builds: parascout-*.whl and requirements.txt.
+set -euo pipefail
+DIST=${1:?usage: bootstrap.sh s3://BUCKET/path/to/dist}
+workdir=$(mktemp -d)
+aws s3 cp --recursive "$DIST" "$workdir"
+PY=${PARASCOUT_PYTHON:-python3}
+sudo "$PY" -m pip install --upgrade pip
+# CPU torch on executors (no GPU nodes assumed); pinned like requirements.txt.
+sudo "$PY" -m pip install --extra-index-url https://download.pytorch.org/whl/cpu -r "$workdir/requirements.txt"
+sudo "$PY" -m pip install --no-deps "$workdir"/parascout-*.whl
