@@ -6,5 +6,7 @@ DIST=$(/usr/share/google/get_metadata_value attributes/parascout-dist)
 workdir=$(mktemp -d)
 gsutil -m cp -r "$DIST/*" "$workdir/"
 PY=${PARASCOUT_PYTHON:-/opt/conda/default/bin/python}
-"$PY" -m pip install --extra-index-url https://download.pytorch.org/whl/cpu -r "$workdir/requirements.txt"
+# CPU torch first, from PyTorch's CPU index (PyPI's Linux wheel is the multi-GB CUDA build)
+"$PY" -m pip install --index-url https://download.pytorch.org/whl/cpu "$(grep ^torch== "$workdir/requirements.txt")"
+"$PY" -m pip install -r "$workdir/requirements.txt"
 "$PY" -m pip install --no-deps "$workdir"/parascout-*.whl

@@ -8,6 +8,7 @@ workdir=$(mktemp -d)
 aws s3 cp --recursive "$DIST" "$workdir"
 PY=${PARASCOUT_PYTHON:-python3}
 sudo "$PY" -m pip install --upgrade pip
-# CPU torch on executors (no GPU nodes assumed); pinned like requirements.txt.
-sudo "$PY" -m pip install --extra-index-url https://download.pytorch.org/whl/cpu -r "$workdir/requirements.txt"
+# CPU torch first, from PyTorch's CPU index (PyPI's Linux wheel is the multi-GB CUDA build)
+sudo "$PY" -m pip install --index-url https://download.pytorch.org/whl/cpu "$(grep ^torch== "$workdir/requirements.txt")"
+sudo "$PY" -m pip install -r "$workdir/requirements.txt"
 sudo "$PY" -m pip install --no-deps "$workdir"/parascout-*.whl
