@@ -1,0 +1,189 @@
+"""fetch-docs: read the selected URLs' WARC records (local, s3://, https://) and WAT links into `docs`.
+
+Selection: the URLs of `scored_pairs` (else `candidates`), or every URL of the
+shortlisted hosts, or of `urls`. Records are located by (warc_filename,
+warc_offset, warc_length) under --warc-prefix; the selection is repartitioned by
+file and sorted by offset so neighbouring records share one coalesced GET. With
+--wat, CommonCrawl WAT files add link-graph rows for URLs not fetched from WARC.
+Every requested URL ends in `docs` once, with status 'ok' or a reason; a rerun
+(--force) fetches only URLs without an 'ok' row and merges.
+"""
+from __future__ import annotations
+
+import functools
+
+import pandas as pd
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from jobs.base import ConfigError, Job
+from udfs import storage
+from udfs.documents import DOC_COLUMNS, DOCS_SCHEMA
+from udfs.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
+from udfs.wat import read_wat_files
+
+SELECTION_COLUMNS = ["url", "host", "warc_filename", "warc_offset", "warc_length", "in_index"]
+
+
+class FetchDocsJob(Job):
+    name = "fetch-docs"
+    description = "fetch selected URLs' WARC records (local/S3/HTTPS) and WAT links into the docs table"
+    outputs = ("docs",)
+    BAD_REASONS = ("truncated", "bad_gzip", "not_warc", "not_http", "bad_payload", "parse_error", "fetch_failed",
+                   "missing_file", "not_in_index", "no_warc_location", "bad_warc_location", "bad_wat_json",
+                   "bad_wat_file")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cached: list[DataFrame] = []
+
+    def add_arguments(self, parser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--warc-prefix", help="folder or URL prefix of warc_filename: a local dir, "
+                                                  "s3://commoncrawl/ or https://data.commoncrawl.org/")
+        parser.add_argument("--select", choices=["pairs", "shortlist", "all"], default="pairs",
+                            help="pairs: URLs of scored_pairs (else candidates); shortlist: every URL of shortlisted "
+                                 "hosts; all: every URL of `urls` (of shortlisted hosts when a shortlist exists)")
+        parser.add_argument("--wat", nargs="+", default=[], metavar="PATH", help="WAT files or folders (link graph)")
+        parser.add_argument("--max-record-bytes", type=int, default=5 * MIB,
+                            help="compressed records above this are not fetched (status too_large)")
+        parser.add_argument("--concurrency", type=int, default=8, help="parallel range GETs per task")
+        parser.add_argument("--attempts", type=int, default=4, help="tries per range before fetch_failed")
+        parser.add_argument("--no-coalesce", action="store_true", help="one GET per record")
+        parser.add_argument("--coalesce-gap", type=int, default=64 * KIB, help="max bytes between coalesced records")
+        parser.add_argument("--coalesce-span", type=int, default=8 * MIB, help="max bytes of one coalesced GET")
+        parser.add_argument("--s3-endpoint", help="S3-compatible endpoint URL, passed to every task")
+        parser.add_argument("--s3-retry-mode", choices=["adaptive", "standard"], default="adaptive",
+                            help="botocore retry mode; adaptive also slows the client down after 503 SlowDown")
+        parser.add_argument("--read-timeout", type=float, default=60.0, help="seconds before a GET is retried")
+        parser.add_argument("--partitions", type=int, default=0, help="fetch tasks (default: Spark parallelism)")
+
+    def validate_arguments(self, args) -> None:
+        super().validate_arguments(args)
+        if not args.warc_prefix and not args.wat:
+            raise ConfigError("fetch-docs: give --warc-prefix (where the WARC files are) and/or --wat PATH...")
+        for name in ("max_record_bytes", "concurrency", "attempts", "coalesce_span"):
+            if getattr(args, name) <= 0:
+                raise ConfigError(f"--{name.replace('_', '-')} must be positive")
+
+    def settings(self) -> FetchSettings:
+        a = self.args
+        return FetchSettings(warc_prefix=a.warc_prefix or "", concurrency=a.concurrency, attempts=a.attempts,
+                             coalesce=not a.no_coalesce, max_gap_bytes=a.coalesce_gap, max_span_bytes=a.coalesce_span,
+                             max_record_bytes=a.max_record_bytes, s3_endpoint=a.s3_endpoint,
+                             s3_retry_mode=a.s3_retry_mode, read_timeout=a.read_timeout)
+
+    def selected_urls(self) -> DataFrame:
+        """Distinct URLs to fetch, joined to their best capture in `urls` (in_index false when absent)."""
+        urls = self.read_table("urls")
+        if self.args.select == "pairs":
+            table = "scored_pairs" if self.table_exists("scored_pairs") else "candidates"
+            pairs = self.read_table(table)
+            wanted = pairs.select(F.col("src_url").alias("url")).union(pairs.select(F.col("trg_url").alias("url")))
+        else:
+            wanted = urls.select("url")
+            if self.args.select == "shortlist" or self.table_exists("shortlist"):
+                shortlist = self.read_table("shortlist")
+                if "host" not in shortlist.columns:
+                    raise ConfigError("fetch-docs: the shortlist table has no `host` column")
+                wanted = urls.join(shortlist.select("host").distinct(), "host", "left_semi").select("url")
+        order = [F.col("warc_filename").isNull().asc()]
+        if "status" in urls.columns:
+            order.append((F.col("status").cast("string") == "200").desc())
+        if "fetch_time" in urls.columns:
+            order.append(F.col("fetch_time").desc_nulls_last())
+        best = (urls.withColumn("_rank", F.row_number().over(Window.partitionBy("url").orderBy(*order)))
+                .where("_rank = 1").select("url", "host", "warc_filename", F.col("warc_offset").cast("long"),
+                                           F.col("warc_length").cast("long"), F.lit(True).alias("in_index")))
+        return (wanted.where(F.col("url").isNotNull()).distinct().join(best, "url", "left")
+                .withColumn("in_index", F.coalesce("in_index", F.lit(False))).select(*SELECTION_COLUMNS))
+
+    def fetch_warc(self, selection: DataFrame) -> DataFrame:
+        partitions = self.args.partitions or self.spark.sparkContext.defaultParallelism
+        return (selection.repartition(partitions, "warc_filename")
+                .sortWithinPartitions("warc_filename", "warc_offset")
+                .mapInPandas(functools.partial(fetch_documents, settings=self.settings()), DOCS_SCHEMA))
+
+    def read_wat(self) -> DataFrame:
+        files = [f for path in self.args.wat for f in storage.list_files(path)]
+        if not files:
+            raise ConfigError(f"fetch-docs: no WAT files found under {self.args.wat}")
+        paths = self.spark.createDataFrame(pd.DataFrame({"path": files})).repartition(len(files))
+        return paths.mapInPandas(read_wat_files, DOCS_SCHEMA)
+
+    def pending_selection(self, previous: DataFrame | None) -> tuple[DataFrame, int]:
+        """(selected URLs without an 'ok' doc yet, number selected); the skipped ones are counted already_ok."""
+        selection = self.selected_urls()
+        if previous is None:
+            selection = self.persist(selection, StorageLevel.MEMORY_AND_DISK)
+            return selection, selection.count()
+        done = previous.where("status = 'ok'").select("url", F.lit(True).alias("done")).distinct()
+        selection = self.persist(selection.join(done, "url", "left"), StorageLevel.MEMORY_AND_DISK)
+        tally = {row["done"]: row["count"] for row in selection.groupBy("done").count().collect()}
+        self.report.filtered("already_ok", tally.get(True, 0))
+        return selection.where("done IS NULL").drop("done"), sum(tally.values())
+
+    def process(self) -> None:
+        previous = self.read_table("docs").withColumn("is_new", F.lit(False)) if self.table_exists("docs") else None
+        new_rows, selected = [], 0
+        if self.args.warc_prefix:
+            selection, selected = self.pending_selection(previous)
+            new_rows.append(self.fetch_warc(selection))
+        if self.args.wat:
+            new_rows.append(self.read_wat())
+        fresh = functools.reduce(DataFrame.unionByName, new_rows).withColumn("is_new", F.lit(True))
+        fresh = self.persist(fresh, StorageLevel.DISK_ONLY)  # fetched once, counted and written from disk
+        wat_records = self.summarise_fresh(fresh)
+        self.report.input("requested", selected + wat_records + self.report.data["bad"].get("bad_wat_file", 0))
+        self.report.metric("selected_urls", selected)
+        candidates = fresh.where("url IS NOT NULL AND status != 'not_response'")
+        if previous is not None:
+            kept_columns = [c for c in DOC_COLUMNS if c in previous.columns]
+            candidates = candidates.unionByName(previous.select(*kept_columns, "is_new"), allowMissingColumns=True)
+        priority = Window.partitionBy("url").orderBy((F.col("status") == "ok").desc(),
+                                                     (F.col("source") == "warc").desc(), F.col("is_new").desc())
+        ranked = candidates.withColumn("_rank", F.row_number().over(priority))
+        counts, carried_over = {}, 0
+        for row in ranked.groupBy("is_new", (F.col("_rank") == 1).alias("first"), "status").count().collect():
+            if not row["is_new"]:
+                carried_over += row["count"] if row["first"] else 0
+                continue
+            reason = row["status"] if row["first"] else "duplicate"
+            counts[reason] = counts.get(reason, 0) + row["count"]
+        self.report.add_counts(counts, bad_reasons=self.BAD_REASONS)
+        self.report.metric("carried_over", carried_over)
+        self.write_table(ranked.where("_rank = 1").select(*DOC_COLUMNS), "docs")
+        for frame in self.cached:
+            frame.unpersist()
+
+    def persist(self, frame: DataFrame, level: StorageLevel) -> DataFrame:
+        """Persist a frame and remember it, so process() can release it at the end."""
+        self.cached.append(frame.persist(level))
+        return frame
+
+    def summarise_fresh(self, fresh: DataFrame) -> int:
+        """One pass over the new rows: GETs, bytes, WAT records; returns the WAT records that are documents."""
+        fetched = F.col("range_records") > 0
+        rows = fresh.groupBy("source", F.col("url").isNull().alias("unkeyed"),
+                             (F.col("status") == "not_response").alias("other")).agg(
+            F.count("*").alias("rows"), F.sum(F.when(fetched, 1).otherwise(0)).alias("records"),
+            F.sum(F.when(fetched, F.col("fetch_attempts") / F.col("range_records"))).alias("requests"),
+            F.sum(F.when(fetched, F.col("warc_length"))).alias("bytes")).collect()
+        wat_records = wat_other = 0
+        for row in rows:
+            if row["unkeyed"]:
+                self.report.bad("bad_wat_file", row["rows"])
+            elif row["source"] == "wat":
+                wat_other += row["rows"] if row["other"] else 0
+                wat_records += 0 if row["other"] else row["rows"]
+        self.report.metric("records_fetched", sum(int(row["records"] or 0) for row in rows))
+        self.report.metric("get_requests", round(sum(float(row["requests"] or 0) for row in rows)))
+        self.report.metric("record_bytes", sum(int(row["bytes"] or 0) for row in rows))
+        self.report.metric("wat_records", wat_records)
+        self.report.metric("wat_non_response_records", wat_other)
+        return wat_records
+
+
+if __name__ == "__main__":
+    FetchDocsJob().run()

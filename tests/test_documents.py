@@ -1,0 +1,219 @@
+"""udfs.documents: one WARC record -> docs features; broken records become statuses, never exceptions."""
+from __future__ import annotations
+
+import io
+import json
+import zlib
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from udfs.documents import decode_html, gunzip_member, html_features, normalise_link, parse_record
+from udfs.wat import read_wat
+
+ENGLISH = ("The committee published its annual report on the protection of coastal waters. "
+           "It describes how fishing quotas were shared between the regions and what changed this year. ")
+GERMAN = ("Der Ausschuss hat seinen Jahresbericht über den Schutz der Küstengewässer veröffentlicht. "
+          "Er beschreibt, wie die Fangquoten zwischen den Regionen verteilt wurden und was sich geändert hat. ")
+
+
+def html_page(title: str, paragraphs: list[str], images: tuple[str, ...] = (), links: tuple[str, ...] = (),
+              lang: str = "en") -> str:
+    """A small HTML page with the given paragraphs, images and links."""
+    body = "".join(f"<p>{text}</p>" for text in paragraphs)
+    body += "".join(f'<img src="{src}">' for src in images)
+    body += "".join(f'<a href="{href}">link</a>' for href in links)
+    return (f'<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title>'
+            f"<script>var ignored = 'x';</script></head><body><h1>{title}</h1>{body}</body></html>")
+
+
+def record_bytes(url: str, payload: bytes | str, content_type: str = "text/html; charset=utf-8",
+                 status: str = "200 OK", headers: tuple[tuple[str, str], ...] = (), record_type: str = "response") -> bytes:
+    """One gzip member holding a WARC response record, written by warcio."""
+    data = payload.encode("utf-8") if isinstance(payload, str) else payload
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=True)
+    http = StatusAndHeaders(status, [("Content-Type", content_type), *headers], protocol="HTTP/1.1")
+    writer.write_record(writer.create_warc_record(url, record_type, payload=io.BytesIO(data), http_headers=http))
+    return out.getvalue()
+
+
+def write_warc(path: Path, records: list[tuple[str, bytes]], filename: str | None = None) -> list[dict]:
+    """Concatenate (url, record bytes) into a WARC file; CDX-like rows with each member's offset and length."""
+    rows, offset = [], 0
+    with open(path, "wb") as handle:
+        for url, data in records:
+            handle.write(data)
+            rows.append({"url": url, "warc_filename": filename or path.name, "warc_offset": offset,
+                         "warc_length": len(data)})
+            offset += len(data)
+    return rows
+
+
+def gzip_members(data: bytes) -> list[tuple[int, int]]:
+    """(offset, length) of every gzip member of a file, found by inflating it."""
+    members, position = [], 0
+    while position < len(data):
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        inflater.decompress(data[position:])
+        end = len(data) - len(inflater.unused_data)
+        members.append((position, end - position))
+        position = end
+    return members
+
+
+def test_parses_a_page_into_features():
+    page = html_page("Annual report", [ENGLISH, ENGLISH], images=("/img/Coast%20Map.PNG?v=2", "logo.png"),
+                     links=("/de/bericht.html#top", "https://Other.example.org:443/x", "mailto:a@b.c", "#top"))
+    doc = parse_record(record_bytes("http://www.example.com/en/report.html", page),
+                       "http://www.example.com/en/report.html")
+    assert doc["status"] == "ok" and doc["http_status"] == 200 and doc["content_type"] == "text/html"
+    assert doc["cld2_lang"] == "eng" and doc["cld2_reliable"] and doc["cld2_percent"] > 90
+    assert doc["charset"] == "utf-8" and doc["charset_source"] == "header"
+    assert doc["title"] == "Annual report" and doc["html_lang"] == "en"
+    assert doc["outlinks"] == ["http://www.example.com/de/bericht.html", "https://other.example.org/x"]
+    assert doc["outlinks_same_host"] == [True, False]
+    assert doc["images"] == ["coast map.png", "logo.png"]
+    assert doc["paragraphs"] == 4  # h1, two <p>, the block of anchors after them
+    assert doc["text_chars"] == len(" ".join(["Annual report", ENGLISH.strip(), ENGLISH.strip()] + ["link"] * 4))
+    assert doc["structure"][:4] == ["[START:html]", "[START:head]", "[START:meta]", "[START:title]"]
+    assert "[START:script]" in doc["structure"] and f"[Chunk:{len(ENGLISH.strip())}]" in doc["structure"]
+    assert not any("ignored" in token for token in doc["structure"])
+
+
+def test_broken_records_become_reasons():
+    good = record_bytes("http://example.com/", html_page("t", [ENGLISH]))
+    assert parse_record(good[: len(good) // 2])["status"] == "truncated"
+    assert parse_record(b"this is not gzip at all")["status"] == "bad_gzip"
+    assert parse_record(b"\x1f\x8b\x08\x00garbage-after-the-magic")["status"] == "bad_gzip"
+    assert parse_record(record_bytes("http://example.com/a.pdf", b"%PDF-1.4", "application/pdf"))["status"] \
+        == "not_html"
+    assert parse_record(record_bytes("http://example.com/r", b"", status="301 Moved Permanently",
+                                     headers=(("Location", "/new"),)))["outlinks"] == ["http://example.com/new"]
+    assert parse_record(record_bytes("http://example.com/404", b"gone", status="404 Not Found"))["status"] \
+        == "http_error"
+    assert parse_record(record_bytes("http://example.com/", b"x", record_type="resource"))["status"] == "not_response"
+    assert parse_record(zlib.compress(b"x"))["status"] == "bad_gzip"
+    bomb = zlib.compressobj(9, zlib.DEFLATED, 31)
+    huge = bomb.compress(b"WARC/1.0\r\n" + b"\0" * (40 * 1024 * 1024)) + bomb.flush()
+    assert gunzip_member(huge)[1] == "too_large"
+
+
+@pytest.mark.parametrize(("header", "payload", "expected_codec", "source"), [
+    ("text/html; charset=windows-1251", "<p>Привет мир</p>".encode("cp1251"), "cp1251", "header"),
+    ("text/html", b'<meta charset="gb2312"><p>' + "中文网页".encode("gb2312") + b"</p>", "gb18030", "meta"),
+    ("text/html", "<p>Grüße aus Köln</p>".encode(), "utf-8", "detected"),
+    ("text/html; charset=utf-8", "<p>Grüße aus Köln</p>".encode("latin-1"), "cp1252", "meta"),
+])
+def test_charset_from_header_then_meta_then_detection(header, payload, expected_codec, source):
+    if source == "meta" and "utf-8" in header:  # declared utf-8 but not decodable: the meta is next in line
+        payload = b'<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">' + payload
+    text, codec, found = decode_html(payload, header)
+    assert (codec, found) == (expected_codec, source)
+    assert any(word in text for word in ("Привет", "中文", "Grüße"))
+
+
+def test_links_are_resolved_and_normalised():
+    assert normalise_link("http://a.com/x/y.html", "../z.html#frag") == "http://a.com/z.html"
+    assert normalise_link("http://a.com/", "HTTP://A.COM:80") == "http://a.com/"
+    assert normalise_link("http://a.com/", "javascript:void(0)") is None
+    assert normalise_link("http://a.com/", "ftp://a.com/file") is None
+    features = html_features('<base href="http://b.org/dir/"><a href="page">p</a><img src="i/Pic.JPG">',
+                             "http://a.com/")
+    assert features["outlinks"] == ["http://b.org/dir/page"] and features["outlinks_same_host"] == [False]
+    assert features["images"] == ["pic.jpg"]
+
+
+def test_german_and_english_pages_get_their_languages():
+    assert html_features(html_page("Bericht", [GERMAN, GERMAN]), None)["cld2_lang"] == "deu"
+    short = html_features("<p>ok</p>", None)
+    assert short["cld2_reliable"] is False and short["text_chars"] == 2
+
+
+def test_real_commoncrawl_records_parse(shared_data):
+    data = (shared_data / "cc-sample" / "CC-MAIN-2020-34-excerpt.warc.gz").read_bytes()
+    docs = [parse_record(data[offset:offset + length]) for offset, length in gzip_members(data)]
+    responses = [doc for doc in docs if doc["status"] != "not_response"]
+    assert len(responses) == 16 and all(doc["status"] == "ok" for doc in responses)
+    languages = {doc["cld2_lang"] for doc in responses}
+    assert {"zho", "rus", "deu", "nld"} <= languages
+    russian = next(doc for doc in responses if doc["charset"] == "cp1251")
+    assert russian["title"].startswith("О компании") and russian["cld2_lang"] == "rus"
+
+
+def wat_record_bytes(url: str, links: list[dict], title: str | None = None, status: str = "200",
+                     warc_type: str = "response", base: str | None = None) -> bytes:
+    """One gzip member holding a WAT metadata record shaped like CommonCrawl's (Envelope -> ... -> Links)."""
+    head = {key: value for key, value in (("Title", title), ("Base", base)) if value}
+    envelope = {"Format": "WARC/1.0", "WARC-Header-Metadata": {"WARC-Type": warc_type, "WARC-Target-URI": url},
+                "Payload-Metadata": {"Actual-Content-Type": "application/http; msgtype=response",
+                                     "HTTP-Response-Metadata": {
+                                         "Response-Message": {"Version": "HTTP/1.1", "Status": status},
+                                         "Headers": {"Content-Type": "text/html; charset=UTF-8"},
+                                         "HTML-Metadata": {"Head": head, "Links": links}}}}
+    container = {"Filename": "CC-MAIN-x.warc.gz", "Offset": "1234",
+                 "Gzip-Metadata": {"Header-Length": "10", "Deflate-Length": "500", "Footer-Length": "8"}}
+    payload = json.dumps({"Container": container, "Envelope": envelope}).encode("utf-8")
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=True)
+    writer.write_record(writer.create_warc_record(url, "metadata", payload=io.BytesIO(payload),
+                                                  warc_content_type="application/json"))
+    return out.getvalue()
+
+
+def anchors_of(html: str) -> list[dict]:
+    """WAT-style link entries for the <a href>/<img src> of a page, as CommonCrawl's extractor lists them."""
+    found = []
+
+    class Collector(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            values = dict(attrs)
+            if tag == "a" and values.get("href") is not None:
+                found.append({"path": "A@/href", "url": values["href"]})
+            elif tag == "img" and values.get("src"):
+                found.append({"path": "IMG@/src", "url": values["src"]})
+
+    Collector().feed(html)
+    return found
+
+
+def test_wat_links_match_the_warc_parse(shared_data):
+    warc = (shared_data / "cc-sample" / "CC-MAIN-2024-22-whirlwind.warc.gz").read_bytes()
+    offset, length = gzip_members(warc)[2]
+    from_warc = parse_record(warc[offset:offset + length])
+    url = "https://an.wikipedia.org/wiki/Escopete"
+    html = zlib.decompress(warc[offset:offset + length], 31).split(b"\r\n\r\n", 2)[2].decode("utf-8")
+    wat = wat_record_bytes(url, anchors_of(html), title="Escopete")
+    (doc,) = read_wat(io.BytesIO(wat))
+    assert doc["status"] == "ok" and doc["source"] == "wat" and doc["title"] == "Escopete"
+    assert set(doc["outlinks"]) <= set(from_warc["outlinks"]) and len(doc["outlinks"]) >= len(from_warc["outlinks"]) - 5
+    assert "https://an.wikipedia.org/wiki/Portalada" in doc["outlinks"]
+    assert set(doc["images"]) == set(from_warc["images"])
+    assert (doc["warc_filename"], doc["warc_offset"], doc["warc_length"]) == ("CC-MAIN-x.warc.gz", 1234, 518)
+
+
+def test_real_wat_excerpt_holds_only_request_metadata(shared_data):
+    with open(shared_data / "cc-sample" / "CC-MAIN-2024-22-whirlwind.warc.wat.gz", "rb") as stream:
+        docs = list(read_wat(stream))
+    assert [(d["url"], d["status"], d["error"]) for d in docs] == [
+        ("https://an.wikipedia.org/wiki/Escopete", "not_response", "request")]
+    assert docs[0]["warc_filename"] == "CC-MAIN-20240517233122-20240518023122-00000.warc.gz"
+
+
+def test_wat_records_with_relative_links_base_and_bad_json():
+    links = [{"path": "A@/href", "url": "../b.html"}, {"path": "A@/href", "url": "mailto:x@y"},
+             {"path": "LINK@/href", "url": "/style.css"}, {"path": "IMG@/src", "url": "/i/Logo.PNG"}]
+    wat = wat_record_bytes("http://a.com/x/y.html", links, base="http://c.com/d/e/")
+    (doc,) = read_wat(io.BytesIO(wat))
+    assert doc["outlinks"] == ["http://c.com/d/b.html"] and doc["outlinks_same_host"] == [False]
+    assert doc["images"] == ["logo.png"]
+    redirect = next(read_wat(io.BytesIO(wat_record_bytes("http://a.com/", [], status="301"))))
+    assert redirect["status"] == "http_redirect"
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=True)
+    writer.write_record(writer.create_warc_record("http://a.com/", "metadata", payload=io.BytesIO(b"{not json"),
+                                                  warc_content_type="application/json"))
+    assert next(read_wat(io.BytesIO(out.getvalue())))["status"] == "bad_wat_json"

@@ -1,0 +1,188 @@
+"""Fault injection: a real S3 server (moto) behind a proxy that answers 503 SlowDown, stalls past the
+client's read timeout, or cuts bodies short, for a deterministic share of range GETs. Nothing may be lost:
+every record ends ok or with a reason, and the job report balances."""
+from __future__ import annotations
+
+import http.client
+import random
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
+from urllib.parse import urlsplit
+
+import boto3
+import pandas as pd
+import pytest
+from moto.server import ThreadedMotoServer
+
+from jobs.fetch_docs import FetchDocsJob
+from tests.conftest import run_job
+from tests.test_fetch_docs import urls_rows, write_table
+from tests.test_warc_fetch import build_mixed_warc
+from udfs.warc_fetch import FetchSettings, fetch_documents
+
+SLOWDOWN_XML = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
+                b"<Message>Please reduce your request rate.</Message><RequestId>fault-proxy</RequestId></Error>")
+HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade"}
+
+
+class FaultProxy:
+    """A ThreadingHTTPServer on 127.0.0.1 forwarding to moto, injecting faults into a share of range GETs."""
+
+    def __init__(self, upstream: str, slowdown: float = 0.0, stall: float = 0.0, truncate: float = 0.0,
+                 stall_seconds: float = 1.5, doomed: str = "doomed", seed: int = 7):
+        self.upstream = urlsplit(upstream)
+        self.shares = [("slowdown", slowdown), ("stall", stall), ("truncate", truncate)]
+        self.stall_seconds = stall_seconds
+        self.doomed = doomed
+        self.random = random.Random(seed)
+        self.lock = threading.Lock()
+        self.range_gets = 0
+        self.injected = {"slowdown": 0, "stall": 0, "truncate": 0, "doomed": 0}
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                proxy.handle(self, "GET")
+
+            def do_PUT(self):
+                proxy.handle(self, "PUT")
+
+            def do_HEAD(self):
+                proxy.handle(self, "HEAD")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> Self:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.thread.join()
+
+    def draw(self, handler) -> str | None:
+        """The fault for this request (deterministic in arrival order), None to pass it through."""
+        if handler.command != "GET" or "Range" not in handler.headers:
+            return None
+        with self.lock:
+            self.range_gets += 1
+            if self.doomed and self.doomed in handler.path:
+                self.injected["doomed"] += 1
+                return "slowdown"
+            roll, bound = self.random.random(), 0.0
+            for kind, share in self.shares:
+                bound += share
+                if roll < bound:
+                    self.injected[kind] += 1
+                    return kind
+        return None
+
+    def handle(self, handler, method: str) -> None:
+        fault = self.draw(handler)
+        if fault == "slowdown":
+            self.reply(handler, 503, {"Content-Type": "application/xml"}, SLOWDOWN_XML)
+            return
+        if fault == "stall":
+            time.sleep(self.stall_seconds)
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = handler.rfile.read(length) if length else None
+        upstream = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=30)
+        headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_HEADERS}
+        upstream.request(method, handler.path, body=body, headers=headers)
+        response = upstream.getresponse()
+        data = response.read()
+        upstream.close()
+        kept = {k: v for k, v in response.getheaders() if k.lower() not in HOP_HEADERS | {"content-length"}}
+        self.reply(handler, response.status, kept, data, cut=fault == "truncate" and len(data) > 1)
+
+    @staticmethod
+    def reply(handler, status: int, headers: dict, data: bytes, cut: bool = False) -> None:
+        try:
+            handler.send_response(status)
+            for key, value in headers.items():
+                handler.send_header(key, value)
+            handler.send_header("Content-Length", str(len(data)))
+            if cut:
+                handler.send_header("Connection", "close")
+            handler.end_headers()
+            if handler.command != "HEAD":
+                handler.wfile.write(data[: len(data) // 2] if cut else data)
+            handler.wfile.flush()
+            if cut:
+                handler.close_connection = True
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a stall): fine
+            handler.close_connection = True
+
+
+@pytest.fixture(scope="module")
+def moto_endpoint():
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    yield "http://{}:{}".format(*server.get_host_and_port())
+    server.stop()
+
+
+def upload_archive(folder, endpoint: str, bucket: str, files: int = 3) -> tuple[list[dict], dict[str, str]]:
+    """WARC files with good and broken records in a moto bucket; (CDX-like rows, expected status)."""
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    s3.create_bucket(Bucket=bucket)
+    rows, expected = [], {}
+    for index in range(files):
+        name = f"crawl-data/segment-{index}.warc.gz"
+        part_rows, part_expected = build_mixed_warc(folder, good=12, name=f"segment-{index}.warc.gz")
+        for row in part_rows:
+            row["url"] = row["url"].replace(".example.com/", f".example.com/{index}/")
+            row["warc_filename"] = name
+        rows += part_rows
+        expected.update({url.replace(".example.com/", f".example.com/{index}/"): status
+                         for url, status in part_expected.items()})
+        s3.put_object(Bucket=bucket, Key=name, Body=(folder / f"segment-{index}.warc.gz").read_bytes())
+    return rows, expected
+
+
+def test_faults_are_retried_and_nothing_is_lost(tmp_path, moto_endpoint):
+    rows, expected = upload_archive(tmp_path, moto_endpoint, "faults-unit")
+    rows.append({"url": "http://doomed.example.com/x", "warc_filename": "crawl-data/doomed.warc.gz",
+                 "warc_offset": 0, "warc_length": 500})
+    expected["http://doomed.example.com/x"] = "fetch_failed"
+    with FaultProxy(moto_endpoint, slowdown=0.15, stall=0.05, truncate=0.15) as proxy:
+        settings = FetchSettings(warc_prefix="s3://faults-unit/", s3_endpoint=proxy.endpoint, coalesce=False,
+                                 concurrency=6, attempts=4, backoff_seconds=0.05, read_timeout=0.5, s3_retry_attempts=3,
+                                 s3_retry_mode="standard", connect_timeout=2.0, max_record_bytes=16 * 1024)
+        docs = pd.concat(list(fetch_documents(iter([pd.DataFrame(rows)]), settings)), ignore_index=True)
+    assert len(docs) == len(rows) and docs["url"].is_unique
+    assert dict(zip(docs["url"], docs["status"])) == expected
+    assert all(count > 0 for kind, count in proxy.injected.items()), proxy.injected
+    doomed = docs.set_index("url").loc["http://doomed.example.com/x"]
+    assert doomed["fetch_attempts"] >= settings.attempts and "SlowDown" in doomed["error"]
+    assert docs.loc[docs["status"] != "too_large", "fetch_attempts"].sum() == proxy.range_gets
+
+
+@pytest.mark.slow
+def test_fetch_docs_job_through_the_fault_proxy(spark, tmp_path, moto_endpoint):
+    archive, root = tmp_path / "archive", tmp_path / "out"
+    archive.mkdir()
+    rows, expected = upload_archive(archive, moto_endpoint, "faults-job", files=2)
+    write_table(root, "urls", urls_rows(rows))
+    with FaultProxy(moto_endpoint, slowdown=0.1, stall=0.05, truncate=0.2, seed=11) as proxy:  # adaptive retries
+        report = run_job(FetchDocsJob, spark, [
+            "--root", str(root), "--select", "all", "--warc-prefix", "s3://faults-job/", "--s3-endpoint",
+            proxy.endpoint, "--no-coalesce", "--read-timeout", "0.5", "--attempts", "6",
+            "--max-record-bytes", "16384"])
+    docs = spark.read.parquet(str(root / "docs")).select("url", "status").toPandas()
+    assert docs["url"].is_unique and dict(zip(docs["url"], docs["status"])) == expected
+    assert report["balanced"] and report["inputs"]["requested"] == len(expected)
+    assert report["kept"] == 24 and report["bad"] == {"truncated": 4, "bad_gzip": 2}
+    assert report["metrics"]["get_requests"] == proxy.range_gets and sum(proxy.injected.values()) > 0

@@ -1,0 +1,194 @@
+"""udfs.warc_fetch: range planning, coalescing, retries and failure reasons (local, HTTP, S3)."""
+from __future__ import annotations
+
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes, write_warc
+from udfs.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
+
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+
+
+def build_mixed_warc(folder: Path, good: int = 6, name: str = "mixed.warc.gz") -> tuple[list[dict], dict[str, str]]:
+    """A WARC with `good` HTML pages and one of each broken kind; (CDX-like rows, expected status per URL)."""
+    records, expected = [], {}
+    for i in range(good):
+        text = ENGLISH if i % 2 == 0 else GERMAN
+        url = f"http://site{i % 2}.example.com/page-{i}.html"
+        records.append((url, record_bytes(url, html_page(f"Page {i}", [text] * (2 + i % 3), images=(f"p{i}.jpg",)))))
+        expected[url] = "ok"
+    cut = record_bytes("http://site0.example.com/cut.html", html_page("cut", [ENGLISH] * 3))
+    records.append(("http://site0.example.com/cut.html", cut[: len(cut) // 2]))
+    expected["http://site0.example.com/cut.html"] = "truncated"
+    records.append(("http://site0.example.com/garbage", os.urandom(300)))
+    expected["http://site0.example.com/garbage"] = "bad_gzip"
+    records.append(("http://site0.example.com/doc.pdf", record_bytes("http://site0.example.com/doc.pdf",
+                                                                      b"%PDF-1.4 ...", "application/pdf")))
+    expected["http://site0.example.com/doc.pdf"] = "not_html"
+    big = record_bytes("http://site0.example.com/big.html", html_page("big", [os.urandom(20000).hex()]))
+    records.append(("http://site0.example.com/big.html", big))
+    expected["http://site0.example.com/big.html"] = "too_large"
+    tail = record_bytes("http://site1.example.com/tail.html", html_page("tail", [GERMAN]))
+    records.append(("http://site1.example.com/tail.html", tail))
+    expected["http://site1.example.com/tail.html"] = "truncated"
+    rows = write_warc(folder / name, records)
+    with open(folder / name, "r+b") as handle:  # the file ends in the middle of its last record
+        handle.truncate(rows[-1]["warc_offset"] + len(tail) // 2)
+    return rows, expected
+
+
+class CountingReader(RangeReader):
+    """A RangeReader that counts the GETs it makes."""
+
+    def __init__(self, settings: FetchSettings):
+        super().__init__(settings)
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def read(self, path, start, length):
+        with self.lock:
+            self.calls += 1
+        return super().read(path, start, length)
+
+
+def fetch_all(rows: list[dict], settings: FetchSettings, reader: RangeReader | None = None) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    return pd.concat(list(fetch_documents(iter([frame]), settings, reader)), ignore_index=True)
+
+
+def test_plan_ranges_coalesces_neighbours_within_limits():
+    ranges = plan_ranges([0, 100, 250, 10_000, 10_050], [100, 100, 50, 50, 50], max_gap=100, max_span=1000)
+    assert [(r.start, r.end, r.members) for r in ranges] == [(0, 300, [0, 1, 2]), (10_000, 10_100, [3, 4])]
+    capped = plan_ranges([0, 100, 200, 300], [100] * 4, max_gap=10, max_span=250)
+    assert [(r.start, r.end) for r in capped] == [(0, 200), (200, 400)]
+    assert len(plan_ranges([0, 100, 200], [100] * 3, max_gap=-1, max_span=0)) == 3
+    assert plan_ranges([500, 0], [10, 10], max_gap=1000)[0].members == [1, 0]
+
+
+def test_local_fetch_reports_every_record_with_a_reason(tmp_path):
+    rows, expected = build_mixed_warc(tmp_path)
+    rows.append({"url": "http://site0.example.com/lost", "warc_filename": "no-such.warc.gz", "warc_offset": 0,
+                 "warc_length": 100})
+    expected["http://site0.example.com/lost"] = "missing_file"
+    rows.append({"url": "http://site0.example.com/nowhere", "warc_filename": None, "warc_offset": None,
+                 "warc_length": None})
+    expected["http://site0.example.com/nowhere"] = "no_warc_location"
+    settings = FetchSettings(warc_prefix=str(tmp_path), max_record_bytes=16 * 1024, concurrency=3)
+    reader = CountingReader(settings)
+    docs = fetch_all(rows, settings, reader)
+    assert sorted(docs["url"]) == sorted(expected)
+    assert dict(zip(docs["url"], docs["status"])) == expected
+    ok = docs[docs["status"] == "ok"]
+    assert set(ok["cld2_lang"]) == {"eng", "deu"} and ok["cld2_reliable"].all()
+    assert all(len(s) > 5 for s in ok["structure"]) and all(i[0].startswith("p") for i in ok["images"])
+    # the whole file is contiguous: good and broken records come in 1 GET, plus 1 for the missing file
+    assert reader.calls == 2 and set(ok["range_records"]) == {len(rows) - 3}
+
+
+def test_coalescing_reduces_gets(tmp_path):
+    rows, _ = build_mixed_warc(tmp_path, good=20)
+    wanted = rows[::2]
+    with_coalescing = CountingReader(FetchSettings(warc_prefix=str(tmp_path)))
+    without = CountingReader(FetchSettings(warc_prefix=str(tmp_path), coalesce=False))
+    a, b = fetch_all(wanted, with_coalescing.settings, with_coalescing), fetch_all(wanted, without.settings, without)
+    assert without.calls == len(wanted) and with_coalescing.calls == 1
+    assert a.sort_values("url")["status"].tolist() == b.sort_values("url")["status"].tolist()
+
+
+class RangeServer(BaseHTTPRequestHandler):
+    """Serves files with HTTP Range; the first `throttle` requests get 429/503 with Retry-After."""
+
+    root: Path
+    throttle = 0
+    seen: list[int]
+
+    def do_GET(self):
+        self.seen.append(1)
+        if len(self.seen) <= self.throttle:
+            self.send_response(429 if len(self.seen) % 2 else 503)
+            self.send_header("Retry-After", "0")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        path = self.root / self.path.lstrip("/")
+        if not path.is_file():
+            self.send_error(404)
+            return
+        data = path.read_bytes()
+        start, end = (int(x) for x in self.headers["Range"].split("=")[1].split("-"))
+        if start >= len(data):
+            self.send_error(416)
+            return
+        body = data[start:end + 1]
+        self.send_response(206)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def http_root(tmp_path):
+    handler = type("Handler", (RangeServer,), {"root": tmp_path, "throttle": 3, "seen": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/", handler
+    server.shutdown()
+    thread.join()
+
+
+def test_https_style_range_requests_back_off_on_throttling(tmp_path, http_root):
+    prefix, handler = http_root
+    rows, expected = build_mixed_warc(tmp_path)
+    rows.append({"url": "http://x/lost", "warc_filename": "gone.warc.gz", "warc_offset": 0, "warc_length": 10})
+    expected["http://x/lost"] = "missing_file"
+    settings = FetchSettings(warc_prefix=prefix, max_record_bytes=16 * 1024, backoff_seconds=0.01, attempts=5,
+                             coalesce=False, concurrency=2)
+    docs = fetch_all(rows, settings)
+    assert dict(zip(docs["url"], docs["status"])) == expected
+    assert docs["fetch_attempts"].sum() == len(handler.seen) and len(handler.seen) == len(rows) - 1 + 3
+
+
+def test_http_gives_up_after_the_configured_attempts(tmp_path, http_root):
+    prefix, handler = http_root
+    handler.throttle = 10_000
+    rows, _ = build_mixed_warc(tmp_path, good=1)
+    settings = FetchSettings(warc_prefix=prefix, backoff_seconds=0.0, attempts=3, max_record_bytes=16 * 1024)
+    docs = fetch_all(rows[:1], settings)
+    assert docs["status"].tolist() == ["fetch_failed"] and docs["fetch_attempts"].tolist() == [3]
+    assert "HTTP 429" in docs["error"][0] or "HTTP 503" in docs["error"][0]
+
+
+def test_s3_range_reads_against_moto(tmp_path):
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        endpoint = "http://{}:{}".format(*server.get_host_and_port())
+        rows, expected = build_mixed_warc(tmp_path)
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        s3.create_bucket(Bucket="commoncrawl")
+        s3.put_object(Bucket="commoncrawl", Key="crawl-data/mixed.warc.gz", Body=(tmp_path / "mixed.warc.gz").read_bytes())
+        for row in rows:
+            row["warc_filename"] = "crawl-data/mixed.warc.gz"
+        rows.append({"url": "http://x/lost", "warc_filename": "crawl-data/nope.warc.gz", "warc_offset": 0,
+                     "warc_length": 10})
+        expected["http://x/lost"] = "missing_file"
+        settings = FetchSettings(warc_prefix="s3://commoncrawl/", s3_endpoint=endpoint, max_record_bytes=16 * 1024)
+        docs = fetch_all(rows, settings)
+        assert dict(zip(docs["url"], docs["status"])) == expected
+    finally:
+        server.stop()
