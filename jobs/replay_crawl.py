@@ -1,0 +1,224 @@
+"""replay-crawl: replay crawl policies over each host's archived link graph and measure their yield.
+
+Per host (docs.groupBy('host').cogroup(truth).applyInPandas) udfs.replay replays every policy
+for `--budget` × the host's archived documents. Outputs: replay_summary (host × policy metrics),
+replay_curves (yield curve sampled every 1% of the budget), replay_deciles (the paper's Fig. 7
+view) and <root>/replay/report.{md,html} with PNG plots. The report is built on the driver from
+the summary rows, which are bounded by hosts × policies, and from Spark-side means.
+"""
+from __future__ import annotations
+
+import argparse
+
+from jobs.base import ConfigError, Job
+from udfs import storage
+from udfs.langs import parse_lang_pair
+from udfs.replay import POLICY_NAMES
+from udfs.replay.batch import RESULT_SCHEMA, SUMMARY_COLUMNS, ReplayConfig, replay_host, seed_urls_by_host
+from udfs.replay.metrics import headline, prediction_agreement
+from udfs.replay.report import build_report, write_report
+
+SMART_NEEDS_MODELS = "smart skipped: it needs the URL models (--lang-model DIR --pair-model DIR)"
+DOCS_COLUMNS = ("url", "host", "status", "cld2_lang", "outlinks", "outlinks_same_host", "warc_length")
+SKIP_REASONS = ("host_without_truth_pairs", "host_too_large")
+
+
+class ReplayCrawlJob(Job):
+    name = "replay-crawl"
+    description = "replay crawl policies (bfs, bfs+cld2, smart, strand, random, oracle) over archived link graphs"
+    outputs = ("replay_summary", "replay_curves", "replay_deciles")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--langs", required=True, help="the language pair, e.g. en,is")
+        parser.add_argument("--policies", default=",".join(POLICY_NAMES), help="comma-separated policies")
+        parser.add_argument("--budget", type=float, default=1.0, help="fetches per host, × its archived documents")
+        parser.add_argument("--seeds", default="home", help="'home' (root URL, else shortest URL) or a file of URLs")
+        parser.add_argument("--lang-model", help="language-from-URL model directory (needed by smart)")
+        parser.add_argument("--pair-model", help="parallel-URL-pair model directory (needed by smart)")
+        parser.add_argument("--truth", default="verified_pairs",
+                            help="'verified_pairs' (rows with parallel=true) or a truth pairs Parquet path")
+        parser.add_argument("--count-missing-as-fetch", action=argparse.BooleanOptionalAction, default=True,
+                            help="a link to a page missing from the archive costs a (wasted) fetch")
+        parser.add_argument("--random-seed", type=int, default=0)
+        parser.add_argument("--max-host-docs", type=int, default=200_000,
+                            help="skip (and count) hosts with more docs rows: one host is replayed in one task")
+        parser.add_argument("--compare-policy", default="smart", help="policy compared with the shortlist")
+
+    def validate_arguments(self, args: argparse.Namespace) -> None:
+        super().validate_arguments(args)
+        try:
+            parse_lang_pair(args.langs)
+        except ValueError as error:
+            raise ConfigError(f"--langs: {error}") from error
+        policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+        unknown = sorted(set(policies) - set(POLICY_NAMES))
+        if unknown or not policies:
+            raise ConfigError(f"--policies: unknown {unknown}; choose from {', '.join(POLICY_NAMES)}")
+        if args.budget <= 0:
+            raise ConfigError("--budget must be > 0 (a fraction of each host's archived documents, e.g. 1.0)")
+        if bool(args.lang_model) != bool(args.pair_model):
+            raise ConfigError("give both --lang-model and --pair-model (smart needs both), or neither")
+        for path in (args.lang_model, args.pair_model, None if args.seeds == "home" else args.seeds,
+                     None if args.truth == "verified_pairs" else args.truth):
+            if path and not storage.exists(path):
+                raise ConfigError(f"{path}: no such file or directory")
+
+    def process(self) -> None:
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
+        args, langs = self.args, parse_lang_pair(self.args.langs)
+        policies, notes = self._policies()
+        truth = self._truth(langs)
+        labelled = self._label(self._docs(), truth, args.max_host_docs)
+        reasons = {r["reason"]: (r["rows"], r["hosts"]) for r in labelled.groupBy("reason").agg(
+            F.count("*").alias("rows"), F.countDistinct("host").alias("hosts")).collect()}
+        self.report.input("docs", sum(rows for rows, _ in reasons.values()))
+        self.report.add_counts({r: n for r, (n, _) in reasons.items() if r != "ok"}, bad_reasons=("missing_url_or_host",))
+        notes += [f"hosts skipped ({reason}): {reasons[reason][1]}" for reason in SKIP_REASONS if reason in reasons]
+        config = ReplayConfig(langs=langs, policies=tuple(policies), budget=args.budget,
+                              count_missing_as_fetch=args.count_missing_as_fetch, random_seed=args.random_seed,
+                              seeds=self._seeds(), lang_model=args.lang_model, pair_model=args.pair_model)
+        docs = labelled.where(F.col("reason") == "ok").select(*[c for c in DOCS_COLUMNS if c in labelled.columns])
+        results = (docs.groupBy("host").cogroup(truth.groupBy("host"))
+                   .applyInPandas(lambda host_docs, host_truth: replay_host(host_docs, host_truth, config),
+                                  RESULT_SCHEMA)
+                   .persist(StorageLevel.MEMORY_AND_DISK))
+        self.write_table(results.select(*SUMMARY_COLUMNS), "replay_summary")
+        self.write_table(_exploded(results, "curve_", ["fetched", "pairs_found", "docs_found", "bytes_fetched"])
+                         .drop("position"), "replay_curves")
+        self.write_table(_exploded(results, "decile_", ["fetched", "docs_found", "docs_in_decile", "share"])
+                         .select("host", "policy", (F.col("position") + 1).alias("decile"), "fetched", "docs_found",
+                                 "docs_in_decile", F.col("share").alias("share_of_parallel_docs")), "replay_deciles")
+        summary = self.spark.read.parquet(self.table_path("replay_summary")).toPandas()  # hosts × policies rows
+        means = _means(results.where(F.col("status") == "ok")).toPandas()  # policies × 111 rows
+        results.unpersist()
+        self._account(summary, reasons.get("ok", (0, 0))[0])
+        self._write_replay_report(summary, means, langs, policies, notes)
+
+    def _policies(self) -> tuple[list[str], list[str]]:
+        """The policies to replay, and notes on the ones skipped (smart without the URL models)."""
+        policies, notes = [p.strip() for p in self.args.policies.split(",") if p.strip()], []
+        if "smart" in policies and not self.args.lang_model:
+            policies.remove("smart")
+            notes.append(SMART_NEEDS_MODELS)
+            self.report.metric("skipped_policies", {"smart": SMART_NEEDS_MODELS})
+            self.log.warning(SMART_NEEDS_MODELS)
+        if not policies:
+            raise ConfigError("no policy left to replay: " + "; ".join(notes))
+        return policies, notes
+
+    def _docs(self):
+        """The docs columns a replay reads (the optional ones when the table has them)."""
+        docs = self.read_table("docs")
+        missing = set(DOCS_COLUMNS[:5]) - set(docs.columns)
+        if missing:
+            raise ConfigError(f"docs table lacks columns {sorted(missing)}; rerun fetch-docs")
+        return docs.select(*[c for c in DOCS_COLUMNS if c in docs.columns])
+
+    def _truth(self, langs: tuple[str, str]):
+        """Truth pairs (host, src_url, trg_url): verified_pairs with parallel=true, or a truth Parquet file."""
+        from pyspark.sql import functions as F
+
+        if self.args.truth == "verified_pairs":
+            frame = self.read_table("verified_pairs").where(F.col("parallel"))
+        else:
+            frame = self.spark.read.parquet(self.args.truth)
+        missing = {"host", "src_url", "trg_url"} - set(frame.columns)
+        if missing:
+            raise ConfigError(f"--truth {self.args.truth}: missing columns {sorted(missing)}")
+        if {"src_lang", "trg_lang"} <= set(frame.columns):
+            frame = frame.where(F.col("src_lang").isin(*langs) & F.col("trg_lang").isin(*langs)
+                                & (F.col("src_lang") != F.col("trg_lang")))
+        frame = frame.select("host", "src_url", "trg_url").where(F.col("host").isNotNull())
+        self.report.input("truth_pairs", frame.count(), primary=False)
+        return frame
+
+    @staticmethod
+    def _label(docs, truth, max_host_docs: int):
+        """Every docs row with the reason it is replayed ('ok') or not."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        ok_first = F.when(F.col("status") == "ok", 0).otherwise(1)
+        truth_hosts = truth.groupBy("host").agg(F.count("*").alias("n_truth_pairs"))
+        rows = (docs.withColumn("host_rows", F.count("*").over(Window.partitionBy("host")))
+                .withColumn("copy", F.row_number().over(Window.partitionBy("host", "url").orderBy(ok_first)))
+                .join(truth_hosts, "host", "left"))
+        reason = (F.when(F.col("url").isNull() | F.col("host").isNull(), "missing_url_or_host")
+                  .when(F.col("copy") > 1, "duplicate_url")
+                  .when(F.col("n_truth_pairs").isNull(), "host_without_truth_pairs")
+                  .when(F.col("host_rows") > max_host_docs, "host_too_large").otherwise("ok"))
+        return rows.withColumn("reason", reason)
+
+    def _seeds(self) -> dict[str, list[str]]:
+        if self.args.seeds == "home":
+            return {}
+        seeds, unusable = seed_urls_by_host(storage.read_text(self.args.seeds))
+        self.report.metric("seed_urls", sum(len(urls) for urls in seeds.values()))
+        self.report.metric("seed_lines_unusable", unusable)
+        return seeds
+
+    def _account(self, summary, ok_rows: int) -> None:
+        """Rows of hosts whose replay failed are bad, the others kept; headline metrics per policy."""
+        per_host = summary.groupby("host").agg(rows=("n_rows", "first"), failed=("status", lambda s: (s != "ok").any()))
+        failed_rows = int(per_host.loc[per_host["failed"], "rows"].sum())
+        self.report.kept(ok_rows - failed_rows)
+        self.report.bad("replay_failed", failed_rows)
+        self.report.metric("hosts_replayed", len(per_host))
+        self.report.metric("hosts_failed", int(per_host["failed"].sum()))
+        for key, value in headline(summary).items():
+            self.report.metric(key, value)
+
+    def _write_replay_report(self, summary, means, langs: tuple[str, str], policies: list[str], notes: list[str]):
+        """report.md, report.html and the PNGs under <root>/replay/."""
+        args = self.args
+        curves = means[means["kind"] == "curve"].rename(columns={"position": "percent", "mean": "mean_recall"})
+        deciles = means[means["kind"] == "decile"].assign(decile=means["position"] + 1, mean_share=means["mean"])
+        comparison, comparison_note = self._shortlist_comparison(summary, langs)
+        parameters = {"langs": langs, "policies": ", ".join(policies), "budget": args.budget, "seeds": args.seeds,
+                      "truth": args.truth, "count_missing_as_fetch": args.count_missing_as_fetch,
+                      "lang_model": args.lang_model, "pair_model": args.pair_model, "random_seed": args.random_seed}
+        report, images = build_report(summary, curves, deciles, parameters, notes, comparison, comparison_note)
+        self.report.metric("report_files", write_report(storage.join(args.root, "replay"), report, images))
+
+    def _shortlist_comparison(self, summary, langs):
+        from pyspark.sql import functions as F
+
+        if not self.table_exists("shortlist"):
+            return None, "No shortlist table under --root: the prediction-vs-replay comparison was skipped."
+        if summary.empty:
+            return None, "No host was replayed: the prediction-vs-replay comparison was skipped."
+        shortlist = self.read_table("shortlist")
+        if {"src_lang", "trg_lang"} <= set(shortlist.columns):
+            shortlist = shortlist.where(F.col("src_lang").isin(*langs) & F.col("trg_lang").isin(*langs))
+        replayed = [p for p in (self.args.compare_policy, "smart", "strand", "bfs", *POLICY_NAMES)
+                    if p in set(summary["policy"])]
+        frame = shortlist.select("host", "predicted_pairs", "predicted_ratio").toPandas()  # a shortlist: bounded
+        comparison = prediction_agreement(frame, summary, replayed[0])
+        self.report.metric("shortlist_comparison", comparison[1])
+        return comparison, None
+
+
+def _exploded(results, prefix: str, names: list[str]):
+    """One row per array position of the `prefix`+name array columns (replayed hosts only)."""
+    from pyspark.sql import functions as F
+
+    zipped = F.arrays_zip(*[F.col(prefix + name) for name in names])
+    rows = results.where(F.col("status") == "ok").select("host", "policy", F.posexplode(zipped).alias("position", "point"))
+    return rows.select("host", "policy", "position", *[F.col(f"point.{prefix}{n}").alias(n) for n in names])
+
+
+def _means(ok_results):
+    """Mean recall on the 0..100% budget grid and mean decile shares, per policy, over hosts (one Spark pass)."""
+    from pyspark.sql import functions as F
+
+    def long(column: str, kind: str):
+        return ok_results.select("policy", F.lit(kind).alias("kind"), F.posexplode(column).alias("position", "value"))
+    return (long("grid_recall", "curve").unionByName(long("decile_share", "decile"))
+            .groupBy("kind", "policy", "position").agg(F.avg("value").alias("mean"), F.count("value").alias("hosts")))
+
+
+if __name__ == "__main__":
+    ReplayCrawlJob().run()

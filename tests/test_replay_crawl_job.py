@@ -1,0 +1,134 @@
+"""replay-crawl end to end in the shared Spark session: tables, report counts, plots and the report files."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jobs.base import ConfigError
+from jobs.replay_crawl import ReplayCrawlJob
+from tests.conftest import run_job
+from tests.test_replay_policies import train_tiny_url_models
+from udfs.replay.synthetic import multilingual_site
+from udfs.storage import write_parquet_table
+
+HOSTS = ("www.alpha.is", "www.beta.is", "www.gamma.is")
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    """A docs table of three bilingual hosts + one host without truth pairs, with a bad and duplicate rows."""
+    root = tmp_path_factory.mktemp("replay")
+    sites = [multilingual_site(n_articles=40 + 15 * i, host=host, seed=i) for i, host in enumerate(HOSTS)]
+    no_truth, _ = multilingual_site(n_articles=5, host="www.no-truth.is", seed=7)
+    docs = pd.concat([d for d, _ in sites] + [no_truth], ignore_index=True)
+    duplicates = docs[docs["host"] == HOSTS[0]].head(3).assign(status="warc_fetch_failed", outlinks=None)
+    broken = docs.head(1).assign(url=None)
+    docs = pd.concat([docs, duplicates, broken], ignore_index=True)
+    write_parquet_table(docs, str(root / "docs"))
+    truth = pd.concat([t for _, t in sites], ignore_index=True)
+    (root / "truth").mkdir()
+    truth.assign(convention="synthetic").to_parquet(root / "truth" / "pairs.parquet")
+    shortlist = pd.DataFrame({"host": [*HOSTS, "www.unseen.is"], "src_lang": "eng", "trg_lang": "isl",
+                              "predicted_pairs": [12, 30, 41, 3], "predicted_ratio": [0.2, 0.5, 0.6, 0.1]})
+    write_parquet_table(shortlist, str(root / "shortlist"))
+    archived = docs[(docs["status"] == "ok") & docs["url"].notna()]
+    counts = {"rows": len(docs), "no_truth_rows": len(no_truth), "duplicates": len(duplicates),
+              "truth_pairs": len(truth), "n_docs": archived.groupby("host")["url"].nunique().to_dict()}
+    return root, counts
+
+
+@pytest.fixture(scope="module")
+def tiny_url_models(tmp_path_factory) -> tuple[str, str]:
+    """The tiny URL models of test_replay_policies (trained once per session, same directory)."""
+    return train_tiny_url_models(tmp_path_factory.getbasetemp() / "replay-url-models")
+
+
+@pytest.mark.slow
+def test_replay_without_models_skips_smart_and_reports(spark, dataset):
+    root, counts = dataset
+    report = run_job(ReplayCrawlJob, spark, ["--root", str(root), "--langs", "en,is",
+                                             "--truth", str(root / "truth" / "pairs.parquet")])
+    assert report["status"] == "ok" and report["balanced"]
+    assert report["inputs"] == {"truth_pairs": counts["truth_pairs"], "docs": counts["rows"]}
+    assert report["bad"] == {"missing_url_or_host": 1}
+    assert report["filtered"] == {"duplicate_url": counts["duplicates"], "host_without_truth_pairs": counts["no_truth_rows"]}
+    assert report["kept"] == counts["rows"] - 1 - counts["duplicates"] - counts["no_truth_rows"]
+    assert "smart" in report["metrics"]["skipped_policies"]
+    assert report["metrics"]["hosts_replayed"] == 3 and report["metrics"]["hosts_failed"] == 0
+    assert report["outputs"] == {"replay_summary": 15, "replay_curves": report["outputs"]["replay_curves"],
+                                 "replay_deciles": 150}
+
+    summary = spark.read.parquet(str(root / "replay_summary")).toPandas()
+    assert sorted(summary["policy"].unique()) == ["bfs", "bfs+cld2", "oracle", "random", "strand"]
+    assert (summary["status"] == "ok").all()
+    for host, group in summary.groupby("host"):
+        auc = group.set_index("policy")["auc"]
+        assert auc["oracle"] == auc.max() and auc["strand"] > auc["bfs"] + 0.3
+        assert (group["n_docs"] == counts["n_docs"][host]).all() and (group["budget_fetches"] == group["n_docs"]).all()
+    curves = spark.read.parquet(str(root / "replay_curves")).toPandas()
+    assert report["outputs"]["replay_curves"] == len(curves) > 15 * 100
+    ends = curves.sort_values("fetched").groupby(["host", "policy"]).last().reset_index()
+    merged = ends.merge(summary, on=["host", "policy"], suffixes=("_curve", ""))
+    assert (merged["docs_found_curve"] == merged["docs_found"]).all()
+    assert (merged["fetched_curve"] == merged["fetched"]).all()
+    assert curves.groupby(["host", "policy"])["fetched"].min().eq(0).all()
+    deciles = spark.read.parquet(str(root / "replay_deciles")).toPandas()
+    assert sorted(deciles["decile"].unique()) == list(range(1, 11))
+    total = deciles.groupby(["host", "policy"])["docs_in_decile"].sum().reset_index()
+    assert (total.merge(summary, on=["host", "policy"]).eval("docs_in_decile == docs_found")).all()
+
+    out = root / "replay"
+    for name in ("report.md", "report.html", "yield_curves.png", "deciles.png", "prediction.png"):
+        assert (out / name).stat().st_size > 500, name
+    assert (out / "yield_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    markdown = (out / "report.md").read_text()
+    assert "smart skipped" in markdown and "Spearman" in markdown and "www.gamma.is" in markdown
+    assert "<table" in (out / "report.html").read_text()
+    comparison = report["metrics"]["shortlist_comparison"]
+    assert comparison["hosts_compared"] == 3 and comparison["shortlist_hosts_not_replayed"] == 1
+    assert comparison["policy"] == "strand"
+    on_disk = json.loads((root / "_reports" / "replay-crawl.json").read_text())
+    assert on_disk["metrics"]["mean_auc"]["oracle"] >= on_disk["metrics"]["mean_auc"]["bfs"]
+
+
+@pytest.mark.slow
+def test_replay_with_url_models_verified_pairs_and_seed_file(spark, dataset, tiny_url_models, tmp_path):
+    source, counts = dataset
+    root = tmp_path / "root"
+    docs = pd.read_parquet(source / "docs")
+    write_parquet_table(docs, str(root / "docs"))
+    truth = pd.read_parquet(source / "truth" / "pairs.parquet")
+    wrong = truth.head(5).assign(trg_url=lambda frame: frame["trg_url"] + "?not-a-translation")
+    verified = pd.concat([truth.assign(parallel=True), wrong.assign(parallel=False)], ignore_index=True)
+    write_parquet_table(verified[["host", "src_url", "trg_url", "parallel"]].assign(method="test"),
+                        str(root / "verified_pairs"))
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(f"# seeds\nhttps://{HOSTS[1]}/en/category/0/\nhttps://{HOSTS[1]}/\nnot a url\n")
+    lang_dir, pair_dir = tiny_url_models
+    report = run_job(ReplayCrawlJob, spark, ["--root", str(root), "--langs", "eng,isl", "--policies", "smart,bfs",
+                                             "--budget", "0.5", "--seeds", str(seeds), "--lang-model", lang_dir,
+                                             "--pair-model", pair_dir])
+    assert report["status"] == "ok" and report["balanced"] and report["inputs"]["truth_pairs"] == counts["truth_pairs"]
+    assert report["metrics"]["seed_urls"] == 2 and "skipped_policies" not in report["metrics"]
+    summary = spark.read.parquet(str(root / "replay_summary")).toPandas()
+    assert sorted(summary["policy"].unique()) == ["bfs", "smart"] and (summary["status"] == "ok").all()
+    assert (summary["budget_fetches"] == np.round(0.5 * summary["n_docs"])).all()
+    auc = summary.pivot(index="host", columns="policy", values="auc")
+    assert (auc["smart"] > auc["bfs"]).all()
+    speed = report["metrics"]["smart_vs_bfs_fetches_to_80"]
+    assert speed["hosts_only_bfs_reached"] == 0
+    assert speed["hosts_ratio_at_most_half"] + speed["hosts_only_smart_reached"] == 3, speed
+    assert "No shortlist table" in (root / "replay" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--langs", "en"], "--langs"),
+    (["--langs", "en,is", "--policies", "bfs,dfs"], "dfs"),
+    (["--langs", "en,is", "--budget", "0"], "--budget"),
+    (["--langs", "en,is", "--lang-model", "/nowhere"], "both --lang-model and --pair-model"),
+    (["--langs", "en,is", "--seeds", "/no/such/seeds.txt"], "no such file"),
+])
+def test_bad_arguments_fail_at_start(tmp_path, argv, message):
+    with pytest.raises(ConfigError, match=message):
+        ReplayCrawlJob().run(["--root", str(tmp_path), *argv])

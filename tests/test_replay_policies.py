@@ -1,0 +1,196 @@
+"""Crawl policies on tiny graphs and synthetic bilingual sites, with deterministic URL scorers."""
+import functools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.test_replay_simulator import HOST, NO_PAIRS, site, urls
+from udfs.replay import POLICY_NAMES, build_graph, build_truth, make_policy, simulate, strand_handles
+from udfs.replay.synthetic import handle_pair_scorer, marker_lang_scorer, multilingual_site, random_site
+
+LANGS = ("eng", "isl")
+LANG_SCORER = marker_lang_scorer({"eng": "/en/", "isl": "/is/"})
+PAIR_SCORER = handle_pair_scorer(LANGS)
+
+
+def table_pair_scorer(table: dict[tuple[str, str], float], default: float = 0.0):
+    """P(u, v parallel) looked up by (u path, v path)."""
+    def score(src_urls, trg_urls):
+        cut = len(f"https://{HOST}")
+        return np.array([table.get((s[cut:], t[cut:]), default) for s, t in zip(src_urls, trg_urls)])
+    return score
+
+
+def constant_lang_scorer(urls):
+    return pd.DataFrame({"eng": np.ones(len(urls)), "isl": np.ones(len(urls))})
+
+
+def smart(table: dict, **kwargs):
+    return make_policy("smart", langs=LANGS, lang_scorer=constant_lang_scorer,
+                       pair_scorer=table_pair_scorer(table, **kwargs))
+
+
+def all_policies(seed: int = 0) -> list:
+    return [make_policy(name, langs=LANGS, lang_scorer=LANG_SCORER, pair_scorer=PAIR_SCORER, random_seed=seed)
+            for name in POLICY_NAMES]
+
+
+def test_bfs_cld2_discards_links_of_pages_in_other_languages():
+    docs = site({"/": ["/de/", "/a"], "/de/": ["/de/x"], "/de/x": [], "/a": ["/b"], "/b": []},
+                lang={"/de/": "deu", "/de/x": "deu"})
+    graph = build_graph(docs)
+    assert simulate(graph, "bfs", NO_PAIRS).fetched_urls() == urls("/", "/de/", "/a", "/de/x", "/b")
+    cld2 = simulate(graph, make_policy("bfs+cld2", langs=LANGS), NO_PAIRS)
+    assert cld2.fetched_urls() == urls("/", "/de/", "/a", "/b") and cld2.stopped == "frontier_exhausted"
+
+
+def test_smart_orders_by_priority_and_reprioritises_only_upward():
+    graph = build_graph(site({"/": ["/a", "/b", "/c", "/d"], "/a": [], "/b": ["/a", "/c", "/d"], "/c": [], "/d": []}))
+    table = {("/", "/a"): 0.6, ("/", "/b"): 0.9, ("/", "/c"): 0.3, ("/", "/d"): 0.2,
+             ("/b", "/a"): 0.1, ("/b", "/c"): 0.2, ("/b", "/d"): 0.95}
+    result = simulate(graph, smart(table), NO_PAIRS)
+    # /d is raised from 0.2 to 0.95 by /b's link; /a and /c keep 0.6 and 0.3 although /b offers less
+    assert result.fetched_urls() == urls("/", "/b", "/d", "/a", "/c")
+    assert len(set(result.order)) == len(result.order)  # stale heap entries are never fetched twice
+
+
+def test_smart_ties_are_broken_in_discovery_order():
+    graph = build_graph(site({"/": ["/c", "/a", "/b"], "/a": [], "/b": [], "/c": []}))
+    assert simulate(graph, smart({}, default=0.5), NO_PAIRS).fetched_urls() == urls("/", "/c", "/a", "/b")
+
+
+def test_seeds_come_first_whatever_their_priority():
+    graph = build_graph(site({"/": ["/hot"], "/hot": [], "/cold-1": [], "/cold-2": []}))
+    policy = smart({("/", "/hot"): 1.0})
+    result = simulate(graph, policy, NO_PAIRS, seeds=urls("/cold-2", "/", "/cold-1"))
+    assert result.fetched_urls() == urls("/cold-2", "/", "/cold-1", "/hot")
+
+
+def test_smart_asks_for_the_other_language_of_the_linking_page():
+    docs = site({"/": ["/is/x", "/en/x"], "/is/x": [], "/en/x": []}, lang={"/": "isl"})
+    graph = build_graph(docs)
+    assert simulate(graph, make_policy("smart", langs=LANGS, lang_scorer=LANG_SCORER, pair_scorer=lambda s, t: np.ones(len(s))),
+                    NO_PAIRS).fetched_urls() == urls("/", "/en/x", "/is/x")
+    docs.loc[0, "cld2_lang"] = "eng"
+    graph = build_graph(docs)
+    assert simulate(graph, make_policy("smart", langs=LANGS, lang_scorer=LANG_SCORER, pair_scorer=lambda s, t: np.ones(len(s))),
+                    NO_PAIRS).fetched_urls() == urls("/", "/is/x", "/en/x")
+
+
+def test_smart_scores_each_host_in_batched_vectorised_calls():
+    calls = []
+
+    def counting_lang_scorer(batch):
+        calls.append(len(batch))
+        return LANG_SCORER(batch)
+    docs, truth = multilingual_site(n_articles=50)
+    policy = make_policy("smart", langs=LANGS, lang_scorer=counting_lang_scorer, pair_scorer=PAIR_SCORER)
+    simulate(build_graph(docs), policy, truth)
+    assert len(calls) == 1 and calls[0] > 100
+
+
+def test_strand_fetches_the_other_language_twin_first():
+    graph = build_graph(site({"/": ["/en/a", "/n1", "/n2", "/is/a"], "/en/a": [], "/n1": ["/m1"], "/n2": ["/is/b"],
+                              "/is/a": [], "/m1": [], "/en/b": [], "/is/b": []}, lang={"/is/a": "isl"}))
+    result = simulate(graph, make_policy("strand", langs=LANGS, handle_function=strand_handles), NO_PAIRS,
+                      seeds=urls("/", "/en/b"))
+    # /is/a is queued when /en/a is fetched; /is/b is not yet known, and jumps the queue once found
+    assert result.fetched_urls()[:8] == urls("/", "/en/b", "/en/a", "/is/a", "/n1", "/n2", "/is/b", "/m1")
+
+
+def test_strand_handles_stand_in():
+    handles, langs = strand_handles(urls("/en/about/", "/is/about", "/about?lang=is", "/de/about", "/is-it"), LANGS)
+    assert handles[0] == handles[1] == handles[2] == "//www.example.is/about"
+    assert handles[3] == "//www.example.is/de/about"
+    assert langs == ["eng", "isl", "isl", None, "isl"]
+
+
+def test_strand_uses_udfs_handles_when_installed():
+    pytest.importorskip("udfs.handles", reason="udfs.handles (the STRAND helper) is not installed")
+    from udfs.replay.policies import default_handle_function, lss_handles
+
+    assert default_handle_function() is lss_handles
+    handles, langs = lss_handles(urls("/en/about.html", "/is/about.html", "/de/about.html"), LANGS)
+    assert handles[0] == handles[1] != handles[2] and langs == ["eng", "isl", None]
+
+
+def test_random_is_deterministic_for_a_seed():
+    graph = build_graph(random_site(n_pages=300, seed=1)[0])
+    first = simulate(graph, make_policy("random", random_seed=7), NO_PAIRS).order
+    assert simulate(graph, make_policy("random", random_seed=7), NO_PAIRS).order == first
+    assert simulate(graph, make_policy("random", random_seed=8), NO_PAIRS).order != first
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_oracle_is_an_upper_bound_of_every_policy(seed):
+    for docs, truth in (multilingual_site(n_articles=80, seed=seed), random_site(n_pages=400, out_degree=4, seed=seed)):
+        graph = build_graph(docs)
+        truth_index = build_truth(graph, truth)
+        aucs = {p.name: simulate(graph, p, truth_index).summary()["auc"] for p in all_policies(seed)}
+        assert aucs["oracle"] == max(aucs.values()), aucs
+
+
+def test_smart_reaches_80_percent_with_at_most_half_the_fetches_of_bfs():
+    """The target on a site whose translations hang off a language switcher deep in the graph."""
+    for seed in range(3):
+        docs, truth = multilingual_site(n_articles=150, seed=seed)
+        graph = build_graph(docs)
+        truth_index = build_truth(graph, truth)
+        smart_80 = simulate(graph, make_policy("smart", langs=LANGS, lang_scorer=LANG_SCORER, pair_scorer=PAIR_SCORER),
+                            truth_index).summary()["fetches_to_80"]
+        bfs_80 = simulate(graph, "bfs", truth_index).summary()["fetches_to_80"]
+        assert smart_80 <= 0.5 * bfs_80, (smart_80, bfs_80)
+
+
+@functools.lru_cache(maxsize=2)
+def train_tiny_url_models(out_dir: Path) -> tuple[str, str]:
+    """A url2lang and a pairs model (udfs.url_models' n-gram backend) trained on synthetic sites; skip if absent."""
+    pytest.importorskip("udfs.url_models", reason="udfs.url_models (the URL models helper) is not installed")
+    try:
+        from udfs.url_models.training import TrainingConfig, train_model, write_model_dir
+    except ImportError as error:
+        pytest.skip(f"udfs.url_models cannot train a model here: {error}")
+    frames = [multilingual_site(n_articles=60, host=f"www.train{i}.is", seed=10 + i) for i in range(3)]
+    docs = pd.concat([d for d, _ in frames], ignore_index=True)
+    dev_host = docs["host"] == "www.train2.is"
+    in_pair = docs[docs["cld2_lang"].isin(LANGS)]
+    lang_frame = pd.DataFrame({"url": in_pair["url"], "host": in_pair["host"], "lang": in_pair["cld2_lang"],
+                               "split": np.where(dev_host[in_pair.index], "dev", "train")})
+    positives = pd.concat([t for _, t in frames], ignore_index=True)
+    # negatives: the other links of the pages that have a translation (comments, tags, categories)
+    links = docs.set_index("url")["outlinks"]
+    negatives = positives.assign(trg_url=[[u for u in links[s] if u != t] for s, t in
+                                          zip(positives["src_url"], positives["trg_url"])]).explode("trg_url")
+    pair_frame = pd.concat([positives.assign(label=1, source="positive"), negatives.assign(label=0, source="link")],
+                           ignore_index=True)
+    pair_frame["split"] = np.where(pair_frame["host"] == "www.train2.is", "dev", "train")
+    config = TrainingConfig(backend="ngram", max_epochs=3, buckets=1 << 12, dim=8, seed=0)
+    directories = []
+    for task, frame in (("url2lang", lang_frame), ("pairs", pair_frame)):
+        result = train_model(task, frame, config, {"source": "synthetic replay test sites"})
+        directories.append(write_model_dir(result, str(out_dir / task)))
+    return directories[0], directories[1]
+
+
+@pytest.fixture(scope="session")
+def tiny_url_models(tmp_path_factory) -> tuple[str, str]:
+    """(lang model dir, pair model dir), trained once per test session."""
+    return train_tiny_url_models(tmp_path_factory.getbasetemp() / "replay-url-models")
+
+
+def test_smart_with_the_real_url_models(tiny_url_models):
+    """smart driven by udfs.url_models (tiny models trained here) instead of marker scorers, on a held-out site."""
+    from udfs.url_models import load_model
+
+    lang_dir, pair_dir = tiny_url_models
+    policy = make_policy("smart", langs=LANGS, lang_scorer=load_model(lang_dir).predict_lang,
+                         pair_scorer=load_model(pair_dir).predict_parallel)
+    docs, truth = multilingual_site(n_articles=150, host="www.heldout.is", seed=99)
+    graph = build_graph(docs)
+    truth_index = build_truth(graph, truth)
+    smart_row = simulate(graph, policy, truth_index).summary()
+    bfs_row = simulate(graph, "bfs", truth_index).summary()
+    assert smart_row["recall"] > 0.95 and smart_row["auc"] > bfs_row["auc"] + 0.2, (smart_row, bfs_row)
+    assert smart_row["fetches_to_80"] <= 0.5 * bfs_row["fetches_to_80"]

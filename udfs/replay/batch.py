@@ -1,0 +1,143 @@
+"""Per-host replay for Spark's cogroup().applyInPandas: one host's docs + truth in, one row per policy out.
+
+Pandas in, pandas out, no SparkSession: the job wires `replay_host` to Spark. A row carries the
+summary metrics and, as arrays, the sampled yield curve (every 1% of the budget plus the end),
+the Fig. 7 deciles and the recall on a fixed 0..100% grid (for mean curves across hosts).
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from udfs.replay import metrics
+from udfs.replay.policies import make_policy
+from udfs.replay.simulator import build_graph, build_truth, simulate
+
+log = logging.getLogger("parascout.replay")
+
+SUMMARY_SCHEMA = (
+    "host string, policy string, status string, n_rows long, n_docs long, n_nodes long, n_links long, "
+    "n_offhost_links long, n_truth_pairs long, n_unusable_truth_pairs long, n_pairs long, n_parallel_docs long, "
+    "budget_fetches long, fetched long, wasted_fetches long, bytes_fetched long, pairs_found long, docs_found long, "
+    "recall double, pair_recall double, auc double, fetches_to_50 long, fetches_to_80 long, fetches_to_90 long, "
+    "share_fetches_to_50 double, share_fetches_to_80 double, share_fetches_to_90 double, stopped string, "
+    "seconds double"
+)
+ARRAY_SCHEMA = (
+    "curve_fetched array<long>, curve_pairs_found array<long>, curve_docs_found array<long>, "
+    "curve_bytes_fetched array<long>, decile_fetched array<long>, decile_docs_found array<long>, "
+    "decile_docs_in_decile array<long>, decile_share array<double>, grid_recall array<double>"
+)
+RESULT_SCHEMA = f"{SUMMARY_SCHEMA}, {ARRAY_SCHEMA}"
+SUMMARY_COLUMNS = [part.strip().split(" ", 1)[0] for part in SUMMARY_SCHEMA.split(", ")]
+RESULT_COLUMNS = [part.strip().split(" ", 1)[0] for part in RESULT_SCHEMA.split(", ")]
+ARRAY_COLUMNS = [part.strip().split(" ", 1)[0] for part in ARRAY_SCHEMA.split(", ")]
+INTEGER_COLUMNS = [part.strip().split(" ", 1)[0] for part in SUMMARY_SCHEMA.split(", ") if part.endswith(" long")]
+
+
+@dataclass
+class ReplayConfig:
+    """What every host's replay shares: languages, policies, budget, seeds, model directories."""
+
+    langs: tuple[str, str]
+    policies: tuple[str, ...]
+    budget: float = 1.0
+    count_missing_as_fetch: bool = True
+    random_seed: int = 0
+    seeds: dict[str, list[str]] = field(default_factory=dict)  # host -> seed URLs; absent: the home page
+    lang_model: str | None = None
+    pair_model: str | None = None
+    sample_every: float = 0.01
+
+
+@functools.lru_cache(maxsize=4)
+def model_scorers(lang_model: str, pair_model: str):
+    """(lang_scorer, pair_scorer) from the URL model directories, loaded once per Python worker."""
+    from udfs.url_models import load_model
+
+    return load_model(lang_model).predict_lang, load_model(pair_model).predict_parallel
+
+
+def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayConfig) -> pd.DataFrame:
+    """Replay every configured policy on one host; a policy that fails yields a row with status 'failed: ...'."""
+    if docs.empty:
+        return pd.DataFrame(columns=RESULT_COLUMNS)
+    host = str(docs["host"].iloc[0])
+    started = time.perf_counter()
+    graph = build_graph(docs, host)
+    truth_index = build_truth(graph, truth)
+    seeds = config.seeds.get(host)
+    base = {"host": host, "n_rows": len(docs), "n_truth_pairs": truth_index.n_input_pairs,
+            "n_unusable_truth_pairs": truth_index.n_unusable_pairs}
+    rows = []
+    for name in config.policies:
+        try:
+            policy = make_policy(name, langs=config.langs, random_seed=config.random_seed,
+                                 **_scorers(config, name))
+            result = simulate(graph, policy, truth_index, budget=config.budget, seeds=seeds,
+                              count_missing_as_fetch=config.count_missing_as_fetch, sample_every=config.sample_every)
+        except Exception as error:  # noqa: BLE001  (a host's failure is counted in its row, never the job's end)
+            log.warning("replay of %s with %s failed: %s: %s", host, name, type(error).__name__, error)
+            rows.append({**base, "policy": name, "status": f"failed: {type(error).__name__}: {error}"[:500]})
+            continue
+        rows.append({**base, **_result_row(result, graph)})
+    log.info("replayed %s (%d docs, %d parallel) with %d policies in %.2fs", host, graph.n_docs,
+             truth_index.n_parallel_docs, len(config.policies), time.perf_counter() - started)
+    return _typed(pd.DataFrame(rows, columns=RESULT_COLUMNS))
+
+
+def seed_urls_by_host(text: str) -> tuple[dict[str, list[str]], int]:
+    """Seed URLs of a --seeds file (one per line, '#' comments) by host, and the count of unusable lines."""
+    from udfs.urls import url_host
+
+    seeds: dict[str, list[str]] = {}
+    unusable = 0
+    for line in text.splitlines():
+        url = line.strip()
+        if not url or url.startswith("#"):
+            continue
+        host = url_host(url) if "://" in url else None
+        if host:
+            seeds.setdefault(host, []).append(url)
+        else:
+            unusable += 1
+    return seeds, unusable
+
+
+def _scorers(config: ReplayConfig, name: str) -> dict:
+    if name != "smart" or not (config.lang_model and config.pair_model):
+        return {}
+    lang_scorer, pair_scorer = model_scorers(config.lang_model, config.pair_model)
+    return {"lang_scorer": lang_scorer, "pair_scorer": pair_scorer}
+
+
+def _result_row(result, graph) -> dict:
+    curve = result.curve()
+    decile_frame = metrics.deciles(result.doc_events, result.n_parallel_docs, result.budget_fetches)
+    return {
+        **metrics.summarise(result), "status": "ok", "n_nodes": graph.n_nodes, "n_links": graph.n_links,
+        "n_offhost_links": graph.n_offhost_links, "seconds": result.seconds_prepare + result.seconds_crawl,
+        "curve_fetched": curve["fetched"].tolist(), "curve_pairs_found": curve["pairs_found"].tolist(),
+        "curve_docs_found": curve["docs_found"].tolist(), "curve_bytes_fetched": curve["bytes_fetched"].tolist(),
+        "decile_fetched": decile_frame["fetched"].tolist(), "decile_docs_found": decile_frame["docs_found"].tolist(),
+        "decile_docs_in_decile": decile_frame["docs_found_in_decile"].tolist(),
+        "decile_share": decile_frame["share_of_parallel_docs"].tolist(),
+        "grid_recall": metrics.grid_recall(result.doc_events, result.n_parallel_docs, result.budget_fetches),
+    }
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Nullable integers (a policy that never reached 80% has no fetches_to_80), floats as floats."""
+    for column in INTEGER_COLUMNS:
+        frame[column] = pd.array([None if pd.isna(v) else int(v) for v in frame[column]], dtype="Int64")
+    for column in ARRAY_COLUMNS:
+        frame[column] = [value if isinstance(value, list) else None for value in frame[column]]
+    for column in ("recall", "pair_recall", "auc", "share_fetches_to_50", "share_fetches_to_80",
+                   "share_fetches_to_90", "seconds"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(np.float64)
+    return frame

@@ -1,0 +1,335 @@
+"""Crawl policies for the replay simulator: one small class per policy.
+
+A policy says how the frontier is ordered. FIFO policies (`fifo = True`) use a queue;
+the others give priorities, higher first, ties in discovery order:
+- `per_edge = True`: `priority(graph, sources, targets)` scores every reachable link (u, v)
+  in one vectorised call before the loop (smart);
+- `per_edge = False`: `priority(graph, None, nodes)` scores pages, and a `dynamic` policy's
+  `on_fetch(node, node_priorities)` may raise pages' priorities after each fetch (strand,
+  oracle); a queued page is only ever re-prioritised upward.
+Languages are ISO 639-3 codes (the `docs` table's cld2_lang).
+"""
+from __future__ import annotations
+
+import functools
+import re
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from udfs.replay.simulator import SiteGraph, TruthIndex, url_key
+
+LangScorer = Callable[[list[str]], "object"]
+PairScorer = Callable[[list[str], list[str]], np.ndarray]
+HandleFunction = Callable[[list[str], tuple[str, str]], tuple[list[str], list["str | None"]]]
+
+POLICY_NAMES = ("bfs", "bfs+cld2", "smart", "strand", "random", "oracle")
+
+
+class Policy:
+    """Base policy: FIFO or priority order, which pages' links are followed, optional dynamic updates."""
+
+    name = "policy"
+    fifo = False
+    per_edge = False
+    dynamic = False
+
+    def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
+        """Per-host set-up before the crawl (called once per simulate)."""
+
+    def follows_links(self, graph: SiteGraph) -> Sequence[bool] | None:
+        """Per page: are its links followed? None: every page's links are."""
+        return None
+
+    def priority(self, graph: SiteGraph, sources: np.ndarray | None, targets: np.ndarray) -> np.ndarray:
+        """Priorities (higher first) of links sources[i] -> targets[i], or of pages when sources is None."""
+        return np.zeros(len(targets))
+
+    def on_fetch(self, node: int, node_priorities: list[float]) -> Iterable[int]:
+        """After fetching `node`: raise entries of node_priorities and return the raised pages."""
+        return ()
+
+
+class Bfs(Policy):
+    """Heritrix's default: breadth-first, first in first out."""
+
+    name = "bfs"
+    fifo = True
+
+
+class BfsCld2(Bfs):
+    """The paper's Heritrix+CLD2: links are followed only from documents CLD2 puts in one of the two languages."""
+
+    name = "bfs+cld2"
+
+    def __init__(self, langs: tuple[str, str]):
+        self.langs = frozenset(langs)
+
+    def follows_links(self, graph: SiteGraph) -> list[bool]:
+        # redirects and other non-documents (ids >= n_docs) have no language: their links are followed
+        return [node >= graph.n_docs or lang in self.langs for node, lang in enumerate(graph.langs)]
+
+
+class Smart(Policy):
+    """The paper's smart crawler: link v found on page u in language A gets P(v in B) × P(u, v parallel).
+
+    B is the other language of the pair. When u is in neither language (or CLD2 gave none) the
+    priority is max(P(v in A), P(v in B)) × P(u, v parallel): the best of both directions.
+    """
+
+    name = "smart"
+    per_edge = True
+
+    def __init__(self, langs: tuple[str, str], lang_scorer: LangScorer, pair_scorer: PairScorer,
+                 batch_size: int = 65_536):
+        self.langs, self.lang_scorer, self.pair_scorer, self.batch_size = tuple(langs), lang_scorer, pair_scorer, batch_size
+
+    def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
+        first, second = self.langs
+        self._page_lang = np.array([0 if lang == first else 1 if lang == second else 2 for lang in graph.langs],
+                                   dtype=np.int8)
+
+    def priority(self, graph: SiteGraph, sources: np.ndarray | None, targets: np.ndarray) -> np.ndarray:
+        if len(targets) == 0:
+            return np.zeros(0)
+        unique, inverse = np.unique(targets, return_inverse=True)
+        p_first, p_second = self._lang_probabilities([graph.urls[v] for v in unique])
+        p_first, p_second = p_first[inverse], p_second[inverse]
+        p_parallel = self._pair_probabilities([graph.urls[u] for u in sources], [graph.urls[v] for v in targets])
+        page_lang = self._page_lang[sources]
+        p_other = np.where(page_lang == 0, p_second, np.where(page_lang == 1, p_first, np.maximum(p_first, p_second)))
+        return p_other * p_parallel
+
+    def _lang_probabilities(self, urls: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        parts = [self.lang_scorer(urls[i:i + self.batch_size]) for i in range(0, len(urls), self.batch_size)]
+        columns = []
+        for lang in self.langs:
+            missing = [part for part in parts if lang not in part]
+            if missing:
+                raise ValueError(f"lang_scorer gave no probability for {lang!r}; it returned {list(missing[0])}")
+            columns.append(np.concatenate([np.asarray(part[lang], dtype=float) for part in parts]))
+        return columns[0], columns[1]
+
+    def _pair_probabilities(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
+        step = self.batch_size
+        parts = [np.asarray(self.pair_scorer(src_urls[i:i + step], trg_urls[i:i + step]), dtype=float).reshape(-1)
+                 for i in range(0, len(src_urls), step)]
+        return np.concatenate(parts)
+
+
+class Strand(Policy):
+    """STRAND-guided: once a document in one language is fetched, URLs with its handle jump the queue.
+
+    A URL's handle is the URL with its language-specific substrings removed; a queued (or later
+    found) URL sharing the handle of a fetched document in language A gets priority 1 (others 0)
+    unless its own URL names a language other than B.
+    """
+
+    name = "strand"
+    dynamic = True
+
+    def __init__(self, langs: tuple[str, str], handle_function: HandleFunction | None = None):
+        self.langs = tuple(langs)
+        self.handle_function = handle_function or default_handle_function()
+
+    def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
+        self._doc_langs = graph.langs[: graph.n_docs]
+        handles, self._url_langs = self.handle_function(graph.urls, self.langs)
+        buckets: dict[str, list[int]] = {}
+        for node, handle in enumerate(handles):
+            buckets.setdefault(handle, []).append(node)
+        self._bucket = [buckets[handle] if len(buckets[handle]) > 1 else None for handle in handles]
+        self._boosted: set[tuple[int, str]] = set()  # (bucket, language fetched): each bucket is walked once per side
+
+    def on_fetch(self, node: int, node_priorities: list[float]) -> list[int]:
+        bucket = self._bucket[node]
+        if bucket is None:
+            return []
+        first, second = self.langs
+        lang = self._doc_langs[node] if node < len(self._doc_langs) else None
+        if lang not in self.langs:
+            return []
+        if (id(bucket), lang) in self._boosted:
+            return []
+        self._boosted.add((id(bucket), lang))
+        other = second if lang == first else first
+        raised = []
+        for candidate in bucket:
+            if candidate != node and node_priorities[candidate] < 1.0 and self._url_langs[candidate] in (None, other):
+                node_priorities[candidate] = 1.0
+                raised.append(candidate)
+        return raised
+
+
+class RandomOrder(Policy):
+    """Random baseline: every page gets a seeded random priority (a random order within reachability)."""
+
+    name = "random"
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
+
+    def priority(self, graph: SiteGraph, sources: np.ndarray | None, targets: np.ndarray) -> np.ndarray:
+        rng = np.random.default_rng([self.seed, zlib.crc32(graph.host.encode())])
+        return rng.random(graph.n_nodes)[targets]
+
+
+class Oracle(Policy):
+    """Upper-bound heuristic that knows the truth: parallel documents first among the reachable frontier.
+
+    Priorities: 2 for a parallel document whose partner was fetched (it completes a pair), 1 for
+    other parallel documents, 0.5 / (1 + d) for documents d links away from the nearest parallel
+    document, 0 for documents that lead to none, -1 for pages missing from the archive. Greedy,
+    so an upper bound in practice rather than a proven optimum.
+    """
+
+    name = "oracle"
+    dynamic = True
+
+    def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
+        self._partners = truth.partners
+        self._n_docs = graph.n_docs
+
+    def priority(self, graph: SiteGraph, sources: np.ndarray | None, targets: np.ndarray) -> np.ndarray:
+        distance = _distance_to_parallel(graph, self._partners)
+        values = np.where(distance < 0, 0.0, 0.5 / (1.0 + np.maximum(distance, 0)))
+        values[: graph.n_docs][[bool(p) for p in self._partners]] = 1.0
+        values[graph.n_docs:] = -1.0
+        return values[targets]
+
+    def on_fetch(self, node: int, node_priorities: list[float]) -> list[int]:
+        if node >= self._n_docs:
+            return []
+        raised = []
+        for partner in self._partners[node]:
+            if node_priorities[partner] < 2.0:
+                node_priorities[partner] = 2.0
+                raised.append(partner)
+        return raised
+
+
+def _distance_to_parallel(graph: SiteGraph, partners: list[tuple[int, ...]]) -> np.ndarray:
+    """Links from each page to the nearest parallel document (-1: none reachable), by reverse BFS."""
+    incoming: list[list[int]] = [[] for _ in range(graph.n_nodes)]
+    for source, targets in enumerate(graph.links):
+        for target in targets:
+            incoming[target].append(source)
+    distance = np.full(graph.n_nodes, -1, dtype=np.int64)
+    queue = deque(node for node, found in enumerate(partners) if found)
+    for node in queue:
+        distance[node] = 0
+    while queue:
+        node = queue.popleft()
+        for source in incoming[node]:
+            if distance[source] < 0:
+                distance[source] = distance[node] + 1
+                queue.append(source)
+    return distance
+
+
+# ---- STRAND handles ------------------------------------------------------------------------
+URL_TOKEN_DELIMITERS = "/._?&=#;,:+~-"
+EMPTY_QUERY_PARAMETER = re.compile(r"[?&][^?&=/]*=(?=[&#]|$)")
+REPEATED_SLASH = re.compile(r"/{2,}")
+
+
+@functools.lru_cache(maxsize=16)
+def _language_substrings(langs: tuple[str, ...]) -> tuple[re.Pattern, dict[str, str]]:
+    """A regex of the pair's ISO codes and locales as URL tokens, and substring -> ISO 639-3."""
+    from udfs.langs import load_languages, to_iso639_3
+
+    table = load_languages()
+    owner: dict[str, str] = {}
+    for lang in langs:
+        iso3 = to_iso639_3(lang)
+        language = table[iso3]
+        variants = {code.lower() for code in language.codes}
+        for locale in language.locales:
+            variants |= {locale.lower(), locale.lower().replace("-", "_"), locale.lower().replace("_", "-")}
+        for variant in variants:
+            owner.setdefault(variant, iso3)
+    alternatives = "|".join(re.escape(v) for v in sorted(owner, key=len, reverse=True))
+    delimiters = re.escape(URL_TOKEN_DELIMITERS)
+    pattern = re.compile(f"(?<![^{delimiters}])({alternatives})(?![^{delimiters}])")
+    return pattern, owner
+
+
+def strand_handles(urls: Sequence[str], langs: tuple[str, str]) -> tuple[list[str], list[str | None]]:
+    """Minimal STRAND stand-in: strip the pair's 639-1/639-3 codes and locales found between URL delimiters.
+
+    Returns each URL's handle (lower-cased, scheme-less, language tokens and emptied query
+    parameters removed, slashes collapsed) and the language its URL names (None if none).
+    """
+    pattern, owner = _language_substrings(tuple(langs))
+    handles, url_langs = [], []
+    for url in urls:
+        key = url_key(url).lower()
+        path_start = key.find("/", 2)
+        host, path = (key, "") if path_start < 0 else (key[:path_start], key[path_start:])
+        match = pattern.search(path)
+        url_langs.append(owner[match.group(1)] if match else None)
+        if match:
+            path = EMPTY_QUERY_PARAMETER.sub("", pattern.sub("", path))
+        handles.append(host + REPEATED_SLASH.sub("/", path).rstrip("/?&.-_"))
+    return handles, url_langs
+
+
+def lss_handles(urls: Sequence[str], langs: tuple[str, str]) -> tuple[list[str], list[str | None]]:
+    """STRAND handles from udfs.handles (the full LSS lists), and the language each URL names (None if none/both)."""
+    pair, first, second, plain = _strippers(tuple(langs))
+    handles, url_langs = [], []
+    for url in urls:
+        handles.append(pair.handle(url))
+        path = _without_host(url)  # a language named by the host (its TLD) says nothing about the page
+        unmarked = plain.handle(path)
+        names_first, names_second = first.handle(path) != unmarked, second.handle(path) != unmarked
+        url_langs.append(langs[0] if names_first and not names_second else
+                         langs[1] if names_second and not names_first else None)
+    return handles, url_langs
+
+
+def _without_host(url: str) -> str:
+    key = url_key(url)
+    path_start = key.find("/", 2)
+    return "http://h" + (key[path_start:] if path_start >= 0 else "/")
+
+
+@functools.lru_cache(maxsize=16)
+def _strippers(langs: tuple[str, str]):
+    from udfs.handles import build_stripper, plain_stripper
+
+    return build_stripper(langs), build_stripper(langs[:1]), build_stripper(langs[1:]), plain_stripper(())
+
+
+def default_handle_function() -> HandleFunction:
+    """The STRAND handle function: udfs.handles' LSS stripper when installed, else `strand_handles`."""
+    try:
+        from udfs.handles import build_stripper  # noqa: F401
+    except ImportError:
+        return strand_handles
+    return lss_handles
+
+
+def make_policy(name: str, langs: tuple[str, str] | None = None, lang_scorer: LangScorer | None = None,
+                pair_scorer: PairScorer | None = None, random_seed: int = 0,
+                handle_function: HandleFunction | None = None) -> Policy:
+    """A policy by its CLI name (bfs, bfs+cld2, smart, strand, random, oracle)."""
+    if name in ("bfs+cld2", "smart", "strand") and not langs:
+        raise ValueError(f"policy {name!r} needs the language pair (langs=('eng', 'isl'))")
+    if name == "bfs":
+        return Bfs()
+    if name == "bfs+cld2":
+        return BfsCld2(langs)
+    if name == "smart":
+        if lang_scorer is None or pair_scorer is None:
+            raise ValueError("policy 'smart' needs a lang_scorer and a pair_scorer (the URL models)")
+        return Smart(langs, lang_scorer, pair_scorer)
+    if name == "strand":
+        return Strand(langs, handle_function)
+    if name == "random":
+        return RandomOrder(random_seed)
+    if name == "oracle":
+        return Oracle()
+    raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICY_NAMES)}")

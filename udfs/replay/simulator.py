@@ -1,0 +1,474 @@
+"""Replay a crawl policy over one host's archived link graph: the frontier loop and its bookkeeping.
+
+A `SiteGraph` interns a host's URLs to integer ids once (archived documents first, so
+"is an archived document" is `id < n_docs`), with adjacency as lists of ints (and as CSR
+arrays). `simulate` pops URLs from a frontier (a FIFO deque, or a heap of int keys with lazy
+deletion whose entries are only ever re-pushed upward; a fetched page's links are compared
+with their best known priorities in one numpy step), "fetches" them from the archive and
+records when truth pairs get completed. Links to pages the archive lacks (absent, or status not 'ok') cost a fetch that
+yields no document: a wasted fetch. URLs are identified without their scheme, so
+http://h/x and https://h/x are one page; links to other hosts are outside the crawl scope.
+"""
+from __future__ import annotations
+
+import struct
+import time
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from heapq import heappop, heappush
+from itertools import chain
+
+import numpy as np
+import pandas as pd
+
+MAGNITUDE_BITS = 0x7FFF_FFFF_FFFF_FFFF
+TOP = 1 << 63                       # heap keys are (TOP - order) << 32 | discovery counter
+COUNTER_MASK = (1 << 32) - 1
+NEVER_SEEN = -TOP                   # int64 minimum: below the order of every float, -inf included
+FETCHED = TOP - 1                   # int64 maximum: above every float order, a fetched page is never queued again
+SEED_ORDER = 0x7FF0_0000_0000_0000  # the order of +inf: seeds come first
+
+
+def url_key(url: str) -> str:
+    """The identity of a URL in the replay: the URL without its scheme ('//host/path?query')."""
+    cut = url.find("://")
+    return url[cut + 1:] if cut >= 0 else url
+
+
+@dataclass
+class SiteGraph:
+    """One host's link graph: URLs interned to ids, archived documents first."""
+
+    host: str
+    urls: list[str]
+    index: dict[str, int]
+    links: list[list[int]]
+    langs: list[str | None]
+    sizes: list[int]
+    n_docs: int
+    n_offhost_links: int = 0
+    n_duplicate_rows: int = 0
+    _csr: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.urls)
+
+    @property
+    def n_links(self) -> int:
+        return sum(len(targets) for targets in self.links)
+
+    def node(self, url: str, add: bool = False) -> int | None:
+        """The id of a URL; with add=True an unknown URL becomes a page missing from the archive."""
+        key = url_key(url)
+        found = self.index.get(key)
+        if found is None and add:
+            found = self.index[key] = len(self.urls)
+            self.urls.append(url)
+            self.links.append([])
+            self.langs.append(None)
+            self.sizes.append(0)
+        return found
+
+    def home(self) -> int:
+        """The host's home page as the paper seeds a crawl: its root URL, else its shortest archived URL."""
+        root = self.index.get(f"//{self.host}/")
+        if root is not None and root < self.n_docs:
+            return root
+        if self.n_docs:
+            return min(range(self.n_docs), key=lambda node: (len(self.urls[node]), self.urls[node]))
+        return self.node(f"https://{self.host}/", add=True)
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """(offsets, targets): the links of page u are targets[offsets[u]:offsets[u + 1]] (cached)."""
+        if self._csr is None or len(self._csr[0]) != self.n_nodes + 1:
+            counts = np.fromiter((len(targets) for targets in self.links), dtype=np.int64, count=self.n_nodes)
+            offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            targets = np.fromiter(chain.from_iterable(self.links), dtype=np.int64, count=int(offsets[-1]))
+            self._csr = (offsets, targets)
+        return self._csr
+
+    def edge_arrays(self, sources: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Every link (u, v) leaving the given pages, as two aligned id arrays."""
+        sources = np.asarray(sources, dtype=np.int64)
+        counts = np.fromiter((len(self.links[u]) for u in sources), dtype=np.int64, count=len(sources))
+        targets = np.fromiter(chain.from_iterable(self.links[u] for u in sources), dtype=np.int64,
+                              count=int(counts.sum()))
+        return np.repeat(sources, counts), targets
+
+
+def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
+    """Intern one host's `docs` rows (url, status, cld2_lang, outlinks[, outlinks_same_host, warc_length])."""
+    if host is None:
+        host = str(docs["host"].iloc[0]) if "host" in docs and len(docs) else _host_of(docs)
+    rows = docs.assign(_not_ok=docs["status"].ne("ok"), _key=docs["url"].map(url_key))
+    rows = rows.sort_values(["_not_ok", "_key"], kind="stable")
+    unique = rows.drop_duplicates("_key", keep="first")
+    urls, keys = unique["url"].tolist(), unique["_key"].tolist()
+    index = {key: node for node, key in enumerate(keys)}
+    n_docs = int((~unique["_not_ok"]).sum())
+    langs = [lang if isinstance(lang, str) else None for lang in unique.get("cld2_lang", [None] * len(unique))]
+    sizes = _int_list(unique["warc_length"]) if "warc_length" in unique else [0] * len(unique)
+    same_host_flags = unique["outlinks_same_host"].tolist() if "outlinks_same_host" in unique else None
+    prefixes = (f"//{host}/", f"//{host}:")
+    links: list[list[int]] = []
+    offhost = 0
+    for row, outlinks in enumerate(unique["outlinks"].tolist()):
+        if outlinks is None or len(outlinks) == 0:
+            links.append([])
+            continue
+        flags = same_host_flags[row] if same_host_flags is not None else None
+        targets: dict[int, None] = {}
+        for position, link in enumerate(outlinks):
+            key = url_key(link)
+            same = flags[position] if flags is not None and flags[position] is not None else key.startswith(prefixes)
+            if not same:
+                offhost += 1
+                continue
+            target = index.get(key)
+            if target is None:
+                target = index[key] = len(urls)
+                urls.append(link)
+                langs.append(None)
+                sizes.append(0)
+            if target != row:
+                targets[target] = None
+        links.append(list(targets))
+    links.extend([] for _ in range(len(urls) - len(links)))
+    return SiteGraph(host=host, urls=urls, index=index, links=links, langs=langs, sizes=sizes, n_docs=n_docs,
+                     n_offhost_links=offhost, n_duplicate_rows=len(rows) - len(unique))
+
+
+def _host_of(docs: pd.DataFrame) -> str:
+    from udfs.urls import url_host
+
+    return url_host(str(docs["url"].iloc[0])) or "" if len(docs) else ""
+
+
+def _int_list(values: pd.Series) -> list[int]:
+    return [0 if pd.isna(v) else int(v) for v in values.tolist()]
+
+
+@dataclass
+class TruthIndex:
+    """Truth pairs resolved to graph ids: partners of every archived parallel document."""
+
+    partners: list[tuple[int, ...]]
+    n_pairs: int
+    n_parallel_docs: int
+    n_input_pairs: int
+    n_unusable_pairs: int
+
+
+def build_truth(graph: SiteGraph, pairs: pd.DataFrame | Iterable[tuple[str, str]]) -> TruthIndex:
+    """Resolve (src_url, trg_url) pairs; a pair is usable when both sides are archived documents."""
+    if isinstance(pairs, pd.DataFrame):
+        pairs = zip(pairs["src_url"].tolist(), pairs["trg_url"].tolist())
+    partners: list[list[int]] = [[] for _ in range(graph.n_docs)]
+    seen: set[tuple[int, int]] = set()
+    n_input = unusable = 0
+    for src_url, trg_url in pairs:
+        n_input += 1
+        src, trg = graph.index.get(url_key(src_url)), graph.index.get(url_key(trg_url))
+        if src is None or trg is None or src >= graph.n_docs or trg >= graph.n_docs or src == trg:
+            unusable += 1
+            continue
+        pair = (min(src, trg), max(src, trg))
+        if pair in seen:
+            continue
+        seen.add(pair)
+        partners[src].append(trg)
+        partners[trg].append(src)
+    n_parallel = sum(1 for found in partners if found)
+    return TruthIndex(partners=[tuple(found) for found in partners], n_pairs=len(seen),
+                      n_parallel_docs=n_parallel, n_input_pairs=n_input, n_unusable_pairs=unusable)
+
+
+@dataclass
+class CrawlResult:
+    """What one replayed crawl fetched, and when each parallel document and pair was found."""
+
+    host: str
+    policy: str
+    n_docs: int
+    n_parallel_docs: int
+    n_pairs: int
+    budget_fetches: int
+    fetched: int
+    wasted_fetches: int
+    bytes_fetched: int
+    stopped: str
+    order: list[int]
+    doc_events: list[int]
+    pair_events: list[int]
+    samples: list[tuple[int, int, int, int]]
+    seconds_prepare: float
+    seconds_crawl: float
+    cpu_seconds_prepare: float
+    cpu_seconds_crawl: float
+    graph: SiteGraph = field(repr=False)
+
+    @property
+    def docs_found(self) -> int:
+        return len(self.doc_events)
+
+    @property
+    def pairs_found(self) -> int:
+        return len(self.pair_events)
+
+    def fetched_urls(self) -> list[str]:
+        """The fetched URLs in crawl order."""
+        return [self.graph.urls[node] for node in self.order]
+
+    def curve(self) -> pd.DataFrame:
+        """The sampled yield curve: fetched, pairs_found, docs_found, bytes_fetched."""
+        return pd.DataFrame(self.samples, columns=["fetched", "pairs_found", "docs_found", "bytes_fetched"])
+
+    def summary(self) -> dict:
+        """Summary metrics (AUC, fetches to 50/80/90% of the parallel documents, recall...)."""
+        from udfs.replay.metrics import summarise
+
+        return summarise(self)
+
+
+class _Tally:
+    """Per-fetch bookkeeping shared by both frontier loops: counts, bytes, completed pairs, samples."""
+
+    __slots__ = (
+        "bytes",
+        "checkpoints",
+        "count",
+        "count_missing",
+        "doc_events",
+        "fetched",
+        "found",
+        "n_docs",
+        "next_checkpoint",
+        "order",
+        "pair_events",
+        "partners",
+        "samples",
+        "sizes",
+        "wasted",
+    )
+
+    def __init__(self, graph: SiteGraph, truth: TruthIndex, checkpoints: list[int], count_missing: bool):
+        self.n_docs, self.sizes, self.partners = graph.n_docs, graph.sizes, truth.partners
+        self.count_missing = count_missing
+        self.fetched = bytearray(graph.n_nodes)
+        self.found = bytearray(graph.n_docs)
+        self.count = self.wasted = self.bytes = 0
+        self.order: list[int] = []
+        self.doc_events: list[int] = []
+        self.pair_events: list[int] = []
+        self.samples: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)]
+        self.checkpoints = checkpoints
+        self.next_checkpoint = checkpoints.pop(0) if checkpoints else 0
+
+    def fetch(self, node: int) -> None:
+        """Account for one fetch: a document (maybe completing truth pairs) or a wasted one."""
+        self.fetched[node] = 1
+        if node < self.n_docs:
+            self.count += 1
+            self.bytes += self.sizes[node]
+            self.order.append(node)
+            partners = self.partners[node]
+            if partners:
+                self._complete_pairs(node, partners)
+        elif self.count_missing:
+            self.count += 1
+            self.wasted += 1
+            self.bytes += self.sizes[node]
+            self.order.append(node)
+        else:
+            return
+        if self.count == self.next_checkpoint:
+            self.sample()
+            self.next_checkpoint = self.checkpoints.pop(0) if self.checkpoints else 0
+
+    def _complete_pairs(self, node: int, partners: tuple[int, ...]) -> None:
+        fetched, found = self.fetched, self.found
+        for partner in partners:
+            if fetched[partner]:
+                self.pair_events.append(self.count)
+                for document in (partner, node):
+                    if not found[document]:
+                        found[document] = 1
+                        self.doc_events.append(self.count)
+
+    def sample(self) -> None:
+        if self.samples[-1][0] != self.count:
+            self.samples.append((self.count, len(self.pair_events), len(self.doc_events), self.bytes))
+
+
+def checkpoints_for(budget_fetches: int, sample_every: float = 0.01) -> list[int]:
+    """Fetch counts at which the yield curve is sampled: every `sample_every` of the budget."""
+    steps = max(1, round(1 / sample_every))
+    return sorted({max(1, int(np.ceil(budget_fetches * k / steps))) for k in range(1, steps + 1)})
+
+
+def resolve_seeds(graph: SiteGraph, seeds: Iterable[str] | None) -> list[int]:
+    """Seed ids: the home page by default; seed URLs missing from the archive become missing pages."""
+    if seeds is None or isinstance(seeds, str) and seeds == "home":
+        return [graph.home()]
+    found = list(dict.fromkeys(graph.node(url, add=True) for url in seeds))
+    return found or [graph.home()]
+
+
+def reachable(graph: SiteGraph, seeds: list[int], follows: Sequence[bool] | None) -> list[int]:
+    """Pages reachable from the seeds through followed links (the only pages any policy can fetch)."""
+    seen = bytearray(graph.n_nodes)
+    order = []
+    queue = deque(seeds)
+    for seed in seeds:
+        seen[seed] = 1
+    links = graph.links
+    while queue:
+        node = queue.popleft()
+        order.append(node)
+        if follows is None or follows[node]:
+            for target in links[node]:
+                if not seen[target]:
+                    seen[target] = 1
+                    queue.append(target)
+    return order
+
+
+def simulate(graph: SiteGraph, policy, truth_pairs, budget: float = 1.0, seeds: Iterable[str] | None = None,
+             count_missing_as_fetch: bool = True, sample_every: float = 0.01) -> CrawlResult:
+    """Replay `policy` on `graph` for budget × (archived documents) fetches; returns the yield record."""
+    from udfs.replay.policies import make_policy
+
+    if isinstance(policy, str):
+        policy = make_policy(policy)
+    if budget <= 0:
+        raise ValueError(f"budget must be > 0 (a fraction of the host's archived documents), got {budget}")
+    started, cpu_started = time.perf_counter(), time.process_time()
+    seed_ids = resolve_seeds(graph, seeds)
+    truth = truth_pairs if isinstance(truth_pairs, TruthIndex) else build_truth(graph, truth_pairs)
+    budget_fetches = max(1, round(budget * graph.n_docs))
+    policy.prepare(graph, truth)
+    follows = policy.follows_links(graph)
+    tally = _Tally(graph, truth, checkpoints_for(budget_fetches, sample_every), count_missing_as_fetch)
+    if policy.fifo:
+        prepared, cpu_prepared = time.perf_counter(), time.process_time()
+        _crawl_fifo(graph, seed_ids, follows, tally, budget_fetches)
+    else:
+        edge_orders, node_orders, node_priorities = _priorities(graph, policy, seed_ids, follows)
+        prepared, cpu_prepared = time.perf_counter(), time.process_time()
+        _crawl_priority(graph, policy, seed_ids, follows, (edge_orders, node_orders, node_priorities), tally,
+                        budget_fetches)
+    tally.sample()
+    return CrawlResult(
+        host=graph.host, policy=policy.name, n_docs=graph.n_docs, n_parallel_docs=truth.n_parallel_docs,
+        n_pairs=truth.n_pairs, budget_fetches=budget_fetches, fetched=tally.count, wasted_fetches=tally.wasted,
+        bytes_fetched=tally.bytes, stopped="budget" if tally.count >= budget_fetches else "frontier_exhausted",
+        order=tally.order, doc_events=tally.doc_events, pair_events=tally.pair_events, samples=tally.samples,
+        seconds_prepare=prepared - started, seconds_crawl=time.perf_counter() - prepared,
+        cpu_seconds_prepare=cpu_prepared - cpu_started, cpu_seconds_crawl=time.process_time() - cpu_prepared,
+        graph=graph)
+
+
+def priority_order(values) -> np.ndarray:
+    """An int64 per float that sorts exactly as the floats do (IEEE-754 bits, negatives mirrored).
+
+    Heap keys are then plain ints, (TOP - order) << 32 | discovery counter, which compare about
+    twice as fast as (priority, counter, id) tuples.
+    """
+    bits = np.ascontiguousarray(np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0)).view(np.int64)
+    return np.where(bits < 0, -(bits & MAGNITUDE_BITS), bits)
+
+
+def _order_of(value: float) -> int:
+    bits = struct.unpack("<q", struct.pack("<d", value))[0]
+    return -(bits & MAGNITUDE_BITS) if bits < 0 else bits
+
+
+def _priorities(graph: SiteGraph, policy, seeds: list[int], follows) -> tuple:
+    """Score once, vectorised, before the loop: every reachable link (per-edge policies) or every page.
+
+    Returns (link orders aligned with graph.csr() targets | None, page orders | None, page
+    priorities as a list for dynamic policies to raise | None).
+    """
+    if not policy.per_edge:
+        values = np.nan_to_num(np.asarray(policy.priority(graph, None, np.arange(graph.n_nodes)), dtype=float))
+        return None, priority_order(values), values.tolist() if policy.dynamic else None
+    sources = np.array([u for u in reachable(graph, seeds, follows) if follows is None or follows[u]], dtype=np.int64)
+    source_ids, target_ids = graph.edge_arrays(sources)
+    values = np.asarray(policy.priority(graph, source_ids, target_ids), dtype=float)
+    if values.shape != target_ids.shape:
+        raise ValueError(f"policy {policy.name} returned {values.shape} priorities for {target_ids.shape} links")
+    offsets, targets = graph.csr()
+    counts = offsets[sources + 1] - offsets[sources]
+    positions = np.repeat(offsets[sources] - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+    edge_orders = np.full(len(targets), NEVER_SEEN, dtype=np.int64)  # links of unreachable pages: never used
+    edge_orders[positions] = priority_order(values)
+    return edge_orders, None, None
+
+
+def _crawl_fifo(graph: SiteGraph, seeds: list[int], follows, tally: _Tally, budget: int) -> None:
+    """Breadth-first: fetch in discovery order."""
+    links, fetch = graph.links, tally.fetch
+    seen = bytearray(graph.n_nodes)
+    queue = deque()
+    for seed in seeds:
+        seen[seed] = 1
+        queue.append(seed)
+    while queue and tally.count < budget:
+        node = queue.popleft()
+        fetch(node)
+        if follows is not None and not follows[node]:
+            continue
+        for target in links[node]:
+            if not seen[target]:
+                seen[target] = 1
+                queue.append(target)
+
+
+def _crawl_priority(graph: SiteGraph, policy, seeds: list[int], follows, priorities: tuple,
+                    tally: _Tally, budget: int) -> None:
+    """Best-first over a heap of int keys (priority order, then discovery); stale keys are skipped when popped.
+
+    best[v] is the order v is queued with (NEVER_SEEN, or FETCHED once fetched): a link only
+    pushes v again when it offers a strictly higher priority, so priorities only go up. A
+    fetched page's links are compared in one numpy step (fast for pages with many links).
+    """
+    offsets, targets = graph.csr()
+    offsets = offsets.tolist()  # scalar reads from a list are several times cheaper than from numpy
+    edge_orders, node_orders, node_priorities = priorities
+    fetch, pushed = tally.fetch, []
+    on_fetch = policy.on_fetch if policy.dynamic else None
+    best = np.full(graph.n_nodes, NEVER_SEEN, dtype=np.int64)
+    heap: list[int] = []
+    for seed in seeds:
+        best[seed] = SEED_ORDER
+        heap.append(((TOP - SEED_ORDER) << 32) | len(pushed))
+        pushed.append(seed)
+    while heap and tally.count < budget:
+        key = heappop(heap)
+        node = pushed[key & COUNTER_MASK]
+        if best[node] != TOP - (key >> 32):
+            continue
+        best[node] = FETCHED
+        fetch(node)
+        if on_fetch is not None:
+            for raised in on_fetch(node, node_priorities):
+                order = _order_of(node_priorities[raised])
+                node_orders[raised] = order
+                if NEVER_SEEN < best[raised] < order:
+                    best[raised] = order
+                    heappush(heap, ((TOP - order) << 32) | len(pushed))
+                    pushed.append(raised)
+        start, end = offsets[node], offsets[node + 1]
+        if start == end or follows is not None and not follows[node]:
+            continue
+        linked = targets[start:end]
+        orders = edge_orders[start:end] if edge_orders is not None else node_orders[linked]
+        better = np.flatnonzero(orders > best[linked])
+        if len(better):
+            linked, orders = linked[better], orders[better]
+            best[linked] = orders
+            for target, order in zip(linked.tolist(), orders.tolist()):
+                heappush(heap, ((TOP - order) << 32) | len(pushed))
+                pushed.append(target)
