@@ -218,9 +218,11 @@ class Job:
 
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
             builder = SparkSession.builder.appName(f"parascout-{self.name}")
+            properties = dict(self.spark_conf)
             if not SparkConf().contains("spark.master"):
                 builder = builder.master("local[*]")
-            for key, value in self.spark_conf.items():
+                properties = {**local_spark_defaults(), **properties}
+            for key, value in properties.items():
                 builder = builder.config(key, value)
             self._spark = builder.getOrCreate()
             self._spark.sparkContext.setLogLevel("WARN")
@@ -349,6 +351,21 @@ class Job:
     def _write_report(self, data: dict) -> None:
         if self.args.root:
             storage.write_text(self.report_path(), json.dumps(data, indent=2, sort_keys=False, default=str))
+
+
+def local_spark_defaults() -> dict[str, str]:
+    """Spark properties for local[*] runs (a laptop, the demo): few shuffle partitions, UI off.
+
+    The console progress bar is shown on a terminal only; logs get the jobs' own progress lines.
+    """
+    return {
+        "spark.sql.shuffle.partitions": str(max(4, 2 * (os.cpu_count() or 2))),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.memory": "4g",
+    }
 
 
 def resolve_conf_path(path: str) -> str:
