@@ -1,0 +1,176 @@
+"""STRAND handles: LSS lists, token-boundary stripping, learned markers, and JVM/Python agreement."""
+import random
+import re
+
+import pandas as pd
+import pytest
+
+from udfs import handles
+from udfs.handles import build_stripper, language_substrings, learn_lss, plain_stripper, strand_pairs, url_problem
+
+EN_FR = build_stripper(("en", "fr"))
+
+
+def test_lss_lists_have_codes_names_endonyms_locales_and_charsets():
+    english, french = set(language_substrings("en")), set(language_substrings("fra"))
+    assert {"en", "eng", "english", "en-gb", "en_gb", "en-us", "en-001", "e", "iso-8859-1", "cp1252"} <= english
+    assert {"fr", "fra", "fre", "french", "français", "francais", "fran%c3%a7ais", "fr-ca", "fr_ca",
+            "fr-be", "f"} <= french
+    assert {"koi8-r", "cp1251", "windows-1251", "rus", "ru", "русский"} <= set(language_substrings("ru"))
+    assert {"shift_jis", "shift-jis", "euc-jp", "ja", "jpn", "japanese", "日本語"} <= set(language_substrings("ja"))
+    assert {"big5", "gb2312", "zh-hant-tw", "zh_hans"} <= set(language_substrings("zh"))
+    assert {"is", "isl", "ice", "icelandic", "íslenska", "islenska", "is-is"} <= set(language_substrings("is"))
+    assert "gb" not in english  # a country, not a language: left to the learned extension
+
+
+def test_lss_list_is_user_extensible(tmp_path):
+    extra = tmp_path / "lss.yaml"
+    extra.write_text("query_keys: [sprache]\nlanguage_keys: [sprachid]\nlanguages:\n  isl:\n"
+                     "    extra: [islandic-version]\n    charsets: [x-mac-icelandic]\n")
+    stripper = build_stripper(("en", "is"), (str(extra),))
+    assert {"islandic-version", "x-mac-icelandic", "x_mac_icelandic"} <= set(stripper.substrings)
+    assert stripper.handle("http://a.com/islandic-version/page?sprache=is&sprachid=12") == "a.com/page"
+    assert "islandic-version" not in build_stripper(("en", "is")).substrings
+    with pytest.raises(FileNotFoundError):
+        build_stripper(("en", "is"), (str(tmp_path / "missing.yaml"),))
+
+
+@pytest.mark.parametrize("url", [
+    "http://example.com/energy/", "http://example.com/frenchfries", "http://example.com/english2/page",
+    "http://example.com/fresh/enfr.html", "http://example.com/page?q=eng2&hl=fresh", "http://example.com/defr/",
+    "http://frontier.com/entry",
+])
+def test_lss_are_stripped_only_as_tokens(url):
+    assert EN_FR.handle(url) == url.split("://", 1)[1].replace("?", "&")
+
+
+@pytest.mark.parametrize("src, trg", [
+    ("http://example.com/en/about/team.html", "http://example.com/fr/about/team.html"),
+    ("http://example.com/page.php?lang=en", "http://example.com/page.php?lang=fr"),
+    ("http://example.com/page.php?lang=EN&id=7", "https://example.com/page.php?id=7&lang=FR"),
+    ("http://example.com/docs/page-en.html", "http://example.com/docs/page-fr.html"),
+    ("http://example.com/docs/page_eng.htm", "http://example.com/docs/page_fra.htm"),
+    ("http://en.example.com/news/1", "http://fr.example.com/news/1"),
+    ("http://example.com/english/guide/", "http://example.com/francais/guide/"),
+    ("http://example.com/English/guide/", "http://example.com/Français/guide/"),
+    ("http://example.com/en_US/Main+Site/x.aspx", "http://example.com/fr_CA/Main+Site/x.aspx"),
+    ("http://example.com/en-gb/shop", "http://example.com/fr-fr/shop"),
+    ("http://example.com/report_e.htm", "http://example.com/report_f.htm"),
+    ("http://example.com/page.html", "http://example.com/page.html?lang=fr"),
+    ("http://example.com/index.php?article_id=7&clang=1", "http://example.com/index.php?clang=2&article_id=7"),
+    ("http://example.com/index.php?lang=1&id=7", "http://example.com/index.php?id=7"),
+    ("http://example.com/products/", "http://example.com/fr/products/"),
+    ("http://example.com/iso-8859-1/a", "http://example.com/windows-1252/a"),
+    ("http://example.com/fran%C3%A7ais/a", "http://example.com/english/a"),
+    ("http://example.com/en/a#top", "http://example.com/fr/a#haut"),
+])
+def test_translations_get_equal_handles(src, trg):
+    assert EN_FR.handle(src) == EN_FR.handle(trg)
+
+
+def test_different_pages_keep_different_handles():
+    assert EN_FR.handle("http://example.com/en/a.html") != EN_FR.handle("http://example.com/fr/b.html")
+    assert EN_FR.handle("http://example.com/en/a.html") != EN_FR.handle("http://other.com/fr/a.html")
+    assert EN_FR.handle("http://x.com/p?id=1&lang=en") != EN_FR.handle("http://x.com/p?id=2&lang=fr")
+
+
+def test_alternation_matches_like_a_longest_first_flat_alternation():
+    rng = random.Random(7)
+    words = {"".join(rng.choice("ab-c") for _ in range(rng.randint(1, 4))) for _ in range(60)}
+    trie = re.compile(f"/(?:{handles.alternation(words)})(?![^/])")
+    flat = re.compile("/(?:" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + ")(?![^/])")
+    for _ in range(500):
+        text = "/".join("".join(rng.choice("ab-c") for _ in range(rng.randint(0, 5))) for _ in range(4))
+        assert trie.sub("", text) == flat.sub("", text), text
+
+
+def test_naive_stripper_only_knows_its_tokens():
+    naive = plain_stripper(["en", "fr"])
+    assert naive.handle("http://x.com/en/a") == naive.handle("http://x.com/fr/a") == "x.com/a"
+    assert naive.handle("http://x.com/english/a") != naive.handle("http://x.com/francais/a")
+
+
+@pytest.mark.parametrize("url, reason", [
+    ("", "empty_url"), (None, "empty_url"), ("   ", "empty_url"),
+    ("http://x.com/" + "a" * 9000, "url_too_long"),
+    ("not a url", "unparsable_url"), ("http://", "unparsable_url"), ("http:///path", "unparsable_url"),
+    ("http://host:99999/", "unparsable_url"), ("http://[::1/x", "unparsable_url"), ("http://a b.com/", "unparsable_url"),
+    ("http://x.com/fr/", None), ("http://user:pw@x.com:8080/en?a=1#f", None), ("http://[::1]:80/fr/", None),
+    ("http://bücher.de/en/", None), ("http://xn--bcher-kva.de/en/", None), ("http://x.com/a%20b/fr", None),
+])
+def test_url_problems(url, reason):
+    assert url_problem(url) == reason
+
+
+def test_url_flags_count_idn_hosts_and_percent_encoding():
+    assert handles.url_flags("http://bücher.de/en/") == ["idn_host"]
+    assert handles.url_flags("http://xn--bcher-kva.de/fran%C3%A7ais/") == ["idn_host", "percent_encoded"]
+    assert handles.url_flags("http://x.com/a") == []
+    assert EN_FR.handle("http://bücher.de/en/x") == EN_FR.handle("http://BÜCHER.de/fr/x") == "bücher.de/x"
+
+
+def _host_urls(host, marker, lang, n, start=0):
+    return [(host, f"http://{host}/{marker}/item-{i}.html", lang) for i in range(start, start + n)]
+
+
+def test_learned_lss_finds_host_specific_markers():
+    rows = _host_urls("shop.example", "gb", "eng", 20) + _host_urls("shop.example", "frx", "fra", 18)
+    rows += [("shop.example", "http://shop.example/gb/frx-story.html", "eng")]  # 'frx' in 1 of 21 English URLs
+    rows += _host_urls("small.example", "gb", "eng", 3) + _host_urls("small.example", "frx", "fra", 3)
+    frame = pd.DataFrame(rows, columns=["host", "url", "lang"])
+    learned = learn_lss(frame, "eng", "fra", EN_FR.known)
+    found = {(r.host, r.token, r.lang) for r in learned.itertuples()}
+    assert ("shop.example", "gb", "eng") in found and ("shop.example", "frx", "fra") in found
+    assert not any(token in {"item", "html"} for _, token, _ in found)  # in both languages' URLs
+    assert not any(host == "small.example" for host, _, _ in found)  # under min_support
+    pairs, stats, _ = handles.strand_candidates(frame, EN_FR, "eng", "fra", learn=True)
+    assert ("http://shop.example/gb/item-3.html", "http://shop.example/frx/item-3.html") in set(
+        zip(pairs["src_url"], pairs["trg_url"]))
+    without, _, _ = handles.strand_candidates(frame, EN_FR, "eng", "fra", learn=False)
+    assert without.empty and stats["learned_tokens"] >= 2 and stats["hosts_with_learned_tokens"] == 1
+
+
+def test_learned_tokens_keep_key_value_and_skip_known_lss():
+    assert handles.url_tokens("http://h.de/index.php?article_id=1084&clang=1#x") == {
+        "index", "php", "article", "id=1084", "clang=1"}
+    assert handles.is_known_token("lang=fr", EN_FR.known) and handles.is_known_token("en", EN_FR.known)
+    assert not handles.is_known_token("clang=1", EN_FR.known)
+    assert handles.is_known_token("clang=1", EN_FR.known, EN_FR.language_keys)
+
+
+def test_strand_pairs_cap_buckets_and_count():
+    rows = [("c.com", f"http://c.com/{m}/p", "eng") for m in ("en", "english", "eng")]
+    rows += [("c.com", f"http://c.com/{m}/p", "fra") for m in ("fr", "francais")]
+    rows += [("c.com", "http://c.com/en/alone", "eng")]
+    frame = pd.DataFrame(rows, columns=["host", "url", "lang"])
+    frame["handle"] = EN_FR.handles(frame["url"])
+    pairs, stats = strand_pairs(frame, "eng", "fra", max_bucket=2)
+    assert len(pairs) == 4 and set(pairs["handle"]) == {"c.com/p"}
+    assert stats == {"buckets": 2, "buckets_with_both_languages": 1, "capped_buckets": 1, "urls_capped": 1,
+                     "largest_bucket": 5, "candidate_pairs": 4}
+    assert pairs["score"].between(0, 1).all()
+
+
+@pytest.mark.slow
+def test_jvm_and_python_agree(spark, shared_data):
+    from pyspark.sql import functions as F
+
+    urls = [line.split()[i] for line in (shared_data / "wmt16" / "train.pairs").read_text().splitlines()
+            for i in (0, 1) if len(line.split()) == 2]
+    urls += ["http://x.com/index.php?lang=EN&id=3", "HTTP://X.COM/FRANÇAIS/a", "http://x.com/Fran%C3%A7ais/a?hl=FR#x",
+             "http://bücher.de/en/", "http://x.com/İstanbul/en", "http://[::1]:80/fr/", "http://a@b@host/fr",
+             "http://host:65535/fr", "http://host:65536/fr", "ftp://x", "not a url", "", "http:///x",
+             "http://x.com/a b/en/", "http://x.com/" + "e/" * 5000, "http://x.com/p?x=1&lang=fr&y=2;hl=en"]
+    frame = spark.createDataFrame([(u,) for u in urls], "url string")
+    url = F.col("url")
+    rows = frame.select("url", handles.handle_column(url, EN_FR).alias("handle"),
+                        handles.url_problem_column(url).alias("problem"),
+                        handles.url_tokens_column(url, EN_FR.known, EN_FR.language_keys).alias("tokens")).collect()
+    for row in rows:
+        assert row["problem"] == url_problem(row["url"]), row["url"]
+        assert row["handle"] == EN_FR.handle(row["url"]), row["url"]
+        assert set(row["tokens"]) == {t for t in handles.url_tokens(row["url"])
+                                      if not handles.is_known_token(t, EN_FR.known, EN_FR.language_keys)}, row["url"]
+    learned = spark.createDataFrame([("h", t) for t in ("gb", "clang=1", "frx", "a")], "host string, token string")
+    pattern = learned.groupBy("host").agg(handles.learned_pattern_column(F.col("token")).alias("p")).first()["p"]
+    assert pattern == handles.learned_pattern(["gb", "clang=1", "frx", "a"])
