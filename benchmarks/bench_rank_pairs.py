@@ -1,0 +1,362 @@
+"""rank-pairs at scale: blocking vs the Cartesian product, end-to-end pairs per core-second, a 1M-URL run.
+
+1. blocking: candidate pairs kept vs the Cartesian product (per site and language pair) and the
+   share of true pairs kept, on a cdx-only sample archive (udfs.sample_archive; a synthetic URL
+   set when that package is missing): token-Jaccard top-k, + STRAND handles, + the exhaustive
+   product of small groups, and (an estimate, cdx-only has no docs) + switcher links.
+2. end to end: `rank-pairs` in a local[2] Spark session with n-gram models trained here (the pair
+   model on a second archive, other hosts); pairs scored per core-second against the pair model
+   alone on the same pairs in this process (the baseline), and true pairs kept after the cascade.
+3. --million: a 1,000,000-URL cdx-only sample archive ranked on this machine; peak memory of the
+   driver + JVM + Python workers (psutil, sampled every 0.5 s) and wall time.
+
+    .venv/bin/python benchmarks/bench_rank_pairs.py [--hosts 60] [--million] [--work /tmp/bench-rank-pairs]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Self
+
+import numpy as np
+import pandas as pd
+import psutil
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from udfs import blocking
+
+CORES = 2
+
+
+# ---- inputs: a sample archive (or synthetic URLs) as a `urls` frame and true pairs ----------------
+def sample_archive(out: Path, hosts: int, seed: int, pages_per_host: int | None = None, langs=None) -> Path | None:
+    """A cdx-only sample archive under `out` (reused when present); None without udfs.sample_archive."""
+    try:
+        from udfs.sample_archive import generate
+    except ImportError:
+        return None
+    if not (out / "truth" / "pairs.parquet").exists():
+        generate(str(out), hosts=hosts, seed=seed, langs=langs, cdx_only=True, pages_per_host=pages_per_host,
+                 progress=True, verbose=False, workers=CORES)
+    return out
+
+
+def archive_urls_table(archive: Path) -> pa.Table:
+    """The columnar index of an archive as a `urls` table (HTML 200 captures, one row per URL)."""
+    index = pq.read_table(next(archive.glob("cc-index/table/cc-main/warc/crawl=*/subset=warc")),
+                          columns=["url", "url_surtkey", "url_host_name", "url_host_registered_domain",
+                                   "fetch_status", "content_mime_detected", "content_languages"])
+    keep = pc.and_(pc.equal(index["fetch_status"], 200), pc.equal(index["content_mime_detected"], "text/html"))
+    index = index.filter(keep)
+    languages = pc.list_element(pc.split_pattern(pc.fill_null(index["content_languages"], ""), ","), 0)
+    languages = pc.if_else(pc.equal(languages, ""), pa.scalar(None, pa.string()), languages)
+    table = pa.table({"url": index["url"], "surt": index["url_surtkey"], "host": index["url_host_name"],
+                      "domain": index["url_host_registered_domain"], "lang": languages,
+                      "status": pc.cast(index["fetch_status"], pa.string()), "mime": index["content_mime_detected"]})
+    _, first = np.unique(table["url"].to_numpy(zero_copy_only=False), return_index=True)
+    return table.take(pa.array(np.sort(first)))
+
+
+def truth_pairs(archive: Path, urls: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """True pairs whose two URLs are in `urls` with the right languages (and how many the truth has)."""
+    truth = pd.read_parquet(archive / "truth" / "pairs.parquet")
+    language = urls.set_index("url")["lang"]
+    present = truth["src_url"].map(language).eq(truth["src_lang"]) & truth["trg_url"].map(language).eq(truth["trg_lang"])
+    truth = truth[present].copy()
+    truth["style"] = [c.split("+")[1] if "+" in c else "marker-only" for c in truth["convention"]]
+    return truth, len(present)
+
+
+def synthetic_inputs() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fallback without a sample archive: the tests' multi-convention sites, larger."""
+    from tests.test_blocking import synthetic_sites
+
+    frame = synthetic_sites(n_sites=64, pages=300, seed=1)
+    frame["host"] = [u.split("/")[2] for u in frame["url"]]
+    frame["domain"] = frame["site"]
+    paired = frame.dropna(subset=["pair_id"])
+    src = paired[paired["lang"] == "eng"].set_index("pair_id")
+    trg = paired[paired["lang"] == "isl"].set_index("pair_id").loc[src.index]
+    truth = pd.DataFrame({"host": src["host"].to_numpy(), "src_url": src["url"].to_numpy(),
+                          "trg_url": trg["url"].to_numpy(), "src_lang": "eng", "trg_lang": "isl",
+                          "convention": "synthetic", "switcher_linked": False, "style": "marker-only"})
+    return frame, truth
+
+
+# ---- 1. blocking ------------------------------------------------------------------------------------
+def blocking_candidates(urls: pd.DataFrame, languages: tuple[str, str], exhaustive_max_pairs: int, k: int = 5
+                        ) -> tuple[set, set, int]:
+    """(similar/exhaustive pairs, handle pairs, Cartesian size) for one language pair, per language-neutral site."""
+    from udfs import handles
+
+    markers = blocking.language_markers(languages)
+    pool = urls[urls["lang"].isin(languages)].copy()
+    pool["site"] = [blocking.neutral_host(h, d, markers) for h, d in zip(pool["host"], pool["domain"])]
+    similar, cartesian = set(), 0
+    for site, group in pool.groupby("site"):
+        counts = group["lang"].value_counts()
+        cartesian += int(counts.get(languages[0], 0)) * int(counts.get(languages[1], 0))
+        pairs = blocking.similar_pairs_for_group(group.assign(host=site), *languages, k, 5000, 2_000_000,
+                                                 exhaustive_max_pairs=exhaustive_max_pairs)
+        similar |= set(zip(pairs["src_url"], pairs["trg_url"]))
+    stripper = handles.build_stripper(languages)
+    handle_pairs, _, _ = handles.strand_candidates(pool.assign(host=pool["site"]), stripper, *languages, learn=True)
+    handle_set = set(zip(handle_pairs["src_url"], handle_pairs["trg_url"]))
+    return similar, handle_set, cartesian
+
+
+def bench_blocking(urls: pd.DataFrame, truth: pd.DataFrame, budgets: tuple[int, ...]) -> list[dict]:
+    rows = []
+    for budget in budgets:
+        totals = {"similar": 0, "with_handles": 0, "cartesian": 0}
+        kept = {"similar": [], "with_handles": [], "with_links_estimate": []}
+        started = time.monotonic()
+        for (src_lang, trg_lang), pairs in truth.groupby(["src_lang", "trg_lang"]):
+            similar, handle_set, cartesian = blocking_candidates(urls, (src_lang, trg_lang), budget)
+            union = similar | handle_set
+            totals["similar"] += len(similar)
+            totals["with_handles"] += len(union)
+            totals["cartesian"] += cartesian
+            found = pd.Series([(s, t) in similar for s, t in zip(pairs["src_url"], pairs["trg_url"])],
+                              index=pairs.index)
+            with_handles = found | pd.Series([(s, t) in handle_set for s, t in zip(pairs["src_url"],
+                                                                                 pairs["trg_url"])], index=pairs.index)
+            kept["similar"].append(found)
+            kept["with_handles"].append(with_handles)
+            kept["with_links_estimate"].append(with_handles | pairs["switcher_linked"].astype(bool))
+        seconds = time.monotonic() - started
+        for name in ("similar", "with_handles", "with_links_estimate"):
+            hits = pd.concat(kept[name])
+            row = {"exhaustive_max_pairs": budget, "blockers": name,
+                   "candidates": totals.get(name, totals["with_handles"]), "cartesian": totals["cartesian"],
+                   "true_kept": round(float(hits.mean()), 4), "seconds": round(seconds, 1)}
+            row["ratio"] = round(row["candidates"] / max(1, row["cartesian"]), 4)
+            for style, part in hits.groupby(truth.loc[hits.index, "style"]):
+                row[f"kept_{style}"] = round(float(part.mean()), 4)
+            rows.append(row)
+    return rows
+
+
+# ---- 2./3. the job --------------------------------------------------------------------------------
+class PeakMemory:
+    """Peak resident memory of this process and all its descendants (driver, JVM, Python workers)."""
+
+    def __init__(self, interval: float = 0.5) -> None:
+        self.interval, self.peak, self.peak_by_kind = interval, 0, {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        me = psutil.Process(os.getpid())
+        while not self._stop.is_set():
+            total, by_kind = 0, {}
+            for process in [me, *me.children(recursive=True)]:
+                try:
+                    rss = process.memory_info().rss
+                    kind = "jvm" if "java" in process.name() else ("driver" if process.pid == me.pid else "workers")
+                except psutil.Error:
+                    continue
+                total += rss
+                by_kind[kind] = by_kind.get(kind, 0) + rss
+            if total > self.peak:
+                self.peak, self.peak_by_kind = total, by_kind
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def write_urls(table: pa.Table, root: Path) -> None:
+    (root / "urls").mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, root / "urls" / "part-00000.parquet", row_group_size=100_000)
+    (root / "urls" / "_SUCCESS").write_text("")
+
+
+def train_models(work: Path, urls: pd.DataFrame, pair_truth: pd.DataFrame, max_minutes: float) -> dict:
+    """Hashed n-gram url2lang (on these URLs' CDX languages) and pair model (on another archive's truth)."""
+    from udfs.url_models import training
+
+    config = training.TrainingConfig(backend="ngram", max_epochs=4, max_minutes=max_minutes, seed=0)
+    models = {}
+    if not (work / "url2lang").exists():
+        labelled = urls.dropna(subset=["lang"])
+        frame = labelled.sample(min(60_000, len(labelled)), random_state=0)[["url", "host", "lang"]]
+        frame["split"] = training.split_by_host(frame["host"], 0.1, 0.0).to_numpy()
+        training.write_model_dir(training.train_model("url2lang", frame, config, {"source": "bench"}),
+                                 str(work / "url2lang"))
+    if not (work / "pairs").exists():
+        examples = training.pair_examples(pair_truth.assign(label=1), dev_fraction=0.1, test_fraction=0.0)
+        training.write_model_dir(training.train_model("pairs", examples, config, {"source": "bench"}),
+                                 str(work / "pairs"))
+    models["lang"], models["pairs"] = str(work / "url2lang"), str(work / "pairs")
+    return models
+
+
+def spark_session(memory: str = "4g"):
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (SparkSession.builder.master(f"local[{CORES}]").appName("bench-rank-pairs")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "16").config("spark.driver.memory", memory)
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "5000").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def run_rank_pairs(spark, root: Path, langs: str, models: dict, extra: list[str] = ()) -> tuple[dict, PeakMemory]:
+    from jobs.rank_pairs import RankPairs
+
+    argv = ["--root", str(root), "--langs", langs, "--lang-model", models["lang"], "--pair-model", models["pairs"],
+            "--force", *extra]
+    with PeakMemory() as memory:
+        report = RankPairs().use_spark(spark).run(argv)
+    return report, memory
+
+
+def model_baseline(models: dict, root: Path, limit: int = 200_000) -> dict:
+    """The pair model alone, in this process, on scored pairs: pairs per core-second (one core)."""
+    import torch
+
+    from udfs.url_models import load_model
+
+    torch.set_num_threads(1)
+    pairs = pd.read_parquet(root / "scored_pairs", columns=["src_url", "trg_url"]).head(limit)
+    model = load_model(models["pairs"])
+    started = time.process_time()
+    for start in range(0, len(pairs), 8192):
+        model.predict_parallel(pairs["src_url"].iloc[start:start + 8192].tolist(),
+                               pairs["trg_url"].iloc[start:start + 8192].tolist())
+    seconds = time.process_time() - started
+    return {"pairs": len(pairs), "cpu_seconds": round(seconds, 2), "pairs_per_core_second": round(len(pairs) / seconds)}
+
+
+def cascade_quality(root: Path, truth: pd.DataFrame, langs: tuple[str, str]) -> dict:
+    """True pairs of the language pair present in scored_pairs, and in the 1-1 alignment (recall, precision)."""
+    wanted = truth[(truth["src_lang"] == langs[0]) & (truth["trg_lang"] == langs[1])]
+    reverse = truth[(truth["src_lang"] == langs[1]) & (truth["trg_lang"] == langs[0])]
+    gold = set(zip(wanted["src_url"], wanted["trg_url"])) | set(zip(reverse["trg_url"], reverse["src_url"]))
+    scored = pd.read_parquet(root / "scored_pairs", columns=["src_url", "trg_url"])
+    aligned = pd.read_parquet(root / "alignment", columns=["src_url", "trg_url", "score"])
+    scored_set = set(zip(scored["src_url"], scored["trg_url"]))
+    confident = aligned[aligned["score"] >= 0.5]
+    aligned_set = set(zip(confident["src_url"], confident["trg_url"]))
+    return {"true_pairs": len(gold), "kept_in_scored_pairs": round(len(gold & scored_set) / max(1, len(gold)), 4),
+            "aligned_recall_at_0.5": round(len(gold & aligned_set) / max(1, len(gold)), 4),
+            "aligned_precision_at_0.5": round(len(gold & aligned_set) / max(1, len(aligned_set)), 4)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--work", default="/tmp/bench-rank-pairs")
+    parser.add_argument("--million", action="store_true", help="also rank a 1,000,000-URL cdx-only archive")
+    parser.add_argument("--million-urls", type=int, default=1_000_000)
+    parser.add_argument("--million-pages-per-host", type=int, default=330,
+                        help="mean pages per host of the 1M archive (large values make huge, skewed sites)")
+    parser.add_argument("--million-langs", default=None,
+                        help="languages of the 1M archive, e.g. eng,isl,fra (default: the sample mix)")
+    parser.add_argument("--skip-blocking", action="store_true")
+    parser.add_argument("--train-minutes", type=float, default=3.0)
+    args = parser.parse_args(argv)
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    results: dict = {"load_average": os.getloadavg()}
+
+    archive = sample_archive(work / "archive", args.hosts, args.seed)
+    if archive is None:
+        print("udfs.sample_archive not importable: synthetic URL set (tests/test_blocking.synthetic_sites)")
+        urls, truth = synthetic_inputs()
+        table = pa.Table.from_pandas(urls[["url", "host", "domain", "lang"]], preserve_index=False)
+    else:
+        table = archive_urls_table(archive)
+        urls = table.to_pandas()
+        truth, truth_all = truth_pairs(archive, urls)
+        print(f"sample archive: {len(urls)} HTML URLs, {truth_all} true pairs, {len(truth)} with both URLs captured")
+    if not args.skip_blocking:
+        print("\n1. blocking (all language pairs of the truth; candidates vs Cartesian per site)")
+        results["blocking"] = bench_blocking(urls, truth, budgets=(0, 10_000))
+        print(pd.DataFrame(results["blocking"]).to_string(index=False))
+
+    if archive is not None:
+        pair_counts = truth.groupby(["src_lang", "trg_lang"]).size().sort_values()
+        langs = tuple(pair_counts.index[-1])
+        print(f"\n2. end to end: rank-pairs --langs {','.join(langs)} on local[{CORES}]")
+        training_archive = sample_archive(work / "training-archive", max(20, args.hosts // 2), args.seed + 1)
+        pair_truth = pd.read_parquet(training_archive / "truth" / "pairs.parquet")
+        models = train_models(work, urls, pair_truth, args.train_minutes)
+        spark = spark_session()
+        root = work / "root"
+        write_urls(table, root)
+        report, memory = run_rank_pairs(spark, root, ",".join(langs), models)
+        metrics = report["metrics"]
+        job_seconds = report["seconds"]
+        end_to_end = {"urls": report["inputs"]["urls"], "pairs_scored": metrics["pairs_scored_fast"],
+                      "job_seconds": job_seconds,
+                      "pairs_per_core_second": round(metrics["pairs_scored_fast"] / (job_seconds * CORES), 1),
+                      "peak_memory_gib": round(memory.peak / 2**30, 2),
+                      "candidates_vs_cartesian": metrics["candidates_vs_cartesian"],
+                      "scored_vs_cartesian": metrics["scored_vs_cartesian"],
+                      "candidates_per_source": metrics["candidates_per_source"]}
+        baseline = model_baseline(models, root)
+        end_to_end["model_alone_pairs_per_core_second"] = baseline["pairs_per_core_second"]
+        end_to_end["ratio_vs_model_alone"] = round(end_to_end["pairs_per_core_second"]
+                                                   / baseline["pairs_per_core_second"], 3)
+        end_to_end.update(cascade_quality(root, truth, langs))
+        results["end_to_end"] = end_to_end
+        print(json.dumps(end_to_end, indent=1))
+        if args.million:
+            results["million"] = bench_million(spark, work, args, models, langs)
+            print(json.dumps(results["million"], indent=1))
+        spark.stop()
+    (work / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    print(f"\nresults: {work / 'results.json'}")
+    return 0
+
+
+def bench_million(spark, work: Path, args, models: dict, langs: tuple[str, str]) -> dict:
+    """Rank a cdx-only sample archive of ~args.million_urls HTML URLs; peak memory and time."""
+    pages_per_host = args.million_pages_per_host
+    hosts = int(np.ceil(args.million_urls / (pages_per_host * 0.97)))  # ~97% of pages are unique HTML URLs
+    print(f"\n3. {args.million_urls:,}-URL archive: {hosts} hosts, {pages_per_host} pages per host on average")
+    started = time.monotonic()
+    name = f"million-archive-{pages_per_host}-{(args.million_langs or 'mix').replace(',', '-')}"
+    langs_of_archive = args.million_langs.split(",") if args.million_langs else None
+    archive = sample_archive(work / name, hosts, args.seed + 2, pages_per_host, langs_of_archive)
+    generated = time.monotonic() - started
+    table = archive_urls_table(archive)
+    root = work / "million-root"
+    write_urls(table, root)
+    ranked = langs_of_archive[:2] if langs_of_archive else langs
+    report, memory = run_rank_pairs(spark, root, ",".join(ranked), models)
+    metrics = report["metrics"]
+    return {"langs": ",".join(ranked), "urls": report["inputs"]["urls"], "archive_seconds": round(generated), "job_seconds": report["seconds"],
+            "peak_memory_gib": round(memory.peak / 2**30, 2),
+            "peak_by_process_gib": {k: round(v / 2**30, 2) for k, v in memory.peak_by_kind.items()},
+            "kept_urls": report["kept"], "pairs_scored": metrics["pairs_scored_fast"],
+            "pairs_per_core_second": round(metrics["pairs_scored_fast"] / (report["seconds"] * CORES), 1),
+            "sites": metrics["sites"], "sites_split": metrics["sites_split"], "groups": metrics["groups"],
+            "groups_chunked": metrics["groups_chunked"], "urls_capped": metrics["urls_capped"],
+            "largest_site_urls": int(pd.read_parquet(root / "rank_hosts").eval("n_urls_src + n_urls_trg").max()),
+            "candidates_vs_cartesian": metrics["candidates_vs_cartesian"], "balanced": report["balanced"],
+            "load_average": os.getloadavg()}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

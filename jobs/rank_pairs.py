@@ -1,0 +1,227 @@
+"""rank-pairs: candidate URL pairs per site by blocking, scored by a model cascade, aligned 1-1.
+
+Per site (a host without its language subdomain: en.example.is and example.is are one
+site), URLs of the two languages are paired by three blockers — STRAND handle buckets
+(the `candidates` table), token-Jaccard top-k (udfs/blocking.py) and language-switcher
+links (the `docs` table) — never by the Cartesian product. Huge sites are split into
+bounded groups by language-neutral path prefix, then by handle hash, before any
+applyInPandas. The fast pair model scores every candidate, the rescoring model the
+top-k per URL; a greedy 1-1 alignment per group (conflicts across groups resolved per
+target) gives `alignment`. `rank_hosts` keeps per-site URL counts and splits for `shortlist`.
+"""
+from __future__ import annotations
+
+import functools
+import uuid
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from jobs.base import ConfigError, Job
+from udfs import blocking, ranking, storage
+from udfs.blocking import bind
+from udfs.langs import parse_lang_pair
+
+URL_BAD = "missing_url_or_host"
+HTML_MIMES = ("text/html", "application/xhtml+xml")
+
+
+class RankPairs(Job):
+    name = "rank-pairs"
+    description = "candidate URL pairs per site (handles, token similarity, links) scored by a model cascade"
+    outputs = ("scored_pairs", "alignment", "rank_hosts")
+
+    def add_arguments(self, parser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--langs", required=True, help="language pair, e.g. en,is (src first)")
+        parser.add_argument("--lang-model", help="url2lang model dir, for URLs without a CDX language")
+        parser.add_argument("--pair-model", required=True, help="fast pair model dir: scores every candidate")
+        parser.add_argument("--rescore-model", help="slow pair model dir: rescores the top-k per URL")
+        parser.add_argument("--top-k", type=int, default=5, help="similar URLs kept per URL, and rescored per URL")
+        parser.add_argument("--rescore-top-k", type=int, help="pairs per URL the rescoring model rescores "
+                            "(default: --top-k)")
+        parser.add_argument("--max-group-urls", type=int, default=5000, help="URLs per blocking group")
+        parser.add_argument("--lsh-min-pairs", type=int, default=2_000_000,
+                            help="groups whose src x trg product reaches this use MinHash/LSH, not exact Jaccard")
+        parser.add_argument("--exhaustive-max-pairs", type=int, default=10_000,
+                            help="groups whose src x trg product is at most this get every pair as a candidate "
+                                 "(the fast model then keeps the top-k per URL); 0 disables")
+        parser.add_argument("--split-depth", type=int, default=3, help="path prefix levels tried when splitting")
+        parser.add_argument("--lang-threshold", type=float, default=0.5, help="min url2lang probability")
+        parser.add_argument("--align-min-score", type=float, default=0.1, help="min score of an aligned pair")
+        parser.add_argument("--group-by", choices=["site", "host", "domain"], default="site",
+                            help="what a 'host' is: language-neutral host (default), exact host, registered domain")
+
+    def validate_arguments(self, args) -> None:
+        super().validate_arguments(args)
+        try:
+            self.languages = parse_lang_pair(args.langs)
+        except ValueError as error:
+            raise ConfigError(str(error)) from error
+        if args.top_k < 1 or args.max_group_urls < 2 or args.split_depth < 0:
+            raise ConfigError("--top-k must be >= 1, --max-group-urls >= 2, --split-depth >= 0")
+        if not 0 <= args.lang_threshold <= 1:
+            raise ConfigError("--lang-threshold must be between 0 and 1")
+
+    def process(self) -> None:
+        self.staged: dict[str, str] = {}
+        try:
+            self.rank(self.read_table("urls"))
+        finally:
+            for path in self.staged.values():
+                storage.delete_dir(path)
+
+    def rank(self, urls: DataFrame) -> None:
+        labelled = self.stage(self.label_urls(urls), "urls")
+        statuses = self.count_by(labelled, "url_status")
+        self.report.input("urls", sum(statuses.values()))
+        self.report.add_counts(statuses, bad_reasons=(URL_BAD,))
+        kept = self.stage(blocking.bounded_groups(labelled.filter(F.col("url_status") == "ok"), self.languages,
+                                                  self.args.max_group_urls, self.args.split_depth), "groups")
+        pairs = self.stage(self.candidate_pairs(kept), "pairs")
+        combinations = self.count_by(pairs, "source")
+        self.report.metric("pairs_after_dedup", sum(combinations.values()))
+        self.report.metric("candidates_per_source", {
+            source: sum(n for combination, n in combinations.items() if source in combination.split(","))
+            for source in sorted({s for combination in combinations for s in combination.split(",")})})
+        scored = pairs.groupBy("host", "group_key").applyInPandas(
+            bind(ranking.score_group_with_models, fast_model=self.args.pair_model,
+                 rescore_model=self.args.rescore_model, rescore_top_k=self.args.rescore_top_k or self.args.top_k,
+                 keep_top_k=self.args.top_k),
+            ranking.SCORED_SCHEMA)
+        self.write_table(scored, "scored_pairs")
+        self.write_alignment(self.read_table("scored_pairs"))
+        self.write_table(ranking.site_summary(kept, self.languages, self.args.max_group_urls)
+                         .withColumn("grouped_by", F.lit(self.args.group_by)), "rank_hosts")
+        self.report_metrics(kept, self.read_table("scored_pairs"))
+
+    def stage(self, frame: DataFrame, name: str) -> DataFrame:
+        """Materialise an intermediate table under <root>/_tmp and read it back: a short plan, no recomputation."""
+        path = storage.join(self.args.root, "_tmp", f"rank-pairs-{name}-{uuid.uuid4().hex[:8]}")
+        frame.write.mode("overwrite").parquet(storage.to_hadoop(path))
+        self.staged[name] = path
+        return self.spark.read.parquet(storage.to_hadoop(path))
+
+    # ---- URLs: status, language, site ----------------------------------------------------
+    def label_urls(self, urls: DataFrame) -> DataFrame:
+        """Every URL once with url_status 'ok' or the reason it is left out; lang, p_lang, site."""
+        columns = set(urls.columns)
+        status = F.when(F.col("url").isNull() | F.col("host").isNull(), F.lit(URL_BAD))
+        if "status" in columns:
+            status = status.when(~F.col("status").cast("string").startswith("2"), "status_not_2xx")
+        if "mime" in columns:
+            status = status.when(~F.lower(F.col("mime")).isin(*HTML_MIMES), "not_html")
+        first = Window.partitionBy("url").orderBy(F.col("lang").isNull(), F.col("lang"))
+        frame = (urls.select("url", "host", F.col("domain") if "domain" in columns else F.lit(None).alias("domain"),
+                             "lang", "surt" if "surt" in columns else F.lit(None).cast("string").alias("surt"),
+                             status.alias("url_status"))
+                 .withColumn("url_status", F.when(F.col("url_status").isNull() & (F.row_number().over(first) > 1),
+                                                  "duplicate_url").otherwise(F.col("url_status"))))
+        frame = self.with_languages(frame)
+        return self.with_sites(frame)
+
+    def with_languages(self, frame: DataFrame) -> DataFrame:
+        pending = F.col("url_status").isNull()
+        needs_model = frame.filter(pending & F.col("lang").isNull())
+        predicted = needs_model.mapInPandas(
+            bind(ranking.assign_languages_with_model, languages=self.languages, lang_model=self.args.lang_model,
+                 threshold=self.args.lang_threshold),
+            ranking.LANGUAGE_SCHEMA)
+        known = (frame.filter(~(pending & F.col("lang").isNull()))
+                 .withColumn("p_lang", F.lit(1.0)).withColumn("lang_source", F.lit("cdx"))
+                 .withColumn("url_status", F.coalesce("url_status", F.when(F.col("lang").isin(*self.languages), "ok")
+                                                      .otherwise(ranking.LANGUAGE_OTHER))))
+        return known.unionByName(predicted)
+
+    def with_sites(self, frame: DataFrame) -> DataFrame:
+        """Add `site` (the output `host`); URLs of sites lacking one of the languages are filtered."""
+        if self.args.group_by == "host":
+            frame = frame.withColumn("site", F.col("host"))
+        elif self.args.group_by == "domain":
+            frame = frame.withColumn("site", F.coalesce("domain", "host"))
+        else:
+            hosts = frame.select("host", "domain").where(F.col("host").isNotNull()).distinct()
+            sites = hosts.mapInPandas(bind(blocking.sites_of_hosts, languages=self.languages),
+                                      "host string, domain string, site string")
+            frame = frame.join(sites, ["host", "domain"], "left").withColumn("site", F.coalesce("site", "host"))
+        ok = F.col("url_status") == "ok"
+        both = (frame.filter(ok).groupBy("site").agg(F.countDistinct("lang").alias("n_langs"))
+                .filter(F.col("n_langs") == 2).select("site", F.lit(True).alias("bilingual")))
+        return (frame.join(both, "site", "left")
+                .withColumn("url_status", F.when(ok & F.col("bilingual").isNull(), "site_one_language")
+                            .otherwise(F.col("url_status"))).drop("bilingual"))
+
+    # ---- candidates from the three blockers ----------------------------------------------
+    def candidate_pairs(self, kept: DataFrame) -> DataFrame:
+        """Distinct (site, src_url, trg_url) with their sources joined ('handle,similar') and URL attributes."""
+        similar = kept.select(F.col("site").alias("host"), "group_key", "url", "lang", "domain").groupBy(
+            "host", "group_key").applyInPandas(
+            bind(blocking.similar_pairs_for_group_frame, languages=self.languages, k=self.args.top_k,
+                 max_urls=self.args.max_group_urls, lsh_min_pairs=self.args.lsh_min_pairs,
+                 strip_to="domain" if self.args.group_by == "domain" else "host",
+                 exhaustive_max_pairs=self.args.exhaustive_max_pairs), blocking.SIMILAR_SCHEMA)
+        sources = [similar.select("host", "src_url", "trg_url", F.when(F.col("top_k"), "similar").otherwise(
+            ranking.EXHAUSTIVE_SOURCE).alias("source"), F.lit(None).cast("string").alias("handle"))]
+        if self.table_exists("candidates"):
+            sources.append(self.orient(self.read_table("candidates"), kept, "handle"))
+        if self.table_exists("docs"):
+            sources.append(self.orient(blocking.link_pairs(self.read_table("docs"), kept), kept, "link"))
+        union = functools.reduce(DataFrame.unionByName, sources)
+        src = kept.select(F.col("url").alias("src_url"), F.col("p_lang").alias("p_src_lang"), "group_key")
+        trg = kept.select(F.col("url").alias("trg_url"), F.col("p_lang").alias("p_trg_lang"))
+        return (union.groupBy("host", "src_url", "trg_url")
+                .agg(F.array_join(F.array_sort(F.collect_set("source")), ",").alias("source"),
+                     F.max("handle").alias("handle"))
+                .join(src, "src_url").join(trg, "trg_url")
+                .withColumn("src_lang", F.lit(self.languages[0])).withColumn("trg_lang", F.lit(self.languages[1])))
+
+    def orient(self, pairs: DataFrame, kept: DataFrame, source: str) -> DataFrame:
+        """Pairs of kept URLs of one site in the two languages (src first); the rest counted by reason."""
+        checked = blocking.orient_pairs(pairs, kept, self.languages[0])
+        for why, count in self.count_by(checked, "reason").items():
+            self.report.metric(f"{source}_candidates_{why}", count)
+        return checked.filter(F.col("reason") == "ok").select("host", "src_url", "trg_url", F.lit(source).alias(
+            "source"), "handle")
+
+    # ---- outputs -------------------------------------------------------------------------
+    def write_alignment(self, scored: DataFrame) -> None:
+        aligned = (scored.filter(F.col("score") >= self.args.align_min_score)
+                   .groupBy("host", "group_key").applyInPandas(ranking.align_group, scored.schema))
+        best_for_target = Window.partitionBy("trg_url").orderBy(F.desc("score"), "src_url")
+        aligned = self.stage(aligned.withColumn("target_rank", F.row_number().over(best_for_target)), "alignment")
+        self.report.metric("alignment_cross_group_conflicts", aligned.filter(F.col("target_rank") > 1).count())
+        self.write_table(aligned.filter(F.col("target_rank") == 1).drop("target_rank"), "alignment")
+
+    def report_metrics(self, kept: DataFrame, scored: DataFrame) -> None:
+        metric, data = self.report.metric, self.report.data["metrics"]
+        by_language = kept.groupBy("lang", "lang_source").count().collect()
+        metric("urls_per_language", self.sum_by(by_language, "lang"))
+        metric("urls_language_source", self.sum_by(by_language, "lang_source"))
+        by_stage = scored.groupBy("source", "scored_by").count().collect()
+        kept_pairs = sum(row["count"] for row in by_stage)
+        metric("pairs_by_source_combination", self.sum_by(by_stage, "source"))
+        metric("pairs_scored_fast", data["pairs_after_dedup"])
+        metric("pairs_pruned_after_fast", data["pairs_after_dedup"] - kept_pairs)
+        metric("pairs_rescored", self.sum_by(by_stage, "scored_by").get("rescore", 0))
+        sites = self.read_table("rank_hosts").agg(
+            F.count("*").alias("sites"), F.sum((F.col("n_groups") > 1).cast("int")).alias("sites_split"),
+            F.sum("n_groups").alias("groups"), F.sum("n_groups_chunked").alias("groups_chunked"),
+            F.sum("n_urls_capped").alias("urls_capped"),
+            F.sum(F.col("n_urls_src") * F.col("n_urls_trg")).alias("cartesian_pairs")).first().asDict()
+        for key, value in sites.items():
+            metric(key, int(value or 0))
+        cartesian = sites["cartesian_pairs"] or 0
+        metric("candidates_vs_cartesian", data["pairs_after_dedup"] / cartesian if cartesian else None)
+        metric("scored_vs_cartesian", kept_pairs / cartesian if cartesian else None)
+
+    @staticmethod
+    def sum_by(rows: list, key: str) -> dict[str, int]:
+        """{value of `key`: total count} over collected (key..., count) rows of a small aggregation."""
+        totals: dict[str, int] = {}
+        for row in rows:
+            totals[str(row[key])] = totals.get(str(row[key]), 0) + int(row["count"])
+        return totals
+
+
+if __name__ == "__main__":
+    RankPairs().run()

@@ -1,0 +1,126 @@
+"""shortlist: rank sites by their predicted number of parallel pairs; evaluate against truth or verified pairs.
+
+Reads `rank_hosts` (URLs per language per site) and `alignment` from rank-pairs. A
+site's prediction is its number of 1-1 aligned pairs with score >= --min-score (and
+the sum of aligned scores as `expected_pairs`); the ratio divides by the smaller
+language side. With `verified_pairs` or `--truth truth/pairs.parquet` the ranking is
+compared with true pair counts: Spearman's rho and precision@5/10/20 in the report.
+"""
+from __future__ import annotations
+
+import functools
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from jobs.base import ConfigError, Job
+from udfs.blocking import bind, sites_of_hosts
+from udfs.langs import parse_lang_pair
+from udfs.shortlist import DEFAULT_PRECISION_KS, SHORTLIST_COLUMNS, evaluate_shortlist
+
+
+class ShortlistJob(Job):
+    name = "shortlist"
+    description = "rank sites by predicted parallel pairs (1-1 alignment above a score); Spearman / precision@k"
+    outputs = ("shortlist",)
+
+    def add_arguments(self, parser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--langs", help="language pair to shortlist (default: the pair rank-pairs ranked)")
+        parser.add_argument("--min-score", type=float, default=0.5, help="score of an aligned pair counted")
+        parser.add_argument("--truth", metavar="PARQUET", help="true pairs (host, src_url, trg_url, src_lang, "
+                                                                "trg_lang), e.g. ARCHIVE/truth/pairs.parquet")
+        parser.add_argument("--relevant-min-pairs", type=int, default=5,
+                            help="a site is relevant for precision@k with at least this many true pairs")
+        parser.add_argument("--max-eval-hosts", type=int, default=200_000,
+                            help="evaluate only when at most this many sites are compared (they go to the driver)")
+
+    def validate_arguments(self, args) -> None:
+        super().validate_arguments(args)
+        try:
+            self.languages = parse_lang_pair(args.langs) if args.langs else None
+        except ValueError as error:
+            raise ConfigError(str(error)) from error
+        if not 0 <= args.min_score <= 1 or args.relevant_min_pairs < 1:
+            raise ConfigError("--min-score must be in [0, 1] and --relevant-min-pairs >= 1")
+
+    def process(self) -> None:
+        hosts = self.read_table("rank_hosts")
+        self.report.input("rank_hosts", hosts.count())
+        if self.languages:
+            pair = F.array_sort(F.array("src_lang", "trg_lang"))
+            wanted = hosts.filter(pair == F.array_sort(F.array(*[F.lit(code) for code in self.languages])))
+        else:
+            wanted = hosts
+        kept = wanted.count()
+        self.report.kept(kept)
+        self.report.filtered("other_language_pair", self.report.primary_count - kept)
+        aligned = (self.read_table("alignment").groupBy("host").agg(
+            F.sum((F.col("score") >= self.args.min_score).cast("long")).alias("predicted_pairs"),
+            F.sum("score").alias("expected_pairs")))
+        shortlist = (wanted.join(aligned, "host", "left").fillna(0, ["predicted_pairs", "expected_pairs"])
+                     .withColumn("predicted_ratio", F.coalesce(F.col("predicted_pairs") / F.least(
+                         "n_urls_src", "n_urls_trg"), F.lit(0.0))))
+        # one global order: the shortlist has one row per site holding both languages, not per URL
+        order = Window.orderBy(F.desc("predicted_pairs"), F.desc("predicted_ratio"), "host")
+        rows = self.write_table(shortlist.withColumn("rank", F.row_number().over(order))
+                                .select(*SHORTLIST_COLUMNS), "shortlist")
+        self.evaluate(self.read_table("shortlist"), rows)
+
+    def truth_counts(self) -> tuple[DataFrame | None, bool]:
+        """True pairs per site from --truth (covers every site) or verified_pairs (only the checked sites)."""
+        if self.args.truth:
+            truth = self.spark.read.parquet(self.args.truth)
+            langs = self.languages_ranked()
+            if {"src_lang", "trg_lang"} <= set(truth.columns):
+                truth = truth.filter(F.col("src_lang").isin(*langs) & F.col("trg_lang").isin(*langs)
+                                     & (F.col("src_lang") != F.col("trg_lang")))
+            return self.site_counts(truth), True
+        if self.table_exists("verified_pairs"):
+            verified = self.read_table("verified_pairs").filter(F.col("parallel"))
+            return self.site_counts(verified), False
+        return None, False
+
+    @functools.cached_property
+    def ranked(self) -> dict:
+        """Language pair and site definition ('site' | 'host' | 'domain') of the rank-pairs run."""
+        first = self.read_table("rank_hosts").select("src_lang", "trg_lang", "grouped_by").first()
+        return first.asDict() if first else {"src_lang": "", "trg_lang": "", "grouped_by": "site"}
+
+    def languages_ranked(self) -> tuple[str, str]:
+        return self.languages or (self.ranked["src_lang"], self.ranked["trg_lang"])
+
+    def site_counts(self, pairs: DataFrame) -> DataFrame:
+        """Distinct true pairs per site, sites named the way rank-pairs named them."""
+        pairs = pairs.select("host", "src_url", "trg_url").distinct()
+        grouped_by = self.ranked["grouped_by"]
+        if grouped_by != "host":
+            sites = pairs.select("host").distinct().mapInPandas(
+                bind(sites_of_hosts, languages=self.languages_ranked(), grouped_by=grouped_by),
+                "host string, domain string, site string")
+            pairs = pairs.join(sites.select("host", "site"), "host").withColumn("host", F.col("site"))
+        return pairs.groupBy("host").agg(F.count("*").alias("true_pairs"))
+
+    def evaluate(self, shortlist: DataFrame, shortlist_rows: int) -> None:
+        truth, covers_all = self.truth_counts()
+        if truth is None:
+            self.report.metric("evaluation", "no verified_pairs table and no --truth: not evaluated")
+            return
+        if not covers_all:
+            truth = truth.join(shortlist.select("host"), "host")
+        truth = truth.limit(self.args.max_eval_hosts + 1).toPandas()
+        compared = shortlist_rows + len(truth) if covers_all else len(truth)
+        if compared > self.args.max_eval_hosts:
+            self.report.metric("evaluation", f"{compared} sites to compare, over --max-eval-hosts: not evaluated")
+            return
+        ranked = shortlist.select("host", "predicted_pairs", "rank")
+        if not covers_all:
+            ranked = ranked.join(self.spark.createDataFrame(truth[["host"]]), "host")
+        metrics = evaluate_shortlist(ranked.toPandas(), truth, self.args.relevant_min_pairs, DEFAULT_PRECISION_KS,
+                                     truth_covers_all_hosts=covers_all)
+        metrics["truth"] = "truth table" if covers_all else "verified_pairs"
+        self.report.metric("evaluation", metrics)
+
+
+if __name__ == "__main__":
+    ShortlistJob().run()

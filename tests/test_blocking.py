@@ -1,0 +1,207 @@
+"""Blocking: URL tokens, language-neutral keys, exact vs LSH top-k Jaccard, recall on synthetic and real pairs."""
+from __future__ import annotations
+
+import random
+from urllib.parse import urlsplit
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from udfs import blocking
+
+MARKERS = blocking.language_markers(("eng", "isl"))
+WORDS = [
+    "harbour", "glacier", "volcano", "festival", "museum", "history", "ferry", "island", "puffin", "geyser",
+    "saga", "fjord", "north", "market", "winter", "summer", "river", "lighthouse", "valley", "church", "farm",
+    "bridge", "wool", "fish", "bread", "library", "school", "concert", "theatre", "lake"
+]
+ICELANDIC = [
+    "höfn", "jökull", "eldfjall", "hátíð", "safn", "saga", "ferja", "eyja", "lundi", "hver", "saga", "fjörður",
+    "norður", "markaður", "vetur", "sumar", "á", "viti", "dalur", "kirkja", "bær", "brú", "ull", "fiskur",
+    "brauð", "bókasafn", "skóli", "tónleikar", "leikhús", "vatn"
+]
+CONVENTIONS = ("dir_code", "query", "suffix", "locale", "name", "unmarked", "ids", "subdomain")
+
+
+def convention_pair(convention: str, site: str, page: int, rng: random.Random) -> tuple[str, str]:
+    """One (English URL, Icelandic URL) translation pair on `site` following a URL convention."""
+    words = rng.sample(range(len(WORDS)), 3)
+    section = WORDS[words[0]]
+    slug = "-".join(WORDS[i] for i in words[1:]) + f"-{page}"
+    base = f"https://www.{site}"
+    if convention == "dir_code":
+        return f"{base}/en/{section}/{slug}", f"{base}/is/{section}/{slug}"
+    if convention == "query":
+        return f"{base}/{section}/{slug}.php?lang=en", f"{base}/{section}/{slug}.php?lang=is"
+    if convention == "suffix":
+        return f"{base}/{section}/{slug}.en.html", f"{base}/{section}/{slug}.is.html"
+    if convention == "locale":
+        return f"{base}/en-gb/{section}/{slug}/", f"{base}/is-is/{section}/{slug}/"
+    if convention == "name":
+        return f"{base}/english/{section}/{slug}.htm", f"{base}/islenska/{section}/{slug}.htm"
+    if convention == "unmarked":
+        return f"{base}/{section}/{slug}", f"{base}/is/{section}/{slug}"
+    if convention == "ids":
+        is_slug = "-".join(ICELANDIC[i] for i in words[1:])
+        return f"{base}/en/news/{page}-{slug}", f"{base}/is/frettir/{page}-{is_slug}"
+    return f"https://en.{site}/{section}/{slug}", f"https://{site}/{section}/{slug}"
+
+
+def synthetic_sites(n_sites: int = 16, pages: int = 120, translated: float = 0.6, seed: int = 7) -> pd.DataFrame:
+    """URLs of bilingual sites, one convention each: url, site, lang, pair_id (None for untranslated pages)."""
+    rng = random.Random(seed)
+    rows = []
+    for number in range(n_sites):
+        convention = CONVENTIONS[number % len(CONVENTIONS)]
+        site = f"site{number}.is"
+        for page in range(pages):
+            english, icelandic = convention_pair(convention, site, page, rng)
+            if rng.random() < translated:
+                rows += [(english, site, "eng", f"{site}:{page}"), (icelandic, site, "isl", f"{site}:{page}")]
+            else:
+                rows.append((english, site, "eng", None) if rng.random() < 0.6 else (icelandic, site, "isl", None))
+    return pd.DataFrame(rows, columns=["url", "site", "lang", "pair_id"])
+
+
+def block_sites(urls: pd.DataFrame, k: int = 5, lsh_min_pairs: int = 2_000_000) -> pd.DataFrame:
+    """similar_pairs_for_group over every site (as one group each)."""
+    frames = []
+    for site, group in urls.groupby("site"):
+        group = group.assign(host=site)
+        frames.append(blocking.similar_pairs_for_group(group, "eng", "isl", k, 10_000, lsh_min_pairs))
+    return pd.concat(frames, ignore_index=True)
+
+
+def true_pairs(urls: pd.DataFrame) -> set[tuple[str, str]]:
+    paired = urls.dropna(subset=["pair_id"])
+    src = paired[paired["lang"] == "eng"].set_index("pair_id")["url"]
+    trg = paired[paired["lang"] == "isl"].set_index("pair_id")["url"]
+    return set(zip(src, trg.loc[src.index]))
+
+
+def test_url_tokens_drop_host_markers_and_scheme():
+    tokens = blocking.url_tokens("https://www.example.is/en/News/Bernal15EN.htm?lang=en&id=7", MARKERS,
+                                 "www.example.is")
+    assert tokens == {"news", "bernal", "15", "htm", "lang", "id", "7"}
+    assert blocking.url_tokens("https://en.example.is/a", MARKERS, "example.is") == {"a"}
+    assert blocking.url_tokens(None, MARKERS) == frozenset()
+
+
+def test_similarity_features_add_character_ngrams_of_words_only():
+    features = blocking.similarity_features(frozenset({"philosophy", "2019"}))
+    assert {"philosophy", "2019", "<ph", "hy>"} <= features
+    assert not any(f.startswith("<2") for f in features)
+
+
+def test_language_neutral_keys():
+    assert blocking.neutral_host("en.example.is", "example.is", MARKERS) == "example.is"
+    assert blocking.neutral_host("www.example.is", "example.is", MARKERS) == "example.is"
+    assert blocking.neutral_host("shop.is.example.is", "example.is", MARKERS) == "shop.example.is"
+    assert blocking.neutral_prefixes("https://x.is/en-gb/news/2019/a.html", MARKERS) == ["news", "news/2019",
+                                                                                          "news/2019"]
+    english, icelandic = "https://x.is/en/news/a.html?lang=en", "https://x.is/is/news/a.html?lang=is"
+    assert blocking.neutral_handle(english, MARKERS) == blocking.neutral_handle(icelandic, MARKERS)
+    assert blocking.neutral_handle("https://x.is/energy/", MARKERS) == "/energy/?"
+    keys = blocking.split_keys([english, icelandic, "https://x.is/other"], ("eng", "isl"))
+    assert keys["handle_hash"][0] == keys["handle_hash"][1] != keys["handle_hash"][2]
+    assert (keys["handle_hash"] >= 0).all() and keys["prefix_1"].tolist() == ["news", "news", ""]
+
+
+def test_exact_top_k_is_the_brute_force_top_k():
+    rng = random.Random(3)
+    vocabulary = [f"t{i}" for i in range(30)]
+    src = [frozenset(rng.sample(vocabulary, rng.randint(1, 6))) for _ in range(40)]
+    trg = [frozenset(rng.sample(vocabulary, rng.randint(1, 6))) for _ in range(35)]
+    pairs, stats = blocking.similar_pairs(src, trg, k=3)
+    assert stats == {"groups_exact": 1}
+    jaccard = np.array([[len(a & b) / len(a | b) for b in trg] for a in src])
+    for i, row in enumerate(jaccard):
+        found = pairs[pairs["src_index"] == i]
+        best = np.sort(row[row > 0])[::-1][:3]
+        assert np.allclose(np.sort(found["jaccard"])[::-1][:len(best)], best)
+    for _, pair in pairs.iterrows():
+        assert pair["jaccard"] == pytest.approx(jaccard[int(pair["src_index"]), int(pair["trg_index"])])
+
+
+def test_blocking_keeps_true_pairs_of_every_convention_and_prunes_the_product():
+    urls = synthetic_sites()
+    truth = true_pairs(urls)
+    pairs = block_sites(urls)
+    found = set(zip(pairs["src_url"], pairs["trg_url"]))
+    sizes = urls.groupby(["site", "lang"]).size().unstack()
+    cartesian = int((sizes["eng"] * sizes["isl"]).sum())
+    assert len(truth & found) / len(truth) >= 0.98
+    assert len(found) / cartesian < 0.1
+    urls["convention"] = [CONVENTIONS[int(site[4:-3]) % len(CONVENTIONS)] for site in urls["site"]]
+    for convention, group in urls.groupby("convention"):
+        kept = len(true_pairs(group) & found) / len(true_pairs(group))
+        assert kept >= 0.95, (convention, kept)
+
+
+def test_lsh_path_agrees_with_exact_jaccard_on_small_groups():
+    urls = synthetic_sites(n_sites=8, pages=150, seed=11)
+    exact = block_sites(urls, k=3)
+    lsh = block_sites(urls, k=3, lsh_min_pairs=0)
+    best = exact.groupby("src_url")["jaccard"].max().to_frame("exact").join(
+        lsh.groupby("src_url")["jaccard"].max().rename("lsh"))
+    agree = np.isclose(best["exact"], best["lsh"].fillna(0))
+    similar = (best["exact"] >= 0.7).to_numpy()  # well above the 16x4 banding threshold (~0.5)
+    assert similar.sum() > 300 and agree[similar].mean() >= 0.99
+    assert agree.mean() >= 0.9
+    lsh_pairs = set(zip(lsh["src_url"], lsh["trg_url"]))
+    assert len(lsh_pairs) <= len(exact)
+    merged = lsh.merge(exact, on=["host", "src_url", "trg_url"], suffixes=("_lsh", "_exact"))
+    assert np.allclose(merged["jaccard_lsh"], merged["jaccard_exact"])
+    truth = true_pairs(urls)
+    assert len(truth & lsh_pairs) / len(truth) >= 0.98
+
+
+def test_lsh_reports_buckets_and_falls_back_for_lonely_urls():
+    src = [frozenset({"a", "b", "c"}), frozenset({"x1"}), frozenset()]
+    trg = [frozenset({"a", "b", "c"}), frozenset({"x1", "y", "z", "w", "v", "u", "q"})]
+    pairs, stats = blocking.similar_pairs(src, trg, k=1, lsh_min_pairs=0)
+    assert stats["groups_lsh"] == 1 and stats["lsh_exact_fallback_urls"] >= 1
+    assert set(zip(pairs["src_index"], pairs["trg_index"])) == {(0, 0), (1, 1)}
+
+
+def test_minhash_signatures_estimate_jaccard():
+    rng = random.Random(5)
+    base = [f"w{i}" for i in range(40)]
+    a = frozenset(base[:30])
+    b = frozenset(base[10:40])
+    src, trg, vocabulary = blocking.token_matrices([a], [b])
+    from scipy import sparse
+
+    signatures = blocking.minhash_signatures(sparse.vstack([src, trg]).tocsr(),
+                                             pd.util.hash_array(vocabulary), permutations=256)
+    estimate = np.mean(signatures[0] == signatures[1])
+    assert abs(estimate - 20 / 40) < 0.1
+    assert rng is not None
+
+
+def test_cap_group_keeps_the_first_urls_by_url_order():
+    group = pd.DataFrame({"url": [f"u{i:03d}" for i in range(10, 0, -1)], "lang": "eng"})
+    capped = blocking.cap_group(group, 4)
+    assert capped["url"].tolist() == ["u001", "u002", "u003", "u004"]
+    assert blocking.cap_group(group, 20) is group
+
+
+def test_group_without_both_languages_gives_no_pairs():
+    group = pd.DataFrame({"host": "x.is", "url": ["https://x.is/en/a", "https://x.is/en/b"], "lang": "eng"})
+    assert blocking.similar_pairs_for_group(group, "eng", "isl", 5, 100, 10).empty
+
+
+def test_real_wmt16_pairs_are_found_by_token_similarity(shared_data):
+    rows = [line.split() for line in (shared_data / "wmt16" / "train.pairs").read_text().splitlines() if line]
+    gold = pd.DataFrame(rows, columns=["src_url", "trg_url"])
+    gold["host"] = [urlsplit(u).hostname for u in gold["src_url"]]
+    urls = pd.concat([gold[["host", "src_url"]].rename(columns={"src_url": "url"}).assign(lang="eng"),
+                      gold[["host", "trg_url"]].rename(columns={"trg_url": "url"}).assign(lang="fra")])
+    urls = urls.drop_duplicates("url")
+    found = pd.concat([blocking.similar_pairs_for_group(group, "eng", "fra", 5, 10_000, 2_000_000)
+                       for _, group in urls.groupby("host")])
+    kept = gold.merge(found, on=["src_url", "trg_url"])
+    cartesian = int(urls.groupby(["host", "lang"]).size().unstack().prod(axis=1).sum())
+    assert len(kept) / len(gold) >= 0.96
+    assert len(found) / cartesian < 0.12

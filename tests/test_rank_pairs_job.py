@@ -1,0 +1,168 @@
+"""rank-pairs end to end in the shared Spark session, with tiny real n-gram URL models trained here."""
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+import pytest
+
+from jobs.base import ConfigError
+from jobs.rank_pairs import RankPairs
+from tests.conftest import run_job
+from tests.test_blocking import ICELANDIC, WORDS, convention_pair, synthetic_sites
+from udfs.urls import registered_domain, surt
+
+training = pytest.importorskip("udfs.url_models.training",
+                               reason="udfs.url_models (another helper's package) is not importable yet")
+
+
+def site_rows(site: str, pairs: list[tuple[str, str]]) -> list[tuple]:
+    return [row for pair_id, (en, is_) in enumerate(pairs)
+            for row in ((en, site, "eng", f"{site}:{pair_id}"), (is_, site, "isl", f"{site}:{pair_id}"))]
+
+
+def archive_urls() -> pd.DataFrame:
+    """Sites of every URL convention, a big site to split, a flat site to hash-chunk, a translated-slug site
+    found only through links, a tiny exhaustive site, a monolingual site, and broken rows."""
+    rng = random.Random(5)
+    frames = [synthetic_sites(n_sites=8, pages=40, seed=3)]
+    big = [convention_pair("dir_code", "big.is", page, rng) for page in range(150)]
+    flat = [(f"https://flat.is/{WORDS[page % 30]}-{page}.en.html", f"https://flat.is/{WORDS[page % 30]}-{page}.is.html")
+            for page in range(120)]
+    links = [(f"https://links.is/en/{WORDS[i]}/{WORDS[(i * 7) % 30]}", f"https://links.is/is/{ICELANDIC[i]}/s{i}")
+             for i in range(30)]
+    tiny = [(f"https://tiny.is/en/{WORDS[i]}", f"https://tiny.is/is/{ICELANDIC[i]}") for i in range(6)]
+    rows = site_rows("big.is", big) + site_rows("flat.is", flat) + site_rows("links.is", links) + site_rows(
+        "tiny.is", tiny)
+    rows += [(f"https://mono.is/en/page-{i}", "mono.is", "eng", None) for i in range(5)]
+    frames.append(pd.DataFrame(rows, columns=["url", "site", "lang", "pair_id"]))
+    urls = pd.concat(frames, ignore_index=True)
+    urls["host"] = [u.split("/")[2] for u in urls["url"]]
+    urls["domain"] = [registered_domain(h) for h in urls["host"]]
+    urls["surt"] = [surt(u) for u in urls["url"]]
+    urls["status"], urls["mime"] = "200", "text/html"
+    return urls
+
+
+def broken_rows() -> pd.DataFrame:
+    rows = [
+        {"url": None, "host": "x.is", "lang": "eng"},                                            # bad
+        {"url": "https://site0.is/de/seite", "host": "site0.is", "lang": "deu"},                 # lang_other
+        {"url": "https://site0.is/en/redirected", "host": "site0.is", "lang": "eng", "status": "301"},
+        {"url": "https://site0.is/en/logo.png", "host": "site0.is", "lang": None, "mime": "image/png"},
+        {"url": "https://big.is/en/bridge/x-1", "host": "big.is", "lang": None},                 # url2lang decides
+        {"url": "https://big.is/is/bridge/x-1", "host": "big.is", "lang": None},
+        {"url": "https://big.is/other", "host": "big.is", "lang": None},
+    ]
+    frame = pd.DataFrame(rows)
+    frame["status"] = frame["status"].fillna("200") if "status" in frame else "200"
+    frame["mime"] = frame["mime"].fillna("text/html")
+    frame["domain"] = [registered_domain(h) for h in frame["host"]]
+    frame["surt"] = [surt(u) if u else None for u in frame["url"]]
+    return frame
+
+
+def true_pairs(urls: pd.DataFrame) -> pd.DataFrame:
+    paired = urls.dropna(subset=["pair_id"])
+    src = paired[paired["lang"] == "eng"].set_index("pair_id")
+    trg = paired[paired["lang"] == "isl"].set_index("pair_id").loc[src.index]
+    return pd.DataFrame({"host": src["site"].to_numpy(), "src_url": src["url"].to_numpy(),
+                         "trg_url": trg["url"].to_numpy(), "src_lang": "eng", "trg_lang": "isl", "label": 1})
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict:
+    """A url2lang and a pair model (hashed n-grams, a few epochs) trained on this test's URLs."""
+    out = tmp_path_factory.mktemp("models")
+    urls = archive_urls()
+    config = training.TrainingConfig(backend="ngram", max_epochs=3, buckets=1 << 14, dim=16, seed=0)
+    lang_frame = urls[["url", "host", "lang"]].copy()
+    lang_frame["split"] = training.split_by_host(lang_frame["host"], 0.2, 0.0).to_numpy()
+    training.write_model_dir(training.train_model("url2lang", lang_frame, config, {"source": "test"}),
+                             str(out / "url2lang"))
+    examples = training.pair_examples(true_pairs(urls), dev_fraction=0.2, test_fraction=0.0)
+    training.write_model_dir(training.train_model("pairs", examples, config, {"source": "test"}),
+                             str(out / "pairs"))
+    return {"lang": str(out / "url2lang"), "pairs": str(out / "pairs")}
+
+
+def write_inputs(spark, root) -> pd.DataFrame:
+    urls = archive_urls()
+    table = pd.concat([urls.drop(columns=["site", "pair_id"]), urls.drop(columns=["site", "pair_id"]).head(3),
+                       broken_rows()], ignore_index=True)
+    spark.createDataFrame(table[["url", "surt", "host", "domain", "lang", "status", "mime"]]).write.parquet(
+        str(root / "urls"))
+    dir_site = urls[urls["host"] == "www.site0.is"]
+    en, is_ = dir_site[dir_site["lang"] == "eng"]["url"].tolist(), dir_site[dir_site["lang"] == "isl"]["url"].tolist()
+    handle_rows = [(en[0], is_[0]), (is_[1], en[1]),                         # ok, ok (reversed)
+                   (en[2], "https://big.is/is/x"),                           # url_not_kept
+                   (en[3], urls[urls["site"] == "big.is"]["url"].iloc[1]),   # cross_site
+                   (en[4], en[5])]                                           # same_language
+    candidates = pd.DataFrame(handle_rows, columns=["src_url", "trg_url"]).assign(
+        host="www.site0.is", src_lang="eng", trg_lang="isl", source="handle", handle="h")
+    spark.createDataFrame(candidates).write.parquet(str(root / "candidates"))
+    linked = urls[urls["host"] == "links.is"]
+    docs = [(row.url, "links.is", "ok", [partner, "https://elsewhere.org/", "/relative"])
+            for row, partner in zip(linked.itertuples(), linked.groupby("pair_id")["url"].transform(
+                lambda group: group.iloc[::-1].to_numpy()))]
+    spark.createDataFrame(pd.DataFrame(docs, columns=["url", "host", "status", "outlinks"])).write.parquet(
+        str(root / "docs"))
+    return urls
+
+
+@pytest.mark.slow
+def test_rank_pairs_blocks_scores_splits_and_aligns(spark, tmp_path, models):
+    root = tmp_path / "root"
+    urls = write_inputs(spark, root)
+    report = run_job(RankPairs, spark, [
+        "--root", str(root), "--langs", "en,is", "--lang-model", models["lang"], "--pair-model", models["pairs"],
+        "--rescore-model", models["pairs"], "--top-k", "5", "--max-group-urls", "100",
+        "--exhaustive-max-pairs", "150", "--lang-threshold", "0.4", "--align-min-score", "0.0"])
+
+    assert report["balanced"], report
+    assert report["bad"] == {"missing_url_or_host": 1}
+    filtered = report["filtered"]
+    assert filtered["duplicate_url"] == 3 and filtered["site_one_language"] == 5
+    assert filtered["status_not_2xx"] == 1 and filtered["not_html"] == 1 and filtered["lang_other"] >= 1
+    metrics = report["metrics"]
+    assert metrics["urls_language_source"].get("model", 0) + filtered.get("lang_unknown", 0) + filtered[
+        "lang_other"] >= 4
+    assert metrics["sites_split"] == 2 and metrics["groups_chunked"] >= 2
+    assert metrics["urls_capped"] == 0
+    assert set(metrics["candidates_per_source"]) == {"handle", "similar", "link", "exhaustive"}
+    assert metrics["candidates_per_source"]["handle"] == 2
+    assert metrics["handle_candidates_url_not_kept"] == 1 and metrics["handle_candidates_cross_site"] == 1
+    assert metrics["handle_candidates_same_language"] == 1
+
+    scored = spark.read.parquet(str(root / "scored_pairs")).toPandas()
+    assert metrics["pairs_after_dedup"] == metrics["pairs_scored_fast"] == len(scored) + metrics[
+        "pairs_pruned_after_fast"]
+    assert metrics["pairs_pruned_after_fast"] > 0
+    assert 0 < metrics["pairs_rescored"] <= len(scored)
+    assert (scored["scored_by"] == "rescore").sum() == metrics["pairs_rescored"]
+    assert not scored.duplicated(["src_url", "trg_url"]).any()
+    english = set(urls.loc[urls["lang"] == "eng", "url"])
+    assert scored["src_url"].isin(english).mean() > 0.99 and (scored["src_lang"] == "eng").all()
+    assert ((scored["score"] - scored["p_src_lang"] * scored["p_trg_lang"] * scored["p_parallel"]).abs() < 1e-9).all()
+    assert (scored.groupby("src_url")["rank"].min() == 1).all()
+    assert metrics["candidates_vs_cartesian"] < 0.5
+
+    truth = true_pairs(urls)
+    found = set(zip(scored["src_url"], scored["trg_url"]))
+    kept = [(s, t) in found for s, t in zip(truth["src_url"], truth["trg_url"])]
+    assert sum(kept) / len(truth) >= 0.98
+    linked = truth[truth["host"] == "links.is"].merge(scored, on=["src_url", "trg_url"])
+    assert len(linked) == 30 and linked["source"].str.contains("link").all()
+
+    aligned = spark.read.parquet(str(root / "alignment")).toPandas()
+    assert aligned["src_url"].is_unique and aligned["trg_url"].is_unique and len(aligned) > 0
+    hosts = spark.read.parquet(str(root / "rank_hosts")).toPandas().set_index("host")
+    assert hosts.loc["big.is", "n_groups"] > 1 and hosts.loc["flat.is", "n_groups_chunked"] > 0
+    assert hosts.loc["site7.is", "n_urls_src"] > 0  # en.site7.is and site7.is are one site
+
+
+def test_rank_pairs_rejects_bad_configuration(spark, tmp_path):
+    with pytest.raises(ConfigError, match="--langs"):
+        run_job(RankPairs, spark, ["--root", str(tmp_path), "--langs", "en", "--pair-model", "x"])
+    with pytest.raises(ConfigError, match="--top-k"):
+        run_job(RankPairs, spark, ["--root", str(tmp_path), "--langs", "en,is", "--pair-model", "x", "--top-k", "0"])

@@ -1,0 +1,122 @@
+"""Shortlist: predicted pairs per site, ranking, Spearman and precision@k on a hand-made example."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jobs.shortlist import ShortlistJob
+from tests.conftest import run_job
+from udfs import shortlist
+
+PREDICTED = {"a.is": 10, "b.is": 8, "c.is": 5, "d.is": 3, "e.is": 0}
+TRUE = {"a.is": 9, "b.is": 2, "c.is": 7, "d.is": 0, "e.is": 1, "f.is": 6}
+
+
+def average_ranks(values: list[float]) -> np.ndarray:
+    """1-based ranks, ties sharing their mean rank (what Spearman's rho correlates)."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = np.zeros(len(values))
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for position in range(i, j + 1):
+            ranks[order[position]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def hand_made_shortlist() -> pd.DataFrame:
+    hosts = pd.DataFrame({"host": list(PREDICTED), "predicted_pairs": list(PREDICTED.values())})
+    hosts["predicted_ratio"] = 0.5
+    return shortlist.rank_hosts(hosts)
+
+
+def test_rank_hosts_orders_by_pairs_then_ratio_then_name():
+    hosts = pd.DataFrame({"host": ["b", "a", "c", "d"], "predicted_pairs": [3, 3, 3, 9],
+                          "predicted_ratio": [0.1, 0.1, 0.5, 0.0]})
+    assert shortlist.rank_hosts(hosts)[["host", "rank"]].values.tolist() == [["d", 1], ["c", 2], ["a", 3], ["b", 4]]
+
+
+def test_predicted_ratio_divides_by_the_smaller_side():
+    ratio = shortlist.predicted_ratio(pd.Series([4, 3, 0]), pd.Series([8, 0, 5]), pd.Series([10, 4, 5]))
+    assert ratio.tolist() == [0.5, 0.0, 0.0]
+
+
+def test_spearman_and_precision_at_k_on_a_hand_made_example():
+    truth = pd.DataFrame({"host": list(TRUE), "true_pairs": list(TRUE.values())})
+    metrics = shortlist.evaluate_shortlist(hand_made_shortlist(), truth, min_true_pairs=5, ks=(1, 2, 5, 10))
+    hosts = sorted(TRUE)
+    predicted = [PREDICTED.get(h, 0) for h in hosts]
+    true = [TRUE[h] for h in hosts]
+    expected_rho = np.corrcoef(average_ranks(predicted), average_ranks(true))[0, 1]
+    assert metrics["spearman"] == pytest.approx(expected_rho)
+    assert metrics["hosts_evaluated"] == 6 and metrics["hosts_relevant"] == 3  # a, c, f
+    assert metrics["precision_at_1"] == 1.0      # a
+    assert metrics["precision_at_2"] == 0.5      # a, b
+    assert metrics["precision_at_5"] == 0.4      # a, b, c, d, e
+    assert metrics["precision_at_10"] == 0.4     # only 5 sites ranked
+
+
+def test_verified_pairs_compare_only_checked_sites():
+    verified = pd.DataFrame({"host": ["a.is", "d.is"], "true_pairs": [9, 0]})
+    metrics = shortlist.evaluate_shortlist(hand_made_shortlist(), verified, min_true_pairs=5, ks=(1, 2),
+                                           truth_covers_all_hosts=False)
+    assert metrics["hosts_evaluated"] == 2 and metrics["spearman"] == pytest.approx(1.0)
+    assert metrics["precision_at_2"] == 0.5
+
+
+def test_constant_input_has_no_spearman():
+    truth = pd.DataFrame({"host": ["a.is"], "true_pairs": [3]})
+    assert shortlist.evaluate_shortlist(hand_made_shortlist().head(1), truth)["spearman"] is None
+
+
+def test_true_pair_counts_filters_languages_and_verdicts():
+    pairs = pd.DataFrame({"host": ["a", "a", "a", "b", "b"], "src_url": ["1", "1", "2", "3", "4"],
+                          "trg_url": ["x", "x", "y", "z", "w"], "src_lang": ["eng", "eng", "isl", "eng", "eng"],
+                          "trg_lang": ["isl", "isl", "eng", "fra", "isl"]})
+    counts = shortlist.true_pair_counts(pairs, ("eng", "isl"))
+    assert counts.set_index("host")["true_pairs"].to_dict() == {"a": 2, "b": 1}
+    verified = pairs.assign(parallel=[True, True, False, True, None])
+    assert shortlist.true_pair_counts(verified).set_index("host")["true_pairs"].to_dict() == {"a": 1, "b": 1}
+
+
+@pytest.mark.slow
+def test_shortlist_job_ranks_sites_and_reports_evaluation(spark, tmp_path):
+    root = tmp_path / "root"
+    rank_hosts = pd.DataFrame({
+        "host": [*PREDICTED, "g.de"], "src_lang": ["eng"] * 5 + ["deu"], "trg_lang": ["isl"] * 5 + ["fra"],
+        "n_urls_src": [20, 10, 40, 6, 5, 9], "n_urls_trg": [12, 30, 10, 3, 8, 9],
+        "n_groups": 1, "n_urls_capped": 0, "n_groups_chunked": 0, "grouped_by": "site"})
+    spark.createDataFrame(rank_hosts).write.parquet(str(root / "rank_hosts"))
+    rows = []
+    for host, count in PREDICTED.items():
+        rows += [(host, f"https://{host}/en/{i}", f"https://{host}/is/{i}", 0.9) for i in range(count)]
+    rows += [("d.is", "https://d.is/en/low", "https://d.is/is/low", 0.2), ("e.is", "https://e.is/en/x",
+                                                                            "https://e.is/is/x", 0.4)]
+    spark.createDataFrame(pd.DataFrame(rows, columns=["host", "src_url", "trg_url", "score"])).write.parquet(
+        str(root / "alignment"))
+    truth_rows = [(host.replace("a.is", "en.a.is"), f"https://{host}/en/t{i}", f"https://{host}/is/t{i}", "eng", "isl")
+                  for host, count in TRUE.items() for i in range(count)]
+    truth_rows.append(("a.is", "https://a.is/de/t", "https://a.is/is/t", "deu", "isl"))
+    truth_path = tmp_path / "pairs.parquet"
+    pd.DataFrame(truth_rows, columns=["host", "src_url", "trg_url", "src_lang", "trg_lang"]).to_parquet(truth_path)
+
+    report = run_job(ShortlistJob, spark, ["--root", str(root), "--langs", "is,en", "--truth", str(truth_path),
+                                           "--relevant-min-pairs", "5"])
+    assert report["balanced"] and report["kept"] == 5 and report["filtered"] == {"other_language_pair": 1}
+    result = spark.read.parquet(str(root / "shortlist")).toPandas().set_index("host")
+    assert result["rank"].to_dict() == {"a.is": 1, "b.is": 2, "c.is": 3, "d.is": 4, "e.is": 5}
+    assert result.loc["c.is", "predicted_ratio"] == pytest.approx(5 / 10)
+    assert result.loc["d.is", "expected_pairs"] == pytest.approx(3 * 0.9 + 0.2)
+    evaluation = report["metrics"]["evaluation"]
+    expected = shortlist.evaluate_shortlist(hand_made_shortlist(), pd.DataFrame(
+        {"host": list(TRUE), "true_pairs": list(TRUE.values())}), min_true_pairs=5)
+    assert evaluation["spearman"] == pytest.approx(expected["spearman"])
+    assert evaluation["precision_at_5"] == 0.4 and evaluation["hosts_evaluated"] == 6
+    on_disk = json.loads((root / "_reports" / "shortlist.json").read_text())
+    assert on_disk["metrics"]["evaluation"]["truth"] == "truth table"
