@@ -1,0 +1,235 @@
+"""The URL models: they learn, they round-trip through their directory, one loader serves every path."""
+import json
+import random
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from udfs.url_models import METADATA_FILE, load_model, read_metadata
+from udfs.url_models.evaluation import classification_report, format_report
+from udfs.url_models.ngram import NgramSpec, NgramUrlModel
+from udfs.url_models.training import (
+    TrainingConfig,
+    TrainingResult,
+    fit,
+    load_pairs,
+    pair_examples,
+    split_by_host,
+    train_model,
+    warmup_inverse_sqrt,
+    write_model_dir,
+)
+from udfs.url_models.transformer import TransformerUrlModel
+
+torch.set_num_threads(1)
+
+WORDS = {
+    "eng": ["news", "about", "products", "contact", "history", "events", "report", "search", "team", "energy"],
+    "fra": ["actualites", "propos", "produits", "contactez", "histoire", "evenements", "rapport", "recherche",
+            "equipe", "energie"],
+    "deu": ["nachrichten", "uber", "produkte", "kontakt", "geschichte", "veranstaltungen", "bericht", "suche",
+            "mannschaft", "energie"],
+}
+MARKERS = {"eng": ["en", "english", "eng"], "fra": ["fr", "francais", "fra"], "deu": ["de", "deutsch", "deu"]}
+
+
+def synthetic_language_urls(hosts: int = 60, per_host: int = 24, seed: int = 0) -> pd.DataFrame:
+    """A language-directory web: each host marks languages one way (/xx/, subdomain, ?lang=, -xx suffix)."""
+    rng = random.Random(seed)
+    rows = []
+    for h in range(hosts):
+        host = f"site{h}.{rng.choice(['com', 'org', 'net', 'eu'])}"
+        style = h % 4
+        for i in range(per_host):
+            lang = rng.choice(sorted(WORDS))
+            marker = rng.choice(MARKERS[lang])
+            path = "/".join(rng.choice(WORDS[lang]) for _ in range(rng.randint(1, 3)))
+            if style == 0:
+                url = f"http://{host}/{marker}/{path}/{i}.html"
+            elif style == 1:
+                url = f"https://{marker}.{host}/{path}-{i}"
+            elif style == 2:
+                url = f"http://www.{host}/{path}.php?id={i}&lang={marker}"
+            else:
+                url = f"http://{host}/{path}_{i}-{marker}.htm"
+            rows.append((url, f"{host}", lang))
+    return pd.DataFrame(rows, columns=["url", "host", "lang"]).drop_duplicates("url", ignore_index=True)
+
+
+def tiny_ngram_config(**changes) -> TrainingConfig:
+    values = {"backend": "ngram", "buckets": 1 << 14, "dim": 16, "max_epochs": 6, "batch_size": 64, "patience": 3,
+              "threads": 1}
+    values.update(changes)
+    return TrainingConfig(**values)
+
+
+def tiny_transformer_config(**changes) -> TrainingConfig:
+    values = {"backend": "transformer", "layers": 2, "hidden": 64, "vocab_size": 600, "max_length": 48,
+              "max_epochs": 3, "batch_size": 32, "learning_rate": 2e-3, "patience": 3, "threads": 1}
+    values.update(changes)
+    return TrainingConfig(**values)
+
+
+@pytest.fixture(scope="module")
+def language_frame() -> pd.DataFrame:
+    frame = synthetic_language_urls()
+    frame["split"] = split_by_host(frame["host"], 0.15, 0.25).to_numpy()
+    return frame
+
+
+@pytest.fixture(scope="module")
+def ngram_url2lang(language_frame) -> TrainingResult:
+    return train_model("url2lang", language_frame, tiny_ngram_config(), {"source": "synthetic"})
+
+
+@pytest.fixture(scope="module")
+def transformer_url2lang(language_frame) -> TrainingResult:
+    return train_model("url2lang", language_frame, tiny_transformer_config(), {"source": "synthetic"})
+
+
+def test_ngram_url2lang_learns_languages_on_held_out_hosts(ngram_url2lang, language_frame):
+    test = ngram_url2lang.metrics["test"]
+    assert test["examples"] == int((language_frame["split"] == "test").sum()) > 100
+    assert test["accuracy"] >= 0.95 and test["macro"]["f1"] >= 0.95, format_report(test)
+    assert set(test["per_class"]) == {"deu", "eng", "fra"}
+    history = ngram_url2lang.metrics["history"]
+    assert history[0]["epoch"] == 1 and any(h["best"] for h in history)
+
+
+def test_predict_lang_frame_has_iso_columns_plus_unk_and_rows_sum_to_one(ngram_url2lang):
+    urls = ["http://new-site.org/fr/produits/histoire", "https://de.example.com/nachrichten", "", "not a url"]
+    frame = ngram_url2lang.model.predict_lang(urls)
+    assert list(frame.columns) == ["deu", "eng", "fra", "unk"] and len(frame) == 4
+    assert np.allclose(frame.sum(axis=1), 1.0) and (frame["unk"] == 0).all()
+    assert frame.iloc[0].idxmax() == "fra" and frame.iloc[1].idxmax() == "deu"
+    with pytest.raises(TypeError, match="predict_parallel needs a pairs model"):
+        ngram_url2lang.model.predict_parallel(urls, urls)
+
+
+def test_ngram_save_load_round_trip_is_identical_and_cached(ngram_url2lang, language_frame, tmp_path):
+    out = write_model_dir(ngram_url2lang, str(tmp_path / "url2lang"))
+    metadata = read_metadata(out)
+    assert metadata["backend"] == "ngram" and metadata["task"] == "url2lang" and metadata["format_version"] == 1
+    assert metadata["labels"] == ["deu", "eng", "fra"] and len(metadata["data"]["fingerprint"]) == 16
+    metrics = json.loads((tmp_path / "url2lang" / "metrics.json").read_text())
+    assert metrics["test"]["confusion_top"]["labels"]
+    loaded = load_model(out)
+    assert loaded is load_model(out)                      # one load per process
+    urls = language_frame["url"].tolist()[:300]
+    pd.testing.assert_frame_equal(loaded.predict_lang(urls), ngram_url2lang.model.predict_lang(urls))
+
+
+def test_ngram_pair_model_separates_wmt16_pairs_on_held_out_hosts(shared_data):
+    pairs, counts = load_pairs(str(shared_data / "wmt16" / "train.pairs"))
+    assert counts["kept"] == 1624
+    examples = pair_examples(pairs, dev_fraction=0.15, test_fraction=0.25, seed=0)
+    result = train_model("pairs", examples, tiny_ngram_config(buckets=1 << 16, dim=32, max_epochs=5),
+                         {"source": "wmt16"})
+    test = result.metrics["test"]
+    assert test["macro"]["f1"] >= 0.7, format_report(test)
+    held_out = examples[examples["split"] == "test"]
+    p = result.model.predict_parallel(held_out["src_url"], held_out["trg_url"])
+    assert ((0 <= p) & (p <= 1)).all()
+    positive = held_out["label"].to_numpy() == 1
+    ranks = pd.Series(p).rank().to_numpy()
+    auc = (ranks[positive].sum() - positive.sum() * (positive.sum() + 1) / 2) / (positive.sum() * (~positive).sum())
+    assert auc >= 0.8 and p[positive].mean() > p[~positive].mean() + 0.3
+    train_hosts, test_hosts = (set(examples.loc[examples["split"] == s, "host"]) for s in ("train", "test"))
+    assert not train_hosts & test_hosts
+
+
+def test_transformer_url2lang_trains_and_round_trips(transformer_url2lang, language_frame, tmp_path):
+    test = transformer_url2lang.metrics["test"]
+    assert test["accuracy"] > 0.6, format_report(test)   # a few CPU steps: learning, not converged
+    out = write_model_dir(transformer_url2lang, str(tmp_path / "t-url2lang"))
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", METADATA_FILE):
+        assert (tmp_path / "t-url2lang" / name).exists(), name
+    urls = language_frame["url"].tolist()[:200]
+    expected = transformer_url2lang.model.predict_lang(urls)
+    loaded = load_model(out)
+    assert loaded.backend == "transformer" and loaded.labels == ["deu", "eng", "fra"]
+    pd.testing.assert_frame_equal(loaded.predict_lang(urls), expected)
+    # the hub-id code path is this same from_pretrained call on a name instead of a directory
+    direct = TransformerUrlModel.from_pretrained(out)
+    pd.testing.assert_frame_equal(direct.predict_lang(urls), expected)
+    # a plain Hugging Face directory (no parascout metadata): task and labels come from config.json
+    plain = tmp_path / "plain"
+    shutil.copytree(out, plain, ignore=shutil.ignore_patterns(METADATA_FILE, "metrics.json", "_reports"))
+    pd.testing.assert_frame_equal(load_model(str(plain)).predict_lang(urls), expected)
+    # int8 dynamic quantisation: close to float32
+    quantized = load_model(out, quantize=True).predict_lang(urls)
+    assert np.abs(quantized.to_numpy() - expected.to_numpy()).max() < 0.15
+
+
+def test_a_hub_id_goes_to_from_pretrained(monkeypatch):
+    """A name that is not a directory is handed to from_pretrained (offline here, so the hub lookup fails)."""
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    with pytest.raises(OSError, match="huggingface.co"):
+        load_model("no-such-org/no-such-url-model")
+    with pytest.raises(ValueError, match="not a model directory"):
+        load_model("/no/such/directory")
+
+
+def test_transformer_pair_encoding_is_src_sep_trg_and_respects_max_length(transformer_url2lang):
+    tokenizer = transformer_url2lang.model.tokenizer
+    model = TransformerUrlModel(transformer_url2lang.model.model, tokenizer, "pairs", ["non-parallel", "parallel"],
+                                max_length=24)
+    long_src = "http://site1.com/en/" + "/".join(WORDS["eng"] * 3)
+    encoded = model.encode_pairs([long_src, "http://a.com/en/x"], ["http://site1.com/fr/actualites", "http://a.com/fr/x"])
+    sep = tokenizer.sep_token_id
+    for ids in encoded:
+        assert len(ids) <= 24 and ids[0] == tokenizer.cls_token_id and ids[-1] == sep and ids.count(sep) == 2
+    middle = encoded[0].index(sep)
+    assert tokenizer.convert_ids_to_tokens(encoded[0][middle + 1:-1])[:3] == ["site", "1", "."]
+    text = tokenizer.decode(encoded[1])
+    assert text.startswith("<s>") and "</s>" in text
+
+
+def test_fine_tuning_reinitialises_the_classifier_and_relabels(transformer_url2lang, tmp_path):
+    checkpoint = tmp_path / "checkpoint"
+    transformer_url2lang.model.save(checkpoint)
+    before = transformer_url2lang.model.model.classifier.out_proj.weight.detach().clone()
+    tuned = TransformerUrlModel.for_training("pairs", ["non-parallel", "parallel"], str(checkpoint), texts=[],
+                                             max_length=48)
+    assert tuned.model.config.id2label == {0: "non-parallel", 1: "parallel"}
+    assert tuned.model.classifier.out_proj.weight.shape == (2, before.shape[1])
+    dense_before = transformer_url2lang.model.model.classifier.dense.weight
+    assert not torch.equal(tuned.model.classifier.dense.weight, dense_before)       # top layer re-initialised
+    embeddings = transformer_url2lang.model.model.roberta.embeddings.word_embeddings.weight
+    assert torch.equal(tuned.model.roberta.embeddings.word_embeddings.weight, embeddings)  # encoder kept
+
+
+def test_curriculum_folds_and_schedule(language_frame):
+    assert warmup_inverse_sqrt(1, 10) == pytest.approx(0.1)
+    assert warmup_inverse_sqrt(10, 10) == pytest.approx(1.0)
+    assert warmup_inverse_sqrt(40, 10) == pytest.approx(0.5)
+    model = NgramUrlModel.create("url2lang", ["deu", "eng", "fra"], NgramSpec(buckets=1 << 12, dim=8))
+    index = {"deu": 0, "eng": 1, "fra": 2}
+    train = language_frame[language_frame["split"] == "train"]
+    dev = language_frame[language_frame["split"] == "dev"]
+    data = {"url": train["url"].tolist(), "label": np.array([index[v] for v in train["lang"]])}
+    dev_data = {"url": dev["url"].tolist(), "label": np.array([index[v] for v in dev["lang"]])}
+    history = fit(model, data, dev_data, tiny_ngram_config(folds=3, max_epochs=2, patience=1).resolved())
+    assert {h["stage"] for h in history} == {1, 2, 3}
+    assert max(h["dev_macro_f1"] for h in history) > 0.8
+
+
+def test_split_by_host_is_disjoint_by_registered_domain():
+    hosts = pd.Series([f"{sub}.site{i % 40}.co.uk" for i in range(2000) for sub in ("www", "fr")])
+    split = split_by_host(hosts, 0.1, 0.2, seed=3)
+    domains = hosts.str.split(".", n=1).str[1]
+    assert (pd.crosstab(domains, split).gt(0).sum(axis=1) == 1).all()   # no domain in two splits
+    shares = split.value_counts(normalize=True)
+    assert shares["test"] == pytest.approx(0.2, abs=0.05) and shares["dev"] == pytest.approx(0.1, abs=0.05)
+    assert split_by_host(hosts, 0.1, 0.2, seed=3).equals(split)
+
+
+def test_classification_report_counts():
+    report = classification_report(["a", "a", "b", "c"], ["a", "b", "b", "a"], labels=["a", "b", "c"])
+    assert report["per_class"]["a"] == {"precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 2}
+    assert report["per_class"]["c"]["f1"] == 0.0 and report["accuracy"] == 0.5
+    assert report["macro"]["f1"] == pytest.approx((0.5 + 2 / 3 + 0) / 3, abs=1e-4)
+    assert report["confusion_top"] == {"labels": ["a", "b", "c"], "matrix": [[1, 1, 0], [0, 1, 0], [1, 0, 0]]}
