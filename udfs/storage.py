@@ -8,7 +8,6 @@ AWS_ENDPOINT_URL, which is how tests point it at a moto server on 127.0.0.1.
 from __future__ import annotations
 
 import functools
-import io
 import os
 import time
 import uuid
@@ -193,7 +192,3 @@ def list_files(path: str, suffix: str = "") -> list[str]:
                 for obj in page.get("Contents", []) if obj["Key"].endswith(suffix)]
         return sorted(f"{kind}://{bucket}/{key}" for key in keys)
     return [path]
-
-
-def buffered(data: bytes) -> io.BytesIO:
-    return io.BytesIO(data)
