@@ -168,7 +168,7 @@ def read_range(path: str, offset: int, length: int, retries: int = 5, backoff: f
             return data
         except ValueError:
             raise
-        except Exception as error:  # throttling, timeouts, truncated bodies: back off and retry
+        except Exception as error:  # noqa: BLE001 - throttling, timeouts, truncated bodies: back off, retry
             last_error = error
             time.sleep(backoff * (2 ** attempt))
     raise OSError(f"read of {path} [{offset}+{length}] failed after {retries} tries: {last_error}")
