@@ -228,7 +228,7 @@ class Job:
             self._spark.sparkContext.setLogLevel("WARN")
         return self._spark
 
-    def use_spark(self, session) -> "Job":
+    def use_spark(self, session) -> Job:
         """Run inside an existing session (tests, notebooks, the demo pipeline)."""
         self._spark = session
         return self

@@ -27,7 +27,7 @@ from udfs.sample_archive.writer import SegmentWriter, segment_name
 OUTPUT_DIRS = ("warc", "crawldiagnostics", "robotstxt", "wat", "indexes", "cc-index", "truth")
 #: captures per planned HTML page (images, redirects, 404s, robots.txt), to size groups before building them
 CAPTURES_PER_PAGE = 1.3
-CRAWL_EPOCH = datetime(2099, 1, 1, tzinfo=timezone.utc)  # noqa: UP017 - Python 3.10 has no datetime.UTC
+CRAWL_EPOCH = datetime(2099, 1, 1, tzinfo=timezone.utc)
 
 
 def resolve_languages(langs) -> list[str]:

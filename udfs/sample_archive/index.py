@@ -33,7 +33,7 @@ COLUMNAR_SCHEMA = pa.schema([
     ("warc_record_offset", pa.int32()), ("warc_record_length", pa.int32()), ("warc_segment", pa.string()),
 ])
 ROW_GROUP_ROWS = 100_000
-UTC = timezone.utc  # noqa: UP017 - Python 3.10 has no datetime.UTC
+UTC = timezone.utc
 
 
 class CdxSorter:

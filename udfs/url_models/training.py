@@ -622,7 +622,7 @@ def _versions() -> dict:
 
 def model_metadata(task: str, config: TrainingConfig, labels: list[str], frame: pd.DataFrame,
                    data_description: dict, metrics: dict) -> dict:
-    created = datetime.now(timezone.utc)  # noqa: UP017 (Python 3.10 has no datetime.UTC)
+    created = datetime.now(timezone.utc)
     fingerprint = data_fingerprint(frame)
     return {
         "format": "parascout-url-model", "format_version": FORMAT_VERSION,
