@@ -1,22 +1,51 @@
-"""CommonCrawl CDX lines and ZipNum collections (cdx-NNNNN.gz + cluster.idx).
+"""CommonCrawl CDX lines and ZipNum collections (cdx-NNNNN.gz + cluster.idx): writing and reading bytes.
 
 A CDX line is `SURT TIMESTAMP {json}`; all JSON values are strings. A ZipNum
 collection is a set of `cdx-NNNNN.gz` files made of independent gzip members of
 up to 3,000 lines each, plus `cluster.idx` with one line per member:
 `SURT TIMESTAMP<TAB>cdx-NNNNN.gz<TAB>offset<TAB>length<TAB>seq`.
+
+Reading happens inside Spark tasks: a task gets byte ranges (a whole file or a
+run of ZipNum blocks), gunzips them and returns raw lines as Arrow batches; the
+JVM parses them (udfs/cdx_records.py). A broken gzip member is one bad record
+(`truncated_gzip`, `bad_gzip`), never a crash and never a silent loss.
 """
 from __future__ import annotations
 
+import bisect
+import contextlib
 import gzip
+import io
+import itertools
 import json
 import os
-from typing import Iterable
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from udfs import storage
+from udfs.urls import host_surt
 
 ZIPNUM_BLOCK_LINES = 3000
 CDX_FIELD_ORDER = ("url", "mime", "mime-detected", "status", "digest", "length", "offset",
                    "filename", "charset", "languages", "redirect", "truncated")
+#: files a folder given as a CDX source may hold (others, like cluster.idx or notes, are skipped)
+CDX_FILE_SUFFIXES = (".gz", ".cdx", ".cdxj", ".txt")
+GZIP_MAGIC = b"\x1f\x8b"
+GZIP_WBITS = 31
+READ_CHUNK_BYTES = 1 << 20
+#: adjacent selected ZipNum blocks are fetched together, up to this many bytes per request
+MAX_RANGE_BYTES = 64 << 20
+#: a read problem becomes one record whose `read_status` says what broke
+READ_PROBLEMS = ("truncated_gzip", "bad_gzip", "unreadable")
+LINE_SCHEMA = pa.schema([("value", pa.binary()), ("read_status", pa.string())])
+LINE_SCHEMA_DDL = "value binary, read_status string"
 
 
+# ---- writing ----------------------------------------------------------------------------
 def format_cdx_line(surt_key: str, timestamp: str, fields: dict) -> str:
     """One CDX line as CommonCrawl writes it (string values, CommonCrawl's key order)."""
     ordered = {k: str(fields[k]) for k in CDX_FIELD_ORDER if fields.get(k) not in (None, "")}
@@ -29,39 +58,290 @@ def write_zipnum(lines: Iterable[str], out_dir: str, block_lines: int = ZIPNUM_B
     """Write sorted CDX lines as a ZipNum collection; returns {files, blocks, lines}."""
     os.makedirs(out_dir, exist_ok=True)
     cluster_entries: list[str] = []
-    file_index, offset, seq, total = 0, 0, 0, 0
-    handle = None
-    block: list[str] = []
-    lines_in_file = 0
-
-    def flush() -> None:
-        nonlocal offset, seq
+    stream = (line.rstrip("\n") for line in lines)
+    files = seq = total = 0
+    while True:
+        file_lines = itertools.islice(stream, lines_per_file)
+        block = list(itertools.islice(file_lines, block_lines))
         if not block:
-            return
-        member = gzip.compress(("\n".join(block) + "\n").encode("utf-8"), compresslevel=6, mtime=0)
-        handle.write(member)
-        first_key = " ".join(block[0].split(" ", 2)[:2])
-        cluster_entries.append(f"{first_key}\tcdx-{file_index:05d}.gz\t{offset}\t{len(member)}\t{seq}")
-        offset += len(member)
-        seq += 1
-        block.clear()
-
-    for line in lines:
-        if handle is None or lines_in_file >= lines_per_file:
-            flush()
-            if handle is not None:
-                handle.close()
-                file_index += 1
-            handle = open(os.path.join(out_dir, f"cdx-{file_index:05d}.gz"), "wb")
-            offset, lines_in_file = 0, 0
-        block.append(line.rstrip("\n"))
-        lines_in_file += 1
-        total += 1
-        if len(block) >= block_lines:
-            flush()
-    if handle is not None:
-        flush()
-        handle.close()
+            break
+        name = f"cdx-{files:05d}.gz"
+        with open(os.path.join(out_dir, name), "wb") as handle:
+            offset = 0
+            while block:
+                member = gzip.compress(("\n".join(block) + "\n").encode("utf-8"), compresslevel=6, mtime=0)
+                handle.write(member)
+                first_key = " ".join(block[0].split(" ", 2)[:2])
+                cluster_entries.append(f"{first_key}\t{name}\t{offset}\t{len(member)}\t{seq}")
+                offset += len(member)
+                seq += 1
+                total += len(block)
+                block = list(itertools.islice(file_lines, block_lines))
+        files += 1
     with open(os.path.join(out_dir, "cluster.idx"), "w", encoding="utf-8") as index:
         index.write("".join(entry + "\n" for entry in cluster_entries))
-    return {"files": file_index + (1 if handle is not None else 0), "blocks": len(cluster_entries), "lines": total}
+    return {"files": files, "blocks": len(cluster_entries), "lines": total}
+
+
+# ---- ZipNum: which blocks can hold a host, domain or TLD --------------------------------
+@dataclass(frozen=True)
+class ByteRange:
+    """Bytes [offset, offset + length) of a file; length -1 is the whole file."""
+
+    path: str
+    offset: int = 0
+    length: int = -1
+    blocks: int = 0
+
+
+@dataclass
+class ZipNumSelection:
+    ranges: list[ByteRange]
+    blocks_total: int
+    blocks_selected: int
+    bytes_selected: int
+
+
+def surt_prefixes(hosts: Iterable[str] = (), domains: Iterable[str] = (), tlds: Iterable[str] = ()) -> list[str]:
+    """SURT key prefixes covering the wanted hosts, domains and TLDs; nested prefixes collapsed."""
+    prefixes = set()
+    for host in hosts:
+        key = host_surt(host.strip().rstrip("."))
+        prefixes.update((key + ")", key + ":"))  # 'is,example)/...' and 'is,example:8080)/...'
+    prefixes.update(host_surt(d.strip().rstrip(".")) for d in domains)  # also 'is,example,www)'
+    prefixes.update(t.strip().strip(".").lower() + "," for t in tlds)
+    collapsed: list[str] = []
+    for prefix in sorted(p for p in prefixes if p):
+        if not (collapsed and prefix.startswith(collapsed[-1])):
+            collapsed.append(prefix)
+    return collapsed
+
+
+def _block_may_match(first_key: str, next_key: str | None, prefixes: list[str]) -> bool:
+    """Can a block whose keys lie in [first_key, next_key] hold a key starting with one of prefixes?"""
+    index = bisect.bisect_right(prefixes, first_key) - 1
+    if index >= 0 and first_key.startswith(prefixes[index]):
+        return True
+    following = prefixes[index + 1] if index + 1 < len(prefixes) else None
+    return following is not None and (next_key is None or following <= next_key)
+
+
+def select_zipnum_ranges(cluster_lines: Iterable[str], base_dir: str, prefixes: list[str] | None,
+                         max_range_bytes: int = MAX_RANGE_BYTES) -> ZipNumSelection:
+    """Byte ranges of the ZipNum blocks that can match `prefixes` (all blocks when None), adjacent ones merged."""
+    ranges: list[ByteRange] = []
+    total = selected = selected_bytes = 0
+    pending: list = []  # [file, offset, length, blocks] of the range being grown
+
+    def take(name: str, offset: int, length: int) -> None:
+        nonlocal selected, selected_bytes
+        selected += 1
+        selected_bytes += length
+        if pending and pending[0] == name and pending[1] + pending[2] == offset \
+                and pending[2] + length <= max_range_bytes:
+            pending[2] += length
+            pending[3] += 1
+            return
+        if pending:
+            ranges.append(ByteRange(storage.join(base_dir, pending[0]), pending[1], pending[2], pending[3]))
+        pending[:] = [name, offset, length, 1]
+
+    previous = None
+    for line in cluster_lines:
+        if not line.strip():
+            continue
+        key, name, offset, length = line.rstrip("\n").split("\t")[:4]
+        entry = (key.split(" ", 1)[0], name, int(offset), int(length))
+        total += 1
+        if previous and (prefixes is None or _block_may_match(previous[0], entry[0], prefixes)):
+            take(*previous[1:])
+        previous = entry
+    if previous and (prefixes is None or _block_may_match(previous[0], None, prefixes)):
+        take(*previous[1:])
+    if pending:
+        ranges.append(ByteRange(storage.join(base_dir, pending[0]), pending[1], pending[2], pending[3]))
+    return ZipNumSelection(ranges, total, selected, selected_bytes)
+
+
+def iter_text_lines(path: str, chunk_bytes: int = READ_CHUNK_BYTES) -> Iterator[str]:
+    """Lines of a (possibly remote) UTF-8 text file such as cluster.idx, streamed."""
+    tail = b""
+    with contextlib.closing(storage.open_binary(path)) as handle:
+        while chunk := handle.read(chunk_bytes):
+            *lines, tail = (tail + chunk).split(b"\n")
+            yield from (line.decode("utf-8") for line in lines)
+    if tail:
+        yield tail.decode("utf-8")
+
+
+# ---- bytes -> lines (runs inside Spark tasks) --------------------------------------------
+def gunzip_members(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, str | None]]:
+    """Decompressed bytes of concatenated gzip members; a last (b"", reason) when the stream breaks."""
+    decoder = zlib.decompressobj(GZIP_WBITS)
+    inside_member = False
+    for chunk in chunks:
+        while chunk:
+            try:
+                data = decoder.decompress(chunk)
+            except zlib.error:
+                yield b"", "bad_gzip"
+                return
+            inside_member = True
+            if data:
+                yield data, None
+            if decoder.eof:
+                chunk = decoder.unused_data
+                decoder = zlib.decompressobj(GZIP_WBITS)
+                inside_member = False
+            else:
+                chunk = b""
+    if inside_member:
+        yield b"", "truncated_gzip"
+
+
+def lines_batch(data: bytes) -> pa.RecordBatch:
+    """An Arrow batch of the newline-terminated lines in `data` (newlines removed, bytes not copied per line)."""
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(buffer == 10)
+    count = len(newlines)
+    starts = np.zeros(count + 1, dtype=np.int64)
+    starts[1:] = newlines + 1
+    keep = np.ones(len(buffer), dtype=bool)
+    keep[newlines] = False
+    offsets = (starts - np.arange(count + 1)).astype(np.int32)
+    values = pa.Array.from_buffers(pa.binary(), count, [None, pa.py_buffer(offsets), pa.py_buffer(buffer[keep])])
+    return pa.RecordBatch.from_arrays([values, pa.nulls(count, pa.string())], schema=LINE_SCHEMA)
+
+
+def problem_batch(reason: str) -> pa.RecordBatch:
+    """One record standing for a broken member or an unreadable file."""
+    return pa.RecordBatch.from_arrays([pa.array([b""], pa.binary()), pa.array([reason])], schema=LINE_SCHEMA)
+
+
+def cdx_line_batches(chunks: Iterable[bytes]) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of lines from plain or gzip bytes; a broken gzip stream ends with one problem record."""
+    chunks = iter(chunks)
+    first = next(chunks, b"")
+    if not first:
+        return
+    stream = itertools.chain([first], chunks)
+    pieces = gunzip_members(stream) if first[:2] == GZIP_MAGIC else ((chunk, None) for chunk in stream)
+    tail = b""
+    for data, problem in pieces:
+        if problem:  # the partial last line belongs to the broken member
+            yield problem_batch(problem)
+            return
+        data = tail + data if tail else data
+        cut = data.rfind(b"\n") + 1
+        tail = data[cut:]
+        if cut:
+            yield lines_batch(data[:cut] if cut < len(data) else data)
+    if tail:
+        yield lines_batch(tail + b"\n")
+
+
+def jvm_readable(byte_range: ByteRange) -> bool:
+    """Can Spark's own text reader read this whole local file (gzip exactly when the name ends in .gz)?"""
+    if byte_range.length >= 0 or not storage.is_local(byte_range.path):
+        return False
+    try:
+        with open(storage.local_path(byte_range.path), "rb") as handle:
+            is_gzip = handle.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
+    return is_gzip == byte_range.path.endswith(".gz")
+
+
+def range_chunks(byte_range: ByteRange, chunk_bytes: int = READ_CHUNK_BYTES) -> Iterator[bytes]:
+    """The bytes of a range: one ranged GET, or a whole file streamed in chunks."""
+    if byte_range.length >= 0:
+        yield storage.read_range(byte_range.path, byte_range.offset, byte_range.length)
+        return
+    with contextlib.closing(storage.open_binary(byte_range.path)) as handle:
+        while chunk := handle.read(chunk_bytes):
+            yield chunk
+
+
+def use_s3_endpoint(endpoint: str | None) -> None:
+    """Point this process's boto3 client at an S3-compatible endpoint (executors do not inherit driver env)."""
+    if endpoint and os.environ.get("AWS_ENDPOINT_URL") != endpoint:
+        os.environ["AWS_ENDPOINT_URL"] = endpoint
+        storage.s3_client.cache_clear()
+
+
+def range_reader(s3_endpoint: str | None = None) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A mapInArrow function: (path, offset, length) rows in, (value, read_status) line batches out."""
+
+    def read(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        use_s3_endpoint(s3_endpoint)
+        for batch in tasks:
+            for task in batch.to_pylist():
+                byte_range = ByteRange(task["path"], task["offset"], task["length"])
+                try:
+                    yield from cdx_line_batches(range_chunks(byte_range))
+                except OSError:  # missing file, or a remote read that failed after its retries
+                    yield problem_batch("unreadable")
+
+    return read
+
+
+# ---- columnar index Parquet on object stores (read in Python tasks) -------------------------
+class RangeFile(io.RawIOBase):
+    """A seekable read-only file over `storage.read_range`, so pyarrow reads only footers and wanted columns."""
+
+    def __init__(self, path: str, size: int):
+        self.path, self.size, self.position = path, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]
+        self.position = max(0, base + offset)
+        return self.position
+
+    def readinto(self, buffer) -> int:
+        length = min(len(buffer), self.size - self.position)
+        if length <= 0:
+            return 0
+        buffer[:length] = storage.read_range(self.path, self.position, length)
+        self.position += length
+        return length
+
+
+def object_size(path: str) -> int:
+    """Size in bytes of a local or s3:// file."""
+    if storage.is_local(path):
+        return os.path.getsize(storage.local_path(path))
+    bucket, key = storage._bucket_key(path)
+    return int(storage.s3_client().head_object(Bucket=bucket, Key=key)["ContentLength"])
+
+
+def parquet_reader(schema: pa.Schema, s3_endpoint: str | None = None
+                   ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A mapInArrow function: (path, crawl) rows in, batches of those Parquet files cast to `schema` out.
+
+    Columns a file lacks come back null; `crawl` (a partition value) is taken from the task.
+    """
+    import pyarrow.parquet as pq
+
+    def read(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        use_s3_endpoint(s3_endpoint)
+        for batch in tasks:
+            for task in batch.to_pylist():
+                parquet = pq.ParquetFile(pa.PythonFile(RangeFile(task["path"], object_size(task["path"])), mode="r"))
+                present = [f.name for f in schema if f.name in parquet.schema_arrow.names]
+                for part in parquet.iter_batches(columns=present, batch_size=65536):
+                    size = part.num_rows
+                    arrays = [part.column(f.name).cast(f.type) if f.name in present
+                              else pa.array([task["crawl"]] * size, f.type) if f.name == "crawl"
+                              else pa.nulls(size, f.type) for f in schema]
+                    yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    return read

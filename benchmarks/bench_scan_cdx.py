@@ -1,0 +1,126 @@
+"""Throughput of scan-cdx (gzip CDX -> urls Parquet) beside a gunzip-and-count Spark read of the same files.
+
+    .venv/bin/python benchmarks/bench_scan_cdx.py --lines 1000000 --repeats 3
+
+Generates realistic CommonCrawl CDX lines once (format_cdx_line; kept under --data), warms
+both paths up, then times them alternately and prints lines/s and the ratio of medians.
+The baseline, `spark.read.text(files).count()`, only gunzips and splits lines.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from udfs.cdx import format_cdx_line
+from udfs.urls import surt
+
+CRAWL = "CC-MAIN-2024-33"
+LANGS = ["eng", "eng", "eng", "isl", "isl", "deu", "fra", "eng,isl", "isl,eng", "mlt", ""]
+SECTIONS = ["en", "is", "de", "news", "about", "products", "blog/2024/08", "is/frettir", "en/news"]
+
+
+def realistic_lines(count: int, seed: int = 1):
+    """CDX lines for Zipf-sized hosts: 200 pages mostly, redirects, 404s, revisits, PDFs, older captures."""
+    rng = random.Random(seed)
+    hosts = [f"{rng.choice(['www.', '', 'blog.', 'shop.'])}site{i}.{rng.choice(['is', 'com', 'de', 'co.uk', 'mt'])}"
+             for i in range(max(count // 40, 10))]
+    weights = [1 / (rank + 1) for rank in range(len(hosts))]
+    picked = rng.choices(hosts, weights, k=count)
+    for index, host in enumerate(picked):
+        path = f"/{rng.choice(SECTIONS)}/article-{rng.randrange(1_000_000)}.html"
+        if rng.random() < 0.2:
+            path += f"?id={rng.randrange(10_000)}&lang={rng.choice(['en', 'is'])}"
+        url = f"{rng.choice(['https', 'https', 'http'])}://{host}{path}"
+        status = rng.choices(["200", "301", "302", "404"], [88, 5, 3, 4])[0]
+        mime = rng.choices(["text/html", "application/pdf", "image/jpeg", "warc/revisit"], [93, 3, 2, 2])[0]
+        timestamp = f"202408{rng.randrange(1, 15):02d}{rng.randrange(24):02d}{rng.randrange(60):02d}{rng.randrange(60):02d}"
+        fields = {"url": url, "mime": mime, "mime-detected": None if mime == "warc/revisit" else mime,
+                  "status": status, "digest": hashlib.sha1(url.encode()).hexdigest()[:32].upper(),
+                  "length": str(rng.randrange(800, 90_000)), "offset": str(rng.randrange(10**9)),
+                  "filename": f"crawl-data/{CRAWL}/segments/1722640{rng.randrange(100000, 999999)}.{index % 97}"
+                              f"/warc/CC-MAIN-20240805082005-20240805112005-{rng.randrange(100000):05d}.warc.gz",
+                  "charset": "UTF-8", "languages": rng.choice(LANGS)}
+        if status.startswith("3"):
+            fields["redirect"] = url.replace("http://", "https://") + ("/" if not path.endswith("/") else "")
+        yield format_cdx_line(surt(url), timestamp, fields)
+
+
+def generate(folder: Path, count: int, files: int) -> list[str]:
+    """Write `count` sorted lines as `files` gzip CDX files (reused when already there)."""
+    paths = [folder / f"cdx-{i:05d}.gz" for i in range(files)]
+    marker = folder / f"_lines_{count}_{files}"
+    if marker.exists():
+        return [str(p) for p in paths]
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    lines = sorted(realistic_lines(count))
+    per_file = -(-count // files)
+    for index, path in enumerate(paths):
+        with gzip.open(path, "wt", encoding="utf-8", compresslevel=6) as handle:
+            handle.write("\n".join(lines[index * per_file:(index + 1) * per_file]) + "\n")
+    marker.touch()
+    print(f"generated {count:,} lines in {files} files in {time.time() - started:.0f}s -> {folder}", flush=True)
+    return [str(p) for p in paths]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--files", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "parascout-bench-cdx"))
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    from jobs.scan_cdx import ScanCdx
+
+    data = Path(args.data)
+    files = generate(data / "cdx", args.lines, args.files)
+    spark = (SparkSession.builder.master(args.master).appName("bench-scan-cdx")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", "3g")
+             .config("spark.sql.shuffle.partitions", "8").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+
+    def gunzip_count() -> int:
+        return spark.read.text(files).count()
+
+    def scan() -> int:
+        report = ScanCdx().use_spark(spark).run(["--root", str(data / "out"), "--cdx", str(data / "cdx"),
+                                                 "--force", "--log-level", "WARNING"])
+        assert report["balanced"], report
+        return report["inputs"]["index_records"]
+
+    timings: dict[str, list[float]] = {"gunzip+count": [], "scan-cdx": []}
+    for round_number in range(args.repeats + 1):  # round 0 warms the JVM up and is not counted
+        for name, step in (("gunzip+count", gunzip_count), ("scan-cdx", scan)):
+            started = time.time()
+            lines = step()
+            elapsed = time.time() - started
+            assert lines == args.lines, (name, lines)
+            if round_number:
+                timings[name].append(elapsed)
+            print(f"round {round_number} {name:13s} {elapsed:6.1f}s {lines / elapsed:12,.0f} lines/s", flush=True)
+    rates = {name: args.lines / statistics.median(values) for name, values in timings.items()}
+    print(f"\n{args.lines:,} lines, {args.files} gzip files, {args.master}, median of {args.repeats} warm runs")
+    for name, rate in rates.items():
+        print(f"  {name:13s} {rate:12,.0f} lines/s")
+    print(f"  ratio scan-cdx / gunzip+count: {rates['scan-cdx'] / rates['gunzip+count']:.3f}")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

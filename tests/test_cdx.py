@@ -1,0 +1,205 @@
+"""udfs/cdx.py, udfs/cdx_records.py, udfs/cdx_api.py: ZipNum block selection, gunzip to lines, line parsing."""
+import gzip
+import json
+import random
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from udfs.cdx import (
+    LINE_SCHEMA,
+    ByteRange,
+    cdx_line_batches,
+    format_cdx_line,
+    range_chunks,
+    range_reader,
+    select_zipnum_ranges,
+    surt_prefixes,
+    write_zipnum,
+)
+from udfs.cdx_api import capture_to_cdx_line
+from udfs.cdx_records import CaptureFilters, filter_reason, parse_cdx_lines, registered_domains
+from udfs.urls import surt
+
+CDX_DATA = Path(__file__).parent / "data" / "cdx"
+
+
+def lines_of(batches) -> list[tuple[bytes, str | None]]:
+    table = pa.Table.from_batches(list(batches), schema=LINE_SCHEMA)
+    return list(zip(table.column("value").to_pylist(), table.column("read_status").to_pylist()))
+
+
+def test_format_cdx_line_keeps_commoncrawl_key_order_and_string_values():
+    line = format_cdx_line("is,example)/", "20240805101010",
+                           {"status": 200, "url": "https://www.example.is/", "languages": "isl", "charset": None})
+    key, timestamp, payload = line.split(" ", 2)
+    assert (key, timestamp) == ("is,example)/", "20240805101010")
+    assert list(json.loads(payload).items()) == [("url", "https://www.example.is/"), ("status", "200"),
+                                                  ("languages", "isl")]
+
+
+# ---- ZipNum -----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def zipnum(tmp_path_factory):
+    """A ZipNum collection of 40 hosts x 30 URLs in 50-line blocks over two files."""
+    rng = random.Random(7)
+    lines = []
+    for index in range(40):
+        host = f"www.site{index:02d}.{'is' if index % 2 else 'com'}"
+        for page in range(30):
+            url = f"https://{host}/{rng.choice(['en', 'is'])}/page-{page}"
+            lines.append(format_cdx_line(surt(url), "20240805101010", {"url": url, "status": "200"}))
+    lines.sort()
+    folder = tmp_path_factory.mktemp("zipnum")
+    summary = write_zipnum(lines, str(folder), block_lines=50, lines_per_file=600)
+    return folder, lines, summary
+
+
+def read_selection(selection) -> list[str]:
+    return [value.decode() for r in selection.ranges for value, _ in lines_of(cdx_line_batches(range_chunks(r)))]
+
+
+def test_surt_prefixes_cover_hosts_ports_domains_and_tlds():
+    assert surt_prefixes(hosts=["www.example.is"]) == ["is,example)", "is,example:"]
+    assert surt_prefixes(domains=["example.is"], hosts=["blog.example.is"]) == ["is,example"]
+    assert surt_prefixes(tlds=["is", ".mt"], domains=["example.is"]) == ["is,", "mt,"]
+
+
+def test_host_filter_reads_only_the_blocks_that_can_hold_the_host(zipnum):
+    folder, lines, summary = zipnum
+    index = (folder / "cluster.idx").read_text().splitlines()
+    assert summary["blocks"] == len(index) == 24 and summary["files"] == 2
+    selection = select_zipnum_ranges(index, str(folder), surt_prefixes(hosts=["www.site07.is"]))
+    assert selection.blocks_total == 24
+    assert 1 <= selection.blocks_selected <= 2 < selection.blocks_total
+    read = read_selection(selection)
+    wanted = [line for line in lines if line.startswith("is,site07)")]
+    assert len(wanted) == 30 and set(wanted) <= set(read)
+    assert len(read) == 50 * selection.blocks_selected
+
+
+def test_tld_filter_selects_a_key_range_and_no_filter_selects_everything(zipnum):
+    folder, lines, _ = zipnum
+    index = (folder / "cluster.idx").read_text().splitlines()
+    by_tld = select_zipnum_ranges(index, str(folder), surt_prefixes(tlds=["com"]))
+    assert {line for line in lines if line.startswith("com,")} <= set(read_selection(by_tld))
+    assert by_tld.blocks_selected < by_tld.blocks_total
+    everything = select_zipnum_ranges(index, str(folder), None)
+    assert everything.blocks_selected == everything.blocks_total == 24
+    assert len(everything.ranges) == 2  # adjacent blocks merged into one request per file
+    assert sorted(read_selection(everything)) == lines
+
+
+def test_an_absent_host_selects_at_most_the_block_its_key_would_be_in(zipnum):
+    folder, _, _ = zipnum
+    index = (folder / "cluster.idx").read_text().splitlines()
+    between = select_zipnum_ranges(index, str(folder), surt_prefixes(hosts=["www.site02a.com"]))
+    assert between.blocks_selected == 1
+    assert not any(line.startswith("com,site02a)") for line in read_selection(between))
+    before_all = select_zipnum_ranges(index, str(folder), surt_prefixes(hosts=["www.absent.com"]))
+    assert before_all.blocks_selected == 0 and before_all.ranges == []
+
+
+# ---- bytes -> lines ---------------------------------------------------------------------
+def test_plain_and_multi_member_gzip_give_the_same_lines():
+    text = b"a 1 {}\nb 2 {}\nc 3 {}"  # no newline at the end
+    members = gzip.compress(b"a 1 {}\nb 2 {}\n") + gzip.compress(b"c 3 {}")
+    expected = [(b"a 1 {}", None), (b"b 2 {}", None), (b"c 3 {}", None)]
+    assert lines_of(cdx_line_batches([text])) == expected
+    assert lines_of(cdx_line_batches([members[:5], members[5:17], members[17:]])) == expected
+    assert lines_of(cdx_line_batches([])) == [] and lines_of(cdx_line_batches([b""])) == []
+
+
+def test_truncated_gzip_keeps_what_decodes_and_counts_the_broken_member_once():
+    data = (CDX_DATA / "truncated.cdx.gz").read_bytes()
+    read = lines_of(cdx_line_batches([data]))
+    assert [status for _, status in read] == [None, None, None, "truncated_gzip"]
+    assert all(value.startswith(b"is,example)/") for value, _ in read[:3])
+
+
+def test_corrupt_gzip_is_one_bad_record_and_a_missing_file_is_unreadable(tmp_path):
+    corrupt = gzip.compress(b"a 1 {}\n") + b"\x1f\x8b\x08\x00garbage-not-deflate"
+    assert lines_of(cdx_line_batches([corrupt])) == [(b"a 1 {}", None), (b"", "bad_gzip")]
+    reader = range_reader()
+    tasks = pa.RecordBatch.from_pylist([{"path": str(tmp_path / "missing.gz"), "offset": 0, "length": -1}])
+    assert lines_of(reader(iter([tasks]))) == [(b"", "unreadable")]
+
+
+def test_range_chunks_reads_a_byte_range(tmp_path):
+    path = tmp_path / "f.bin"
+    path.write_bytes(bytes(range(100)))
+    assert b"".join(range_chunks(ByteRange(str(path), 10, 5))) == bytes(range(10, 15))
+    assert b"".join(range_chunks(ByteRange(str(path)), chunk_bytes=7)) == bytes(range(100))
+
+
+# ---- parsing on the JVM -----------------------------------------------------------------
+def parse_file(spark, path: Path):
+    rows = [(line.decode("utf-8", "surrogateescape"), None) for line in path.read_bytes().split(b"\n") if line]
+    frame = spark.createDataFrame(rows, "value string, read_status string")
+    return parse_cdx_lines(frame).toPandas()
+
+
+def test_each_kind_of_bad_line_gets_its_reason(spark):
+    # non-UTF-8 bytes cannot pass through Python strings; feed the raw bytes as the readers do
+    raw = [line for line in (CDX_DATA / "broken.cdx").read_bytes().split(b"\n") if line]
+    frame = spark.createDataFrame([(line, None) for line in raw], "value binary, read_status string")
+    parsed = parse_cdx_lines(frame.selectExpr("cast(value as string) as value", "read_status")).toPandas()
+    assert parsed["reason"].tolist() == [
+        None, "malformed_line", "malformed_line", "bad_json", "missing_url", "url_too_long", "bad_url",
+        "missing_status", "missing_location", "non_utf8", None]
+    good = parsed[parsed["reason"].isna()]
+    assert good["host"].tolist() == ["www.example.is"] * 2
+    assert good["crawl"].tolist() == ["CC-MAIN-2024-33"] * 2
+    assert str(good["fetch_time"].iloc[0]) == "2024-08-05 14:00:00"
+
+
+def test_good_lines_parse_into_typed_fields(spark):
+    parsed = parse_file(spark, CDX_DATA / "captures.cdx").set_index("url")
+    assert parsed["reason"].isna().all()
+    page = parsed.loc["https://www.visitmalta.mt/mt/dwar"]
+    assert (page["surt"], page["host"], page["status"]) == ("mt,visitmalta)/mt/dwar", "www.visitmalta.mt", 200)
+    assert page["mime"] == "application/xhtml+xml"  # mime-detected wins over the HTTP header
+    assert page["warc_offset"] == 15000 and page["warc_length"] == 1105 and page["record_type"] == "page"
+    redirect = parsed.loc["http://example.is/"]
+    assert (redirect["record_type"], redirect["redirect"]) == ("redirect", "https://www.example.is/")
+    assert parsed.loc["https://www.example.is/is/", "record_type"] == "revisit"
+    assert parsed.loc["https://www.example.is/is/eldra", "crawl"] == "CC-MAIN-2024-30"
+
+
+def test_filter_reasons_follow_the_options(spark):
+    parsed = parse_cdx_lines(spark.createDataFrame(
+        [(line, None) for line in (CDX_DATA / "captures.cdx").read_text().splitlines()],
+        "value string, read_status string"))
+
+    def reasons(filters: CaptureFilters) -> dict:
+        frame = parsed.withColumn("why", filter_reason(filters)).select("url", "why").toPandas()
+        return dict(zip(frame["url"], frame["why"]))
+
+    default = reasons(CaptureFilters(crawls=("CC-MAIN-2024-33",)))
+    assert default["https://www.example.is/is/eldra"] == "crawl_not_selected"
+    assert default["http://example.is/"] == "redirect"
+    assert default["https://www.example.is/is/"] == "revisit"
+    assert default["https://www.example.is/is/gamalt"] == "status"
+    assert default["https://www.example.is/skjol/arsskyrsla.pdf"] == "mime"
+    assert list(default.values()).count("ok") == 13
+    kept = reasons(CaptureFilters(keep_redirects=True, keep_revisits=True, mimes=(), statuses=()))
+    assert set(kept.values()) == {"ok"}
+    by_host = reasons(CaptureFilters(hosts=("blog.example.is",), domains=("co.uk",), tlds=("mt",)))
+    allowed = {url for url, why in by_host.items() if why != "host_not_allowed"}
+    assert {u.split("/")[2] for u in allowed} == {"blog.example.is", "news.example.co.uk", "www.visitmalta.mt"}
+
+
+def test_registered_domains_use_the_bundled_public_suffix_list():
+    hosts = pd.Series(["www.example.co.uk", "blog.example.is", "www.example.co.uk", None])
+    assert registered_domains(hosts).tolist() == ["example.co.uk", "example.is", "example.co.uk", None]
+
+
+def test_cdx_api_capture_becomes_a_cdx_line():
+    capture = {"urlkey": "is,example)/", "timestamp": "20240805101010", "url": "https://www.example.is/",
+               "status": "200", "encoding": "UTF-8"}
+    key, timestamp, payload = capture_to_cdx_line(capture).split(" ", 2)
+    assert (key, timestamp) == ("is,example)/", "20240805101010")
+    assert json.loads(payload) == {"url": "https://www.example.is/", "status": "200", "encoding": "UTF-8"}
+    assert capture_to_cdx_line({"url": "https://www.example.is/a", "timestamp": "1"}).startswith("is,example)/a 1 ")

@@ -1,0 +1,33 @@
+"""scan-cdx (JVM parsing, Python readers, a pandas UDF) in local-cluster mode: two executor JVMs.
+
+It runs in a subprocess with its own SparkSession, so it does not clash with the shared
+`spark` fixture; the executors' Python workers use this interpreter (PYSPARK_PYTHON).
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CDX = REPO / "tests" / "data" / "cdx"
+
+
+@pytest.mark.slow
+def test_scan_cdx_runs_on_separate_executor_jvms(tmp_path):
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    command = [sys.executable, "-m", "jobs.scan_cdx", "--root", str(tmp_path), "--cdx", str(CDX / "captures.cdx"),
+               "--cdx", str(CDX / "truncated.cdx.gz"), "--crawl", "CC-MAIN-2024-33", "--langs", "en,is",
+               "--spark-conf", "spark.master=local-cluster[2,1,1024]", "--spark-conf", "spark.ui.enabled=false",
+               "--spark-conf", "spark.sql.shuffle.partitions=4", "--log-level", "WARNING"]
+    finished = subprocess.run(command, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    report = json.loads((tmp_path / "_reports" / "scan-cdx.json").read_text())
+    assert report["metrics"]["spark_master"] == "local-cluster[2,1,1024]"
+    assert report["metrics"]["executors"] == 2
+    assert report["status"] == "ok" and report["balanced"]
+    assert report["inputs"]["index_records"] == 18 + 4 and report["bad"] == {"truncated_gzip": 1}
+    assert report["kept"] == report["outputs"]["urls"] == 6  # www.example.is: isl and eng pages
+    assert report["outputs"]["hosts"] == 1

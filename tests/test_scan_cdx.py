@@ -1,0 +1,252 @@
+"""scan-cdx end to end: CDX files, ZipNum, columnar index and a replayed CDX API -> urls, hosts, balanced report."""
+import json
+import random
+import threading
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from jobs.base import ConfigError, JobFailed
+from jobs.scan_cdx import ScanCdx
+from tests.conftest import run_job
+from udfs.cdx import format_cdx_line, write_zipnum
+from udfs.urls import surt
+
+DATA = Path(__file__).parent / "data"
+CDX = DATA / "cdx"
+CRAWL = "CC-MAIN-2024-33"
+
+
+def urls_of(spark, root) -> pd.DataFrame:
+    return spark.read.parquet(str(root / "urls")).toPandas().set_index("url")
+
+
+def hosts_of(spark, root) -> dict:
+    frame = spark.read.parquet(str(root / "hosts")).toPandas()
+    return {row.host: (row.domain, row.n_urls, dict(row.lang_counts), row.is_candidate) for row in frame.itertuples()}
+
+
+@pytest.mark.slow
+def test_every_line_is_kept_filtered_or_bad_and_urls_are_laid_out_by_host(spark, tmp_path):
+    report = run_job(ScanCdx, spark, [
+        "--root", str(tmp_path), "--cdx", str(CDX / "captures.cdx"), "--cdx", str(CDX / "broken.cdx"),
+        "--cdx", str(CDX / "truncated.cdx.gz"), "--crawl", CRAWL, "--max-bad-fraction", "0.5", "--partitions", "3"])
+    assert report["status"] == "ok" and report["balanced"]
+    assert report["inputs"] == {"index_records": 18 + 11 + 4}
+    assert report["bad"] == {"malformed_line": 2, "bad_json": 1, "missing_url": 1, "url_too_long": 1, "bad_url": 1,
+                             "missing_status": 1, "missing_location": 1, "non_utf8": 1, "truncated_gzip": 1}
+    # the truncated file repeats three lines of captures.cdx: two pages (older_capture) and the redirect
+    assert report["filtered"] == {"crawl_not_selected": 1, "revisit": 1, "redirect": 2, "status": 1, "mime": 1,
+                                  "older_capture": 3}
+    assert report["kept"] == report["outputs"]["urls"] == 14
+
+    urls = urls_of(spark, tmp_path)
+    about = urls.loc["https://www.example.is/en/about-us"]  # the later https capture, not the http one
+    assert (about["surt"], about["domain"], about["lang"], list(about["langs"])) == (
+        "is,example)/en/about-us", "example.is", "eng", ["eng"])
+    assert str(about["fetch_time"]) == "2024-08-05 10:13:13" and about["warc_offset"] == 4000
+    assert urls.loc["https://www.example.is/", "langs"].tolist() == ["isl", "eng"]
+    assert urls.loc["https://news.example.co.uk/world/story-1", "domain"] == "example.co.uk"
+    assert set(urls["record_type"]) == {"page"} and set(urls["status"]) == {200}
+    assert set(urls["crawl"]) == {CRAWL}
+
+    assert hosts_of(spark, tmp_path) == {
+        "www.example.is": ("example.is", 8, {"isl": 4, "eng": 4}, True),
+        "blog.example.is": ("example.is", 2, {"isl": 2}, False),
+        "www.visitmalta.mt": ("visitmalta.mt", 2, {"mlt": 1, "eng": 1}, True),
+        "news.example.co.uk": ("example.co.uk", 2, {"eng": 2}, False)}
+
+    # each host lives in one output file, sorted by (host, surt) inside it
+    files = sorted((tmp_path / "urls").glob("part-*.parquet"))
+    hosts_seen = []
+    for path in files:
+        part = pq.read_table(path, columns=["host", "surt"]).to_pandas()
+        keys = list(zip(part["host"], part["surt"]))
+        assert keys == sorted(keys)
+        hosts_seen += list(part["host"].unique())
+    assert len(hosts_seen) == len(set(hosts_seen)) == 4
+
+
+@pytest.mark.slow
+def test_language_pair_keeps_bilingual_hosts_and_kept_revisits_are_labelled(spark, tmp_path):
+    report = run_job(ScanCdx, spark, ["--root", str(tmp_path), "--cdx", str(CDX / "captures.cdx"), "--crawl", CRAWL,
+                                      "--langs", "en,is", "--keep-revisits"])
+    assert report["balanced"] and report["inputs"]["index_records"] == 18 and report["bad"] == {}
+    assert report["filtered"] == {"crawl_not_selected": 1, "redirect": 1, "status": 1, "mime": 1,
+                                  "older_capture": 1, "host_not_bilingual": 6}
+    urls = urls_of(spark, tmp_path)
+    assert len(urls) == report["kept"] == 7 and set(urls["host"]) == {"www.example.is"}
+    revisit = urls.loc["https://www.example.is/is/"]
+    assert revisit["record_type"] == "revisit" and revisit["lang"] is None
+    assert hosts_of(spark, tmp_path) == {
+        "www.example.is": ("example.is", 7, {"isl": 3, "eng": 3, "und": 1}, True)}
+
+
+def site_lines(sites: int = 40, pages: int = 30) -> list[str]:
+    """Sorted CDX lines of `sites` hosts (www.siteNN.is) with `pages` English or Icelandic pages each."""
+    rng = random.Random(3)
+    lines = []
+    for index in range(sites):
+        for page in range(pages):
+            url = f"https://www.site{index:02d}.is/{rng.choice(['en', 'is'])}/page-{page}"
+            lines.append(format_cdx_line(surt(url), f"202408051010{page % 60:02d}", {
+                "url": url, "mime": "text/html", "status": "200", "length": "900", "offset": str(page * 900),
+                "filename": f"crawl-data/{CRAWL}/segments/1/warc/a.warc.gz",
+                "languages": "eng" if "/en/" in url else "isl"}))
+    return sorted(lines)
+
+
+@pytest.mark.slow
+def test_zipnum_host_filter_reads_only_matching_blocks(spark, tmp_path):
+    write_zipnum(site_lines(), str(tmp_path / "indexes"), block_lines=50, lines_per_file=400)
+    report = run_job(ScanCdx, spark, ["--root", str(tmp_path / "out"), "--cdx", str(tmp_path / "indexes"),
+                                      "--hosts", "www.site07.is,www.site30.is"])
+    metrics = report["metrics"]
+    assert metrics["zipnum_blocks_total"] == 24
+    assert 2 <= metrics["zipnum_blocks_read"] <= 4 < metrics["zipnum_blocks_total"]
+    assert report["inputs"]["index_records"] == 50 * metrics["zipnum_blocks_read"]
+    assert report["balanced"] and report["kept"] == 60
+    assert report["filtered"] == {"host_not_allowed": 50 * metrics["zipnum_blocks_read"] - 60}
+    assert set(urls_of(spark, tmp_path / "out")["host"]) == {"www.site07.is", "www.site30.is"}
+
+
+def write_columnar_index(cdx_path: Path, table_root: Path) -> dict:
+    """The CDX lines of a file as a cc-index-table: crawl=/subset= partitions (3xx/4xx in crawldiagnostics)."""
+    rows = []
+    for line in cdx_path.read_text().splitlines():
+        key, timestamp, payload = line.split(" ", 2)
+        fields = json.loads(payload)
+        crawl = fields["filename"].split("/")[1]
+        status = int(fields["status"])
+        rows.append({
+            "url_surtkey": key, "url": fields["url"], "url_host_name": urlsplit(fields["url"]).hostname,
+            "url_host_registered_domain": "example.is",
+            "fetch_time": datetime.strptime(timestamp, "%Y%m%d%H%M%S").replace(tzinfo=UTC),
+            "fetch_status": status, "content_digest": fields["digest"], "content_mime_type": fields["mime"],
+            "content_mime_detected": fields.get("mime-detected"), "content_charset": fields.get("charset"),
+            "content_languages": fields.get("languages"), "warc_filename": fields["filename"],
+            "warc_record_offset": int(fields["offset"]), "warc_record_length": int(fields["length"]),
+            "warc_segment": "1722640389001.33", "crawl": crawl,
+            "subset": "warc" if status < 300 else "crawldiagnostics"})
+    frame = pd.DataFrame(rows)
+    schema = pa.schema([("fetch_status", pa.int16()), ("warc_record_offset", pa.int32()),
+                        ("warc_record_length", pa.int32()), ("fetch_time", pa.timestamp("us", tz="UTC"))])
+    for (crawl, subset), part in frame.groupby(["crawl", "subset"]):
+        folder = table_root / f"crawl={crawl}" / f"subset={subset}"
+        folder.mkdir(parents=True)
+        table = pa.Table.from_pandas(part.drop(columns=["crawl", "subset"]), preserve_index=False)
+        for field in schema:
+            table = table.set_column(table.schema.get_field_index(field.name), field.name,
+                                     table.column(field.name).cast(field.type))
+        pq.write_table(table, folder / "part-00000.parquet")
+    return frame.groupby(["crawl", "subset"]).size().to_dict()
+
+
+@pytest.mark.slow
+def test_columnar_index_reads_only_the_wanted_crawl_and_subset(spark, tmp_path):
+    table_root = tmp_path / "cc-index" / "table" / "cc-main" / "warc"
+    sizes = write_columnar_index(CDX / "captures.cdx", table_root)
+    assert sizes == {(CRAWL, "crawldiagnostics"): 2, (CRAWL, "warc"): 15, ("CC-MAIN-2024-30", "warc"): 1}
+    report = run_job(ScanCdx, spark, ["--root", str(tmp_path / "out"), "--index-parquet", str(table_root),
+                                      "--crawl", CRAWL])
+    assert report["balanced"] and report["inputs"]["index_records"] == 15 and report["bad"] == {}
+    assert report["filtered"] == {"revisit": 1, "mime": 1, "older_capture": 1}
+    urls = urls_of(spark, tmp_path / "out")
+    assert len(urls) == report["kept"] == 12
+    story = urls.loc["https://news.example.co.uk/world/story-2"]
+    assert (story["domain"], story["crawl"], story["status"], story["warc_length"]) == (
+        "example.co.uk", CRAWL, 200, 1126)
+    assert str(story["fetch_time"]) == "2024-08-05 13:01:01"
+
+
+class RecordedCdxApi(BaseHTTPRequestHandler):
+    """Replays tests/data/cdx_api as index.commoncrawl.org would answer (a real server on 127.0.0.1)."""
+
+    recordings = DATA / "cdx_api"
+
+    def do_GET(self):
+        parts = urlsplit(self.path)
+        query = {key: values[0] for key, values in parse_qs(parts.query).items()}
+        self.server.requests.append((parts.path, query))
+        if parts.path == "/collinfo.json":
+            text = (self.recordings / "collinfo.json").read_text()
+            return self.reply(200, text.replace("https://index.commoncrawl.org", self.server.base_url))
+        pattern = query.get("url", "").removesuffix("/*").removeprefix("*.")
+        page = int(query.get("page", "0"))
+        recorded = self.recordings / f"{parts.path.strip('/')}.{pattern}.page-{page}.jsonl"
+        if recorded.exists():
+            return self.reply(200, recorded.read_text())
+        if page > 0:
+            return self.reply(400, f"Page {page} invalid: First Page is 0, Last Page is {page - 1}")
+        return self.reply(404, json.dumps({"message": f"No Captures found for: {query.get('url')}"}))
+
+    def reply(self, status: int, body: str) -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json" if body.startswith(("{", "[")) else "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def cdx_api(monkeypatch, tmp_path):
+    """The replay server's base URL; cdx_toolkit's collinfo cache goes to tmp_path, pacing to 50 ms."""
+    import cdx_toolkit.commoncrawl
+    import cdx_toolkit.myrequests
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), RecordedCdxApi)
+    server.base_url = f"http://127.0.0.1:{server.server_port}"
+    server.requests = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setattr(cdx_toolkit.commoncrawl, "CACHE_DIR", str(tmp_path / "cdxt-cache") + "/")
+    monkeypatch.setitem(cdx_toolkit.myrequests.retry_info, "127.0.0.1", {"next_fetch": 0, "minimum_interval": 0.05})
+    yield server
+    server.shutdown()
+
+
+@pytest.mark.slow
+def test_cdx_api_scan_replays_recorded_responses(spark, tmp_path, cdx_api):
+    report = run_job(ScanCdx, spark, ["--root", str(tmp_path), "--cdx-api", "--url", "example.is/*",
+                                      "--crawl", CRAWL, "--cdx-api-mirror", cdx_api.base_url + "/"])
+    asked = [(path, query.get("page")) for path, query in cdx_api.requests]
+    assert asked == [("/collinfo.json", None), (f"/{CRAWL}-index", "0"), (f"/{CRAWL}-index", "1"),
+                     (f"/{CRAWL}-index", "2")]
+    assert all(query["url"] == "example.is/*" and query["output"] == "json" for _, query in cdx_api.requests[1:])
+    assert report["balanced"] and report["metrics"]["cdx_api_captures"] == 8
+    assert report["filtered"] == {"redirect": 1, "status": 1, "mime": 1, "older_capture": 1}
+    urls = urls_of(spark, tmp_path)
+    assert sorted(urls.index) == ["https://www.example.is/", "https://www.example.is/en/",
+                                  "https://www.example.is/en/contact", "https://www.example.is/is/hafa-samband"]
+    contact = urls.loc["https://www.example.is/en/contact"]
+    assert (contact["charset"], str(contact["fetch_time"])) == ("UTF-8", "2024-08-05 09:03:03")
+
+
+@pytest.mark.slow
+def test_too_much_bad_input_fails_with_a_clear_message(spark, tmp_path):
+    with pytest.raises(JobFailed, match="input records were bad"):
+        run_job(ScanCdx, spark, ["--root", str(tmp_path), "--cdx", str(CDX / "broken.cdx")])
+    written = json.loads((tmp_path / "_reports" / "scan-cdx.json").read_text())
+    assert written["status"] == "failed" and written["bad"]["malformed_line"] == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "give a source"),
+    (["--cdx-api", "--crawl", CRAWL], "--cdx-api needs --url"),
+    (["--cdx", "/no/such/folder"], "does not exist"),
+    (["--cdx", str(CDX), "--langs", "en,xx"], "unknown language"),
+    (["--cdx", str(CDX), "--status", "ok"], "--status expects"),
+])
+def test_bad_configuration_fails_at_start(tmp_path, argv, message):
+    with pytest.raises(ConfigError, match=message):
+        ScanCdx().run(["--root", str(tmp_path), *argv])

@@ -1,0 +1,281 @@
+"""CDX lines and columnar-index rows -> capture records, as Spark column expressions (no SparkSession here).
+
+Lines are parsed on the JVM (split + json_tuple + regexp_extract), so Python never
+touches a line after gunzip. Every record gets a `reason`: a bad-input reason, a
+filter reason, or "ok"; nothing is dropped without one. Registered domains come
+from the bundled Public Suffix List, looked up once per distinct host.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import reduce
+
+import pandas as pd
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from udfs.cdx import READ_PROBLEMS
+from udfs.urls import MAX_URL_CHARS, registered_domain
+
+BAD_REASONS = ("non_utf8", "malformed_line", "bad_json", "missing_url", "url_too_long", "bad_url",
+               "missing_status", "missing_location", *READ_PROBLEMS)
+RECORD_FILTERS = ("crawl_not_selected", "host_not_allowed", "revisit", "redirect", "status", "mime")
+CAPTURE_FILTERS = ("older_capture", "host_not_bilingual")
+HTML_MIMES = ("text/html", "application/xhtml+xml")
+UNKNOWN_LANGUAGE = "und"
+#: CDX JSON keys (the API says `encoding` where files say `charset`)
+CDX_JSON_KEYS = ("url", "mime", "mime-detected", "status", "digest", "length", "offset", "filename",
+                 "charset", "encoding", "languages", "redirect", "truncated")
+RECORD_COLUMNS = ("url", "surt", "host", "status", "mime", "digest", "fetch_time", "warc_filename", "warc_offset",
+                  "warc_length", "crawl", "record_type", "redirect", "charset", "truncated", "languages")
+#: columns read from the columnar index (cc-index-table schema) and their Spark types; `crawl` is the partition
+COLUMNAR_FIELDS = (("url_surtkey", "string"), ("url", "string"), ("url_host_name", "string"),
+                   ("fetch_time", "timestamp"), ("fetch_status", "int"), ("fetch_redirect", "string"),
+                   ("content_digest", "string"), ("content_mime_type", "string"),
+                   ("content_mime_detected", "string"), ("content_charset", "string"),
+                   ("content_languages", "string"), ("content_truncated", "string"), ("warc_filename", "string"),
+                   ("warc_record_offset", "bigint"), ("warc_record_length", "bigint"), ("crawl", "string"))
+
+
+def columnar_arrow_schema():
+    """COLUMNAR_FIELDS as an Arrow schema (what Python Parquet readers hand to mapInArrow)."""
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "timestamp": pa.timestamp("us", tz="UTC"), "int": pa.int32(),
+             "bigint": pa.int64()}
+    return pa.schema([(name, types[kind]) for name, kind in COLUMNAR_FIELDS])
+
+
+@dataclass(frozen=True)
+class CaptureFilters:
+    """Which captures a scan keeps; empty tuples mean "any"."""
+
+    crawls: tuple[str, ...] = ()
+    statuses: tuple[int, ...] = (200,)
+    mimes: tuple[str, ...] = HTML_MIMES
+    hosts: tuple[str, ...] = ()
+    domains: tuple[str, ...] = ()
+    tlds: tuple[str, ...] = ()
+    keep_redirects: bool = False
+    keep_revisits: bool = False
+
+    @property
+    def restricts_hosts(self) -> bool:
+        return bool(self.hosts or self.domains or self.tlds)
+
+
+def _first_reason(rules: list[tuple[Column, str]], otherwise: Column | str | None = None) -> Column:
+    """CASE WHEN over (condition, reason) rules, in order."""
+    first, *rest = rules
+    chained = reduce(lambda column, rule: column.when(rule[0], rule[1]), rest, F.when(first[0], first[1]))
+    return chained.otherwise(otherwise) if otherwise is not None else chained
+
+
+def _record_type(mime_header: Column, mime_detected: Column, status: Column) -> Column:
+    revisit = (F.lower(mime_header) == "warc/revisit") | (F.lower(mime_detected) == "warc/revisit")
+    return (F.when(F.coalesce(revisit, F.lit(False)), "revisit")
+            .when(status.between(300, 399), "redirect").otherwise("page"))
+
+
+def _common_bad_rules() -> list[tuple[Column, str]]:
+    url = F.col("url")
+    return [
+        (url.isNull() | (url == ""), "missing_url"),
+        (F.length(url) > MAX_URL_CHARS, "url_too_long"),
+        (F.col("host").isNull() | (F.col("host") == ""), "bad_url"),
+        ((F.col("record_type") != "revisit") & F.col("status").isNull(), "missing_status"),
+        (F.col("warc_filename").isNull() | F.col("warc_offset").isNull() | F.col("warc_length").isNull(),
+         "missing_location"),
+    ]
+
+
+def url_host(url: Column) -> Column:
+    """Lower-cased host of a URL ('' when it has none), by string search: regexes cost more per line."""
+    scheme_end = F.locate("://", url)
+    authority = F.substring_index(F.substring_index(F.substring_index(
+        F.substr(url, scheme_end + 3), "/", 1), "?", 1), "#", 1)
+    host = F.substring_index(F.substring_index(authority, "@", -1), ":", 1)
+    return F.when(scheme_end > 1, F.rtrim(F.lower(host), F.lit("."))).otherwise(F.lit(""))
+
+
+def crawl_of(warc_filename: Column) -> Column:
+    """'crawl-data/CC-MAIN-2024-33/segments/...' -> 'CC-MAIN-2024-33' (null for other names)."""
+    return F.when(warc_filename.startswith("crawl-data/"),
+                  F.substring_index(F.substring_index(warc_filename, "/", 2), "/", -1))
+
+
+def _count(text: Column) -> Column:
+    """A non-negative integer field ("1234"), else null; try_cast is far cheaper than a regex per line."""
+    number = text.try_cast("long")
+    return F.when(number >= 0, number)
+
+
+def _utc_timestamp(digits: Column) -> Column:
+    """'20240805101010' -> that instant in UTC (null when not a date); cheaper than a pattern parser."""
+    def part(start: int, length: int) -> Column:
+        return F.substring(digits, start, length).try_cast("int")
+
+    return F.when(F.length(digits) == 14, F.try_make_timestamp(
+        part(1, 4), part(5, 2), part(7, 2), part(9, 2), part(11, 2), part(13, 2), F.lit("UTC")))
+
+
+def parse_cdx_lines(lines: DataFrame) -> DataFrame:
+    """(value string, read_status) lines -> RECORD_COLUMNS + `reason` (a bad-input reason, null when good)."""
+    value = F.col("value")
+    parts = F.split(value, " ", 3)
+    json_columns = [f"j_{key.replace('-', '_')}" for key in CDX_JSON_KEYS]
+    fields = lines.select(
+        "read_status", F.is_valid_utf8(value).alias("utf8"), F.get(parts, 0).alias("surt"),
+        F.get(parts, 1).alias("timestamp"), F.get(parts, 2).alias("json"),
+    ).select("*", F.json_tuple("json", *CDX_JSON_KEYS).alias(*json_columns))
+    status = F.col("j_status").try_cast("int")
+    records = fields.select(
+        "read_status", "utf8", "json",
+        F.col("j_url").alias("url"), "surt",
+        url_host(F.col("j_url")).alias("host"),
+        F.when(status.between(100, 599), status).alias("status"),
+        F.lower(F.trim(F.substring_index(F.coalesce("j_mime_detected", "j_mime"), ";", 1))).alias("mime"),
+        F.col("j_digest").alias("digest"),
+        _utc_timestamp(F.col("timestamp")).alias("fetch_time"),
+        F.col("j_filename").alias("warc_filename"),
+        _count(F.col("j_offset")).alias("warc_offset"),
+        _count(F.col("j_length")).alias("warc_length"),
+        crawl_of(F.col("j_filename")).alias("crawl"),
+        "j_mime", "j_mime_detected",
+        F.col("j_redirect").alias("redirect"),
+        F.coalesce("j_charset", "j_encoding").alias("charset"),
+        F.col("j_truncated").alias("truncated"),
+        F.col("j_languages").alias("languages"),
+        reduce(lambda a, b: a | b, [F.col(c).isNotNull() for c in json_columns]).alias("any_field"),
+    ).withColumn("record_type", _record_type(F.col("j_mime"), F.col("j_mime_detected"), F.col("status")))
+    malformed = (F.col("json").isNull() | ~F.col("json").startswith("{") | (F.col("surt") == "")
+                 | F.col("fetch_time").isNull())
+    reason = _first_reason([
+        (F.col("read_status").isNotNull(), F.col("read_status")),
+        (~F.col("utf8"), F.lit("non_utf8")),
+        (malformed, F.lit("malformed_line")),
+        (~F.col("any_field"), F.lit("bad_json")),
+        *[(condition, F.lit(name)) for condition, name in _common_bad_rules()],
+    ])
+    return records.select(*RECORD_COLUMNS, reason.alias("reason"))
+
+
+def parse_columnar_rows(rows: DataFrame) -> DataFrame:
+    """Columnar-index rows (COLUMNAR_COLUMNS + crawl) -> RECORD_COLUMNS + `reason` (null when good)."""
+    status = F.col("fetch_status").cast("int")
+    mime_header = F.col("content_mime_type")
+    records = rows.select(
+        "url", F.col("url_surtkey").alias("surt"), F.lower(F.col("url_host_name")).alias("host"),
+        status.alias("status"),
+        F.lower(F.coalesce("content_mime_detected", mime_header)).alias("mime"),
+        F.col("content_digest").alias("digest"), F.col("fetch_time").cast("timestamp").alias("fetch_time"),
+        "warc_filename", F.col("warc_record_offset").cast("long").alias("warc_offset"),
+        F.col("warc_record_length").cast("long").alias("warc_length"), "crawl",
+        _record_type(mime_header, F.col("content_mime_detected"), status).alias("record_type"),
+        F.col("fetch_redirect").alias("redirect"), F.col("content_charset").alias("charset"),
+        F.col("content_truncated").alias("truncated"), F.col("content_languages").alias("languages"),
+    )
+    reason = _first_reason([(condition, F.lit(name)) for condition, name in _common_bad_rules()])
+    return records.select(*RECORD_COLUMNS, reason.alias("reason"))
+
+
+def host_allowed(filters: CaptureFilters) -> Column:
+    """Is the host in the allow-lists: a listed host, or under a listed domain or TLD?"""
+    host = F.col("host")
+    allowed = host.isin(list(filters.hosts)) if filters.hosts else F.lit(False)
+    suffixes = sorted({d.lower().strip(".") for d in filters.domains} | {t.lower().strip(".") for t in filters.tlds})
+    if suffixes:
+        labels = F.split(host, r"\.")
+        host_suffixes = F.transform(F.sequence(F.lit(1), F.size(labels)),
+                                    lambda i: F.array_join(F.slice(labels, i, F.size(labels)), "."))
+        allowed = allowed | F.exists(host_suffixes, lambda suffix: suffix.isin(suffixes))
+    return allowed
+
+
+def filter_reason(filters: CaptureFilters) -> Column:
+    """Why a good record is not kept ('ok' when it is), by the order of RECORD_FILTERS."""
+    record_type = F.col("record_type")
+    page = record_type == "page"
+    rules = [
+        (F.lit(bool(filters.crawls)) & ~F.coalesce(F.col("crawl").isin(list(filters.crawls)), F.lit(False)),
+         "crawl_not_selected"),
+        (F.lit(filters.restricts_hosts) & ~host_allowed(filters), "host_not_allowed"),
+        ((record_type == "revisit") & F.lit(not filters.keep_revisits), "revisit"),
+        ((record_type == "redirect") & F.lit(not filters.keep_redirects), "redirect"),
+        (page & F.lit(bool(filters.statuses)) & ~F.col("status").isin(list(filters.statuses)), "status"),
+        (page & F.lit(bool(filters.mimes)) & ~F.coalesce(F.col("mime").isin(list(filters.mimes)), F.lit(False)),
+         "mime"),
+    ]
+    return _first_reason([(condition, F.lit(name)) for condition, name in rules], F.lit("ok"))
+
+
+def reason_counters(reasons: tuple[str, ...], column: str = "reason") -> list[Column]:
+    """Aggregate expressions counting each reason (for DataFrame.observe: counted during the write)."""
+    return [F.count(F.lit(1)).alias("records"),
+            *[F.sum(F.when(F.col(column) == name, 1).otherwise(0)).alias(name) for name in reasons]]
+
+
+def latest_captures(records: DataFrame, langs: tuple[str, str] | None, partitions: int | None) -> DataFrame:
+    """Records laid out by host and sorted by (host, surt), with `domain` and `capture_reason`.
+
+    `capture_reason` is ok, older_capture or host_not_bilingual.
+
+    The latest capture of a URL (host + SURT key, so http/https variants collapse) is kept; with a
+    language pair, a host needs a kept URL whose primary language is each of the pair.
+    """
+    # domains are looked up before the shuffle: after it, the Python step would hide the window's sort
+    # order from Spark and cost a second sort of the output
+    with_domain = records.withColumn("domain", registered_domain_udf()("host"))
+    by_host = with_domain.repartition(partitions, "host") if partitions else with_domain.repartition("host")
+    newest_first = Window.partitionBy("host", "surt").orderBy(
+        F.desc("fetch_time"), F.desc("warc_filename"), F.desc("warc_offset"))
+    ranked = by_host.withColumn("capture_rank", F.row_number().over(newest_first))
+    latest = F.col("capture_rank") == 1
+    rules = [(~latest, "older_capture")]
+    if langs:
+        whole_host = Window.partitionBy("host")
+        has_both = reduce(lambda both, lang: both & (F.max((latest & (F.col("lang") == lang)).cast("int"))
+                                                     .over(whole_host) == 1), langs, F.lit(True))
+        rules.append((~has_both, "host_not_bilingual"))
+    reason = _first_reason([(condition, F.lit(name)) for condition, name in rules], F.lit("ok"))
+    return ranked.withColumn("capture_reason", reason).drop("capture_rank")
+
+
+def with_languages(records: DataFrame) -> DataFrame:
+    """Add `langs` (CDX `languages` split) and `lang` (its first, the primary language)."""
+    langs = F.when(F.col("languages") != "", F.split(F.col("languages"), ","))
+    return records.withColumn("langs", langs).withColumn("lang", F.get(F.col("langs"), 0)).drop("languages")
+
+
+# ---- registered domains: one lookup per distinct host -------------------------------------
+def registered_domains(hosts: pd.Series) -> pd.Series:
+    """Registered domain per host (bundled PSL); each distinct host is looked up once."""
+    table = {host: registered_domain(host) for host in hosts.dropna().unique()}
+    return pd.Series([table.get(host) for host in hosts], index=hosts.index, dtype=object)
+
+
+def registered_domain_udf():
+    """pandas_udf over host names (Iterator form: the PSL loads once per task)."""
+    from pyspark.sql.functions import pandas_udf
+
+    @pandas_udf("string")
+    def registered_domain_of(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
+        for hosts in batches:
+            yield registered_domains(hosts)
+
+    return registered_domain_of
+
+
+def host_table(urls: DataFrame, langs: tuple[str, str] | None) -> DataFrame:
+    """hosts: host, domain, n_urls, lang_counts (primary language -> URLs), is_candidate."""
+    per_language = urls.groupBy("host", "domain", F.coalesce("lang", F.lit(UNKNOWN_LANGUAGE)).alias("lang")).count()
+    hosts = per_language.groupBy("host", "domain").agg(
+        F.sum("count").alias("n_urls"),
+        F.map_from_entries(F.collect_list(F.struct("lang", "count"))).alias("lang_counts"))
+    languages = F.map_keys("lang_counts")
+    if langs:
+        is_candidate = F.array_contains(languages, langs[0]) & F.array_contains(languages, langs[1])
+    else:
+        is_candidate = F.size(F.array_remove(languages, UNKNOWN_LANGUAGE)) >= 2
+    return hosts.withColumn("is_candidate", is_candidate)
