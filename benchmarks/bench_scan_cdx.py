@@ -3,8 +3,10 @@
     .venv/bin/python benchmarks/bench_scan_cdx.py --lines 1000000 --repeats 3
 
 Generates realistic CommonCrawl CDX lines once (format_cdx_line; kept under --data), warms
-both paths up, then times them alternately and prints lines/s and the ratio of medians.
-The baseline, `spark.read.text(files).count()`, only gunzips and splits lines.
+every path up, then times them alternately and prints lines/s and the ratio of medians.
+The baseline, `spark.read.text(files).count()`, only gunzips and splits lines. A third
+timing reads the same lines as a ZipNum collection with a TLD filter that matches every
+block: the path of filtered and S3 scans (Python tasks fetch and gunzip byte ranges).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from udfs.cdx import format_cdx_line
+from udfs.cdx import format_cdx_line, write_zipnum
 from udfs.urls import surt
 
 CRAWL = "CC-MAIN-2024-33"
@@ -43,7 +45,8 @@ def realistic_lines(count: int, seed: int = 1):
         url = f"{rng.choice(['https', 'https', 'http'])}://{host}{path}"
         status = rng.choices(["200", "301", "302", "404"], [88, 5, 3, 4])[0]
         mime = rng.choices(["text/html", "application/pdf", "image/jpeg", "warc/revisit"], [93, 3, 2, 2])[0]
-        timestamp = f"202408{rng.randrange(1, 15):02d}{rng.randrange(24):02d}{rng.randrange(60):02d}{rng.randrange(60):02d}"
+        day, hour, minute, second = rng.randrange(1, 15), rng.randrange(24), rng.randrange(60), rng.randrange(60)
+        timestamp = f"202408{day:02d}{hour:02d}{minute:02d}{second:02d}"
         fields = {"url": url, "mime": mime, "mime-detected": None if mime == "warc/revisit" else mime,
                   "status": status, "digest": hashlib.sha1(url.encode()).hexdigest()[:32].upper(),
                   "length": str(rng.randrange(800, 90_000)), "offset": str(rng.randrange(10**9)),
@@ -68,6 +71,7 @@ def generate(folder: Path, count: int, files: int) -> list[str]:
     for index, path in enumerate(paths):
         with gzip.open(path, "wt", encoding="utf-8", compresslevel=6) as handle:
             handle.write("\n".join(lines[index * per_file:(index + 1) * per_file]) + "\n")
+    write_zipnum(lines, str(folder.parent / "zipnum"), lines_per_file=per_file)
     marker.touch()
     print(f"generated {count:,} lines in {files} files in {time.time() - started:.0f}s -> {folder}", flush=True)
     return [str(p) for p in paths]
@@ -98,15 +102,18 @@ def main(argv: list[str] | None = None) -> None:
     def gunzip_count() -> int:
         return spark.read.text(files).count()
 
-    def scan() -> int:
-        report = ScanCdx().use_spark(spark).run(["--root", str(data / "out"), "--cdx", str(data / "cdx"),
-                                                 "--force", "--log-level", "WARNING"])
+    def scan(*source: str) -> int:
+        report = ScanCdx().use_spark(spark).run(["--root", str(data / "out"), *source, "--force",
+                                                 "--log-level", "WARNING"])
         assert report["balanced"], report
         return report["inputs"]["index_records"]
 
-    timings: dict[str, list[float]] = {"gunzip+count": [], "scan-cdx": []}
+    steps = {"gunzip+count": gunzip_count,
+             "scan-cdx": lambda: scan("--cdx", str(data / "cdx")),
+             "zipnum+tlds": lambda: scan("--cdx", str(data / "zipnum"), "--tlds", "is,com,de,uk,mt")}
+    timings: dict[str, list[float]] = {name: [] for name in steps}
     for round_number in range(args.repeats + 1):  # round 0 warms the JVM up and is not counted
-        for name, step in (("gunzip+count", gunzip_count), ("scan-cdx", scan)):
+        for name, step in steps.items():
             started = time.time()
             lines = step()
             elapsed = time.time() - started
@@ -118,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\n{args.lines:,} lines, {args.files} gzip files, {args.master}, median of {args.repeats} warm runs")
     for name, rate in rates.items():
         print(f"  {name:13s} {rate:12,.0f} lines/s")
-    print(f"  ratio scan-cdx / gunzip+count: {rates['scan-cdx'] / rates['gunzip+count']:.3f}")
+    for name in ("scan-cdx", "zipnum+tlds"):
+        print(f"  ratio {name} / gunzip+count: {rates[name] / rates['gunzip+count']:.3f}")
     spark.stop()
 
 

@@ -1,7 +1,8 @@
 """scan-cdx: CDX files, ZipNum indexes, the columnar index or the CDX API -> `urls` and `hosts`.
 
-Python tasks fetch and gunzip bytes (whole files, or only the ZipNum blocks a host /
-domain / TLD filter can match); the JVM parses lines. Every record is counted: lines
+Local CDX files go through Spark's text reader; ZipNum blocks a host / domain / TLD
+filter can match, S3 objects, and files Spark's gzip reader chokes on are fetched and
+gunzipped in Python tasks. The JVM parses every line. Every record is counted: records
 read = kept + filtered(reason) + bad(reason); a broken gzip member is one bad record.
 """
 from __future__ import annotations
@@ -11,37 +12,11 @@ import itertools
 import os
 from functools import reduce
 
+from pyspark.sql import DataFrame
+
 from jobs.base import ConfigError, Job
-from udfs import storage
-from udfs.cdx import (
-    CDX_FILE_SUFFIXES,
-    LINE_SCHEMA_DDL,
-    ByteRange,
-    iter_text_lines,
-    jvm_readable,
-    parquet_reader,
-    range_reader,
-    select_zipnum_ranges,
-    surt_prefixes,
-    use_s3_endpoint,
-)
+from udfs import cdx, cdx_records, storage
 from udfs.cdx_api import DEFAULT_MIRROR, fetch_cdx_lines
-from udfs.cdx_records import (
-    BAD_REASONS,
-    CAPTURE_FILTERS,
-    COLUMNAR_FIELDS,
-    HTML_MIMES,
-    RECORD_FILTERS,
-    CaptureFilters,
-    columnar_arrow_schema,
-    filter_reason,
-    host_table,
-    latest_captures,
-    parse_cdx_lines,
-    parse_columnar_rows,
-    reason_counters,
-    with_languages,
-)
 from udfs.langs import UnknownLanguage, parse_lang_pair
 
 URL_COLUMNS = ("url", "surt", "host", "domain", "lang", "langs", "status", "mime", "digest", "fetch_time",
@@ -76,7 +51,7 @@ class ScanCdx(Job):
         filters = parser.add_argument_group("filters")
         filters.add_argument("--crawl", type=comma_list, default=[], help="crawl ids, e.g. CC-MAIN-2024-33")
         filters.add_argument("--status", type=comma_list, default=["200"], help="HTTP statuses of pages to keep")
-        filters.add_argument("--mime", type=comma_list, default=list(HTML_MIMES),
+        filters.add_argument("--mime", type=comma_list, default=list(cdx_records.HTML_MIMES),
                              help="MIME types to keep (mime-detected first), or 'any'")
         filters.add_argument("--hosts", type=comma_list, default=[], help="allowed hosts")
         filters.add_argument("--domains", type=comma_list, default=[], help="allowed registered domains")
@@ -102,9 +77,9 @@ class ScanCdx(Job):
         except (ValueError, UnknownLanguage) as error:
             raise ConfigError(str(error)) from error
 
-    def filters(self) -> CaptureFilters:
+    def filters(self) -> cdx_records.CaptureFilters:
         mimes = comma_list(self.args.mime)
-        return CaptureFilters(
+        return cdx_records.CaptureFilters(
             crawls=tuple(comma_list(self.args.crawl)), statuses=tuple(int(s) for s in comma_list(self.args.status)),
             mimes=() if mimes == ["any"] else tuple(m.lower() for m in mimes),
             hosts=tuple(h.lower() for h in comma_list(self.args.hosts)), domains=tuple(comma_list(self.args.domains)),
@@ -112,30 +87,25 @@ class ScanCdx(Job):
             keep_revisits=self.args.keep_revisits)
 
     # ---- sources -------------------------------------------------------------------------
-    def cdx_ranges(self, path: str, filters: CaptureFilters) -> list[ByteRange]:
-        """Byte ranges to read: the matching blocks of a ZipNum folder, else every CDX file under `path`."""
-        cluster_idx = storage.join(path, "cluster.idx")
-        if not storage.exists(cluster_idx):
-            files = storage.list_files(path)
-            return [ByteRange(f) for f in files if f == path or (f.endswith(CDX_FILE_SUFFIXES)
-                                                                and not os.path.basename(f).startswith((".", "_")))]
-        prefixes = surt_prefixes(filters.hosts, filters.domains, filters.tlds) if filters.restricts_hosts else None
-        selection = select_zipnum_ranges(iter_text_lines(cluster_idx), path, prefixes)
-        metrics = self.report.data["metrics"]
-        for key, value in (("zipnum_blocks_total", selection.blocks_total),
-                           ("zipnum_blocks_read", selection.blocks_selected),
-                           ("zipnum_bytes_read", selection.bytes_selected)):
-            metrics[key] = metrics.get(key, 0) + value
-        self.log.info("%s: reading %d of %d ZipNum blocks (%.1f MB) in %d requests", path, selection.blocks_selected,
-                      selection.blocks_total, selection.bytes_selected / 1e6, len(selection.ranges))
-        return selection.ranges
+    def cdx_ranges(self, path: str, filters: cdx_records.CaptureFilters) -> list[cdx.ByteRange]:
+        """Byte ranges to read under a --cdx path; ZipNum block counts go to the report."""
+        prefixes = cdx.surt_prefixes(filters.hosts, filters.domains, filters.tlds) if filters.restricts_hosts else None
+        ranges, selection = cdx.cdx_byte_ranges(path, prefixes)
+        if selection:
+            self.add_metric("zipnum_blocks_total", selection.blocks_total)
+            self.add_metric("zipnum_blocks_read", selection.blocks_selected)
+            self.add_metric("zipnum_bytes_read", selection.bytes_selected)
+            self.log.info("%s: reading %d of %d ZipNum blocks (%.1f MB) in %d requests", path,
+                          selection.blocks_selected, selection.blocks_total, selection.bytes_selected / 1e6,
+                          len(ranges))
+        return ranges
 
-    def cdx_lines(self, ranges: list[ByteRange], jvm_reader: bool):
+    def cdx_lines(self, ranges: list[cdx.ByteRange], jvm_reader: bool):
         """(value, read_status) lines of the byte ranges: whole local files through Spark's text reader when
         `jvm_reader` (fastest), the rest (ZipNum blocks, S3, broken files) read and gunzipped in Python tasks."""
         from pyspark.sql import functions as F
 
-        on_jvm = [r for r in ranges if jvm_reader and jvm_readable(r)]
+        on_jvm = [r for r in ranges if jvm_reader and cdx.jvm_readable(r)]
         in_python = [r for r in ranges if r not in on_jvm]
         parts = []
         if on_jvm:
@@ -145,9 +115,9 @@ class ScanCdx(Job):
             tasks = self.spark.sparkContext.parallelize([(r.path, r.offset, r.length) for r in in_python],
                                                         max(len(in_python), 1))
             lines = self.spark.createDataFrame(tasks, "path string, offset long, length long").mapInArrow(
-                range_reader(self.args.s3_endpoint), LINE_SCHEMA_DDL)
+                cdx.range_reader(self.args.s3_endpoint), cdx.LINE_SCHEMA_DDL)
             parts.append(lines.select(lines.value.cast("string").alias("value"), "read_status"))
-        return reduce(lambda a, b: a.unionByName(b), parts)
+        return reduce(DataFrame.unionByName, parts)
 
     def api_lines(self) -> list[str]:
         """CDX API captures as lines; at most --api-limit of them pass through the driver."""
@@ -157,40 +127,33 @@ class ScanCdx(Job):
         return lines
 
     def columnar_rows(self, path: str, crawls: tuple[str, ...]):
-        """Columnar-index rows of subset=warc (and the wanted crawls), only the needed columns."""
-        from pyspark.sql import functions as F
-
+        """Columnar-index rows of subset=warc and the wanted crawls: Spark reads local tables (partition
+        pruning, column pruning); Python tasks read object-store files with ranged GETs."""
         if storage.is_local(path):
             table = self.spark.read.parquet(storage.to_hadoop(storage.local_path(path)))
-            if "subset" in table.columns:
-                table = table.where(F.col("subset") == "warc")
-            if crawls and "crawl" in table.columns:
-                table = table.where(F.col("crawl").isin(list(crawls)))
-            return table.select(*[F.col(name).cast(kind) if name in table.columns else F.lit(None).cast(kind).alias(name)
-                                  for name, kind in COLUMNAR_FIELDS])
-        files = [f for f in storage.list_files(path, ".parquet") if "subset=" not in f or "/subset=warc/" in f]
-        crawl_of = {f: next((p[6:] for p in f.split("/") if p.startswith("crawl=")), None) for f in files}
-        tasks = [(f, crawl_of[f]) for f in files if not crawls or crawl_of[f] in crawls]
-        self.report.metric("columnar_files_read", len(tasks))
-        reader = parquet_reader(columnar_arrow_schema(), self.args.s3_endpoint)
+            return cdx_records.columnar_rows(table, crawls)
+        tasks = cdx.columnar_files(path, crawls)
+        self.add_metric("columnar_files_read", len(tasks))
         task_frame = self.spark.createDataFrame(self.spark.sparkContext.parallelize(tasks, max(len(tasks), 1)),
                                                 "path string, crawl string")
-        return task_frame.mapInArrow(reader, ", ".join(f"{name} {kind}" for name, kind in COLUMNAR_FIELDS))
+        return task_frame.mapInArrow(cdx.parquet_reader(cdx_records.columnar_arrow_schema(), self.args.s3_endpoint),
+                                     ", ".join(f"{name} {kind}" for name, kind in cdx_records.COLUMNAR_FIELDS))
 
-    def records(self, filters: CaptureFilters, ranges: list[ByteRange], api_lines: list[str] | None,
+    def records(self, filters: cdx_records.CaptureFilters, ranges: list[cdx.ByteRange], api_lines: list[str] | None,
                 jvm_reader: bool):
         """Parsed records of every source, one schema, each with a bad-input `reason` (null when good)."""
         line_sources = [self.cdx_lines(ranges, jvm_reader)] if ranges else []
         if api_lines is not None:
             line_sources.append(self.spark.createDataFrame([(line, None) for line in api_lines],
                                                            "value string, read_status string"))
-        parts = [parse_cdx_lines(reduce(lambda a, b: a.unionByName(b), line_sources))] if line_sources else []
-        parts += [parse_columnar_rows(self.columnar_rows(path, filters.crawls)) for path in self.args.index_parquet]
-        return reduce(lambda a, b: a.unionByName(b), parts)
+        parts = [cdx_records.parse_cdx_lines(reduce(DataFrame.unionByName, line_sources))] if line_sources else []
+        parts += [cdx_records.parse_columnar_rows(self.columnar_rows(path, filters.crawls))
+                  for path in self.args.index_parquet]
+        return reduce(DataFrame.unionByName, parts)
 
     # ---- the scan ------------------------------------------------------------------------
     def process(self) -> None:
-        use_s3_endpoint(self.args.s3_endpoint)
+        cdx.use_s3_endpoint(self.args.s3_endpoint)
         self.report.metric("spark_master", self.spark.sparkContext.master)
         filters = self.filters()
         ranges = [r for path in self.args.cdx for r in self.cdx_ranges(path, filters)]
@@ -205,35 +168,40 @@ class ScanCdx(Job):
                              "broken gzip members", str(error).splitlines()[0][:300])
             self.report.metric("reread_in_python", True)
             self.scan(self.records(filters, ranges, api_lines, jvm_reader=False), filters)
-        self.write_table(host_table(self.read_table("urls"), self.langs), "hosts")
+        self.write_table(cdx_records.host_table(self.read_table("urls"), self.langs), "hosts")
         executors = self.spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
         self.report.metric("executors", max(executors - 1, 1))  # the driver is listed too, except in local mode
 
-    def scan(self, records, filters: CaptureFilters) -> None:
+    def scan(self, records, filters: cdx_records.CaptureFilters) -> None:
         """Filter, keep the latest capture per URL, write urls (by host, sorted by host and SURT), count reasons."""
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
-        records = records.withColumn("reason", F.coalesce("reason", filter_reason(filters)))
+        records = records.withColumn("reason", F.coalesce("reason", cdx_records.filter_reason(filters)))
         record_counts = Observation("records")
-        records = records.observe(record_counts, *reason_counters((*BAD_REASONS, *RECORD_FILTERS, "ok")))
-        kept = with_languages(records.where(F.col("reason") == "ok").drop("reason"))
-        captures = latest_captures(kept, self.langs, self.args.partitions)
+        records = records.observe(record_counts, *cdx_records.reason_counters(
+            (*cdx_records.BAD_REASONS, *cdx_records.RECORD_FILTERS, "ok")))
+        kept = records.where(F.col("reason") == "ok").drop("reason")
+        captures = cdx_records.latest_captures(kept, self.langs, self.args.partitions)
         capture_counts = Observation("captures")
-        captures = captures.observe(capture_counts, *reason_counters(CAPTURE_FILTERS, "capture_reason"))
+        captures = captures.observe(capture_counts,
+                                    *cdx_records.reason_counters(cdx_records.CAPTURE_FILTERS, "capture_reason"))
         urls = captures.where(F.col("capture_reason") == "ok").select(*URL_COLUMNS).sortWithinPartitions("host", "surt")
         written = self.write_table(urls, "urls")
         self.count_reasons(record_counts.get, capture_counts.get, written)
+
+    def add_metric(self, key: str, count: int) -> None:
+        self.report.metric(key, self.report.data["metrics"].get(key, 0) + count)
 
     def count_reasons(self, records: dict, captures: dict, written: int) -> None:
         """Fill the report: records = kept + filtered(reason) + bad(reason)."""
         records = {key: int(value or 0) for key, value in records.items()}
         captures = {key: int(value or 0) for key, value in captures.items()}
         self.report.input("index_records", records["records"])
-        for reason in BAD_REASONS:
+        for reason in cdx_records.BAD_REASONS:
             self.report.bad(reason, records[reason])
-        for reason, count in itertools.chain(((r, records[r]) for r in RECORD_FILTERS),
-                                             ((r, captures[r]) for r in CAPTURE_FILTERS)):
+        for reason, count in itertools.chain(((r, records[r]) for r in cdx_records.RECORD_FILTERS),
+                                             ((r, captures[r]) for r in cdx_records.CAPTURE_FILTERS)):
             self.report.filtered(reason, count)
         self.report.kept(written)
         self.report.metric("captures_after_filters", records["ok"])

@@ -11,8 +11,11 @@ import pytest
 from udfs.cdx import (
     LINE_SCHEMA,
     ByteRange,
+    cdx_byte_ranges,
     cdx_line_batches,
+    columnar_files,
     format_cdx_line,
+    jvm_readable,
     range_chunks,
     range_reader,
     select_zipnum_ranges,
@@ -203,3 +206,35 @@ def test_cdx_api_capture_becomes_a_cdx_line():
     assert (key, timestamp) == ("is,example)/", "20240805101010")
     assert json.loads(payload) == {"url": "https://www.example.is/", "status": "200", "encoding": "UTF-8"}
     assert capture_to_cdx_line({"url": "https://www.example.is/a", "timestamp": "1"}).startswith("is,example)/a 1 ")
+
+
+def test_a_cdx_folder_lists_only_cdx_files_and_spark_reads_those_whose_name_tells_gzip(tmp_path):
+    ranges, selection = cdx_byte_ranges(str(CDX_DATA), None)
+    assert selection is None
+    assert sorted(Path(r.path).name for r in ranges) == ["broken.cdx", "captures.cdx", "truncated.cdx.gz"]
+    assert all(jvm_readable(r) for r in ranges)
+    disguised = tmp_path / "gzipped.cdx"
+    disguised.write_bytes(gzip.compress(b"a 1 {}\n"))
+    assert not jvm_readable(ByteRange(str(disguised)))  # gzip without .gz: Python tasks sniff the bytes
+    assert not jvm_readable(ByteRange(str(CDX_DATA / "captures.cdx"), 0, 100))
+
+
+def test_columnar_files_keep_the_warc_subset_of_wanted_crawls(tmp_path):
+    for crawl, subset in [("CC-MAIN-2024-33", "warc"), ("CC-MAIN-2024-33", "crawldiagnostics"),
+                          ("CC-MAIN-2024-30", "warc")]:
+        folder = tmp_path / f"crawl={crawl}" / f"subset={subset}"
+        folder.mkdir(parents=True)
+        (folder / "part-0.parquet").write_bytes(b"")
+    found = columnar_files(str(tmp_path), ["CC-MAIN-2024-33"])
+    assert [(Path(path).parent.name, crawl) for path, crawl in found] == [("subset=warc", "CC-MAIN-2024-33")]
+    assert len(columnar_files(str(tmp_path))) == 2
+
+
+def test_an_unfiltered_local_zipnum_collection_is_read_as_whole_files(zipnum):
+    folder, _, _ = zipnum
+    ranges, selection = cdx_byte_ranges(str(folder), None)
+    assert [Path(r.path).name for r in ranges] == ["cdx-00000.gz", "cdx-00001.gz"]
+    assert all(r.length == -1 and jvm_readable(r) for r in ranges)
+    assert selection.blocks_selected == selection.blocks_total == 24
+    filtered, _ = cdx_byte_ranges(str(folder), surt_prefixes(hosts=["www.site07.is"]))
+    assert all(r.length > 0 and not jvm_readable(r) for r in filtered)

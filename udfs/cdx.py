@@ -5,10 +5,11 @@ collection is a set of `cdx-NNNNN.gz` files made of independent gzip members of
 up to 3,000 lines each, plus `cluster.idx` with one line per member:
 `SURT TIMESTAMP<TAB>cdx-NNNNN.gz<TAB>offset<TAB>length<TAB>seq`.
 
-Reading happens inside Spark tasks: a task gets byte ranges (a whole file or a
-run of ZipNum blocks), gunzips them and returns raw lines as Arrow batches; the
-JVM parses them (udfs/cdx_records.py). A broken gzip member is one bad record
-(`truncated_gzip`, `bad_gzip`), never a crash and never a silent loss.
+Reading: whole local files can go through Spark's own text reader (`jvm_readable`);
+everything else runs inside Spark tasks: a task gets byte ranges (a whole file or a
+run of ZipNum blocks), gunzips them and returns raw lines as Arrow batches. The JVM
+parses the lines either way (udfs/cdx_records.py). A broken gzip member is one bad
+record (`truncated_gzip`, `bad_gzip`), never a crash and never a silent loss.
 """
 from __future__ import annotations
 
@@ -172,6 +173,35 @@ def iter_text_lines(path: str, chunk_bytes: int = READ_CHUNK_BYTES) -> Iterator[
             yield from (line.decode("utf-8") for line in lines)
     if tail:
         yield tail.decode("utf-8")
+
+
+def cdx_byte_ranges(path: str, prefixes: list[str] | None) -> tuple[list[ByteRange], ZipNumSelection | None]:
+    """What to read under a CDX path: the ZipNum blocks that can match `prefixes` (all when None; local
+    collections then as whole files) with the selection made, else every CDX file (by CDX_FILE_SUFFIXES;
+    a file given by name is always read)."""
+    cluster_idx = storage.join(path, "cluster.idx")
+    if storage.exists(cluster_idx):
+        selection = select_zipnum_ranges(iter_text_lines(cluster_idx), path, prefixes)
+        if prefixes is None and storage.is_local(path):  # all of it: whole files, which Spark reads fastest
+            files = dict.fromkeys(r.path for r in selection.ranges)
+            return [ByteRange(f) for f in files], selection
+        return selection.ranges, selection
+    files = [f for f in storage.list_files(path) if f == path or (
+        f.endswith(CDX_FILE_SUFFIXES) and not os.path.basename(f).startswith((".", "_")))]
+    return [ByteRange(f) for f in files], None
+
+
+def columnar_files(path: str, crawls: Iterable[str] = ()) -> list[tuple[str, str | None]]:
+    """(file, crawl) of the Parquet files of a columnar index table in subset=warc and the wanted crawls."""
+    wanted = set(crawls)
+    found = []
+    for name in storage.list_files(path, ".parquet"):
+        parts = name.split("/")
+        crawl = next((p.removeprefix("crawl=") for p in parts if p.startswith("crawl=")), None)
+        subset = next((p.removeprefix("subset=") for p in parts if p.startswith("subset=")), "warc")
+        if subset == "warc" and (not wanted or crawl in wanted):
+            found.append((name, crawl))
+    return found
 
 
 # ---- bytes -> lines (runs inside Spark tasks) --------------------------------------------

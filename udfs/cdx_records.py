@@ -1,9 +1,10 @@
 """CDX lines and columnar-index rows -> capture records, as Spark column expressions (no SparkSession here).
 
-Lines are parsed on the JVM (split + json_tuple + regexp_extract), so Python never
-touches a line after gunzip. Every record gets a `reason`: a bad-input reason, a
-filter reason, or "ok"; nothing is dropped without one. Registered domains come
-from the bundled Public Suffix List, looked up once per distinct host.
+Lines are parsed on the JVM (split, one json_tuple, string searches and try_casts
+rather than regexes: they are the cost per line), so Python never touches a line.
+Every record gets a `reason`: a bad-input reason, a filter reason, or "ok"; nothing
+is dropped without one. Registered domains come from the bundled Public Suffix List
+in a pandas UDF that sees only the host column and looks each distinct host up once.
 """
 from __future__ import annotations
 
@@ -161,6 +162,17 @@ def parse_cdx_lines(lines: DataFrame) -> DataFrame:
     return records.select(*RECORD_COLUMNS, reason.alias("reason"))
 
 
+def columnar_rows(table: DataFrame, crawls: tuple[str, ...]) -> DataFrame:
+    """COLUMNAR_FIELDS of a columnar-index table read by Spark: subset=warc and the wanted crawls only
+    (partition filters, so other partitions are never read); absent optional columns come back null."""
+    if "subset" in table.columns:
+        table = table.where(F.col("subset") == "warc")
+    if crawls and "crawl" in table.columns:
+        table = table.where(F.col("crawl").isin(list(crawls)))
+    return table.select(*[F.col(name).cast(kind) if name in table.columns else F.lit(None).cast(kind).alias(name)
+                          for name, kind in COLUMNAR_FIELDS])
+
+
 def parse_columnar_rows(rows: DataFrame) -> DataFrame:
     """Columnar-index rows (COLUMNAR_COLUMNS + crawl) -> RECORD_COLUMNS + `reason` (null when good)."""
     status = F.col("fetch_status").cast("int")
@@ -228,6 +240,7 @@ def latest_captures(records: DataFrame, langs: tuple[str, str] | None, partition
     # order from Spark and cost a second sort of the output
     with_domain = records.withColumn("domain", registered_domain_udf()("host"))
     by_host = with_domain.repartition(partitions, "host") if partitions else with_domain.repartition("host")
+    by_host = with_languages(by_host)  # after the shuffle: a short string moves, not an array
     newest_first = Window.partitionBy("host", "surt").orderBy(
         F.desc("fetch_time"), F.desc("warc_filename"), F.desc("warc_offset"))
     ranked = by_host.withColumn("capture_rank", F.row_number().over(newest_first))
