@@ -13,7 +13,6 @@ import time
 import uuid
 from urllib.parse import urlsplit
 
-REMOTE_SCHEMES = ("s3", "s3a", "s3n", "gs", "http", "https")
 
 
 def scheme(path: str) -> str:
