@@ -14,7 +14,6 @@ import uuid
 from urllib.parse import urlsplit
 
 
-
 def scheme(path: str) -> str:
     return urlsplit(path).scheme if "://" in path else ""
 
