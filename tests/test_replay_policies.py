@@ -1,5 +1,7 @@
 """Crawl policies on tiny graphs and synthetic bilingual sites, with deterministic URL scorers."""
 import functools
+import math
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +91,51 @@ def test_smart_scores_each_host_in_batched_vectorised_calls():
     policy = make_policy("smart", langs=LANGS, lang_scorer=counting_lang_scorer, pair_scorer=PAIR_SCORER)
     simulate(build_graph(docs), policy, truth)
     assert len(calls) == 1 and calls[0] > 100
+
+
+def test_smart_scores_every_reachable_link_once_with_its_own_source():
+    # '/0-island' is unreachable and sorts before the other pages: its links are neither scored nor used
+    graph = build_graph(site({"/": ["/a", "/b"], "/0-island": ["/c", "/b"], "/a": ["/c", "/b"], "/b": ["/c"], "/c": []}))
+    pages, links = [], []
+    table = {("/", "/a"): 0.2, ("/", "/b"): 0.1, ("/a", "/c"): 0.05, ("/a", "/b"): 0.3, ("/b", "/c"): 0.9,
+             ("/0-island", "/c"): 1.0, ("/0-island", "/b"): 1.0}
+
+    def lang_scorer(batch):
+        pages.extend(batch)
+        return constant_lang_scorer(batch)
+
+    def pair_scorer(src_urls, trg_urls):
+        links.extend(zip(src_urls, trg_urls))
+        return table_pair_scorer(table)(src_urls, trg_urls)
+    result = simulate(graph, make_policy("smart", langs=LANGS, lang_scorer=lang_scorer, pair_scorer=pair_scorer),
+                      NO_PAIRS, budget=0.8)
+    assert sorted(pages) == urls("/a", "/b", "/c")
+    assert sorted(links) == sorted(zip(urls("/", "/", "/a", "/a", "/b"), urls("/a", "/b", "/c", "/b", "/c")))
+    assert result.fetched_urls() == urls("/", "/a", "/b", "/c")  # /b raised to 0.3 by /a; /c to 0.9 by /b
+
+
+def test_smart_fetches_in_the_order_of_a_naive_best_first_crawl():
+    """The heap loop (lazy deletion, upward-only re-prioritising, discovery-order ties) against a plain re-scan."""
+    def coarse_pair_scorer(src_urls, trg_urls):  # four levels: plenty of ties and of raised pages
+        return np.array([zlib.crc32(f"{s} {t}".encode()) % 4 / 4 for s, t in zip(src_urls, trg_urls)])
+
+    for seed in range(3):
+        rng = np.random.default_rng(seed)  # 200 pages, 6 random links each, a tenth of them to pages not archived
+        paths = ["/"] + [f"/p{i}" for i in range(1, 200)]
+        graph = build_graph(site({path: [f"/p{j}" if j < 200 else f"/gone{j}" for j in rng.integers(1, 220, 6)]
+                                  for path in paths}))
+        result = simulate(graph, make_policy("smart", langs=LANGS, lang_scorer=constant_lang_scorer,
+                                             pair_scorer=coarse_pair_scorer), NO_PAIRS)
+        queued, fetched, discoveries = {graph.home(): (math.inf, 0)}, [], 1  # page -> (priority, discovery)
+        while queued and len(fetched) < result.budget_fetches:
+            page = min(queued, key=lambda v: (-queued[v][0], queued[v][1]))
+            del queued[page]
+            fetched.append(page)
+            for target in graph.links[page]:
+                offered = coarse_pair_scorer([graph.urls[page]], [graph.urls[target]])[0]
+                if target not in fetched and (target not in queued or offered > queued[target][0]):
+                    queued[target], discoveries = (offered, discoveries), discoveries + 1
+        assert result.order == fetched
 
 
 def test_strand_fetches_the_other_language_twin_first():

@@ -94,10 +94,14 @@ class Smart(Policy):
     def priority(self, graph: SiteGraph, sources: np.ndarray | None, targets: np.ndarray) -> np.ndarray:
         if len(targets) == 0:
             return np.zeros(0)
-        unique, inverse = np.unique(targets, return_inverse=True)
-        p_first, p_second = self._lang_probabilities([graph.urls[v] for v in unique])
-        p_first, p_second = p_first[inverse], p_second[inverse]
-        p_parallel = self._pair_probabilities([graph.urls[u] for u in sources], [graph.urls[v] for v in targets])
+        urls = np.array(graph.urls, dtype=object)  # one vectorised lookup per id array instead of a Python loop
+        linked = np.zeros(graph.n_nodes, dtype=bool)
+        linked[targets] = True
+        unique = np.flatnonzero(linked)  # each linked page scored once (a mask: cheaper than np.unique's sort)
+        p_first, p_second = np.zeros(graph.n_nodes), np.zeros(graph.n_nodes)
+        p_first[unique], p_second[unique] = self._lang_probabilities(urls[unique].tolist())
+        p_first, p_second = p_first[targets], p_second[targets]
+        p_parallel = self._pair_probabilities(urls[sources].tolist(), urls[targets].tolist())
         page_lang = self._page_lang[sources]
         p_other = np.where(page_lang == 0, p_second, np.where(page_lang == 1, p_first, np.maximum(p_first, p_second)))
         return p_other * p_parallel

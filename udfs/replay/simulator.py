@@ -89,14 +89,6 @@ class SiteGraph:
             self._csr = (offsets, targets)
         return self._csr
 
-    def edge_arrays(self, sources: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Every link (u, v) leaving the given pages, as two aligned id arrays."""
-        sources = np.asarray(sources, dtype=np.int64)
-        counts = np.fromiter((len(self.links[u]) for u in sources), dtype=np.int64, count=len(sources))
-        targets = np.fromiter(chain.from_iterable(self.links[u] for u in sources), dtype=np.int64,
-                              count=int(counts.sum()))
-        return np.repeat(sources, counts), targets
-
 
 def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
     """Intern one host's `docs` rows (url, status, cld2_lang, outlinks[, outlinks_same_host, warc_length])."""
@@ -395,13 +387,13 @@ def _priorities(graph: SiteGraph, policy, seeds: list[int], follows) -> tuple:
         values = np.nan_to_num(np.asarray(policy.priority(graph, None, np.arange(graph.n_nodes)), dtype=float))
         return None, priority_order(values), values.tolist() if policy.dynamic else None
     sources = np.array([u for u in reachable(graph, seeds, follows) if follows is None or follows[u]], dtype=np.int64)
-    source_ids, target_ids = graph.edge_arrays(sources)
-    values = np.asarray(policy.priority(graph, source_ids, target_ids), dtype=float)
-    if values.shape != target_ids.shape:
-        raise ValueError(f"policy {policy.name} returned {values.shape} priorities for {target_ids.shape} links")
     offsets, targets = graph.csr()
     counts = offsets[sources + 1] - offsets[sources]
     positions = np.repeat(offsets[sources] - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+    target_ids = targets[positions]
+    values = np.asarray(policy.priority(graph, np.repeat(sources, counts), target_ids), dtype=float)
+    if values.shape != target_ids.shape:
+        raise ValueError(f"policy {policy.name} returned {values.shape} priorities for {target_ids.shape} links")
     edge_orders = np.full(len(targets), NEVER_SEEN, dtype=np.int64)  # links of unreachable pages: never used
     edge_orders[positions] = priority_order(values)
     return edge_orders, None, None
@@ -465,7 +457,7 @@ def _crawl_priority(graph: SiteGraph, policy, seeds: list[int], follows, priorit
             continue
         linked = targets[start:end]
         orders = edge_orders[start:end] if edge_orders is not None else node_orders[linked]
-        better = np.flatnonzero(orders > best[linked])
+        better = (orders > best[linked]).nonzero()[0]  # not np.flatnonzero: its wrappers cost more than the work
         if len(better):
             linked, orders = linked[better], orders[better]
             best[linked] = orders
