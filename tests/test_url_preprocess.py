@@ -105,3 +105,36 @@ def test_pair_features_see_the_substituted_language_code():
     assert dense[0, column["only_markers_differ"]] == 1 and dense[1, column["only_markers_differ"]] == 0
     assert dense[0, column["single_substitution"]] == 1 and dense[1, column["single_substitution"]] == 0
     assert dense[0, column["token_jaccard"]] > dense[1, column["token_jaccard"]]
+
+
+def test_cross_bag_holds_every_pair_of_differing_tokens():
+    from udfs.url_models.ngram import PAIR_BAGS
+
+    spec = NgramSpec(buckets=1 << 20, cross_bag=True)
+    src = [normalize_url("http://a.com/en/news/germany-economy"), normalize_url("http://a.com/x/y"),
+           normalize_url("http://b.com/fr/nouvelles/allemagne-economie")]
+    trg = [normalize_url("http://a.com/fr/nouvelles/allemagne-economie"), normalize_url("http://a.com/x/y"),
+           normalize_url("http://b.com/en/news/germany-economy")]
+    bags, _ = pair_features(src, trg, spec)
+    assert len(bags) == len(PAIR_BAGS) + 1
+    indices, offsets = bags[-1]
+    # pair 0: {en, news, germany, economy} x {fr, nouvelles, allemagne, economie}; pair 1: identical URLs, empty bag
+    assert offsets.tolist() == [0, 16, 16] and len(indices) == 32
+    assert len(set(indices[:16].tolist())) == 16
+    # direction matters: (news -> nouvelles) is not (nouvelles -> news)
+    assert set(indices[:16].tolist()).isdisjoint(indices[16:].tolist())
+    # the same word pair on another host hashes to the same bucket (what lets it carry over to unseen sites)
+    same_words = pair_features([normalize_url("http://c.org/news")], [normalize_url("http://c.org/nouvelles")], spec)[0]
+    assert same_words[-1][0][0] in indices[:16]
+
+
+def test_models_saved_without_the_cross_bag_still_load(tmp_path):
+    from udfs.url_models.ngram import NgramUrlModel
+
+    old = NgramUrlModel.create("pairs", ["non-parallel", "parallel"], NgramSpec(buckets=1 << 12, dim=8))
+    old.save(tmp_path)
+    loaded = NgramUrlModel.load(tmp_path)
+    assert loaded.spec.cross_bag is False
+    urls = ["http://a.com/en/x", "http://a.com/en/y"]
+    assert loaded.predict_parallel(urls, ["http://a.com/fr/x", "http://a.com/fr/z"]).tolist() == \
+        old.predict_parallel(urls, ["http://a.com/fr/x", "http://a.com/fr/z"]).tolist()

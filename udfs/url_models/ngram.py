@@ -6,8 +6,11 @@ computed with a handful of array operations, so featurisation costs a few micros
 URL. The features feed an EmbeddingBag (mean) and a linear head (url2lang, as fastText) or a
 small MLP (pairs). Pair inputs are five bags — src features, trg features, tokens only in src,
 tokens only in trg, and a "substitution signature" (the hashed multiset of differing tokens,
-e.g. {en}->{fr}) — plus dense similarity features (token / trigram Jaccard, shared prefix and
-suffix, counts of differing tokens and digits), so a shallow model can learn parallelness.
+e.g. {en}->{fr}) — plus, in models trained since cross bags exist, a sixth: every (token only in
+src, token only in trg) pair, hashed, so the model learns word translations that recur across
+sites (news->actualites, germany->allemagne) and not only whole substitutions; plus dense
+similarity features (token / trigram Jaccard, shared prefix and suffix, counts of differing
+tokens and digits), so a shallow model can learn parallelness.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ _SALT_NGRAM = 0x9E3779B97F4A7C15
 _SALT_TOKEN = 0xC2B2AE3D27D4EB4F
 _SALT_DIFF = 0x165667B19E3779F9
 _SALT_SIGNATURE = 0x27D4EB2F165667C5
+_SALT_CROSS = 0x85EBCA77C2B2AE63
 _PAIR_KEY = 0xD6E8FEB86659FD93
 
 
@@ -126,6 +130,7 @@ class NgramSpec:
     hidden: int = 0
     lowercase: bool = True
     side_bags: bool = True
+    cross_bag: bool = False    # False for models saved before the bag existed; training turns it on
 
 
 @dataclass
@@ -313,6 +318,34 @@ def _aligned_differences(batch: UrlBatch, pairs: int, markers: np.ndarray) -> li
             (same & (mismatches > 0) & (non_marker == 0)).astype(np.float64)]
 
 
+def _cross_bag(token_hash: np.ndarray, group_owner: np.ndarray, src_only: np.ndarray, trg_only: np.ndarray,
+               pairs: int, buckets: int, max_side: int = 12) -> tuple[np.ndarray, np.ndarray]:
+    """Bucket of every (src-only token, trg-only token) combination of each pair, and bag offsets.
+
+    `token_hash` has one hash per set group; at most `max_side` groups per side and pair take part
+    (a very long URL would otherwise cost its token count squared).
+    """
+    def side(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        groups = np.flatnonzero(mask)
+        groups = groups[np.argsort(group_owner[groups], kind="stable")]
+        counts = np.bincount(group_owner[groups], minlength=pairs)
+        rank = np.arange(len(groups)) - np.repeat(np.cumsum(counts) - counts, counts)
+        groups = groups[rank < max_side]
+        return groups, np.bincount(group_owner[groups], minlength=pairs)
+
+    src_groups, n_src = side(src_only)
+    trg_groups, n_trg = side(trg_only)
+    per_pair = n_src * n_trg
+    owner = np.repeat(np.arange(pairs), per_pair)
+    within = np.arange(int(per_pair.sum())) - np.repeat(np.cumsum(per_pair) - per_pair, per_pair)
+    src_at = (np.cumsum(n_src) - n_src)[owner] + within // np.maximum(n_trg[owner], 1)
+    trg_at = (np.cumsum(n_trg) - n_trg)[owner] + within % np.maximum(n_trg[owner], 1)
+    combined = mix64(token_hash[src_groups[src_at]] * _u64(_BASE) + mix64(token_hash[trg_groups[trg_at]]
+                                                                          + _u64(_SALT_CROSS)))
+    return ((combined % np.uint64(buckets)).astype(np.int64),
+            np.concatenate([[0], np.cumsum(per_pair)[:-1]]).astype(np.int64))
+
+
 def pair_features(src_texts: list[str], trg_texts: list[str], spec: NgramSpec):
     """Bags (bucket indices + offsets, one per PAIR_BAGS entry) and dense features of normalised URL pairs."""
     pairs = len(src_texts)
@@ -353,6 +386,8 @@ def pair_features(src_texts: list[str], trg_texts: list[str], spec: NgramSpec):
         return np.bincount(group_owner[mask], minlength=pairs).astype(np.float64)
 
     src_only, trg_only = has_src & ~has_trg, has_trg & ~has_src
+    if spec.cross_bag:
+        bags.append(_cross_bag(batch.token_hash[first], group_owner, src_only, trg_only, pairs, spec.buckets))
     src_other = count(src_only & ~group_marker & ~group_letter)
     trg_other = count(trg_only & ~group_marker & ~group_letter)
     chars_src, chars_trg = batch.chars[:pairs], batch.chars[pairs:]
@@ -393,7 +428,7 @@ class NgramUrlModel:
         """A freshly initialised model for `task` ('url2lang' or 'pairs')."""
         torch.manual_seed(seed)
         if task == "pairs":
-            bags = len(PAIR_BAGS) if spec.side_bags else len(PAIR_BAGS) - 2
+            bags = len(PAIR_BAGS) - (0 if spec.side_bags else 2) + int(spec.cross_bag)
             net = HashedNgramNet(spec.buckets, spec.dim, bags, len(PAIR_DENSE), spec.hidden or 64, 2)
         else:
             net = HashedNgramNet(spec.buckets, spec.dim, 1, 0, spec.hidden, len(labels))
