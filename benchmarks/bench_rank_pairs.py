@@ -1,9 +1,10 @@
 """rank-pairs at scale: blocking vs the Cartesian product, end-to-end pairs per core-second, a 1M-URL run.
 
 1. blocking: candidate pairs kept vs the Cartesian product (per site and language pair) and the
-   share of true pairs kept, on a cdx-only sample archive (udfs.sample_archive; a synthetic URL
-   set when that package is missing): token-Jaccard top-k, + STRAND handles, + the exhaustive
-   product of small groups, and (an estimate, cdx-only has no docs) + switcher links.
+   share of true pairs kept, on the sample archive (udfs.sample_archive; a synthetic URL set when
+   that package is missing): token-Jaccard top-k, + STRAND handles, + the exhaustive product of
+   small groups, + link neighbours (page -> linked page in the other language, from the archive's
+   WAT files, matched by SURT as rank-pairs matches `docs` outlinks), at two exhaustive budgets.
 2. end to end: `rank-pairs` in a local[2] Spark session with n-gram models trained here (the pair
    model on a second archive, other hosts); pairs scored per core-second against the pair model
    alone on the same pairs in this process (the baseline), and true pairs kept after the cascade.
@@ -38,14 +39,15 @@ CORES = 2
 
 
 # ---- inputs: a sample archive (or synthetic URLs) as a `urls` frame and true pairs ----------------
-def sample_archive(out: Path, hosts: int, seed: int, pages_per_host: int | None = None, langs=None) -> Path | None:
-    """A cdx-only sample archive under `out` (reused when present); None without udfs.sample_archive."""
+def sample_archive(out: Path, hosts: int, seed: int, pages_per_host: int | None = None, langs=None,
+                   cdx_only: bool = True) -> Path | None:
+    """A sample archive under `out` (reused when present); None without udfs.sample_archive."""
     try:
         from udfs.sample_archive import generate
     except ImportError:
         return None
     if not (out / "truth" / "pairs.parquet").exists():
-        generate(str(out), hosts=hosts, seed=seed, langs=langs, cdx_only=True, pages_per_host=pages_per_host,
+        generate(str(out), hosts=hosts, seed=seed, langs=langs, cdx_only=cdx_only, pages_per_host=pages_per_host,
                  progress=True, verbose=False, workers=CORES)
     return out
 
@@ -74,6 +76,26 @@ def truth_pairs(archive: Path, urls: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     truth = truth[present].copy()
     truth["style"] = [c.split("+")[1] if "+" in c else "marker-only" for c in truth["convention"]]
     return truth, len(present)
+
+
+def archive_links(archive: Path, urls: pd.DataFrame) -> set[tuple[str, str]]:
+    """(page, linked page) in both directions, from the archive's WAT records, for links that hit a URL of `urls`."""
+    from udfs.urls import surt
+    from udfs.wat import read_wat
+
+    by_surt = dict(zip(urls["surt"], urls["url"]))
+    links = set()
+    for path in sorted((archive / "wat").glob("*.wat.gz")):
+        with open(path, "rb") as stream:
+            for doc in read_wat(stream):
+                page = by_surt.get(surt(doc["url"])) if doc["status"] == "ok" else None
+                if page is None:
+                    continue
+                for link in doc["outlinks"]:
+                    target = by_surt.get(surt(link))
+                    if target and target != page:
+                        links.update(((page, target), (target, page)))
+    return links
 
 
 def synthetic_inputs() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -114,34 +136,38 @@ def blocking_candidates(urls: pd.DataFrame, languages: tuple[str, str], exhausti
     return similar, handle_set, cartesian
 
 
-def bench_blocking(urls: pd.DataFrame, truth: pd.DataFrame, budgets: tuple[int, ...]) -> list[dict]:
+def bench_blocking(urls: pd.DataFrame, truth: pd.DataFrame, budgets: tuple[int, ...],
+                   links: set[tuple[str, str]] | None = None) -> list[dict]:
+    """Per exhaustive budget: candidates and true pairs kept by each cumulative set of blockers."""
+    language = dict(zip(urls["url"], urls["lang"]))
+    names = ["similar", "with_handles"] + (["with_links"] if links is not None else [])
     rows = []
     for budget in budgets:
-        totals = {"similar": 0, "with_handles": 0, "cartesian": 0}
-        kept = {"similar": [], "with_handles": [], "with_links_estimate": []}
+        totals = dict.fromkeys(names, 0)
+        totals["cartesian"] = 0
+        kept = {name: [] for name in names}
         started = time.monotonic()
         for (src_lang, trg_lang), pairs in truth.groupby(["src_lang", "trg_lang"]):
             similar, handle_set, cartesian = blocking_candidates(urls, (src_lang, trg_lang), budget)
-            union = similar | handle_set
-            totals["similar"] += len(similar)
-            totals["with_handles"] += len(union)
+            sets = {"similar": similar, "with_handles": similar | handle_set}
+            if links is not None:
+                sets["with_links"] = sets["with_handles"] | {
+                    (s, t) for s, t in links if language.get(s) == src_lang and language.get(t) == trg_lang}
             totals["cartesian"] += cartesian
-            found = pd.Series([(s, t) in similar for s, t in zip(pairs["src_url"], pairs["trg_url"])],
-                              index=pairs.index)
-            with_handles = found | pd.Series([(s, t) in handle_set for s, t in zip(pairs["src_url"],
-                                                                                 pairs["trg_url"])], index=pairs.index)
-            kept["similar"].append(found)
-            kept["with_handles"].append(with_handles)
-            kept["with_links_estimate"].append(with_handles | pairs["switcher_linked"].astype(bool))
+            for name in names:
+                totals[name] += len(sets[name])
+                kept[name].append(pd.Series([(s, t) in sets[name] for s, t in zip(pairs["src_url"], pairs["trg_url"])],
+                                            index=pairs.index))
         seconds = time.monotonic() - started
-        for name in ("similar", "with_handles", "with_links_estimate"):
+        for name in names:
             hits = pd.concat(kept[name])
-            row = {"exhaustive_max_pairs": budget, "blockers": name,
-                   "candidates": totals.get(name, totals["with_handles"]), "cartesian": totals["cartesian"],
-                   "true_kept": round(float(hits.mean()), 4), "seconds": round(seconds, 1)}
+            row = {"exhaustive_max_pairs": budget, "blockers": name, "candidates": totals[name],
+                   "cartesian": totals["cartesian"], "true_kept": round(float(hits.mean()), 4),
+                   "seconds": round(seconds, 1)}
             row["ratio"] = round(row["candidates"] / max(1, row["cartesian"]), 4)
-            for style, part in hits.groupby(truth.loc[hits.index, "style"]):
-                row[f"kept_{style}"] = round(float(part.mean()), 4)
+            for (style, linked), part in hits.groupby([truth.loc[hits.index, "style"],
+                                                       truth.loc[hits.index, "switcher_linked"]]):
+                row[f"kept_{style}{'_switcher' if linked else ''}"] = round(float(part.mean()), 4)
             rows.append(row)
     return rows
 
@@ -279,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     results: dict = {"load_average": os.getloadavg()}
 
-    archive = sample_archive(work / "archive", args.hosts, args.seed)
+    archive = sample_archive(work / "archive", args.hosts, args.seed, cdx_only=False)
+    links = None
     if archive is None:
         print("udfs.sample_archive not importable: synthetic URL set (tests/test_blocking.synthetic_sites)")
         urls, truth = synthetic_inputs()
@@ -289,9 +316,11 @@ def main(argv: list[str] | None = None) -> int:
         urls = table.to_pandas()
         truth, truth_all = truth_pairs(archive, urls)
         print(f"sample archive: {len(urls)} HTML URLs, {truth_all} true pairs, {len(truth)} with both URLs captured")
+        links = archive_links(archive, urls)
+        print(f"link graph (WAT): {len(links) // 2} links between captured pages")
     if not args.skip_blocking:
         print("\n1. blocking (all language pairs of the truth; candidates vs Cartesian per site)")
-        results["blocking"] = bench_blocking(urls, truth, budgets=(0, 10_000))
+        results["blocking"] = bench_blocking(urls, truth, budgets=(10_000, 100_000), links=links)
         print(pd.DataFrame(results["blocking"]).to_string(index=False))
 
     if archive is not None:
