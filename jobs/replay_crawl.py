@@ -16,9 +16,10 @@ from udfs.langs import parse_lang_pair
 from udfs.replay import POLICY_NAMES
 from udfs.replay.batch import RESULT_SCHEMA, SUMMARY_COLUMNS, ReplayConfig, replay_host, seed_urls_by_host
 from udfs.replay.metrics import headline, prediction_agreement
+from udfs.replay.policies import MODEL_POLICIES
 from udfs.replay.report import build_report, write_report
 
-SMART_NEEDS_MODELS = "smart skipped: it needs the URL models (--lang-model DIR --pair-model DIR)"
+SMART_NEEDS_MODELS = "smart and smart+lang skipped: they need the URL models (--lang-model DIR --pair-model DIR)"
 DOCS_COLUMNS = ("url", "host", "status", "cld2_lang", "outlinks", "outlinks_same_host", "warc_length")
 SKIP_REASONS = ("host_without_truth_pairs", "host_too_large")
 
@@ -100,10 +101,11 @@ class ReplayCrawlJob(Job):
     def _policies(self) -> tuple[list[str], list[str]]:
         """The policies to replay, and notes on the ones skipped (smart without the URL models)."""
         policies, notes = [p.strip() for p in self.args.policies.split(",") if p.strip()], []
-        if "smart" in policies and not self.args.lang_model:
-            policies.remove("smart")
+        skipped = [p for p in policies if p in MODEL_POLICIES] if not self.args.lang_model else []
+        if skipped:
+            policies = [p for p in policies if p not in skipped]
             notes.append(SMART_NEEDS_MODELS)
-            self.report.metric("skipped_policies", {"smart": SMART_NEEDS_MODELS})
+            self.report.metric("skipped_policies", dict.fromkeys(skipped, SMART_NEEDS_MODELS))
             self.log.warning(SMART_NEEDS_MODELS)
         if not policies:
             raise ConfigError("no policy left to replay: " + "; ".join(notes))

@@ -81,6 +81,24 @@ def test_smart_asks_for_the_other_language_of_the_linking_page():
                     NO_PAIRS).fetched_urls() == urls("/", "/is/x", "/en/x")
 
 
+def test_smart_lang_explores_the_wanted_languages_before_others_but_keeps_likely_translations_first():
+    # from the Icelandic home: /en/x is its likely translation; /is/a and /de/a are plain navigation
+    docs = site({"/": ["/de/a", "/is/a", "/en/x"], "/de/a": [], "/is/a": [], "/en/x": []}, lang={"/": "isl"})
+    graph = build_graph(docs)
+    table = {("/", "/en/x"): 0.9}
+
+    def lang_scorer(urls):
+        english = np.array(["/en/" in u for u in urls], dtype=float)
+        icelandic = np.array(["/is/" in u for u in urls], dtype=float)
+        return pd.DataFrame({"eng": 0.05 + 0.9 * english, "isl": 0.05 + 0.9 * icelandic})
+
+    def policy(name):
+        return make_policy(name, langs=LANGS, lang_scorer=lang_scorer, pair_scorer=table_pair_scorer(table))
+    # the paper's score: both navigation links score 0, discovery order decides
+    assert simulate(graph, policy("smart"), NO_PAIRS).fetched_urls() == urls("/", "/en/x", "/de/a", "/is/a")
+    assert simulate(graph, policy("smart+lang"), NO_PAIRS).fetched_urls() == urls("/", "/en/x", "/is/a", "/de/a")
+
+
 def test_smart_scores_each_host_in_batched_vectorised_calls():
     calls = []
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from udfs.replay import metrics
-from udfs.replay.policies import make_policy
+from udfs.replay.policies import MODEL_POLICIES, make_policy
 from udfs.replay.simulator import build_graph, build_truth, simulate
 
 log = logging.getLogger("parascout.replay")
@@ -110,7 +110,7 @@ def seed_urls_by_host(text: str) -> tuple[dict[str, list[str]], int]:
 
 
 def _scorers(config: ReplayConfig, name: str) -> dict:
-    if name != "smart" or not (config.lang_model and config.pair_model):
+    if name not in MODEL_POLICIES or not (config.lang_model and config.pair_model):
         return {}
     lang_scorer, pair_scorer = model_scorers(config.lang_model, config.pair_model)
     return {"lang_scorer": lang_scorer, "pair_scorer": pair_scorer}

@@ -6,7 +6,8 @@ import io
 import numpy as np
 import pandas as pd
 
-POLICY_COLOURS = {"bfs": "#1f77b4", "bfs+cld2": "#17becf", "smart": "#d62728", "strand": "#2ca02c",
+POLICY_COLOURS = {"bfs": "#1f77b4", "bfs+cld2": "#17becf", "smart": "#d62728", "smart+lang": "#ff7f0e",
+                  "strand": "#2ca02c",
                   "random": "#7f7f7f", "oracle": "#9467bd"}
 
 

@@ -25,7 +25,9 @@ LangScorer = Callable[[list[str]], "object"]
 PairScorer = Callable[[list[str], list[str]], np.ndarray]
 HandleFunction = Callable[[list[str], tuple[str, str]], tuple[list[str], list["str | None"]]]
 
-POLICY_NAMES = ("bfs", "bfs+cld2", "smart", "strand", "random", "oracle")
+POLICY_NAMES = ("bfs", "bfs+cld2", "smart", "smart+lang", "strand", "random", "oracle")
+#: policies that score links with the URL models
+MODEL_POLICIES = frozenset({"smart", "smart+lang"})
 
 
 class Policy:
@@ -81,6 +83,8 @@ class Smart(Policy):
 
     name = "smart"
     per_edge = True
+    #: weight of max(P(v in A), P(v in B)) added to every link's priority (0: the paper's formula)
+    language_focus = 0.0
 
     def __init__(self, langs: tuple[str, str], lang_scorer: LangScorer, pair_scorer: PairScorer,
                  batch_size: int = 65_536):
@@ -103,8 +107,9 @@ class Smart(Policy):
         p_first, p_second = p_first[targets], p_second[targets]
         p_parallel = self._pair_probabilities(urls[sources].tolist(), urls[targets].tolist())
         page_lang = self._page_lang[sources]
-        p_other = np.where(page_lang == 0, p_second, np.where(page_lang == 1, p_first, np.maximum(p_first, p_second)))
-        return p_other * p_parallel
+        p_either = np.maximum(p_first, p_second)
+        p_other = np.where(page_lang == 0, p_second, np.where(page_lang == 1, p_first, p_either))
+        return p_other * p_parallel + self.language_focus * p_either
 
     def _lang_probabilities(self, urls: list[str]) -> tuple[np.ndarray, np.ndarray]:
         parts = [self.lang_scorer(urls[i:i + self.batch_size]) for i in range(0, len(urls), self.batch_size)]
@@ -121,6 +126,20 @@ class Smart(Policy):
         parts = [np.asarray(self.pair_scorer(src_urls[i:i + step], trg_urls[i:i + step]), dtype=float).reshape(-1)
                  for i in range(0, len(src_urls), step)]
         return np.concatenate(parts)
+
+
+class SmartLang(Smart):
+    """smart plus a language focus: every link also gets 0.05 × max(P(v in A), P(v in B)).
+
+    The paper's score ranks links by the chance that they lead to a translation of the page
+    they were found on; links to more pages in the same language (the lists and sections whose
+    pages have translations of their own) then all score near zero, and their order is noise.
+    The small focus term breaks that tie towards pages in either wanted language over pages in
+    a site's other languages, without reordering links that have a likely translation behind them.
+    """
+
+    name = "smart+lang"
+    language_focus = 0.05
 
 
 class Strand(Policy):
@@ -319,17 +338,17 @@ def default_handle_function() -> HandleFunction:
 def make_policy(name: str, langs: tuple[str, str] | None = None, lang_scorer: LangScorer | None = None,
                 pair_scorer: PairScorer | None = None, random_seed: int = 0,
                 handle_function: HandleFunction | None = None) -> Policy:
-    """A policy by its CLI name (bfs, bfs+cld2, smart, strand, random, oracle)."""
-    if name in ("bfs+cld2", "smart", "strand") and not langs:
+    """A policy by its CLI name (bfs, bfs+cld2, smart, smart+lang, strand, random, oracle)."""
+    if (name in MODEL_POLICIES or name in ("bfs+cld2", "strand")) and not langs:
         raise ValueError(f"policy {name!r} needs the language pair (langs=('eng', 'isl'))")
     if name == "bfs":
         return Bfs()
     if name == "bfs+cld2":
         return BfsCld2(langs)
-    if name == "smart":
+    if name in MODEL_POLICIES:
         if lang_scorer is None or pair_scorer is None:
-            raise ValueError("policy 'smart' needs a lang_scorer and a pair_scorer (the URL models)")
-        return Smart(langs, lang_scorer, pair_scorer)
+            raise ValueError(f"policy {name!r} needs a lang_scorer and a pair_scorer (the URL models)")
+        return (Smart if name == "smart" else SmartLang)(langs, lang_scorer, pair_scorer)
     if name == "strand":
         return Strand(langs, handle_function)
     if name == "random":

@@ -164,20 +164,23 @@ def build_report(summary: pd.DataFrame, mean_curves: pd.DataFrame, mean_deciles:
 
 
 def _speedup_section(report: Report, ok: pd.DataFrame) -> None:
-    speed = metrics.speedup_versus(ok, "smart", "bfs", 80)
-    if speed.empty:
-        return
-    compared = speed.dropna(subset=["ratio"])
-    report.heading("Target: smart reaches 80% with at most half of bfs's fetches")
-    if compared.empty:
-        report.paragraph("No host where both smart and bfs reached 80% of the parallel documents.")
-        return
-    within = int((compared["ratio"] <= 0.5).sum())
-    report.paragraph(f"Hosts where both reached 80%: {len(compared)}; median fetch ratio smart/bfs "
-                     f"{compared['ratio'].median():.3f}; hosts at or below 0.5: {within} "
-                     f"({within / len(compared):.0%}). Hosts where only bfs got there: "
-                     f"{int((speed['smart'].isna() & speed['bfs'].notna()).sum())}; only smart: "
-                     f"{int((speed['smart'].notna() & speed['bfs'].isna()).sum())}.")
+    policies = [p for p in ("smart", "smart+lang") if p in set(ok["policy"])]
+    if policies and "bfs" in set(ok["policy"]):
+        report.heading("Target: smart reaches 80% with at most half of bfs's fetches")
+    for policy in policies:
+        speed = metrics.speedup_versus(ok, policy, "bfs", 80)
+        if speed.empty:
+            continue
+        compared = speed.dropna(subset=["ratio"])
+        if compared.empty:
+            report.paragraph(f"{policy}: no host where both {policy} and bfs reached 80% of the parallel documents.")
+            continue
+        within = int((compared["ratio"] <= 0.5).sum())
+        report.paragraph(f"{policy}: hosts where both reached 80%: {len(compared)}; median fetch ratio {policy}/bfs "
+                         f"{compared['ratio'].median():.3f}; hosts at or below 0.5: {within} "
+                         f"({within / len(compared):.0%}). Hosts where only bfs got there: "
+                         f"{int((speed[policy].isna() & speed['bfs'].notna()).sum())}; only {policy}: "
+                         f"{int((speed[policy].notna() & speed['bfs'].isna()).sum())}.")
 
 
 def _prediction_section(report: Report, images: dict, comparison, note: str | None) -> None:
