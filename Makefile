@@ -4,8 +4,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   ?= out/demo
+JAR    := udfs/parascout-udfs.jar
+JAVA   := $(wildcard jvm/src/main/java/parascout/*.java)
 
-.PHONY: install check-java test test-fast demo lint bench package clean
+.PHONY: install check-java jar test test-fast demo lint bench package clean
 
 check-java:
 	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
@@ -23,7 +25,22 @@ $(STAMP): requirements.txt requirements-dev.txt setup.py
 	$(BIN)/pip install -q --no-deps -e .
 	touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP) $(JAR)
+
+# The Java UDFs (udfs/handles.py uses them where the jar is on Spark's classpath), compiled against PySpark's
+# own jars into the package, so the wheel carries the jar; without a JDK, handles stay on regexp_replace.
+jar: $(JAR)
+
+$(JAR): $(JAVA) | $(STAMP)
+	@if ! command -v javac >/dev/null 2>&1; then \
+	  echo "javac not found: $(JAR) not built, Spark computes handles with regexp_replace (about 4x slower)."; \
+	  echo "For the Java UDF install a JDK 17+, e.g. 'sudo apt-get install openjdk-17-jdk-headless', then 'make jar'."; \
+	else \
+	  rm -rf build/jvm && mkdir -p build/jvm && \
+	  javac --release 17 -Xlint:all,-path -Werror -d build/jvm \
+	    -cp "$$(echo $(VENV)/lib/python*/site-packages/pyspark/jars)/*" $(JAVA) && \
+	  jar --create --file $(JAR) -C build/jvm . && echo "built $(JAR)"; \
+	fi
 
 test: install
 	$(BIN)/python -m pytest -q -ra tests
@@ -46,6 +63,7 @@ package: install
 	rm -rf dist build/pack-venv && mkdir -p dist
 	$(BIN)/pip wheel -q --no-deps -w dist .
 	cp requirements.txt deploy/emr/bootstrap.sh deploy/dataproc/init.sh dist/
+	if [ -f $(JAR) ]; then cp $(JAR) dist/; fi
 	$(BIN)/parascout spark-properties conf/emr.yaml > dist/spark-emr.properties
 	$(BIN)/parascout spark-properties conf/dataproc.yaml > dist/spark-dataproc.properties
 	$(PYTHON) -m venv build/pack-venv
@@ -54,4 +72,4 @@ package: install
 	@ls -la dist
 
 clean:
-	rm -rf build dist *.egg-info out
+	rm -rf build dist *.egg-info out $(JAR)

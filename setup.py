@@ -19,7 +19,7 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
     packages=find_packages(include=["jobs", "jobs.*", "udfs", "udfs.*"]) + ["conf"],
-    package_data={"conf": ["*.yaml", "*/*.yaml"]},
+    package_data={"conf": ["*.yaml", "*/*.yaml"], "udfs": ["*.jar"]},  # the jar: `make jar`, never committed
     include_package_data=True,
     install_requires=requirements(),
     entry_points={"console_scripts": ["parascout=jobs.cli:main"]},

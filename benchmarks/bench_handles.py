@@ -1,6 +1,7 @@
-"""Handles per second per core: the Python path (one precompiled trie regex) and the Spark path (JVM
-regexp_replace), against a straightforward baseline measured in the same run (a flat, case-insensitive
-longest-first alternation in Python) and against STRAND's reported 5,000 URLs/s (a 1990s workstation).
+"""Handles per second per core: the Python path (one precompiled trie regex) and the two Spark paths (the
+Java UDF's trie scan, and the same regex in regexp_replace), against baselines measured in the same run (a
+flat, case-insensitive longest-first alternation in Python; regexp_replace for the Java UDF) and against
+STRAND's reported 5,000 URLs/s (a 1990s workstation).
 
 Rates are per CPU-second (process CPU time: Python's, or the whole local[1] JVM's, GC and JIT included),
 so they mean "per core" even on a busy machine; wall-clock rates are printed beside them.
@@ -68,23 +69,29 @@ def python_path(urls: list[str]) -> tuple[tuple[float, float], tuple[float, floa
 
 
 def spark_path(urls: list[str], repeats: int) -> dict[str, tuple[float, float]]:
-    """Rates on local[1] of a Parquet scan alone and of scan + handle: (per JVM CPU-second, per wall second)."""
+    """Rates on local[1] of a Parquet scan alone and of scan + handle by regexp_replace ('regex') and by the
+    Java UDF ('java', where the jar is built): (per JVM CPU-second, per wall second)."""
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from udfs.handles import handle_column
+    from udfs.handles import handle_column, jvm_handles_available, jvm_jar_path
 
-    spark = (SparkSession.builder.master("local[1]").appName("bench-handles").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "3g").getOrCreate())
+    builder = (SparkSession.builder.master("local[1]").appName("bench-handles").config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "3g"))
+    spark = (builder.config("spark.jars", jvm_jar_path()) if jvm_jar_path() else builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     jvm_cpu = jvm_cpu_seconds(spark)
     stripper = build_stripper(("en", "fr"))
+    columns = {"scan": F.length("url"),
+               "regex": F.length(handle_column(F.col("url"), stripper, use_jvm_udf=False))}
+    if jvm_handles_available(spark):
+        columns["java"] = F.length(handle_column(F.col("url"), stripper))
     rates = {}
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "urls")
         spark.createDataFrame([(u,) for u in urls], "url string").repartition(1).write.parquet(path)
         frame = spark.read.parquet(path)
-        for name, column in (("scan", F.length("url")), ("handle", F.length(handle_column(F.col("url"), stripper)))):
+        for name, column in columns.items():
             frame.select(F.sum(column)).collect()  # warm up (codegen, JIT)
             cpu, wall = jvm_cpu(), time.perf_counter()
             for _ in range(repeats):
@@ -125,10 +132,19 @@ def main() -> None:
           f"{optimized / baseline:.1f}x the flat case-insensitive alternation ({baseline:,.0f}/s), "
           f"{optimized / STRAND_URLS_PER_SECOND:,.0f}x STRAND's {STRAND_URLS_PER_SECOND:,}/s")
     rates = spark_path(urls[:args.n_spark], args.repeats)
-    (total, total_wall), (scan, _) = rates["handle"], rates["scan"]
-    print(f"spark path : {total:>11,.0f} handles/s/core with the Parquet scan (wall {total_wall:,.0f}/s), "
-          f"{net_rate(total, scan):,.0f}/s/core net of the scan ({scan:,.0f}/s alone); "
-          f"{total / STRAND_URLS_PER_SECOND:,.0f}x STRAND, {total / optimized:.1f}x the Python path")
+    scan = rates["scan"][0]
+    for name, label in (("regex", "regexp_replace"), ("java", "Java UDF")):
+        if name not in rates:
+            print(f"spark path, {label}: not measured (no jar: `make jar` builds udfs/parascout-udfs.jar)")
+            continue
+        total, total_wall = rates[name]
+        print(f"spark path, {label:<14}: {total:>11,.0f} handles/s/core with the Parquet scan (wall "
+              f"{total_wall:,.0f}/s), {net_rate(total, scan):,.0f}/s/core net of the scan ({scan:,.0f}/s alone); "
+              f"{total / STRAND_URLS_PER_SECOND:,.0f}x STRAND, {total / optimized:.1f}x the Python path")
+    if "java" in rates:
+        (java, _), (regex, _) = rates["java"], rates["regex"]
+        print(f"Java UDF / regexp_replace: {java / regex:.2f}x with the scan, "
+              f"{net_rate(java, scan) / net_rate(regex, scan):.2f}x net of the scan")
 
 if __name__ == "__main__":
     main()

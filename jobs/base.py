@@ -357,8 +357,11 @@ def local_spark_defaults() -> dict[str, str]:
     """Spark properties for local[*] runs (a laptop, the demo): few shuffle partitions, UI off.
 
     The console progress bar is shown on a terminal only; logs get the jobs' own progress lines.
+    parascout's Java UDFs go in spark.jars where `make jar` built them (else handles use regexp_replace).
     """
-    return {
+    from udfs.handles import jvm_jar_path
+
+    defaults = {
         "spark.sql.shuffle.partitions": str(max(4, 2 * (os.cpu_count() or 2))),
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
@@ -366,6 +369,7 @@ def local_spark_defaults() -> dict[str, str]:
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.memory": "4g",
     }
+    return {**defaults, "spark.jars": jvm_jar_path()} if jvm_jar_path() else defaults
 
 
 def resolve_conf_path(path: str) -> str:

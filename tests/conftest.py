@@ -20,11 +20,14 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def spark():
-    """One local SparkSession (UI off, few shuffle partitions) shared by every test."""
+    """One local SparkSession (UI off, few shuffle partitions, the Java UDFs' jar where built) shared by every test."""
     from pyspark.sql import SparkSession
 
+    from udfs.handles import jvm_jar_path
+
+    builder = SparkSession.builder.config("spark.jars", jvm_jar_path()) if jvm_jar_path() else SparkSession.builder
     session = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("parascout-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")

@@ -4,7 +4,9 @@ import re
 
 import pandas as pd
 import pytest
+from pyspark.sql import functions as F
 
+from benchmarks.bench_handles import synthetic_urls
 from udfs import handles
 from udfs.handles import build_stripper, language_substrings, learn_lss, plain_stripper, strand_pairs, url_problem
 
@@ -35,16 +37,12 @@ def test_lss_list_is_user_extensible(tmp_path):
         build_stripper(("en", "is"), (str(tmp_path / "missing.yaml"),))
 
 
-@pytest.mark.parametrize("url", [
+TOKEN_URLS = [
     "http://example.com/energy/", "http://example.com/frenchfries", "http://example.com/english2/page",
     "http://example.com/fresh/enfr.html", "http://example.com/page?q=eng2&hl=fresh", "http://example.com/defr/",
     "http://frontier.com/entry",
-])
-def test_lss_are_stripped_only_as_tokens(url):
-    assert EN_FR.handle(url) == url.split("://", 1)[1].replace("?", "&")
-
-
-@pytest.mark.parametrize("src, trg", [
+]
+TRANSLATION_PAIRS = [
     ("http://example.com/en/about/team.html", "http://example.com/fr/about/team.html"),
     ("http://example.com/page.php?lang=en", "http://example.com/page.php?lang=fr"),
     ("http://example.com/page.php?lang=EN&id=7", "https://example.com/page.php?id=7&lang=FR"),
@@ -63,7 +61,15 @@ def test_lss_are_stripped_only_as_tokens(url):
     ("http://example.com/iso-8859-1/a", "http://example.com/windows-1252/a"),
     ("http://example.com/fran%C3%A7ais/a", "http://example.com/english/a"),
     ("http://example.com/en/a#top", "http://example.com/fr/a#haut"),
-])
+]
+
+
+@pytest.mark.parametrize("url", TOKEN_URLS)
+def test_lss_are_stripped_only_as_tokens(url):
+    assert EN_FR.handle(url) == url.split("://", 1)[1].replace("?", "&")
+
+
+@pytest.mark.parametrize("src, trg", TRANSLATION_PAIRS)
 def test_translations_get_equal_handles(src, trg):
     assert EN_FR.handle(src) == EN_FR.handle(trg)
 
@@ -90,14 +96,17 @@ def test_naive_stripper_only_knows_its_tokens():
     assert naive.handle("http://x.com/english/a") != naive.handle("http://x.com/francais/a")
 
 
-@pytest.mark.parametrize("url, reason", [
+PROBLEM_URLS = [
     ("", "empty_url"), (None, "empty_url"), ("   ", "empty_url"),
     ("http://x.com/" + "a" * 9000, "url_too_long"),
     ("not a url", "unparsable_url"), ("http://", "unparsable_url"), ("http:///path", "unparsable_url"),
     ("http://host:99999/", "unparsable_url"), ("http://[::1/x", "unparsable_url"), ("http://a b.com/", "unparsable_url"),
     ("http://x.com/fr/", None), ("http://user:pw@x.com:8080/en?a=1#f", None), ("http://[::1]:80/fr/", None),
     ("http://bücher.de/en/", None), ("http://xn--bcher-kva.de/en/", None), ("http://x.com/a%20b/fr", None),
-])
+]
+
+
+@pytest.mark.parametrize("url, reason", PROBLEM_URLS)
 def test_url_problems(url, reason):
     assert url_problem(url) == reason
 
@@ -174,3 +183,112 @@ def test_jvm_and_python_agree(spark, shared_data):
     learned = spark.createDataFrame([("h", t) for t in ("gb", "clang=1", "frx", "a")], "host string, token string")
     pattern = learned.groupBy("host").agg(handles.learned_pattern_column(F.col("token")).alias("p")).first()["p"]
     assert pattern == handles.learned_pattern(["gb", "clang=1", "frx", "a"])
+
+
+# ---- the Java UDF (jvm/, udfs/parascout-udfs.jar) against the Python handle ---------------------------
+ODD_URLS = [
+    "", "x", "/", "://", "http://", "http:///", "://en", "en://fr", "http://en", "HTTP://EN/FR", "fr", "/fr", "//fr",
+    "x/fr", "mailto:en@fr.com", "http://x.com//en//fr//", "http://x.com/en/fr/en", "http://x.com/" + "/" * 50 + "fr",
+    "http://x.com/en-gb/", "http://x.com/en-gb-x/", "http://x.com/EN_GB.html", "http://x.com/fr-FR-x/",
+    "http://x.com/iso-8859-1/", "http://x.com/iso-8859-1x/", "http://x.com/iso_8859_1.htm", "http://x.com/utf-8/en",
+    "http://x.com/fran%C3%A7ais", "http://x.com/fran%c3%a7aisx", "http://x.com/Français/", "http://x.com/inglés",
+    "http://x.com/#", "http://x.com/a#en", "http://x.com/a?#", "http://x.com/#/en?x", "http://x.com/a/#fr#en",
+    "http://x.com/?lang=", "http://x.com/?lang=en=fr", "http://x.com/?lang=fr&", "http://x.com/?lang=fr?x=1",
+    "http://x.com/?clang=&x", "http://x.com/?clang=1;x=2", "http://x.com/?CLANG=2#x", "http://x.com/?clang",
+    "http://x.com/?lang_code=fr", "http://x.com/?language=english&languages=fr", "http://x.com/?langid=fr-ca",
+    "http://x.com/page?hl=fr?x", "http://x.com/?l=en", "http://x.com/??en", "http://x.com/&&fr", "http://x.com/?=fr",
+    "http://x.com/.en.", "http://x.com/-en-", "http://x.com/~fr~", "http://x.com/:fr:", "http://x.com/+fr+",
+    "http://x.com/,fr,", "http://x.com/;fr;", "http://x.com/=fr=", "http://x.com/en,fr", "http://x.com/?lang=en/fr",
+    "http://x.com/İstanbul/en", "http://x.com/\U0001F600/en", "\U0001F600http", "\U0001F600", "\U0001F600\U0001F600/fr",
+    "http://x.com/ÉN/FR", "http://x.com/english2/", "http://x.com/a b/en/", "http://x.com/en\n/fr", "http://x.com/en\t",
+    "HTTP://X.COM/EN?LANG=FR#TOP", "http://x.com/" + "en/" * 3000, "http://[::1]:80/fr/", "http://u:p@en.x.com:80/en",
+    "http://x.com/ΣΑΣ/en", "http://x.com/русский/ru", "http://x.com/日本語/ja-jp", "http://x.com/%E6%97%A5/zh-hant-tw",
+]
+
+
+def _convention_urls(stripper, rng: random.Random) -> list[str]:
+    """Every LSS word of a stripper in every URL convention: tokens, key=value, hosts, fragments, near-misses."""
+    words, keys = list(stripper.substrings), list(stripper.query_keys) + list(stripper.language_keys)
+    shapes = ["http://h.com/{w}/p", "http://h.com/p-{w}.html", "http://h.com/p_{W}.htm", "http://{w}.h.com/",
+              "http://h.com/p?{k}={w}", "http://h.com/p?id=3&{K}={W}#x", "http://h.com/{w}x/p", "http://h.com/x{w}/",
+              "http://h.com//{w}//{v}//", "http://h.com/{w}-{v}/", "http://h.com/p#{w}", "h.com/{w}", "{w}",
+              "http://h.com/{k}={w}{v}", "http://h.com/p?{k}=1;{w}", "http://h.com/{w}.{v}.{w}"]
+    return [rng.choice(shapes).format(w=word, W=word.upper(), v=rng.choice(words), k=rng.choice(keys),
+                                      K=rng.choice(keys).upper())
+            for word in words for _ in range(4)]
+
+
+@pytest.fixture(scope="module")
+def jvm_udf(spark):
+    """The session with the Java UDF registered; skips where `make jar` has not built the jar."""
+    if handles.jvm_jar_path() is None:
+        pytest.skip(f"{handles.JVM_JAR} not built (`make jar`, needs javac): the Java UDF cannot be tested")
+    assert handles.jvm_handles_available(spark), "the jar is built but the session cannot load the UDF"
+    return spark
+
+
+def _spark_handles(spark, stripper, urls, **options) -> list:
+    frame = spark.createDataFrame([(u,) for u in urls], "url string")
+    return [row[0] for row in frame.select(handles.handle_column(F.col("url"), stripper, **options)).collect()]
+
+
+def _disagreements(spark, stripper, urls, **options) -> list:
+    computed = _spark_handles(spark, stripper, urls, **options)
+    return [(url, got, stripper.handle(url)) for url, got in zip(urls, computed) if got != stripper.handle(url)]
+
+
+def _test_urls() -> list[str]:
+    """The URLs of this file's other tests."""
+    pairs = [url for pair in TRANSLATION_PAIRS for url in pair]
+    return [*TOKEN_URLS, *pairs, *(url for url, _ in PROBLEM_URLS if url is not None), "http://BÜCHER.de/fr/x"]
+
+
+@pytest.mark.slow
+def test_java_udf_agrees_with_python_on_test_urls_synthetic_urls_and_odd_cases(jvm_udf):
+    urls = _test_urls() + ODD_URLS + synthetic_urls(20_000, seed=5)
+    column = handles.handle_column(F.col("url"), EN_FR)
+    assert handles.JVM_HANDLE_FUNCTION in str(column)
+    assert _disagreements(jvm_udf, EN_FR, urls) == []
+    assert _spark_handles(jvm_udf, EN_FR, [None]) == [None]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pair", [("en", "fr"), ("en", "is"), ("ru", "zh")])
+def test_java_udf_agrees_with_python_on_every_lss_word(jvm_udf, pair):
+    stripper = build_stripper(pair)
+    urls = _convention_urls(stripper, random.Random(11)) + ODD_URLS
+    assert len(stripper.substrings) > 90 and len(urls) > 400
+    assert _disagreements(jvm_udf, stripper, urls) == []
+
+
+@pytest.mark.slow
+def test_java_udf_keeps_learned_patterns_as_a_second_regex(jvm_udf):
+    learned = handles.learned_pattern(["gb", "frx", "clang=1"])
+    urls = ["http://gb.x.com/gb/item.html", "http://x.com/frx/a?clang=1", "gb.x.com/gb", "xgb/frx", "http://en",
+            "http://x.com/en/gb", "http://x.com/gbx/", "", "http://x.com/fr/#gb"]
+    rows = [(url, learned if i % 4 else None) for i, url in enumerate(urls)]
+    frame = jvm_udf.createDataFrame(rows, "url string, p string")
+    for use_jvm_udf in (True, False):
+        rows = frame.select("url", "p", handles.handle_column(F.col("url"), EN_FR, F.col("p"), use_jvm_udf)
+                            .alias("handle")).collect()
+        assert [r["handle"] for r in rows] == [EN_FR.handle(r["url"], re.compile(r["p"]) if r["p"] else None)
+                                               for r in rows], use_jvm_udf
+
+
+@pytest.mark.slow
+def test_regex_fallback_agrees_when_forced_or_when_the_class_is_missing(spark, monkeypatch):
+    urls = ODD_URLS + synthetic_urls(2_000, seed=6)
+    forced = handles.handle_column(F.col("url"), EN_FR, use_jvm_udf=False)
+    assert "regexp_replace" in str(forced) and handles.JVM_HANDLE_FUNCTION not in str(forced)
+    assert _disagreements(spark, EN_FR, urls, use_jvm_udf=False) == []
+    monkeypatch.setattr(handles, "JVM_HANDLE_CLASS", "parascout.NoSuchClass")
+    monkeypatch.setattr(handles, "JVM_HANDLE_FUNCTION", "parascout_no_such_function")
+    assert not handles.jvm_handles_available(spark)
+    assert "regexp_replace" in str(handles.handle_column(F.col("url"), EN_FR))
+    assert _disagreements(spark, EN_FR, urls[:200]) == []
+
+
+def test_jvm_spec_refuses_words_with_its_separators():
+    assert EN_FR.jvm_spec.count(b"\x1e") == 2 and b"en-gb" in EN_FR.jvm_spec.split(b"\x1e")[0].split(b"\x1f")
+    with pytest.raises(ValueError):
+        _ = plain_stripper(["en\x1ffr"]).jvm_spec

@@ -1,4 +1,5 @@
-"""scan-cdx (JVM parsing, Python readers, a pandas UDF) in local-cluster mode: two executor JVMs.
+"""scan-cdx (JVM parsing, Python readers, a pandas UDF) and bucket-handles (the Java UDF, shipped to the
+executors through spark.jars) in local-cluster mode: two executor JVMs.
 
 It runs in a subprocess with its own SparkSession, so it does not clash with the shared
 `spark` fixture; the executors' Python workers use this interpreter (PYSPARK_PYTHON).
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from udfs.handles import jvm_jar_path
+
 REPO = Path(__file__).resolve().parent.parent
 CDX = REPO / "tests" / "data" / "cdx"
 
@@ -20,10 +23,11 @@ def test_scan_cdx_runs_on_separate_executor_jvms(tmp_path):
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     # the whole fixture folder: its notes and script are skipped, the truncated file makes Spark's reader fail
     # and the scan read again in Python tasks
+    cluster = ["--spark-conf", "spark.master=local-cluster[2,1,1024]", "--spark-conf", "spark.ui.enabled=false",
+               "--spark-conf", "spark.sql.shuffle.partitions=4"]
     command = [sys.executable, "-m", "jobs.scan_cdx", "--root", str(tmp_path), "--cdx", str(CDX),
-               "--crawl", "CC-MAIN-2024-33", "--langs", "en,is", "--max-bad-fraction", "0.5",
-               "--spark-conf", "spark.master=local-cluster[2,1,1024]", "--spark-conf", "spark.ui.enabled=false",
-               "--spark-conf", "spark.sql.shuffle.partitions=4", "--log-level", "WARNING"]
+               "--crawl", "CC-MAIN-2024-33", "--langs", "en,is", "--max-bad-fraction", "0.5", *cluster,
+               "--log-level", "WARNING"]
     finished = subprocess.run(command, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert finished.returncode == 0, finished.stderr[-3000:]
     report = json.loads((tmp_path / "_reports" / "scan-cdx.json").read_text())
@@ -35,3 +39,12 @@ def test_scan_cdx_runs_on_separate_executor_jvms(tmp_path):
     assert sum(report["bad"].values()) == 10 and report["bad"]["truncated_gzip"] == 1
     assert report["kept"] == report["outputs"]["urls"] == 8  # www.example.is: isl and eng pages
     assert report["outputs"]["hosts"] == 1
+
+    if jvm_jar_path() is None:
+        return  # no jar (`make jar`): bucket-handles would run regexp_replace, nothing to ship
+    command = [sys.executable, "-m", "jobs.bucket_handles", "--root", str(tmp_path), "--langs", "en,is", *cluster]
+    finished = subprocess.run(command, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert finished.returncode == 0, finished.stderr[-3000:]  # fails where the executors lack the jar
+    assert "handles on the JVM: the Java UDF" in finished.stderr
+    report = json.loads((tmp_path / "_reports" / "bucket-handles.json").read_text())
+    assert report["status"] == "ok" and report["balanced"] and report["inputs"]["urls"] == 8
