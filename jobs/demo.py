@@ -61,9 +61,10 @@ class Demo(Job):
                                 "--max-minutes", str(a.train_minutes)]),
             ("train-pairs", ["--positives", storage.join(training_archive, "truth", "pairs.parquet"),
                              "--out", storage.join(models, "pairs"), "--max-minutes", str(a.train_minutes)]),
+            # docs before ranking: their links add language-switcher neighbours to the candidate pairs
+            ("fetch-docs", ["--root", root, "--warc-prefix", archive + "/", "--select", "all"]),
             ("rank-pairs", ["--root", root, "--langs", langs, "--lang-model", storage.join(models, "url2lang"),
                             "--pair-model", storage.join(models, "pairs")]),
-            ("fetch-docs", ["--root", root, "--warc-prefix", archive + "/", "--select", "all"]),
             ("verify-pairs", ["--root", root, "--pairs", "scored_pairs"]),
             ("shortlist", ["--root", root, "--langs", langs, "--truth", truth]),
             ("replay-crawl", ["--root", root, "--langs", langs, "--truth", truth,

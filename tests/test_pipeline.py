@@ -13,8 +13,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
-STEPS = ["make-sample-archive", "scan-cdx", "bucket-handles", "train-url2lang", "train-pairs", "rank-pairs",
-         "fetch-docs", "verify-pairs", "shortlist", "replay-crawl"]
+STEPS = ["make-sample-archive", "scan-cdx", "bucket-handles", "train-url2lang", "train-pairs", "fetch-docs",
+         "rank-pairs", "verify-pairs", "shortlist", "replay-crawl"]
 
 MODEL_DIRS = {"train-url2lang": "models/url2lang", "train-pairs": "models/pairs"}  # their reports live there
 
@@ -47,6 +47,8 @@ def test_every_step_ran_and_balanced(demo_root):
     for table in ("urls", "hosts", "candidates", "scored_pairs", "alignment", "docs", "verified_pairs",
                   "shortlist", "replay_summary", "replay_curves"):
         assert (demo_root / table / "_SUCCESS").exists(), table
+    ranking = json.loads((demo_root / "_reports" / "rank-pairs.json").read_text())["metrics"]
+    assert ranking["candidates_per_source"].get("link", 0) > 0  # docs were there: switcher links took part
 
 
 def test_executors_were_separate_jvms(demo_root):
