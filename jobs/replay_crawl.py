@@ -19,6 +19,17 @@ from udfs.replay.metrics import headline, prediction_agreement
 from udfs.replay.policies import MODEL_POLICIES
 from udfs.replay.report import build_report, write_report
 
+
+def shortlist_site_of(shortlist_hosts, langs: tuple[str, str]):
+    """Replayed host -> the shortlist's name for it: itself, or its site (rank-pairs --group-by site: www.x.com,
+    fr.x.com -> x.com) when the shortlist does not list the host itself."""
+    from udfs.blocking import language_markers, neutral_host
+    from udfs.urls import registered_domain
+
+    listed, markers = set(shortlist_hosts), language_markers(langs)
+    return lambda host: host if host in listed else neutral_host(host, registered_domain(host), markers)
+
+
 SMART_NEEDS_MODELS = "smart and smart+lang skipped: they need the URL models (--lang-model DIR --pair-model DIR)"
 DOCS_COLUMNS = ("url", "host", "status", "cld2_lang", "outlinks", "outlinks_same_host", "warc_length")
 SKIP_REASONS = ("host_without_truth_pairs", "host_too_large")
@@ -198,7 +209,7 @@ class ReplayCrawlJob(Job):
         replayed = [p for p in (self.args.compare_policy, "smart", "strand", "bfs", *POLICY_NAMES)
                     if p in set(summary["policy"])]
         frame = shortlist.select("host", "predicted_pairs", "predicted_ratio").toPandas()  # a shortlist: bounded
-        comparison = prediction_agreement(frame, summary, replayed[0])
+        comparison = prediction_agreement(frame, summary, replayed[0], site_of=shortlist_site_of(frame["host"], langs))
         self.report.metric("shortlist_comparison", comparison[1])
         return comparison, None
 

@@ -7,7 +7,7 @@ crawl stops (budget spent or frontier exhausted) it stays where it was.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -117,15 +117,21 @@ def speedup_versus(summary: pd.DataFrame, policy: str = "smart", baseline: str =
     return out
 
 
-def prediction_agreement(shortlist: pd.DataFrame, summary: pd.DataFrame, policy: str) -> tuple[pd.DataFrame, dict]:
+def prediction_agreement(shortlist: pd.DataFrame, summary: pd.DataFrame, policy: str,
+                         site_of: Callable[[str], str] | None = None) -> tuple[pd.DataFrame, dict]:
     """Shortlist's model-only prediction vs the replay of `policy`, per host, and Spearman's rho over hosts.
 
     The replay side is pairs_found (vs predicted_pairs) and replay_ratio = parallel documents
-    found per fetched document (vs predicted_ratio). Shortlist hosts that were not replayed
-    are left out and counted.
+    found per fetched document (vs predicted_ratio). The shortlist names sites when rank-pairs
+    grouped hosts (www.x.com and fr.x.com -> x.com): `site_of` maps a replayed host to that name,
+    and the replays of a site's hosts are summed. Shortlist hosts that were not replayed are left
+    out and counted.
     """
     replayed = summary[(summary["policy"] == policy) & (summary["status"] == "ok")]
     replayed = replayed[["host", "n_docs", "n_pairs", "pairs_found", "docs_found", "fetched"]]
+    if site_of is not None:
+        replayed = (replayed.assign(host=replayed["host"].map(site_of))
+                    .groupby("host", as_index=False, sort=False).sum())
     merged = shortlist[["host", "predicted_pairs", "predicted_ratio"]].merge(replayed, on="host", how="inner")
     merged["replay_ratio"] = merged["docs_found"] / merged["fetched"].where(merged["fetched"] > 0)
     merged = merged.sort_values("predicted_pairs", ascending=False, kind="stable").reset_index(drop=True)
