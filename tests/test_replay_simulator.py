@@ -182,3 +182,20 @@ def test_make_policy_by_name():
         make_policy("smart", langs=("eng", "isl"))
     with pytest.raises(ValueError, match="unknown policy"):
         make_policy("dfs")
+
+
+def test_shortlist_sites_are_compared_with_the_replays_of_their_hosts():
+    from jobs.replay_crawl import shortlist_site_of
+
+    shortlist = pd.DataFrame({"host": ["example.fr", "other.com", "b.org", "never-replayed.net"],
+                              "predicted_pairs": [30.0, 20.0, 10.0, 5.0], "predicted_ratio": [0.5, 0.4, 0.2, 0.1]})
+    rows = [("www.example.fr", 40, 30), ("en.example.fr", 10, 2), ("www.other.com", 12, 8), ("b.org", 3, 1)]
+    summary = pd.DataFrame([{"host": host, "policy": "smart", "status": "ok", "n_docs": 100, "n_pairs": pairs,
+                             "pairs_found": pairs, "docs_found": docs, "fetched": 100} for host, docs, pairs in rows])
+    merged, stats = metrics.prediction_agreement(shortlist, summary, "smart",
+                                                 site_of=shortlist_site_of(shortlist["host"], ("eng", "fra")))
+    assert stats["hosts_compared"] == 3 and stats["shortlist_hosts_not_replayed"] == 1
+    assert merged.set_index("host").loc["example.fr", "pairs_found"] == 32  # its two hosts summed
+    assert stats["spearman_pairs"] == pytest.approx(1.0)
+    _, raw = metrics.prediction_agreement(shortlist, summary, "smart")
+    assert raw["hosts_compared"] == 1  # by raw host only b.org matches
