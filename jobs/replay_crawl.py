@@ -1,7 +1,10 @@
-"""replay-crawl: replay crawl policies over each host's archived link graph and measure their yield.
+"""replay-crawl: replay crawl policies over each site's archived link graph and measure their yield.
 
-Per host (docs.groupBy('host').cogroup(truth).applyInPandas) udfs.replay replays every policy
-for `--budget` × the host's archived documents. Outputs: replay_summary (host × policy metrics),
+Per site (docs.groupBy('site').cogroup(truth).applyInPandas) udfs.replay replays every policy
+for `--budget` × the site's archived documents. A site is what rank-pairs groups by default: the
+host without www and language labels (www.x.com, fr.x.com, x.com -> x.com), so a crawl follows links
+between language subdomains as a website-scoped crawler does; `--group-by host` keeps hosts apart.
+Truth pairs join the site of their src_url's host, whatever their `host` column says. Outputs: replay_summary (host × policy metrics),
 replay_curves (yield curve sampled every 1% of the budget), replay_deciles (the paper's Fig. 7
 view) and <root>/replay/report.{md,html} with PNG plots. The report is built on the driver from
 the summary rows, which are bounded by hosts × policies, and from Spark-side means.
@@ -33,6 +36,8 @@ def shortlist_site_of(shortlist_hosts, langs: tuple[str, str]):
 SMART_NEEDS_MODELS = "smart and smart+lang skipped: they need the URL models (--lang-model DIR --pair-model DIR)"
 DOCS_COLUMNS = ("url", "host", "status", "cld2_lang", "outlinks", "outlinks_same_host", "warc_length")
 SKIP_REASONS = ("host_without_truth_pairs", "host_too_large")
+#: scheme://[user@]host of a URL (the host lower-cased by the caller)
+URL_HOST_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^:/?#]+)"
 
 
 class ReplayCrawlJob(Job):
@@ -56,6 +61,9 @@ class ReplayCrawlJob(Job):
         parser.add_argument("--max-host-docs", type=int, default=200_000,
                             help="skip (and count) hosts with more docs rows: one host is replayed in one task")
         parser.add_argument("--compare-policy", default="smart", help="policy compared with the shortlist")
+        parser.add_argument("--group-by", choices=["site", "host"], default="site",
+                            help="crawl scope: a site (its hosts www.x.com, fr.x.com, x.com together, as rank-pairs "
+                                 "groups) or each host alone")
 
     def validate_arguments(self, args: argparse.Namespace) -> None:
         super().validate_arguments(args)
@@ -82,18 +90,19 @@ class ReplayCrawlJob(Job):
 
         args, langs = self.args, parse_lang_pair(self.args.langs)
         policies, notes = self._policies()
-        truth = self._truth(langs)
-        labelled = self._label(self._docs(), truth, args.max_host_docs)
+        docs, truth = self._with_sites(self._docs(), self._truth(langs), langs)
+        labelled = self._label(docs, truth, args.max_host_docs)
         reasons = {r["reason"]: (r["rows"], r["hosts"]) for r in labelled.groupBy("reason").agg(
-            F.count("*").alias("rows"), F.countDistinct("host").alias("hosts")).collect()}
+            F.count("*").alias("rows"), F.countDistinct("site").alias("hosts")).collect()}
         self.report.input("docs", sum(rows for rows, _ in reasons.values()))
         self.report.add_counts({r: n for r, (n, _) in reasons.items() if r != "ok"}, bad_reasons=("missing_url_or_host",))
-        notes += [f"hosts skipped ({reason}): {reasons[reason][1]}" for reason in SKIP_REASONS if reason in reasons]
+        notes += [f"{args.group_by}s skipped ({reason}): {reasons[reason][1]}"
+                  for reason in SKIP_REASONS if reason in reasons]
         config = ReplayConfig(langs=langs, policies=tuple(policies), budget=args.budget,
                               count_missing_as_fetch=args.count_missing_as_fetch, random_seed=args.random_seed,
                               seeds=self._seeds(), lang_model=args.lang_model, pair_model=args.pair_model)
-        docs = labelled.where(F.col("reason") == "ok").select(*[c for c in DOCS_COLUMNS if c in labelled.columns])
-        results = (docs.groupBy("host").cogroup(truth.groupBy("host"))
+        docs = labelled.where(F.col("reason") == "ok").select("site", *[c for c in DOCS_COLUMNS if c in labelled.columns])
+        results = (docs.groupBy("site").cogroup(truth.groupBy("site"))
                    .applyInPandas(lambda host_docs, host_truth: replay_host(host_docs, host_truth, config),
                                   RESULT_SCHEMA)
                    .persist(StorageLevel.MEMORY_AND_DISK))
@@ -155,15 +164,34 @@ class ReplayCrawlJob(Job):
         from pyspark.sql import functions as F
 
         ok_first = F.when(F.col("status") == "ok", 0).otherwise(1)
-        truth_hosts = truth.groupBy("host").agg(F.count("*").alias("n_truth_pairs"))
-        rows = (docs.withColumn("host_rows", F.count("*").over(Window.partitionBy("host")))
-                .withColumn("copy", F.row_number().over(Window.partitionBy("host", "url").orderBy(ok_first)))
-                .join(truth_hosts, "host", "left"))
+        truth_sites = truth.groupBy("site").agg(F.count("*").alias("n_truth_pairs"))
+        rows = (docs.withColumn("host_rows", F.count("*").over(Window.partitionBy("site")))
+                .withColumn("copy", F.row_number().over(Window.partitionBy("site", "url").orderBy(ok_first)))
+                .join(truth_sites, "site", "left"))
         reason = (F.when(F.col("url").isNull() | F.col("host").isNull(), "missing_url_or_host")
                   .when(F.col("copy") > 1, "duplicate_url")
                   .when(F.col("n_truth_pairs").isNull(), "host_without_truth_pairs")
                   .when(F.col("host_rows") > max_host_docs, "host_too_large").otherwise("ok"))
         return rows.withColumn("reason", reason)
+
+    def _with_sites(self, docs, truth, langs: tuple[str, str]):
+        """docs and truth with `site`, the replay's unit: the host, or its language-neutral site (--group-by)."""
+        from pyspark.sql import functions as F
+
+        from udfs import blocking
+
+        url_host = F.lower(F.regexp_extract("src_url", URL_HOST_PATTERN, 1))
+        truth = truth.withColumn("src_host", F.when(url_host != "", url_host).otherwise(F.col("host")))
+        if self.args.group_by == "host":
+            return docs.withColumn("site", F.col("host")), truth.withColumn("site", F.col("src_host"))
+        hosts = (docs.select("host").unionByName(truth.select(F.col("src_host").alias("host")))
+                 .where(F.col("host").isNotNull()).distinct())
+        sites = hosts.mapInPandas(blocking.bind(blocking.sites_of_hosts, languages=langs),
+                                  "host string, domain string, site string").select("host", "site")
+        docs = docs.join(sites, "host", "left").withColumn("site", F.coalesce("site", "host"))
+        truth = (truth.join(sites.withColumnRenamed("host", "src_host"), "src_host", "left")
+                 .withColumn("site", F.coalesce("site", "src_host")))
+        return docs, truth
 
     def _seeds(self) -> dict[str, list[str]]:
         if self.args.seeds == "home":
@@ -209,6 +237,10 @@ class ReplayCrawlJob(Job):
         replayed = [p for p in (self.args.compare_policy, "smart", "strand", "bfs", *POLICY_NAMES)
                     if p in set(summary["policy"])]
         frame = shortlist.select("host", "predicted_pairs", "predicted_ratio").toPandas()  # a shortlist: bounded
+        if self.args.group_by == "site":  # a shortlist of rank-pairs --group-by host: its hosts summed by site
+            site_of = shortlist_site_of((), langs)
+            frame = (frame.assign(host=frame["host"].map(site_of)).groupby("host", as_index=False, sort=False)
+                     .agg(predicted_pairs=("predicted_pairs", "sum"), predicted_ratio=("predicted_ratio", "mean")))
         comparison = prediction_agreement(frame, summary, replayed[0], site_of=shortlist_site_of(frame["host"], langs))
         self.report.metric("shortlist_comparison", comparison[1])
         return comparison, None

@@ -33,8 +33,9 @@ def dataset(tmp_path_factory):
                               "predicted_pairs": [12, 30, 41, 3], "predicted_ratio": [0.2, 0.5, 0.6, 0.1]})
     write_parquet_table(shortlist, str(root / "shortlist"))
     archived = docs[(docs["status"] == "ok") & docs["url"].notna()]
+    sites = archived["host"].str.removeprefix("www.")  # what replay-crawl replays: sites (www.alpha.is -> alpha.is)
     counts = {"rows": len(docs), "no_truth_rows": len(no_truth), "duplicates": len(duplicates),
-              "truth_pairs": len(truth), "n_docs": archived.groupby("host")["url"].nunique().to_dict()}
+              "truth_pairs": len(truth), "n_docs": archived.groupby(sites)["url"].nunique().to_dict()}
     return root, counts
 
 
@@ -83,7 +84,7 @@ def test_replay_without_models_skips_smart_and_reports(spark, dataset):
         assert (out / name).stat().st_size > 500, name
     assert (out / "yield_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     markdown = (out / "report.md").read_text()
-    assert "smart and smart+lang skipped" in markdown and "Spearman" in markdown and "www.gamma.is" in markdown
+    assert "smart and smart+lang skipped" in markdown and "Spearman" in markdown and "| gamma.is" in markdown
     assert "<table" in (out / "report.html").read_text()
     comparison = report["metrics"]["shortlist_comparison"]
     assert comparison["hosts_compared"] == 3 and comparison["shortlist_hosts_not_replayed"] == 1
@@ -120,6 +121,45 @@ def test_replay_with_url_models_verified_pairs_and_seed_file(spark, dataset, tin
     assert speed["hosts_only_bfs_reached"] == 0
     assert speed["hosts_ratio_at_most_half"] + speed["hosts_only_smart_reached"] == 3, speed
     assert "No shortlist table" in (root / "replay" / "report.md").read_text()
+
+
+def subdomain_site() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A bilingual site whose languages live on subdomains: home www.delta.is, en.delta.is, is.delta.is."""
+    docs, truth = multilingual_site(n_articles=30, host="www.delta.is", seed=3)
+
+    def move(url: str) -> str:
+        return (url.replace("https://www.delta.is/en/", "https://en.delta.is/")
+                .replace("https://www.delta.is/is/", "https://is.delta.is/"))
+    docs = docs.assign(url=docs["url"].map(move),
+                       outlinks=docs["outlinks"].map(lambda links: None if links is None else [move(u) for u in links]))
+    docs["host"] = docs["url"].str.split("/").str[2]
+    return docs, truth.assign(src_url=truth["src_url"].map(move), trg_url=truth["trg_url"].map(move))
+
+
+@pytest.mark.slow
+def test_a_site_spans_its_language_subdomains(spark, tmp_path):
+    docs, truth = subdomain_site()
+    assert docs["host"].nunique() == 3 and (truth["src_url"].str[8:10] != truth["trg_url"].str[8:10]).all()
+    write_parquet_table(docs, str(tmp_path / "docs"))
+    (tmp_path / "truth").mkdir()
+    truth.to_parquet(tmp_path / "truth" / "pairs.parquet")  # host column: www.delta.is, neither side's host
+    results = {}
+    for group_by in ("site", "host"):
+        root = tmp_path / group_by
+        write_parquet_table(docs, str(root / "docs"))
+        report = run_job(ReplayCrawlJob, spark, ["--root", str(root), "--langs", "en,is", "--policies", "bfs,oracle",
+                                                 "--truth", str(tmp_path / "truth" / "pairs.parquet"),
+                                                 "--group-by", group_by])
+        assert report["status"] == "ok" and report["balanced"], report
+        results[group_by] = spark.read.parquet(str(root / "replay_summary")).toPandas().set_index("policy")
+    site = results["site"]
+    assert list(site["host"].unique()) == ["delta.is"] and (site["n_pairs"] == len(truth)).all()
+    assert site.loc["oracle", "pairs_found"] == site.loc["bfs", "pairs_found"] == len(truth)
+    assert site.loc["bfs", "n_docs"] == (docs["status"] == "ok").sum()
+    # each host alone: the truth pairs join their English side's host, whose graph lacks the other side
+    host = results["host"]
+    assert list(host["host"].unique()) == ["en.delta.is"] and (host["n_pairs"] == 0).all()
+    assert (host["n_unusable_truth_pairs"] == len(truth)).all()
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -199,3 +199,23 @@ def test_shortlist_sites_are_compared_with_the_replays_of_their_hosts():
     assert stats["spearman_pairs"] == pytest.approx(1.0)
     _, raw = metrics.prediction_agreement(shortlist, summary, "smart")
     assert raw["hosts_compared"] == 1  # by raw host only b.org matches
+
+
+def test_a_site_graph_follows_links_between_its_hosts_even_when_flagged_off_host():
+    docs = pd.DataFrame([
+        {"url": "https://www.delta.is/", "host": "www.delta.is", "outlinks": ["https://en.delta.is/a", "https://other.is/"],
+         "outlinks_same_host": [False, False]},
+        {"url": "https://en.delta.is/a", "host": "en.delta.is", "outlinks": ["https://is.delta.is:443/a"],
+         "outlinks_same_host": [False]},
+        {"url": "https://is.delta.is/a", "host": "is.delta.is", "outlinks": ["http://en.delta.is/a"],
+         "outlinks_same_host": [False]},
+    ]).assign(status="ok", cld2_lang="eng", warc_length=10)
+    docs.loc[2, "url"] = "https://is.delta.is:443/a"
+    graph = build_graph(docs, "delta.is")
+    assert graph.scope == {"delta.is", "www.delta.is", "en.delta.is", "is.delta.is"}
+    assert graph.n_offhost_links == 1 and graph.urls[graph.home()] == "https://www.delta.is/"
+    result = simulate(graph, "bfs", pd.DataFrame({"src_url": ["https://en.delta.is/a"],
+                                                  "trg_url": ["https://is.delta.is:443/a"]}))
+    assert result.fetched == 3 and result.pairs_found == 1
+    alone = build_graph(docs.iloc[[1]])  # one host: its flags decide, other hosts are out of scope
+    assert alone.n_offhost_links == 1 and alone.links == [[]]

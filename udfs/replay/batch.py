@@ -64,14 +64,15 @@ def model_scorers(lang_model: str, pair_model: str):
 
 
 def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayConfig) -> pd.DataFrame:
-    """Replay every configured policy on one host; a policy that fails yields a row with status 'failed: ...'."""
+    """Replay every configured policy on one host, or one site when `docs` has a `site` column (its rows may
+    span the site's hosts); a policy that fails yields a row with status 'failed: ...'."""
     if docs.empty:
         return pd.DataFrame(columns=RESULT_COLUMNS)
-    host = str(docs["host"].iloc[0])
+    host = str(docs["site"].iloc[0] if "site" in docs else docs["host"].iloc[0])  # a site spans its hosts
     started = time.perf_counter()
     graph = build_graph(docs, host)
     truth_index = build_truth(graph, truth)
-    seeds = config.seeds.get(host)
+    seeds = config.seeds.get(host) or [url for name in sorted(graph.scope) for url in config.seeds.get(name, [])] or None
     base = {"host": host, "n_rows": len(docs), "n_truth_pairs": truth_index.n_input_pairs,
             "n_unusable_truth_pairs": truth_index.n_unusable_pairs}
     rows = []

@@ -7,7 +7,9 @@ deletion whose entries are only ever re-pushed upward; a fetched page's links ar
 with their best known priorities in one numpy step), "fetches" them from the archive and
 records when truth pairs get completed. Links to pages the archive lacks (absent, or status not 'ok') cost a fetch that
 yields no document: a wasted fetch. URLs are identified without their scheme, so
-http://h/x and https://h/x are one page; links to other hosts are outside the crawl scope.
+http://h/x and https://h/x are one page. The crawl scope is the hosts of the docs given: one host, or
+every host of a site (www.x.com, fr.x.com, x.com), as a crawler scoped to a website follows links
+between its language subdomains; links to other hosts are outside it.
 """
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ class SiteGraph:
     n_docs: int
     n_offhost_links: int = 0
     n_duplicate_rows: int = 0
+    scope: frozenset[str] = frozenset()  # the hosts crawled (besides `host`): more than one for a site
     _csr: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -72,10 +75,13 @@ class SiteGraph:
         return found
 
     def home(self) -> int:
-        """The host's home page as the paper seeds a crawl: its root URL, else its shortest archived URL."""
-        root = self.index.get(f"//{self.host}/")
-        if root is not None and root < self.n_docs:
-            return root
+        """The site's home page as the paper seeds a crawl: the root URL of the host (or, for a site, of its
+        name, its www host, then its shortest-named host with an archived root), else its shortest archived URL."""
+        roots = [self.host, f"www.{self.host}", *sorted(self.scope, key=lambda host: (len(host), host))]
+        for host in roots:
+            root = self.index.get(f"//{host}/")
+            if root is not None and root < self.n_docs:
+                return root
         if self.n_docs:
             return min(range(self.n_docs), key=lambda node: (len(self.urls[node]), self.urls[node]))
         return self.node(f"https://{self.host}/", add=True)
@@ -91,9 +97,13 @@ class SiteGraph:
 
 
 def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
-    """Intern one host's `docs` rows (url, status, cld2_lang, outlinks[, outlinks_same_host, warc_length])."""
+    """Intern one host's or site's `docs` rows (url, status, cld2_lang, outlinks[, host, outlinks_same_host,
+    warc_length]); `host` names the graph (default: the docs' host). A link is inside the crawl scope when it
+    points to `host` or to a host of the docs rows."""
     if host is None:
         host = str(docs["host"].iloc[0]) if "host" in docs and len(docs) else _host_of(docs)
+    scope = frozenset(h for h in docs["host"].dropna().unique()) if "host" in docs else frozenset()
+    scope |= {host}
     rows = docs.assign(_not_ok=docs["status"].ne("ok"), _key=docs["url"].map(url_key))
     rows = rows.sort_values(["_not_ok", "_key"], kind="stable")
     unique = rows.drop_duplicates("_key", keep="first")
@@ -104,6 +114,7 @@ def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
     sizes = _int_list(unique["warc_length"]) if "warc_length" in unique else [0] * len(unique)
     same_host_flags = unique["outlinks_same_host"].tolist() if "outlinks_same_host" in unique else None
     prefixes = (f"//{host}/", f"//{host}:")
+    site = len(scope) > 1  # a link flagged off-host may point to another host of the site
     links: list[list[int]] = []
     offhost = 0
     for row, outlinks in enumerate(unique["outlinks"].tolist()):
@@ -115,6 +126,8 @@ def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
         for position, link in enumerate(outlinks):
             key = url_key(link)
             same = flags[position] if flags is not None and flags[position] is not None else key.startswith(prefixes)
+            if not same and site:
+                same = _key_host(key) in scope
             if not same:
                 offhost += 1
                 continue
@@ -129,7 +142,17 @@ def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
         links.append(list(targets))
     links.extend([] for _ in range(len(urls) - len(links)))
     return SiteGraph(host=host, urls=urls, index=index, links=links, langs=langs, sizes=sizes, n_docs=n_docs,
-                     n_offhost_links=offhost, n_duplicate_rows=len(rows) - len(unique))
+                     n_offhost_links=offhost, n_duplicate_rows=len(rows) - len(unique), scope=scope)
+
+
+def _key_host(key: str) -> str:
+    """'//host:8080/path' -> 'host' (lower-cased)."""
+    end = len(key)
+    for stop in "/?#":
+        found = key.find(stop, 2)
+        if 0 <= found < end:
+            end = found
+    return key[2:end].rsplit("@", 1)[-1].split(":", 1)[0].lower()
 
 
 def _host_of(docs: pd.DataFrame) -> str:
