@@ -4,7 +4,10 @@
    share of true pairs kept, on the sample archive (udfs.sample_archive; a synthetic URL set when
    that package is missing): token-Jaccard top-k, + STRAND handles, + the exhaustive product of
    small groups, + link neighbours (page -> linked page in the other language, from the archive's
-   WAT files, matched by SURT as rank-pairs matches `docs` outlinks), at two exhaustive budgets.
+   WAT files, matched by SURT as rank-pairs matches `docs` outlinks), + shared rare image names
+   (the WAT records' IMG@/src names, as `docs.images`, paired by blocking.shared_image_pairs with
+   rank-pairs' defaults), links + images, and + nearest paragraph-length profiles (the WARC HTML
+   parsed by udfs.documents, as `docs.structure`), at two exhaustive budgets.
 2. end to end: `rank-pairs` in a local[2] Spark session with n-gram models trained here (the pair
    model on a second archive, other hosts); pairs scored per core-second against the pair model
    alone on the same pairs in this process (the baseline), and true pairs kept after the cascade.
@@ -78,24 +81,48 @@ def truth_pairs(archive: Path, urls: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return truth, len(present)
 
 
-def archive_links(archive: Path, urls: pd.DataFrame) -> set[tuple[str, str]]:
-    """(page, linked page) in both directions, from the archive's WAT records, for links that hit a URL of `urls`."""
+def archive_documents(archive: Path, urls: pd.DataFrame) -> tuple[set[tuple[str, str]], dict[str, list[str]]]:
+    """From the archive's WAT records: (page, linked page) in both directions for links that hit a URL of
+    `urls`, and each page's image file names (as fetch-docs puts them in `docs.images`)."""
     from udfs.urls import surt
     from udfs.wat import read_wat
 
     by_surt = dict(zip(urls["surt"], urls["url"]))
-    links = set()
+    links, images = set(), {}
     for path in sorted((archive / "wat").glob("*.wat.gz")):
         with open(path, "rb") as stream:
             for doc in read_wat(stream):
                 page = by_surt.get(surt(doc["url"])) if doc["status"] == "ok" else None
                 if page is None:
                     continue
+                images[page] = sorted(set(images.get(page, ())) | set(doc["images"] or ()))
                 for link in doc["outlinks"]:
                     target = by_surt.get(surt(link))
                     if target and target != page:
                         links.update(((page, target), (target, page)))
-    return links
+    return links, images
+
+
+def archive_profiles(archive: Path, urls: pd.DataFrame) -> dict[str, list[float]]:
+    """Paragraph-length profile of each HTML page of `urls`, from the archive's WARC records (as fetch-docs
+    parses them into `docs.structure`)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    from udfs.documents import decode_html, html_features
+
+    wanted, profiles = set(urls["url"]), {}
+    for path in sorted((archive / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                url = record.rec_headers.get_header("WARC-Target-URI")
+                if record.rec_type != "response" or url not in wanted or url in profiles:
+                    continue
+                content_type = record.http_headers.get_header("Content-Type") or ""
+                if record.http_headers.get_statuscode() != "200" or "html" not in content_type:
+                    continue
+                text, _, _ = decode_html(record.content_stream().read(), content_type)
+                profiles[url] = blocking.paragraph_profile(html_features(text, url)["structure"])
+    return profiles
 
 
 def synthetic_inputs() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -115,32 +142,47 @@ def synthetic_inputs() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 # ---- 1. blocking ------------------------------------------------------------------------------------
-def blocking_candidates(urls: pd.DataFrame, languages: tuple[str, str], exhaustive_max_pairs: int, k: int = 5
-                        ) -> tuple[set, set, int]:
-    """(similar/exhaustive pairs, handle pairs, Cartesian size) for one language pair, per language-neutral site."""
+def blocking_candidates(urls: pd.DataFrame, languages: tuple[str, str], exhaustive_max_pairs: int, k: int = 5,
+                        images: dict[str, list[str]] | None = None, profiles: dict[str, list[float]] | None = None
+                        ) -> tuple[set, set, set, set, int]:
+    """(similar/exhaustive pairs, handle pairs, shared-image pairs, nearest-profile pairs, Cartesian size) for
+    one language pair, per language-neutral site."""
     from udfs import handles
 
     markers = blocking.language_markers(languages)
     pool = urls[urls["lang"].isin(languages)].copy()
     pool["site"] = [blocking.neutral_host(h, d, markers) for h, d in zip(pool["host"], pool["domain"])]
-    similar, cartesian = set(), 0
+    similar, structure, cartesian = set(), set(), 0
     for site, group in pool.groupby("site"):
         counts = group["lang"].value_counts()
         cartesian += int(counts.get(languages[0], 0)) * int(counts.get(languages[1], 0))
         pairs = blocking.similar_pairs_for_group(group.assign(host=site), *languages, k, 5000, 2_000_000,
                                                  exhaustive_max_pairs=exhaustive_max_pairs)
         similar |= set(zip(pairs["src_url"], pairs["trg_url"]))
+        if profiles is not None:
+            fetched = group[group["url"].isin(profiles.keys())]
+            nearest = blocking.structure_pairs_for_group(fetched.assign(host=site, profile=fetched["url"].map(profiles)),
+                                                         *languages, k, 5000)
+            structure |= set(zip(nearest["src_url"], nearest["trg_url"]))
     stripper = handles.build_stripper(languages)
     handle_pairs, _, _ = handles.strand_candidates(pool.assign(host=pool["site"]), stripper, *languages, learn=True)
     handle_set = set(zip(handle_pairs["src_url"], handle_pairs["trg_url"]))
-    return similar, handle_set, cartesian
+    image_set = set()
+    if images is not None:
+        fetched = pool[pool["url"].isin(images.keys())]
+        image_pairs, _ = blocking.shared_image_pairs(fetched.assign(images=fetched["url"].map(images)), languages)
+        image_set = set(zip(image_pairs["src_url"], image_pairs["trg_url"]))
+    return similar, handle_set, image_set, structure, cartesian
 
 
 def bench_blocking(urls: pd.DataFrame, truth: pd.DataFrame, budgets: tuple[int, ...],
-                   links: set[tuple[str, str]] | None = None) -> list[dict]:
+                   links: set[tuple[str, str]] | None = None, images: dict[str, list[str]] | None = None,
+                   profiles: dict[str, list[float]] | None = None) -> list[dict]:
     """Per exhaustive budget: candidates and true pairs kept by each cumulative set of blockers."""
     language = dict(zip(urls["url"], urls["lang"]))
     names = ["similar", "with_handles"] + (["with_links"] if links is not None else [])
+    names += (["with_images"] + (["with_links_and_images"] if links is not None else [])) if images is not None else []
+    names += ["with_links_images_structure"] if links is not None and images is not None and profiles is not None else []
     rows = []
     for budget in budgets:
         totals = dict.fromkeys(names, 0)
@@ -148,11 +190,18 @@ def bench_blocking(urls: pd.DataFrame, truth: pd.DataFrame, budgets: tuple[int, 
         kept = {name: [] for name in names}
         started = time.monotonic()
         for (src_lang, trg_lang), pairs in truth.groupby(["src_lang", "trg_lang"]):
-            similar, handle_set, cartesian = blocking_candidates(urls, (src_lang, trg_lang), budget)
+            similar, handle_set, image_set, structure, cartesian = blocking_candidates(
+                urls, (src_lang, trg_lang), budget, images=images, profiles=profiles)
             sets = {"similar": similar, "with_handles": similar | handle_set}
             if links is not None:
                 sets["with_links"] = sets["with_handles"] | {
                     (s, t) for s, t in links if language.get(s) == src_lang and language.get(t) == trg_lang}
+            if images is not None:
+                sets["with_images"] = sets["with_handles"] | image_set
+                if links is not None:
+                    sets["with_links_and_images"] = sets["with_links"] | image_set
+                    if profiles is not None:
+                        sets["with_links_images_structure"] = sets["with_links_and_images"] | structure
             totals["cartesian"] += cartesian
             for name in names:
                 totals[name] += len(sets[name])
@@ -306,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {"load_average": os.getloadavg()}
 
     archive = sample_archive(work / "archive", args.hosts, args.seed, cdx_only=False)
-    links = None
+    links = images = profiles = None
     if archive is None:
         print("udfs.sample_archive not importable: synthetic URL set (tests/test_blocking.synthetic_sites)")
         urls, truth = synthetic_inputs()
@@ -316,11 +365,15 @@ def main(argv: list[str] | None = None) -> int:
         urls = table.to_pandas()
         truth, truth_all = truth_pairs(archive, urls)
         print(f"sample archive: {len(urls)} HTML URLs, {truth_all} true pairs, {len(truth)} with both URLs captured")
-        links = archive_links(archive, urls)
-        print(f"link graph (WAT): {len(links) // 2} links between captured pages")
+        links, images = archive_documents(archive, urls)
+        print(f"link graph (WAT): {len(links) // 2} links between captured pages; "
+              f"{sum(map(bool, images.values()))} of {len(images)} pages show images")
+        profiles = archive_profiles(archive, urls)
+        print(f"paragraph profiles (WARC HTML): {sum(map(bool, profiles.values()))} of {len(profiles)} pages")
     if not args.skip_blocking:
         print("\n1. blocking (all language pairs of the truth; candidates vs Cartesian per site)")
-        results["blocking"] = bench_blocking(urls, truth, budgets=(10_000, 100_000), links=links)
+        results["blocking"] = bench_blocking(urls, truth, budgets=(10_000, 100_000), links=links, images=images,
+                                             profiles=profiles)
         print(pd.DataFrame(results["blocking"]).to_string(index=False))
 
     if archive is not None:

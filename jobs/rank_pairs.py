@@ -1,9 +1,10 @@
 """rank-pairs: candidate URL pairs per site by blocking, scored by a model cascade, aligned 1-1.
 
 Per site (a host without its language subdomain: en.example.is and example.is are one
-site), URLs of the two languages are paired by three blockers — STRAND handle buckets
-(the `candidates` table), token-Jaccard top-k (udfs/blocking.py) and language-switcher
-links (the `docs` table) — never by the Cartesian product. Huge sites are split into
+site), URLs of the two languages are paired by five blockers — STRAND handle buckets
+(the `candidates` table), token-Jaccard top-k (udfs/blocking.py), and from the `docs` table
+language-switcher links, shared rare image names (ILSP-FC) and nearest paragraph-length profiles
+(STRAND's length correlation) — never by the Cartesian product. Huge sites are split into
 bounded groups by language-neutral path prefix, then by handle hash, before any
 applyInPandas. The fast pair model scores every candidate, the rescoring model the
 top-k per URL; a greedy 1-1 alignment per group (conflicts across groups resolved per
@@ -28,7 +29,8 @@ HTML_MIMES = ("text/html", "application/xhtml+xml")
 
 class RankPairs(Job):
     name = "rank-pairs"
-    description = "candidate URL pairs per site (handles, token similarity, links) scored by a model cascade"
+    description = ("candidate URL pairs per site (handles, token similarity, links, images, structure) scored by "
+                   "a model cascade")
     outputs = ("scored_pairs", "alignment", "rank_hosts")
 
     def add_arguments(self, parser) -> None:
@@ -46,6 +48,15 @@ class RankPairs(Job):
         parser.add_argument("--exhaustive-max-pairs", type=int, default=10_000,
                             help="groups whose src x trg product is at most this get every pair as a candidate "
                                  "(the fast model then keeps the top-k per URL); 0 disables")
+        parser.add_argument("--image-max-share", type=float, default=blocking.IMAGE_MAX_SHARE,
+                            help="image names on more than this share of a site's fetched pages (logos, icons) "
+                                 f"pair nothing (names on <= {blocking.IMAGE_RARE_PAGES} pages always may)")
+        parser.add_argument("--image-max-pages", type=int, default=blocking.IMAGE_MAX_PAGES,
+                            help="image names on more pages than this pair nothing (counted as image_pairs_capped); "
+                                 "0 disables image blocking")
+        parser.add_argument("--structure-top-k", type=int, default=5,
+                            help="fetched pages of the other language kept per page by nearest paragraph-length "
+                                 "profile (docs.structure); 0 disables")
         parser.add_argument("--split-depth", type=int, default=3, help="path prefix levels tried when splitting")
         parser.add_argument("--lang-threshold", type=float, default=0.5, help="min url2lang probability")
         parser.add_argument("--align-min-score", type=float, default=0.1, help="min score of an aligned pair")
@@ -62,6 +73,9 @@ class RankPairs(Job):
             raise ConfigError("--top-k must be >= 1, --max-group-urls >= 2, --split-depth >= 0")
         if not 0 <= args.lang_threshold <= 1:
             raise ConfigError("--lang-threshold must be between 0 and 1")
+        if not 0 <= args.image_max_share <= 1 or args.image_max_pages < 0 or args.structure_top_k < 0:
+            raise ConfigError("--image-max-share must be between 0 and 1, --image-max-pages and "
+                              "--structure-top-k >= 0")
 
     def process(self) -> None:
         self.staged: dict[str, str] = {}
@@ -151,7 +165,7 @@ class RankPairs(Job):
                 .withColumn("url_status", F.when(ok & F.col("bilingual").isNull(), "site_one_language")
                             .otherwise(F.col("url_status"))).drop("bilingual"))
 
-    # ---- candidates from the three blockers ----------------------------------------------
+    # ---- candidates from the blockers ----------------------------------------------------
     def candidate_pairs(self, kept: DataFrame) -> DataFrame:
         """Distinct (site, src_url, trg_url) with their sources joined ('handle,similar') and URL attributes."""
         similar = kept.select(F.col("site").alias("host"), "group_key", "url", "lang", "domain").groupBy(
@@ -165,7 +179,15 @@ class RankPairs(Job):
         if self.table_exists("candidates"):
             sources.append(self.orient(self.read_table("candidates"), kept, "handle"))
         if self.table_exists("docs"):
-            sources.append(self.orient(blocking.link_pairs(self.read_table("docs"), kept), kept, "link"))
+            docs = self.read_table("docs")
+            sources.append(self.orient(blocking.link_pairs(docs, kept), kept, "link"))
+            if "images" in docs.columns and self.args.image_max_pages > 0:
+                sources.append(self.image_candidates(docs, kept))
+            if "structure" in docs.columns and self.args.structure_top_k > 0:
+                sources.append(blocking.structure_pairs(docs, kept, self.languages, self.args.structure_top_k,
+                                                        self.args.max_group_urls).select(
+                    "host", "src_url", "trg_url", F.lit("structure").alias("source"),
+                    F.lit(None).cast("string").alias("handle")))
         union = functools.reduce(DataFrame.unionByName, sources)
         src = kept.select(F.col("url").alias("src_url"), F.col("p_lang").alias("p_src_lang"), "group_key")
         trg = kept.select(F.col("url").alias("trg_url"), F.col("p_lang").alias("p_trg_lang"))
@@ -182,6 +204,19 @@ class RankPairs(Job):
             self.report.metric(f"{source}_candidates_{why}", count)
         return checked.filter(F.col("reason") == "ok").select("host", "src_url", "trg_url", F.lit(source).alias(
             "source"), "handle")
+
+    def image_candidates(self, docs: DataFrame, kept: DataFrame) -> DataFrame:
+        """Pages sharing a rare image name; image names counted by status, pairs of capped names counted."""
+        pairs, names = blocking.image_pairs(docs, kept, self.languages, self.args.image_max_share,
+                                            self.args.image_max_pages)
+        by_status = {row["image_status"]: row for row in names.groupBy("image_status").agg(
+            F.count("*").alias("names"), F.sum(F.col("n_src") * F.col("n_trg")).alias("pairs")).collect()}
+        for status in blocking.IMAGE_STATUSES:
+            self.report.metric(f"image_names_{status}", int(by_status[status]["names"]) if status in by_status else 0)
+        capped = by_status.get(blocking.IMAGE_STATUSES[-1])
+        self.report.metric("image_pairs_capped", int(capped["pairs"]) if capped else 0)
+        return pairs.select("host", "src_url", "trg_url", F.lit("image").alias("source"),
+                            F.lit(None).cast("string").alias("handle"))
 
     # ---- outputs -------------------------------------------------------------------------
     def write_alignment(self, scored: DataFrame) -> None:

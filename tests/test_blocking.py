@@ -205,3 +205,90 @@ def test_real_wmt16_pairs_are_found_by_token_similarity(shared_data):
     cartesian = int(urls.groupby(["host", "lang"]).size().unstack().prod(axis=1).sum())
     assert len(kept) / len(gold) >= 0.96
     assert len(found) / cartesian < 0.12
+
+
+def image_pages() -> pd.DataFrame:
+    """Fetched pages of one site: 12 translations with unrelated ids sharing a photo, a logo and an English
+    flag on every page, an English-only picture, a banner on 6 pages, and a German page (another language)."""
+    rows = []
+    for i in range(12):
+        rows.append(("x.is", f"https://x.is/en/article/{100 + i}", "eng",
+                     [f"photo-{i}.jpg", "logo.png", "flag-en.png"] + ["banner.jpg"] * (i < 3) + ["only-en.jpg"] * (i == 0)))
+        rows.append(("x.is", f"https://x.is/is/grein/{900 + 7 * i}", "isl",
+                     [f"photo-{i}.jpg", "logo.png"] + ["banner.jpg"] * (i < 3)))
+    rows.append(("x.is", "https://x.is/de/artikel/1", "deu", ["photo-0.jpg", "logo.png"]))
+    rows.append(("x.is", "https://x.is/is/empty", "isl", []))
+    return pd.DataFrame(rows, columns=["site", "url", "lang", "images"])
+
+
+def test_shared_image_pairs_pair_translations_by_rare_image_names_only():
+    pages = image_pages()
+    pairs, names = blocking.shared_image_pairs(pages, ("eng", "isl"), max_share=0.1, max_pages=20)
+    expected = {(f"https://x.is/en/article/{100 + i}", f"https://x.is/is/grein/{900 + 7 * i}") for i in range(12)}
+    assert set(zip(pairs["src_url"], pairs["trg_url"])) == expected
+    assert (pairs["host"] == "x.is").all() and not pairs.duplicated().any()
+    status = names.set_index("image")["image_status"]
+    assert status["logo.png"] == status["flag-en.png"] == status["banner.jpg"] == "common"  # 24, 12, 6 of 25 pages
+    assert status["only-en.jpg"] == "one_language" and status["photo-0.jpg"] == "ok"
+    assert names.set_index("image").loc["photo-0.jpg", "n_pages"] == 2  # the German page is not counted
+    assert (names["site_pages"] == 25).all()
+
+
+def test_shared_image_pairs_cap_names_on_many_pages():
+    pairs, names = blocking.shared_image_pairs(image_pages(), ("eng", "isl"), max_share=0.5, max_pages=5)
+    status = names.set_index("image")["image_status"]
+    assert status["banner.jpg"] == "capped" and status["flag-en.png"] == "one_language"  # 12 pages <= 0.5 x 25
+    assert status["logo.png"] == "common"  # 24 pages > 0.5 x 25
+    assert len(pairs) == 12
+    capped = names[names["image_status"] == "capped"]
+    assert int((capped["n_src"] * capped["n_trg"]).sum()) == 9
+
+
+def test_image_status_keeps_names_rare_on_small_sites_and_bounds_them_on_huge_ones():
+    statuses = blocking.image_status(n_pages=[4, 5, 30, 30, 2], n_src=[2, 3, 15, 15, 2], n_trg=[2, 2, 15, 15, 0],
+                                     site_pages=[10, 10, 1000, 10**6, 10], max_share=0.1, max_pages=20)
+    assert statuses.tolist() == ["ok", "common", "capped", "capped", "one_language"]
+
+
+def linearised(paragraph_lengths: list[int]) -> list[str]:
+    """A STRAND linearisation (docs.structure) of a page: navigation, then one chunk per paragraph."""
+    tokens = ["[START:body]", "[START:a]", "[Chunk:12]", "[END:a]", "[START:img]"]
+    for length in paragraph_lengths:
+        tokens += ["[START:p]", f"[Chunk:{length}]", "[END:p]"]
+    return tokens + ["[END:body]"]
+
+
+def prose_pages(n: int = 14, seed: int = 2, host: str = "x.is") -> pd.DataFrame:
+    """Translations with unrelated ids whose paragraphs are 30% longer in Icelandic, a page without paragraphs."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        lengths = [rng.randint(20, 400) for _ in range(rng.randint(3, 9))]
+        rows.append((host, f"https://{host}/en/story/{200 + i}", "eng", linearised(lengths)))
+        rows.append((host, f"https://{host}/is/saga/{700 + 13 * i}", "isl",
+                     linearised([round(length * rng.uniform(1.2, 1.4)) for length in lengths])))
+    rows.append((host, f"https://{host}/is/", "isl", linearised([])))
+    frame = pd.DataFrame(rows, columns=["host", "url", "lang", "structure"])
+    frame["profile"] = [blocking.paragraph_profile(structure) for structure in frame["structure"]]
+    return frame
+
+
+def test_paragraph_profile_takes_the_first_paragraphs_text_lengths():
+    structure = ["[START:p]", "[Chunk:9]", "[START:a]", "[Chunk:10]", "[END:a]", "[END:p]", "[Chunk:500]",
+                 "[START:p]", "[END:p]", "[START:p]", "[Chunk:99]", "[END:p]"]
+    assert blocking.paragraph_profile(structure, paragraphs=2) == pytest.approx([np.log(20), 0.0])
+    assert blocking.paragraph_profile(structure) == pytest.approx([np.log(20), 0.0, np.log(100)])
+    assert blocking.paragraph_profile(None) == [] == blocking.paragraph_profile(linearised([]))
+
+
+def test_structure_pairs_pair_translations_by_paragraph_lengths_alone():
+    pages = prose_pages()
+    assert blocking.similar_pairs_for_group(pages, "eng", "isl", 5, 100, 10).empty  # no shared URL token
+    pairs = blocking.structure_pairs_for_group(pages, "eng", "isl", k=1, max_urls=100)
+    truth = {(f"https://x.is/en/story/{200 + i}", f"https://x.is/is/saga/{700 + 13 * i}") for i in range(14)}
+    found = set(zip(pairs["src_url"], pairs["trg_url"]))
+    assert truth <= found and len(found) <= 2 * 14
+    assert "https://x.is/is/" not in set(pairs["trg_url"])  # no paragraph: no profile, no pair
+    wider = blocking.structure_pairs_for_group(pages, "eng", "isl", k=3, max_urls=100)
+    assert len(wider) <= 2 * 3 * 14 and not wider.duplicated(["src_url", "trg_url"]).any()
+    assert blocking.structure_pairs_for_group(pages[pages["lang"] == "eng"], "eng", "isl", 1, 100).empty

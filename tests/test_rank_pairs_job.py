@@ -9,7 +9,7 @@ import pytest
 from jobs.base import ConfigError
 from jobs.rank_pairs import RankPairs
 from tests.conftest import run_job
-from tests.test_blocking import ICELANDIC, WORDS, convention_pair, synthetic_sites
+from tests.test_blocking import ICELANDIC, WORDS, convention_pair, prose_pages, synthetic_sites
 from udfs.urls import registered_domain, surt
 
 training = pytest.importorskip("udfs.url_models.training",
@@ -23,7 +23,8 @@ def site_rows(site: str, pairs: list[tuple[str, str]]) -> list[tuple]:
 
 def archive_urls() -> pd.DataFrame:
     """Sites of every URL convention, a big site to split, a flat site to hash-chunk, a translated-slug site
-    found only through links, a tiny exhaustive site, a monolingual site, and broken rows."""
+    found only through links, unrelated-id sites found only through shared images or paragraph lengths, a tiny
+    exhaustive site, a monolingual site, and broken rows."""
     rng = random.Random(5)
     frames = [synthetic_sites(n_sites=8, pages=40, seed=3)]
     big = [convention_pair("dir_code", "big.is", page, rng) for page in range(150)]
@@ -33,7 +34,7 @@ def archive_urls() -> pd.DataFrame:
              for i in range(30)]
     tiny = [(f"https://tiny.is/en/{WORDS[i]}", f"https://tiny.is/is/{ICELANDIC[i]}") for i in range(6)]
     rows = site_rows("big.is", big) + site_rows("flat.is", flat) + site_rows("links.is", links) + site_rows(
-        "tiny.is", tiny)
+        "tiny.is", tiny) + site_rows("images.is", image_site_pairs()) + site_rows("prose.is", prose_site_pairs())
     rows += [(f"https://mono.is/en/page-{i}", "mono.is", "eng", None) for i in range(5)]
     frames.append(pd.DataFrame(rows, columns=["url", "site", "lang", "pair_id"]))
     urls = pd.concat(frames, ignore_index=True)
@@ -42,6 +43,37 @@ def archive_urls() -> pd.DataFrame:
     urls["surt"] = [surt(u) for u in urls["url"]]
     urls["status"], urls["mime"] = "200", "text/html"
     return urls
+
+
+def image_site_pairs() -> list[tuple[str, str]]:
+    """Translations with unrelated numeric ids and no links: no URL token, handle or link pairs them."""
+    return [(f"https://images.is/en/article/{1000 + i}", f"https://images.is/is/grein/{5000 + 37 * i}")
+            for i in range(30)]
+
+
+def prose_site_pairs() -> list[tuple[str, str]]:
+    """Translations with unrelated ids, no links and no images, whose paragraph lengths match (docs.structure)."""
+    pages = prose_pages(host="prose.is")
+    return list(zip(pages.loc[pages["lang"] == "eng", "url"], pages.loc[pages["lang"] == "isl", "url"]))
+
+
+def prose_docs() -> list[tuple]:
+    return [(row.url, "prose.is", "ok", [], None, row.structure) for row in prose_pages(host="prose.is").itertuples()
+            if row.url != "https://prose.is/is/"]
+
+
+def image_docs() -> list[tuple]:
+    """docs rows of images.is: each pair shares photo-i.jpg; a logo on every page and a flag on every English
+    page (site furniture), an English-only picture, a gallery on 5 pages (over --image-max-pages 3), and a
+    failed fetch of an Icelandic page whose image would pair it with the wrong English page."""
+    rows = []
+    for i, (en, is_) in enumerate(image_site_pairs()):
+        en_images = [f"photo-{i}.jpg", "logo.png", "flag-en.png"] + ["gallery.jpg"] * (i < 3) + ["only-en.jpg"] * (
+            i == 5)
+        rows += [(en, "images.is", "ok", [], en_images, None),
+                 (is_, "images.is", "ok", [], [f"photo-{i}.jpg", "logo.png"] + ["gallery.jpg"] * (i < 2), None)]
+    rows.append((image_site_pairs()[1][1], "images.is", "http_error", [], ["photo-0.jpg"], None))  # not an image of it
+    return rows
 
 
 def broken_rows() -> pd.DataFrame:
@@ -102,10 +134,11 @@ def write_inputs(spark, root) -> pd.DataFrame:
         host="www.site0.is", src_lang="eng", trg_lang="isl", source="handle", handle="h")
     spark.createDataFrame(candidates).write.parquet(str(root / "candidates"))
     linked = urls[urls["host"] == "links.is"]
-    docs = [(row.url, "links.is", "ok", [partner, "https://elsewhere.org/", "/relative"])
+    docs = [(row.url, "links.is", "ok", [partner, "https://elsewhere.org/", "/relative"], None, None)
             for row, partner in zip(linked.itertuples(), linked.groupby("pair_id")["url"].transform(
                 lambda group: group.iloc[::-1].to_numpy()))]
-    spark.createDataFrame(pd.DataFrame(docs, columns=["url", "host", "status", "outlinks"])).write.parquet(
+    spark.createDataFrame(docs + image_docs() + prose_docs(), "url string, host string, status string, "
+                          "outlinks array<string>, images array<string>, structure array<string>").write.parquet(
         str(root / "docs"))
     return urls
 
@@ -117,7 +150,8 @@ def test_rank_pairs_blocks_scores_splits_and_aligns(spark, tmp_path, models):
     report = run_job(RankPairs, spark, [
         "--root", str(root), "--langs", "en,is", "--lang-model", models["lang"], "--pair-model", models["pairs"],
         "--rescore-model", models["pairs"], "--top-k", "5", "--max-group-urls", "100",
-        "--exhaustive-max-pairs", "150", "--lang-threshold", "0.4", "--align-min-score", "0.0"])
+        "--exhaustive-max-pairs", "150", "--lang-threshold", "0.4", "--align-min-score", "0.0",
+        "--image-max-pages", "3", "--structure-top-k", "1"])
 
     assert report["balanced"], report
     assert report["bad"] == {"missing_url_or_host": 1}
@@ -129,7 +163,13 @@ def test_rank_pairs_blocks_scores_splits_and_aligns(spark, tmp_path, models):
         "lang_other"] >= 4
     assert metrics["sites_split"] == 2 and metrics["groups_chunked"] >= 2
     assert metrics["urls_capped"] == 0
-    assert set(metrics["candidates_per_source"]) == {"handle", "similar", "link", "exhaustive"}
+    assert set(metrics["candidates_per_source"]) == {"handle", "similar", "link", "exhaustive", "image",
+                                                     "structure"}
+    assert 14 <= metrics["candidates_per_source"]["structure"] <= 2 * 14
+    assert metrics["candidates_per_source"]["image"] == 30
+    assert metrics["image_names_ok"] == 30 and metrics["image_names_common"] == 2  # logo, English flag
+    assert metrics["image_names_one_language"] == 1
+    assert metrics["image_names_capped"] == 1 and metrics["image_pairs_capped"] == 3 * 2  # the gallery
     assert metrics["candidates_per_source"]["handle"] == 2
     assert metrics["handle_candidates_url_not_kept"] == 1 and metrics["handle_candidates_cross_site"] == 1
     assert metrics["handle_candidates_same_language"] == 1
@@ -153,6 +193,12 @@ def test_rank_pairs_blocks_scores_splits_and_aligns(spark, tmp_path, models):
     assert sum(kept) / len(truth) >= 0.98
     linked = truth[truth["host"] == "links.is"].merge(scored, on=["src_url", "trg_url"])
     assert len(linked) == 30 and linked["source"].str.contains("link").all()
+    pictured = truth[truth["host"] == "images.is"].merge(scored, on=["src_url", "trg_url"])
+    assert len(pictured) == 30 and (pictured["source"] == "image").all()  # found by the shared image alone
+    image_pairs = scored[scored["source"].str.contains("image")]
+    assert set(zip(image_pairs["src_url"], image_pairs["trg_url"])) == set(image_site_pairs())
+    measured = truth[truth["host"] == "prose.is"].merge(scored, on=["src_url", "trg_url"])
+    assert len(measured) == 14 and (measured["source"] == "structure").all()  # found by paragraph lengths alone
 
     aligned = spark.read.parquet(str(root / "alignment")).toPandas()
     assert aligned["src_url"].is_unique and aligned["trg_url"].is_unique and len(aligned) > 0
@@ -166,3 +212,6 @@ def test_rank_pairs_rejects_bad_configuration(spark, tmp_path):
         run_job(RankPairs, spark, ["--root", str(tmp_path), "--langs", "en", "--pair-model", "x"])
     with pytest.raises(ConfigError, match="--top-k"):
         run_job(RankPairs, spark, ["--root", str(tmp_path), "--langs", "en,is", "--pair-model", "x", "--top-k", "0"])
+    with pytest.raises(ConfigError, match="--image-max-share"):
+        run_job(RankPairs, spark, ["--root", str(tmp_path), "--langs", "en,is", "--pair-model", "x",
+                                   "--image-max-share", "2"])
