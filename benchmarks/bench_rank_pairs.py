@@ -14,7 +14,10 @@
 3. --million: a 1,000,000-URL cdx-only sample archive ranked on this machine; peak memory of the
    driver + JVM + Python workers (psutil, sampled every 0.5 s) and wall time.
 
-    .venv/bin/python benchmarks/bench_rank_pairs.py [--hosts 60] [--million] [--work /tmp/bench-rank-pairs]
+    .venv/bin/python benchmarks/bench_rank_pairs.py [--hosts 60] [--seed 42] [--blocking-only] [--million]
+        [--work /tmp/bench-rank-pairs]
+
+A held-out check of the blocking settings (chosen on seed 42): --seed 7 --blocking-only --work /tmp/bench-rank-pairs-7.
 """
 from __future__ import annotations
 
@@ -348,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--million-langs", default=None,
                         help="languages of the 1M archive, e.g. eng,isl,fra (default: the sample mix)")
     parser.add_argument("--skip-blocking", action="store_true")
+    parser.add_argument("--blocking-only", action="store_true",
+                        help="run part 1 only (no model training, Spark or --million)")
     parser.add_argument("--train-minutes", type=float, default=3.0)
     args = parser.parse_args(argv)
     work = Path(args.work)
@@ -376,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
                                              profiles=profiles)
         print(pd.DataFrame(results["blocking"]).to_string(index=False))
 
-    if archive is not None:
+    if archive is not None and not args.blocking_only:
         pair_counts = truth.groupby(["src_lang", "trg_lang"]).size().sort_values()
         langs = tuple(pair_counts.index[-1])
         print(f"\n2. end to end: rank-pairs --langs {','.join(langs)} on local[{CORES}]")

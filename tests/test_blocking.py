@@ -292,3 +292,52 @@ def test_structure_pairs_pair_translations_by_paragraph_lengths_alone():
     wider = blocking.structure_pairs_for_group(pages, "eng", "isl", k=3, max_urls=100)
     assert len(wider) <= 2 * 3 * 14 and not wider.duplicated(["src_url", "trg_url"]).any()
     assert blocking.structure_pairs_for_group(pages[pages["lang"] == "eng"], "eng", "isl", 1, 100).empty
+
+
+def generated_image_docs(seed: int = 5, n_sites: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fetched docs (url, images, status) and kept URLs (url, site, lang) of a few generated sites: translations
+    sharing a photo, a logo on every page, English-only flags and pictures, gallery images on many pages of both
+    languages, repeated names, pages without images, a German page (docs only) and a failed fetch."""
+    rng = random.Random(seed)
+    docs, kept = [], []
+    for number in range(n_sites):
+        site = f"s{number}.is"
+        for i in range(rng.randint(14, 24)):
+            gallery = [f"gallery-{i % 3}.jpg"] if rng.random() < 0.8 else []
+            english = ["logo.png", "flag-en.png", f"photo-{i}.jpg", *gallery] + [f"only-en-{i}.jpg"] * (i % 4 == 0)
+            pages = [(f"https://{site}/en/article/{100 + i}", "eng", english)]
+            if rng.random() < 0.7:
+                icelandic = ["logo.png", f"photo-{i}.jpg", f"photo-{i}.jpg", *gallery] if i % 5 else []
+                pages.append((f"https://{site}/is/grein/{900 + 7 * i}", "isl", icelandic))
+            for url, lang, images in pages:
+                docs.append((url, rng.sample(images, len(images)), "ok"))
+                kept.append((url, site, lang))
+        docs.append((f"https://{site}/de/artikel/1", ["photo-0.jpg", "logo.png"], "ok"))
+        docs.append((f"https://{site}/is/grein/900", ["gallery-0.jpg", "photo-1.jpg"], "ok"))  # fetched twice
+        docs.append((f"https://{site}/is/grein/907", ["photo-3.jpg"], "fetch_failed"))
+    return (pd.DataFrame(docs, columns=["url", "images", "status"]),
+            pd.DataFrame(kept, columns=["url", "site", "lang"]).drop_duplicates("url"))
+
+
+def test_image_pairs_spark_plan_matches_the_pandas_twin(spark):
+    docs, kept = generated_image_docs()
+    languages, max_share, max_pages = ("eng", "isl"), 0.3, 6
+    fetched = docs[docs["status"] == "ok"].merge(kept, on="url")
+    expected_pairs, expected_names = blocking.shared_image_pairs(fetched, languages, max_share, max_pages)
+    assert set(expected_names["image_status"]) == set(blocking.IMAGE_STATUSES)  # the input exercises every status
+    assert len(expected_pairs) > 0
+
+    docs_frame = spark.createDataFrame(docs, "url string, images array<string>, status string")
+    kept_frame = spark.createDataFrame(kept, "url string, site string, lang string")
+    pairs, names = blocking.image_pairs(docs_frame, kept_frame, languages, max_share, max_pages)
+    got_pairs = pairs.toPandas()
+    assert not got_pairs.duplicated().any()
+    assert (sorted(got_pairs[["host", "src_url", "trg_url"]].itertuples(index=False, name=None))
+            == sorted(expected_pairs[["host", "src_url", "trg_url"]].itertuples(index=False, name=None)))
+    columns = ["site", "image", "n_pages", "n_src", "n_trg", "site_pages", "image_status"]
+
+    def rows(frame: pd.DataFrame) -> list[tuple]:
+        return sorted((s, i, int(p), int(a), int(b), int(n), str(t)) for s, i, p, a, b, n, t in
+                      frame[columns].itertuples(index=False, name=None))
+
+    assert rows(names.toPandas()) == rows(expected_names)
