@@ -74,7 +74,8 @@ def spark_path(urls: list[str], repeats: int) -> dict[str, tuple[float, float]]:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from udfs.handles import handle_column, jvm_handles_available, jvm_jar_path
+    from udfs.handles import handle_column, jvm_handles_available
+    from udfs.jvm import jvm_jar_path
 
     builder = (SparkSession.builder.master("local[1]").appName("bench-handles").config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "3g"))

@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/bench_scan_cdx.py --lines 1000000 --repeats 3
 
 Generates realistic CommonCrawl CDX lines once (format_cdx_line; kept under --data), warms
-every path up, then times them alternately and prints lines/s and the ratio of medians.
+every path up, then times them alternately and prints lines/s and the ratio of medians, in wall-clock
+time and in CPU seconds of the JVM and its Python workers (steadier on a shared machine).
 The baseline, `spark.read.text(files).count()`, only gunzips and splits lines. A third
 timing reads the same lines as a ZipNum collection with a TLD filter that matches every
 block: the path of filtered and S3 scans (Python tasks fetch and gunzip byte ranges).
@@ -20,6 +21,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -77,6 +80,18 @@ def generate(folder: Path, count: int, files: int) -> list[str]:
     return [str(p) for p in paths]
 
 
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process's children: the Spark JVM and its Python workers."""
+    total = 0.0
+    for process in psutil.Process().children(recursive=True):
+        try:
+            times = process.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
@@ -90,13 +105,16 @@ def main(argv: list[str] | None = None) -> None:
     from pyspark.sql import SparkSession
 
     from jobs.scan_cdx import ScanCdx
+    from udfs.jvm import jvm_jar_path
 
     data = Path(args.data)
     files = generate(data / "cdx", args.lines, args.files)
-    spark = (SparkSession.builder.master(args.master).appName("bench-scan-cdx")
+    builder = (SparkSession.builder.master(args.master).appName("bench-scan-cdx")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", "3g")
-             .config("spark.sql.shuffle.partitions", "8").getOrCreate())
+             .config("spark.sql.shuffle.partitions", "8"))
+    # the Java UDFs (registered domains), as jobs run them; without the jar, the pandas-UDF fallback is timed
+    spark = (builder.config("spark.jars", jvm_jar_path()) if jvm_jar_path() else builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
 
     def gunzip_count() -> int:
@@ -112,21 +130,26 @@ def main(argv: list[str] | None = None) -> None:
              "scan-cdx": lambda: scan("--cdx", str(data / "cdx")),
              "zipnum+tlds": lambda: scan("--cdx", str(data / "zipnum"), "--tlds", "is,com,de,uk,mt")}
     timings: dict[str, list[float]] = {name: [] for name in steps}
+    cpu_timings: dict[str, list[float]] = {name: [] for name in steps}
     for round_number in range(args.repeats + 1):  # round 0 warms the JVM up and is not counted
         for name, step in steps.items():
-            started = time.time()
+            started, cpu_started = time.time(), cpu_seconds()
             lines = step()
-            elapsed = time.time() - started
+            elapsed, cpu = time.time() - started, cpu_seconds() - cpu_started
             assert lines == args.lines, (name, lines)
             if round_number:
                 timings[name].append(elapsed)
-            print(f"round {round_number} {name:13s} {elapsed:6.1f}s {lines / elapsed:12,.0f} lines/s", flush=True)
+                cpu_timings[name].append(cpu)
+            print(f"round {round_number} {name:13s} {elapsed:6.1f}s {lines / elapsed:12,.0f} lines/s "
+                  f"{cpu:6.1f} CPU-s {lines / cpu:12,.0f} lines/CPU-s", flush=True)
     rates = {name: args.lines / statistics.median(values) for name, values in timings.items()}
+    cpu_rates = {name: args.lines / statistics.median(values) for name, values in cpu_timings.items()}
     print(f"\n{args.lines:,} lines, {args.files} gzip files, {args.master}, median of {args.repeats} warm runs")
-    for name, rate in rates.items():
-        print(f"  {name:13s} {rate:12,.0f} lines/s")
+    for name in steps:
+        print(f"  {name:13s} {rates[name]:12,.0f} lines/s {cpu_rates[name]:12,.0f} lines/CPU-s")
     for name in ("scan-cdx", "zipnum+tlds"):
-        print(f"  ratio {name} / gunzip+count: {rates[name] / rates['gunzip+count']:.3f}")
+        print(f"  ratio {name} / gunzip+count: {rates[name] / rates['gunzip+count']:.3f} wall, "
+              f"{cpu_rates[name] / cpu_rates['gunzip+count']:.3f} CPU")
     spark.stop()
 
 

@@ -359,7 +359,7 @@ def local_spark_defaults() -> dict[str, str]:
     The console progress bar is shown on a terminal only; logs get the jobs' own progress lines.
     parascout's Java UDFs go in spark.jars where `make jar` built them (else handles use regexp_replace).
     """
-    from udfs.handles import jvm_jar_path
+    from udfs.jvm import jvm_jar_path
 
     defaults = {
         "spark.sql.shuffle.partitions": str(max(4, 2 * (os.cpu_count() or 2))),

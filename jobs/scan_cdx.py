@@ -8,6 +8,7 @@ read = kept + filtered(reason) + bad(reason); a broken gzip member is one bad re
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import os
 from functools import reduce
@@ -22,12 +23,34 @@ from udfs.langs import UnknownLanguage, parse_lang_pair
 URL_COLUMNS = ("url", "surt", "host", "domain", "lang", "langs", "status", "mime", "digest", "fetch_time",
                "warc_filename", "warc_offset", "warc_length", "crawl", "record_type", "redirect", "charset",
                "truncated")
+#: urls columns with about one value per URL: a Parquet dictionary for them is built only to be dropped at its
+#: size limit (~0.8 CPU-s per million rows); host, domain, lang, mime, crawl... keep theirs
+PLAIN_ENCODED_COLUMNS = ("url", "surt", "digest", "fetch_time", "warc_filename", "warc_offset", "warc_length",
+                         "redirect")
 
 
 def comma_list(text) -> list[str]:
     """'a,b' (or a YAML list) -> ['a', 'b']."""
     items = text if isinstance(text, list) else str(text).split(",")
     return [str(item).strip() for item in items if str(item).strip()]
+
+
+@contextlib.contextmanager
+def parquet_without_dictionary(spark, columns: tuple[str, ...]):
+    """Parquet writes in the block encode `columns` plainly (session settings reach the writer's Hadoop
+    configuration); the settings are restored after."""
+    keys = [f"parquet.enable.dictionary#{column}" for column in columns]
+    previous = {key: spark.conf.get(key, None) for key in keys}
+    for key in keys:
+        spark.conf.set(key, "false")
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 class ScanCdx(Job):
@@ -187,7 +210,8 @@ class ScanCdx(Job):
         captures = captures.observe(capture_counts,
                                     *cdx_records.reason_counters(cdx_records.CAPTURE_FILTERS, "capture_reason"))
         urls = captures.where(F.col("capture_reason") == "ok").select(*URL_COLUMNS).sortWithinPartitions("host", "surt")
-        written = self.write_table(urls, "urls")
+        with parquet_without_dictionary(self.spark, PLAIN_ENCODED_COLUMNS):
+            written = self.write_table(urls, "urls")
         self.count_reasons(record_counts.get, capture_counts.get, written)
 
     def add_metric(self, key: str, count: int) -> None:

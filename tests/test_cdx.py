@@ -8,6 +8,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from udfs import cdx_records, jvm
 from udfs.cdx import (
     LINE_SCHEMA,
     ByteRange,
@@ -24,7 +25,9 @@ from udfs.cdx import (
 )
 from udfs.cdx_api import capture_to_cdx_line
 from udfs.cdx_records import CaptureFilters, filter_reason, parse_cdx_lines, registered_domains
-from udfs.urls import surt
+from udfs.urls import _extractor, registered_domain, surt
+
+from .conftest import SHARED_DATA
 
 CDX_DATA = Path(__file__).parent / "data" / "cdx"
 
@@ -197,6 +200,58 @@ def test_filter_reasons_follow_the_options(spark):
 def test_registered_domains_use_the_bundled_public_suffix_list():
     hosts = pd.Series(["www.example.co.uk", "blog.example.is", "www.example.co.uk", None])
     assert registered_domains(hosts).tolist() == ["example.co.uk", "example.is", "example.co.uk", None]
+
+
+ODD_HOSTS = [
+    "", ".", "..", "localhost", "com", "co.uk", "example.co.uk.", "WWW.Example.CO.UK", "a..example.com",
+    "192.168.0.1", "256.1.1.1", "1.2.3", "01.2.3.4", "١.2.3.4", "[::1]", "[2001:db8::1]", "[::ffff:1.2.3.4]",
+    "[2001:db8::1%eth0]", "[1:2:3:4:5:6:7:8]", "[1:2:3:4:5:6:7:8:9]", "[:::]", "[12345::]", "[fe80::1",
+    "user@www.example.is", "www.example.is:8080", " www.example.is ", "www.example.is\u3002", "a\u3002b\uff0ec.jp",
+    "//example.com/x", "http://www.example.fr/page?q#f", "x1://host.de", "foo.bar.ck", "www.ck", "bar.ck",
+    "city.kawasaki.jp", "a.city.kawasaki.jp", "a.b.kawasaki.jp", "b.kawasaki.jp", "example.xn--p1ai",
+    "пример.рф", "www.пример.рф", "xn--e1afmkfd.xn--p1ai", "xn--invalid-.com", "example.XN--P1AI",
+    "example.\u00a0com", "ex ample.com", "a.b.c.d.e.nosuchtld", "s3.amazonaws.com", "user.github.io",
+]
+
+
+def psl_hosts(seed: int, count: int) -> list[str]:
+    """Hosts under rules of the bundled PSL (wildcards and exceptions included), in Unicode and A-label form."""
+    rng = random.Random(seed)
+    rules = sorted(_extractor().tlds)
+    hosts = []
+    for rule in rng.sample(rules, count):
+        labels = [rng.choice(["www", "news", "a-b", "x1"]) for _ in range(rng.randint(0, 2))]
+        suffix = rule.lstrip("!").replace("*", rng.choice(["foo", "bar9"]))
+        hosts.append(".".join([*labels, suffix]))
+        if not suffix.isascii():
+            hosts.append(".".join([*labels, suffix.encode("idna").decode("ascii")]))
+    return hosts
+
+
+@pytest.mark.slow
+def test_java_registered_domain_agrees_with_tldextract(spark):
+    if jvm.jvm_jar_path() is None:
+        pytest.skip(f"{jvm.JVM_JAR} not built (`make jar`, needs javac): the Java UDF cannot be tested")
+    from pyspark.sql import functions as F
+
+    hosts = ODD_HOSTS + psl_hosts(seed=3, count=3000) + [
+        "www.example.is", "blog.example.co.uk", "news.bbc.co.uk", "en.wikipedia.org"]
+    wmt16 = SHARED_DATA / "wmt16" / "train.pairs"  # real hosts where ../shared is present
+    if wmt16.is_file():
+        for line in wmt16.read_text().split():
+            hosts.append(line.split("/")[2] if "://" in line else line)
+    frame = spark.createDataFrame([(host,) for host in hosts] + [(None,)], "host string")
+    java = cdx_records.registered_domain_column(F.col("host"))
+    assert cdx_records.JVM_DOMAIN_FUNCTION in str(java), "the jar is built but the session cannot load the UDF"
+    rows = frame.select("host", java.alias("java"), cdx_records.registered_domain_column(
+        F.col("host"), use_jvm_udf=False).alias("pandas")).collect()
+    assert len(rows) > 3000
+    disagreements = [(row.host, row.java, registered_domain(row.host)) for row in rows
+                     if row.java != registered_domain(row.host) or row.java != row.pandas]
+    assert disagreements == []
+    by_host = {row.host: row.java for row in rows}
+    assert by_host["a.city.kawasaki.jp"] == "city.kawasaki.jp" and by_host["foo.bar.ck"] == "foo.bar.ck"
+    assert by_host["xn--e1afmkfd.xn--p1ai"] == "xn--e1afmkfd.xn--p1ai" and by_host["[::1]"] == "[::1]"
 
 
 def test_cdx_api_capture_becomes_a_cdx_line():

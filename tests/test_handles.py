@@ -7,7 +7,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from benchmarks.bench_handles import synthetic_urls
-from udfs import handles
+from udfs import handles, jvm
 from udfs.handles import build_stripper, language_substrings, learn_lss, plain_stripper, strand_pairs, url_problem
 
 EN_FR = build_stripper(("en", "fr"))
@@ -221,8 +221,8 @@ def _convention_urls(stripper, rng: random.Random) -> list[str]:
 @pytest.fixture(scope="module")
 def jvm_udf(spark):
     """The session with the Java UDF registered; skips where `make jar` has not built the jar."""
-    if handles.jvm_jar_path() is None:
-        pytest.skip(f"{handles.JVM_JAR} not built (`make jar`, needs javac): the Java UDF cannot be tested")
+    if jvm.jvm_jar_path() is None:
+        pytest.skip(f"{jvm.JVM_JAR} not built (`make jar`, needs javac): the Java UDF cannot be tested")
     assert handles.jvm_handles_available(spark), "the jar is built but the session cannot load the UDF"
     return spark
 

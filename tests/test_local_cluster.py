@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from udfs.handles import jvm_jar_path
+from udfs.jvm import jvm_jar_path
 
 REPO = Path(__file__).resolve().parent.parent
 CDX = REPO / "tests" / "data" / "cdx"

@@ -36,12 +36,11 @@ from urllib.parse import quote, urlsplit
 import pandas as pd
 import yaml
 
+from udfs.jvm import java_function_available
 from udfs.langs import CONF_DIR, load_languages, to_iso639_3
 from udfs.urls import MAX_URL_CHARS
 
 LSS_FILE = CONF_DIR / "lss.yaml"
-#: parascout's Java UDFs (`make jar`; the wheel carries the jar), absent where no JDK built them
-JVM_JAR = Path(__file__).resolve().parent / "parascout-udfs.jar"
 JVM_HANDLE_CLASS = "parascout.StrandHandle"
 JVM_HANDLE_FUNCTION = "parascout_strand_handle"
 #: separators of `HandleStripper.jvm_spec`: between its three word lists, between words (HandleStripper.java)
@@ -260,30 +259,9 @@ def plain_stripper(tokens: Iterable[str]) -> HandleStripper:
     return HandleStripper((), tuple(sorted({t.lower() for t in tokens}, key=lambda w: (-len(w), w))), ())
 
 
-def jvm_jar_path() -> str | None:
-    """The jar of parascout's Java UDFs, for spark.jars or `spark-submit --jars`; None when not built."""
-    return str(JVM_JAR) if JVM_JAR.is_file() else None
-
-
 def jvm_handles_available(spark) -> bool:
-    """Whether `spark` can run the Java handle UDF: registers it once per session, False when the class
-    is not on the driver's classpath (no jar in spark.jars). Logs the path used once, at INFO."""
-    from pyspark.errors import AnalysisException
-
-    if spark.catalog.functionExists(JVM_HANDLE_FUNCTION):
-        return True
-    try:
-        spark.udf.registerJavaFunction(JVM_HANDLE_FUNCTION, JVM_HANDLE_CLASS, "string")
-        available, path = True, f"the Java UDF {JVM_HANDLE_CLASS}"
-    except AnalysisException as error:  # "Can not load class ...": the jar is not in spark.jars
-        available, path = False, f"Spark's regexp_replace ({str(error)[:200]})"
-    _log_once(f"handles on the JVM: {path}")
-    return available
-
-
-@functools.cache
-def _log_once(message: str) -> None:
-    log.info(message)
+    """Whether `spark` can run the Java handle UDF (registered once per session; False without the jar)."""
+    return java_function_available(spark, JVM_HANDLE_FUNCTION, JVM_HANDLE_CLASS, "handles", "Spark's regexp_replace")
 
 
 def handle_column(url, stripper: HandleStripper, learned_patterns=None, use_jvm_udf: bool = True):

@@ -18,6 +18,27 @@ def _extractor() -> tldextract.TLDExtract:
     return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)
 
 
+#: separator of the public suffix rules in `public_suffix_spec` (RegisteredDomain.java)
+SPEC_RULE_SEPARATOR = "\n"
+
+
+@functools.lru_cache(maxsize=1)
+def public_suffix_spec() -> bytes:
+    """The bundled PSL's public rules as the Java UDF reads them: UTF-8, one rule a line, each non-ASCII rule
+    also in its IDNA A-label form (tldextract decodes a host's xn-- labels; the JVM matches encoded rules)."""
+    import idna
+
+    rules = set(_extractor().tlds)
+    for rule in list(rules):
+        if not rule.isascii():
+            try:
+                rules.add(".".join(label if label.isascii() else idna.encode(label).decode("ascii")
+                                   for label in rule.split(".")))
+            except idna.IDNAError:
+                pass  # a rule IDNA 2008 cannot encode matches no xn-- label in tldextract either
+    return SPEC_RULE_SEPARATOR.join(sorted(rules)).encode("utf-8")
+
+
 def url_host(url: str) -> str | None:
     """Lower-cased host name without port or userinfo; None when the URL has none."""
     try:
