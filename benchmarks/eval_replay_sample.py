@@ -26,8 +26,8 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 
 import pandas as pd
-
 from eval_url_models_sample import archive_truth
+
 from udfs.replay.batch import ReplayConfig, replay_host
 from udfs.replay.metrics import speedup_versus
 from udfs.url_models.training import (
@@ -39,6 +39,8 @@ from udfs.url_models.training import (
     train_model,
     write_model_dir,
 )
+
+log = logging.getLogger("eval_replay_sample")
 
 POLICIES = ("bfs", "bfs+cld2", "strand", "smart", "smart+lang", "random", "oracle")
 
@@ -105,7 +107,7 @@ def replay_all(docs: pd.DataFrame, truth: pd.DataFrame, lang_model: str, pair_mo
             rows.append(result.assign(host=f"{site} {src}-{trg}"))
             done += 1
             if done % 10 == 0:
-                logging.info("replayed %d/%d site-pairs", done, total)
+                log.info("replayed %d/%d site-pairs", done, total)
     return pd.concat(rows, ignore_index=True)
 
 
@@ -118,7 +120,7 @@ def policy_rows(summary: pd.DataFrame, train_hosts: int) -> list[dict]:
                      "median_x_bfs_to_80": round(ratios.median(), 3) if len(ratios) else None,
                      "share_le_0.5": round((ratios <= 0.5).mean(), 3) if len(ratios) else None,
                      "mean_auc": round(ok.loc[ok["policy"] == policy, "auc"].mean(), 3),
-                     "site_pairs": int(len(ratios))})
+                     "site_pairs": len(ratios)})
     return rows
 
 
@@ -143,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         lang_model, pair_model = train_models(work, hosts, args.seed + hosts, args.minutes)
         started = time.process_time()
         summary = replay_all(docs, truth, lang_model, pair_model)
-        logging.info("replayed with %d-host models in %.0f CPU-s", hosts, time.process_time() - started)
+        log.info("replayed with %d-host models in %.0f CPU-s", hosts, time.process_time() - started)
         summary.to_csv(work / f"replay-summary-{hosts}.csv", index=False)
         rows.extend(policy_rows(summary, hosts))
         print(pd.DataFrame(rows).to_string(index=False), flush=True)
