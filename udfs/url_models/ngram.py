@@ -7,7 +7,8 @@ URL. The features feed an EmbeddingBag (mean) and a linear head (url2lang, as fa
 small MLP (pairs). Pair inputs are five bags — src features, trg features, tokens only in src,
 tokens only in trg, and a "substitution signature" (the hashed multiset of differing tokens,
 e.g. {en}->{fr}) — plus, in models trained since cross bags exist, a sixth: every (token only in
-src, token only in trg) pair, hashed, so the model learns word translations that recur across
+src, token only in trg) pair, hashed (in either order since symmetric_cross, so news->actualites
+learned on en-fr pairs serves fr-en pairs), so the model learns word translations that recur across
 sites (news->actualites, germany->allemagne) and not only whole substitutions; plus dense
 similarity features (token / trigram Jaccard, shared prefix and suffix, counts of differing
 tokens and digits), so a shallow model can learn parallelness.
@@ -131,6 +132,7 @@ class NgramSpec:
     lowercase: bool = True
     side_bags: bool = True
     cross_bag: bool = False    # False for models saved before the bag existed; training turns it on
+    symmetric_cross: bool = False  # cross bag pairs unordered ((a, b) == (b, a)); directed in older models
 
 
 @dataclass
@@ -319,11 +321,12 @@ def _aligned_differences(batch: UrlBatch, pairs: int, markers: np.ndarray) -> li
 
 
 def _cross_bag(token_hash: np.ndarray, group_owner: np.ndarray, src_only: np.ndarray, trg_only: np.ndarray,
-               pairs: int, buckets: int, max_side: int = 12) -> tuple[np.ndarray, np.ndarray]:
+               pairs: int, buckets: int, max_side: int = 12, symmetric: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Bucket of every (src-only token, trg-only token) combination of each pair, and bag offsets.
 
     `token_hash` has one hash per set group; at most `max_side` groups per side and pair take part
-    (a very long URL would otherwise cost its token count squared).
+    (a very long URL would otherwise cost its token count squared). `symmetric`: a combination hashes
+    the same in both orders, so a word translation seen as fra->eng also serves eng->fra pairs.
     """
     def side(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         groups = np.flatnonzero(mask)
@@ -340,14 +343,17 @@ def _cross_bag(token_hash: np.ndarray, group_owner: np.ndarray, src_only: np.nda
     within = np.arange(int(per_pair.sum())) - np.repeat(np.cumsum(per_pair) - per_pair, per_pair)
     src_at = (np.cumsum(n_src) - n_src)[owner] + within // np.maximum(n_trg[owner], 1)
     trg_at = (np.cumsum(n_trg) - n_trg)[owner] + within % np.maximum(n_trg[owner], 1)
-    combined = mix64(token_hash[src_groups[src_at]] * _u64(_BASE) + mix64(token_hash[trg_groups[trg_at]]
-                                                                          + _u64(_SALT_CROSS)))
+    first, second = token_hash[src_groups[src_at]], token_hash[trg_groups[trg_at]]
+    if symmetric:
+        first, second = np.minimum(first, second), np.maximum(first, second)
+    combined = mix64(first * _u64(_BASE) + mix64(second + _u64(_SALT_CROSS)))
     return ((combined % np.uint64(buckets)).astype(np.int64),
             np.concatenate([[0], np.cumsum(per_pair)[:-1]]).astype(np.int64))
 
 
 def pair_features(src_texts: list[str], trg_texts: list[str], spec: NgramSpec):
-    """Bags (bucket indices + offsets, one per PAIR_BAGS entry) and dense features of normalised URL pairs."""
+    """Bags (bucket indices + offsets, one per PAIR_BAGS entry [+ the cross bag]) and dense features of
+    normalised URL pairs."""
     pairs = len(src_texts)
     batch = featurize(list(src_texts) + list(trg_texts), spec)
     split = int(batch.counts[:pairs].sum())
@@ -387,7 +393,8 @@ def pair_features(src_texts: list[str], trg_texts: list[str], spec: NgramSpec):
 
     src_only, trg_only = has_src & ~has_trg, has_trg & ~has_src
     if spec.cross_bag:
-        bags.append(_cross_bag(batch.token_hash[first], group_owner, src_only, trg_only, pairs, spec.buckets))
+        bags.append(_cross_bag(batch.token_hash[first], group_owner, src_only, trg_only, pairs, spec.buckets,
+                               symmetric=spec.symmetric_cross))
     src_other = count(src_only & ~group_marker & ~group_letter)
     trg_other = count(trg_only & ~group_marker & ~group_letter)
     chars_src, chars_trg = batch.chars[:pairs], batch.chars[pairs:]
