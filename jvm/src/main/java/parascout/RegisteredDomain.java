@@ -1,10 +1,8 @@
 package parascout;
 
-import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import org.apache.spark.sql.api.java.UDF2;
 
@@ -16,11 +14,11 @@ import org.apache.spark.sql.api.java.UDF2;
  * The spec is the public suffix rules of tldextract's bundled snapshot, one per line, with the IDNA A-label
  * form of every non-ASCII rule added (udfs/urls.py {@code public_suffix_spec}): tldextract decodes a host's
  * xn-- labels to match Unicode rules, this class matches the encoded rules instead. As for
- * {@link StrandHandle}, the spec is a binary literal whose byte[] Spark hands over unchanged on every row.
+ * {@link StrandHandle}, the spec is a binary literal parsed once per JVM ({@link SpecCache}).
  */
 public final class RegisteredDomain implements UDF2<String, byte[], String> {
     private static final long serialVersionUID = 1L;
-    private static final ConcurrentHashMap<String, Node> TRIES = new ConcurrentHashMap<>();
+    private static final SpecCache<Node> TRIES = new SpecCache<>(Node::parse);
     /** tldextract's IP_RE (ASCII digits only). */
     private static final Pattern IPV4 = Pattern.compile(
         "(?:(?:[0-9]|[1-9][0-9]|1[0-9]{2}|2[0-4][0-9]|25[0-5])\\.){3}(?:[0-9]|[1-9][0-9]|1[0-9]{2}|2[0-4][0-9]|25[0-5])");
@@ -29,21 +27,9 @@ public final class RegisteredDomain implements UDF2<String, byte[], String> {
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.";
     private static final String ROOT_LABEL_DOTS = ".\u3002\uff0e\uff61";
 
-    /** The last spec seen and its trie, one immutable pair so threads never see half of it. */
-    private transient volatile Parsed last;
-
     @Override
     public String call(String host, byte[] spec) {
-        if (host == null) {
-            return null;
-        }
-        Parsed parsed = last;
-        if (parsed == null || parsed.spec != spec) {
-            String text = new String(spec, StandardCharsets.UTF_8);
-            parsed = new Parsed(spec, TRIES.computeIfAbsent(text, Node::parse));
-            last = parsed;
-        }
-        return registeredDomain(host, parsed.trie);
+        return host == null ? null : registeredDomain(host, TRIES.get(spec));
     }
 
     /** example.co.uk for www.example.co.uk; the host itself for an IP; null when there is no domain label. */
@@ -213,16 +199,6 @@ public final class RegisteredDomain implements UDF2<String, byte[], String> {
                 node.end = true;
             }
             return root;
-        }
-    }
-
-    private static final class Parsed {
-        final byte[] spec;
-        final Node trie;
-
-        Parsed(byte[] spec, Node trie) {
-            this.spec = spec;
-            this.trie = trie;
         }
     }
 }
