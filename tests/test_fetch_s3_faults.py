@@ -159,7 +159,7 @@ def test_faults_are_retried_and_nothing_is_lost(tmp_path, moto_endpoint):
     expected["http://doomed.example.com/x"] = "fetch_failed"
     with FaultProxy(moto_endpoint, slowdown=0.15, stall=0.05, truncate=0.15) as proxy:
         settings = FetchSettings(warc_prefix="s3://faults-unit/", s3_endpoint=proxy.endpoint, coalesce=False,
-                                 concurrency=6, attempts=4, backoff_seconds=0.05, read_timeout=0.5, s3_retry_attempts=3,
+                                 concurrency=6, attempts=6, backoff_seconds=0.05, read_timeout=1.0, s3_retry_attempts=3,
                                  s3_retry_mode="standard", connect_timeout=2.0, max_record_bytes=16 * 1024)
         docs = pd.concat(list(fetch_documents(iter([pd.DataFrame(rows)]), settings)), ignore_index=True)
     assert len(docs) == len(rows) and docs["url"].is_unique
