@@ -30,6 +30,7 @@ from eval_url_models_sample import archive_truth
 
 from udfs.replay.batch import ReplayConfig, replay_host
 from udfs.replay.metrics import speedup_versus
+from udfs.url_models import METADATA_FILE
 from udfs.url_models.training import (
     TrainingConfig,
     load_pairs,
@@ -42,7 +43,7 @@ from udfs.url_models.training import (
 
 log = logging.getLogger("eval_replay_sample")
 
-POLICIES = ("bfs", "bfs+cld2", "strand", "smart", "smart+lang", "random", "oracle")
+POLICIES = ("bfs", "bfs+cld2", "strand", "smart", "smart+lang", "smart+site", "random", "oracle")
 
 
 def test_archive(work: Path, hosts: int, seed: int) -> Path:
@@ -60,12 +61,12 @@ def train_models(work: Path, hosts: int, seed: int, minutes: float) -> tuple[str
     truth = archive_truth(work, hosts, seed)
     lang_dir, pair_dir = work / f"models-{hosts}" / "url2lang", work / f"models-{hosts}" / "pairs"
     source = {"source": f"sample archive, {hosts} hosts, seed {seed}"}
-    if not (lang_dir / "metadata.json").exists():
+    if not (lang_dir / METADATA_FILE).exists():
         frame, _ = load_url2lang_examples(str(truth.parent / "pages.parquet"))
         frame["split"] = split_by_host(frame["host"], 0.1, 0.0).to_numpy()
         config = TrainingConfig(backend="ngram", max_minutes=minutes / 4)
         write_model_dir(train_model("url2lang", frame, config, source), str(lang_dir))
-    if not (pair_dir / "metadata.json").exists():
+    if not (pair_dir / METADATA_FILE).exists():
         pairs, _ = load_pairs(str(truth))
         frame = pair_examples(pairs, dev_fraction=0.1, test_fraction=0.0, seed=0)
         config = TrainingConfig(backend="ngram", max_minutes=minutes)

@@ -33,7 +33,7 @@ def shortlist_site_of(shortlist_hosts, langs: tuple[str, str]):
     return lambda host: host if host in listed else neutral_host(host, registered_domain(host), markers)
 
 
-SMART_NEEDS_MODELS = "smart and smart+lang skipped: they need the URL models (--lang-model DIR --pair-model DIR)"
+SMART_NEEDS_MODELS = "smart, smart+lang and smart+site skipped: they need the URL models (--lang-model DIR --pair-model DIR)"
 DOCS_COLUMNS = ("url", "host", "status", "cld2_lang", "outlinks", "outlinks_same_host", "warc_length")
 SKIP_REASONS = ("host_without_truth_pairs", "host_too_large")
 #: scheme://[user@]host of a URL (the host lower-cased by the caller)

@@ -84,7 +84,7 @@ def test_replay_without_models_skips_smart_and_reports(spark, dataset):
         assert (out / name).stat().st_size > 500, name
     assert (out / "yield_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     markdown = (out / "report.md").read_text()
-    assert "smart and smart+lang skipped" in markdown and "Spearman" in markdown and "| gamma.is" in markdown
+    assert "smart, smart+lang and smart+site skipped" in markdown and "Spearman" in markdown and "| gamma.is" in markdown
     assert "<table" in (out / "report.html").read_text()
     comparison = report["metrics"]["shortlist_comparison"]
     assert comparison["hosts_compared"] == 3 and comparison["shortlist_hosts_not_replayed"] == 1

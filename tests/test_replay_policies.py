@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.test_replay_simulator import HOST, NO_PAIRS, site, urls
+from tests.test_replay_simulator import HOST, NO_PAIRS, pairs, site, urls
 from udfs.replay import POLICY_NAMES, build_graph, build_truth, make_policy, simulate, strand_handles
 from udfs.replay.synthetic import handle_pair_scorer, marker_lang_scorer, multilingual_site, random_site
 
@@ -154,6 +154,121 @@ def test_smart_fetches_in_the_order_of_a_naive_best_first_crawl():
                 if target not in fetched and (target not in queued or offered > queued[target][0]):
                     queued[target], discoveries = (offered, discoveries), discoveries + 1
         assert result.order == fetched
+
+
+class RescoringPolicy:
+    """A per-edge policy whose link priorities are redrawn at fixed fetch counts (they may go down)."""
+
+    name, fifo, per_edge, dynamic, rescores = "rescoring", False, True, False, True
+
+    def __init__(self, at: tuple[int, ...]):
+        self.at, self.draws = at, 0
+
+    def prepare(self, graph, truth):
+        pass
+
+    def follows_links(self, graph):
+        return None
+
+    def value(self, source: str, target: str) -> float:
+        return zlib.crc32(f"{self.draws} {source} {target}".encode()) % 5 / 5
+
+    def priority(self, graph, sources, targets):
+        self.edges = [(graph.urls[s], graph.urls[t]) for s, t in zip(sources.tolist(), targets.tolist())]
+        return np.array([self.value(s, t) for s, t in self.edges])
+
+    def next_rescore(self, fetched: int) -> int:
+        return next((count for count in self.at if count > fetched), 10**9)
+
+    def rescore(self, graph, fetched, discovered):
+        self.draws += 1
+        return np.array([self.value(s, t) for s, t in self.edges])
+
+
+def test_rescoring_re_keys_the_queue_as_a_naive_re_scan_would():
+    """After a rescore every queued page takes the best new priority of the links found to it, up or down,
+    keeping its place among ties; between rescores the loop is the plain best-first one."""
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        paths = ["/"] + [f"/p{i}" for i in range(1, 150)]
+        graph = build_graph(site({path: [f"/p{j}" if j < 150 else f"/gone{j}" for j in rng.integers(1, 165, 5)]
+                                  for path in paths}))
+        at = (3, 10, 25, 60)
+        result = simulate(graph, RescoringPolicy(at), NO_PAIRS)
+        reference = RescoringPolicy(at)
+        queued, fetched, discoveries = {graph.home(): (math.inf, 0)}, [], 1  # page -> (priority, discovery)
+        while queued and len(fetched) < result.budget_fetches:
+            if len(fetched) in at:
+                reference.draws += 1
+                for page in queued:
+                    offers = [reference.value(graph.urls[u], graph.urls[page]) for u in fetched
+                              if page in graph.links[u]]
+                    if offers:
+                        queued[page] = (max(offers), queued[page][1])
+            page = min(queued, key=lambda v: (-queued[v][0], queued[v][1]))
+            del queued[page]
+            fetched.append(page)
+            for target in graph.links[page]:
+                offered = reference.value(graph.urls[page], graph.urls[target])
+                if target not in fetched and (target not in queued or offered > queued[target][0]):
+                    queued[target], discoveries = (offered, discoveries), discoveries + 1
+        assert result.order == fetched
+
+
+def query_language_site(n_articles: int = 40) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Articles in English (/a1), Icelandic (/a1?l=2) and German (/a1?l=3), all listed on the home page in mixed
+    order, each linking to its other versions; English-Icelandic pairs are the truth."""
+    versions = {"eng": "", "isl": "?l=2", "deu": "?l=3"}
+    rng = np.random.default_rng(5)
+    pages = {f"/a{i}{suffix}": [f"/a{i}{other}" for other in versions.values() if other != suffix]
+             for i in range(n_articles) for suffix in versions.values()}
+    listed = list(pages)
+    rng.shuffle(listed)
+    docs = site({"/": listed, **pages},
+                lang={path: next(lang for lang, suffix in versions.items() if suffix and path.endswith(suffix))
+                      for path in pages if "?" in path})
+    return docs, pairs(*[(f"/a{i}", f"/a{i}?l=2") for i in range(n_articles)])
+
+
+def test_smart_site_learns_a_query_parameter_language_the_url_model_cannot_read():
+    docs, truth = query_language_site()
+    graph = build_graph(docs)
+    truth_index = build_truth(graph, truth)
+
+    def clueless_lang_scorer(batch):  # a model trained elsewhere: ?l=3 means nothing to it
+        return pd.DataFrame({"eng": np.full(len(batch), 0.4), "isl": np.full(len(batch), 0.4),
+                             "deu": np.full(len(batch), 0.2)})
+
+    def same_article(src_urls, trg_urls):
+        return np.array([0.9 if s.split("?")[0] == t.split("?")[0] else 0.05 for s, t in zip(src_urls, trg_urls)])
+    german = {}
+    for name in ("smart+lang", "smart+site"):
+        policy = make_policy(name, langs=LANGS, lang_scorer=clueless_lang_scorer, pair_scorer=same_article)
+        result = simulate(graph, policy, truth_index)
+        until = result.summary()["fetches_to_80"]
+        german[name] = sum(graph.langs[node] == "deu" for node in result.order[:until])
+    # smart+lang cannot tell ?l=3 from ?l=2; smart+site has learnt it after its first German fetches
+    assert german["smart+site"] <= 6 and german["smart+lang"] >= 3 * german["smart+site"], german
+
+
+def test_site_class_posterior_learns_only_from_features_seen_on_fetched_pages():
+    from scipy import sparse
+
+    from udfs.replay.policies import site_class_posterior
+
+    # features: 0 = 'q:l=3' (German pages), 1 = shared by everything, 2 = on no fetched page
+    features = sparse.csr_matrix(np.array([[1, 1, 0], [1, 1, 0], [0, 1, 0], [1, 1, 0], [0, 1, 1], [0, 0, 1]],
+                                          dtype=float))
+    classes = np.array([2, 2, 0, 0, 0, 0])
+    fetched = np.array([True, True, True, False, False, False])
+    prior = np.full((6, 4), 0.25)
+    posterior = site_class_posterior(features, classes, fetched, prior)
+    assert np.allclose(posterior[:3], np.eye(4)[[2, 2, 0]])          # fetched pages keep their known class
+    assert posterior[3].argmax() == 2 and posterior[3, 0] < 0.25 < posterior[3, 2]  # 'q:l=3': German pages only
+    sharper = site_class_posterior(features, classes, fetched, prior, smoothing=0.5)
+    assert sharper[3, 2] > posterior[3, 2]                            # less smoothing: evidence weighs more
+    assert np.allclose(posterior[5], prior[5])                         # only an unseen feature: the prior stands
+    assert posterior[4, 1] == pytest.approx(posterior[4, 3])           # classes never fetched stay tied
 
 
 def test_strand_fetches_the_other_language_twin_first():

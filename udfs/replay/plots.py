@@ -7,8 +7,7 @@ import numpy as np
 import pandas as pd
 
 POLICY_COLOURS = {"bfs": "#1f77b4", "bfs+cld2": "#17becf", "smart": "#d62728", "smart+lang": "#ff7f0e",
-                  "strand": "#2ca02c",
-                  "random": "#7f7f7f", "oracle": "#9467bd"}
+                  "smart+site": "#8c564b", "strand": "#2ca02c", "random": "#7f7f7f", "oracle": "#9467bd"}
 
 
 def _figure(width: float = 7.0, height: float = 4.5):

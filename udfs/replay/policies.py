@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
+from scipy import sparse
 
 from udfs.replay.simulator import SiteGraph, TruthIndex, url_key
 
@@ -25,9 +26,9 @@ LangScorer = Callable[[list[str]], "object"]
 PairScorer = Callable[[list[str], list[str]], np.ndarray]
 HandleFunction = Callable[[list[str], tuple[str, str]], tuple[list[str], list["str | None"]]]
 
-POLICY_NAMES = ("bfs", "bfs+cld2", "smart", "smart+lang", "strand", "random", "oracle")
+POLICY_NAMES = ("bfs", "bfs+cld2", "smart", "smart+lang", "smart+site", "strand", "random", "oracle")
 #: policies that score links with the URL models
-MODEL_POLICIES = frozenset({"smart", "smart+lang"})
+MODEL_POLICIES = frozenset({"smart", "smart+lang", "smart+site"})
 
 
 class Policy:
@@ -140,6 +141,198 @@ class SmartLang(Smart):
 
     name = "smart+lang"
     language_focus = 0.05
+
+
+class SmartSite(SmartLang):
+    """smart+lang whose P(v in A), P(v in B) also learn this site's URL conventions from the pages fetched.
+
+    A crawler knows the language of every page it has fetched (CLD2 on the content). Each URL is
+    described by site-local features: its host, its first path segments by position, its query,
+    its path words, and the languages of the fetched pages linking to it. A naive Bayes over those
+    features, fitted on the fetched pages (one class per language of the site, one for documents
+    without a language, one for pages missing from the archive), multiplies the URL model's
+    probabilities; features not yet seen on a fetched page say nothing. So once `/fi/...` or `?l=3`
+    pages turned out Finnish or French, the URL model's guess for the rest of them is overruled,
+    which a model trained on other sites cannot know. The crawl re-scores every link after
+    `first_rescore` fetches and then each time the fetched count grew by `rescore_growth`.
+    """
+
+    name = "smart+site"
+    rescores = True
+    first_rescore = 4
+    rescore_growth = 1.1
+    smoothing = 5.0
+    #: share of the prior spread evenly over the classes: the URL model is overruled by site evidence
+    prior_floor = 0.05
+    #: prior of "missing from the archive" (a wasted fetch)
+    missing_prior = 0.05
+    #: each page is paired with its k most token-similar pages: a likely translation already found
+    partner_k = 5
+    #: weight of the best P(parallel) x P(one in A, the other in B) with a page found so far
+    partner_weight = 0.5
+    #: the bonus of a partner found but not fetched, relative to a fetched one
+    found_partner_share = 0.5
+    #: also learn from the languages of the fetched pages linking to a page
+    link_context = True
+
+    def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
+        super().prepare(graph, truth)
+        first, second = self.langs
+        others = sorted({lang for lang in graph.langs[: graph.n_docs] if lang and lang not in self.langs})
+        self._class_langs = [first, second, *others]
+        index = {lang: k for k, lang in enumerate(self._class_langs)}
+        n_langs = len(self._class_langs)
+        self._classes = np.array([index.get(lang, n_langs) for lang in graph.langs], dtype=np.int64)
+        self._classes[graph.n_docs:] = n_langs + 1
+        self._features = site_feature_matrix(graph.urls)
+        self._edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._prior: np.ndarray | None = None
+
+    def next_rescore(self, fetched: int) -> int:
+        return self.first_rescore if fetched < self.first_rescore else int(np.ceil(fetched * self.rescore_growth))
+
+    def priority(self, graph: SiteGraph, sources: np.ndarray | None, targets: np.ndarray) -> np.ndarray:
+        n_classes = len(self._class_langs) + 2
+        self._prior = np.full((graph.n_nodes, n_classes), 1.0 / n_classes)
+        if len(targets) == 0:
+            self._edges = (sources, targets, np.zeros(0))
+            return np.zeros(0)
+        urls = np.array(graph.urls, dtype=object)
+        linked = np.zeros(graph.n_nodes, dtype=bool)
+        linked[targets] = True
+        unique = np.flatnonzero(linked)
+        self._prior[unique] = self._class_prior(urls[unique].tolist())
+        p_parallel = self._pair_probabilities(urls[sources].tolist(), urls[targets].tolist())
+        self._edges = (sources, targets, p_parallel)
+        self._candidates = self._candidate_pairs(graph, urls[unique].tolist(), unique)
+        self._bonus = np.zeros(graph.n_nodes)
+        return self._combine(self._prior[:, 0], self._prior[:, 1])
+
+    def rescore(self, graph: SiteGraph, fetched: np.ndarray, discovered: np.ndarray) -> np.ndarray:
+        """Link priorities with the language probabilities refitted on the pages fetched so far."""
+        if len(self._edges[1]) == 0:
+            return np.zeros(0)
+        features = (sparse.hstack([self._features, self._linked_from(fetched)], format="csr") if self.link_context
+                    else self._features)
+        posterior = site_class_posterior(features, self._classes, fetched, self._prior, self.smoothing)
+        p_first, p_second = posterior[:, 0], posterior[:, 1]
+        left, right, p_pair = self._candidates
+        value = p_pair * (p_first[left] * p_second[right] + p_second[left] * p_first[right])
+        self._bonus = np.zeros(graph.n_nodes)
+        for node, partner in ((left, right), (right, left)):  # a fetched partner: this page completes a pair
+            found = discovered[partner]
+            weight = np.where(fetched[partner[found]], 1.0, self.found_partner_share)
+            np.maximum.at(self._bonus, node[found], value[found] * weight)
+        return self._combine(p_first, p_second)
+
+    def _candidate_pairs(self, graph: SiteGraph, urls: list[str], nodes: np.ndarray):
+        """(left, right, P(parallel)) for each linked page and its `partner_k` most token-similar linked pages."""
+        from udfs.blocking import language_markers, similar_pairs, url_features
+
+        markers = language_markers(self.langs)
+        tokens = [url_features(url, markers) for url in urls]
+        pairs, _ = similar_pairs(tokens, tokens, self.partner_k)
+        pairs = pairs[pairs["src_index"] < pairs["trg_index"]]
+        left, right = nodes[pairs["src_index"].to_numpy()], nodes[pairs["trg_index"].to_numpy()]
+        names = np.asarray(graph.urls, dtype=object)
+        p_pair = (self._pair_probabilities(names[left].tolist(), names[right].tolist()) if len(left)
+                  else np.zeros(0))
+        return left, right, p_pair
+
+    def _class_prior(self, urls: list[str]) -> np.ndarray:
+        """URLs x classes: the URL model's P(language) over the site's languages, 'no language' and 'missing'."""
+        n_langs = len(self._class_langs)
+        prior = np.zeros((len(urls), n_langs + 2))
+        for start in range(0, len(urls), self.batch_size):
+            frame = self.lang_scorer(urls[start:start + self.batch_size])
+            for lang in self.langs:
+                if lang not in frame:
+                    raise ValueError(f"lang_scorer gave no probability for {lang!r}; it returned {list(frame)}")
+            for k, lang in enumerate(self._class_langs):
+                if lang in frame:
+                    prior[start:start + self.batch_size, k] = np.asarray(frame[lang], dtype=float)
+        prior[:, n_langs] = np.clip(1.0 - prior[:, :n_langs].sum(axis=1), 0.0, 1.0)  # languages the site lacks
+        prior[:, : n_langs + 1] *= 1.0 - self.missing_prior
+        prior[:, n_langs + 1] = self.missing_prior
+        prior /= np.maximum(prior.sum(axis=1, keepdims=True), 1e-12)
+        return (1.0 - self.prior_floor) * prior + self.prior_floor / prior.shape[1]
+
+    def _linked_from(self, fetched: np.ndarray):
+        """Nodes x classes, binary: linked from a fetched page of that class (a link's context)."""
+        sources, targets, _ = self._edges
+        found = fetched[sources]
+        matrix = sparse.csr_matrix((np.ones(int(found.sum())), (targets[found], self._classes[sources[found]])),
+                                   shape=(len(fetched), len(self._class_langs) + 2))
+        matrix.sum_duplicates()
+        matrix.data[:] = 1.0
+        return matrix
+
+    def _combine(self, p_first: np.ndarray, p_second: np.ndarray) -> np.ndarray:
+        sources, targets, p_parallel = self._edges
+        p_first, p_second = p_first[targets], p_second[targets]
+        page_lang = self._page_lang[sources]
+        p_either = np.maximum(p_first, p_second)
+        p_other = np.where(page_lang == 0, p_second, np.where(page_lang == 1, p_first, p_either))
+        return p_other * p_parallel + self.language_focus * p_either + self.partner_weight * self._bonus[targets]
+
+
+_SITE_TOKEN = re.compile(r"[^\W_]+")
+
+
+def site_url_features(url: str) -> list[str]:
+    """A URL's site-local features: host, path depth, first three path segments by position, the query
+    (whole, each parameter, each key; 'Q:' when there is none) and the path's words."""
+    key = url_key(url).lower()
+    path_start = key.find("/", 2)
+    host, rest = (key[2:], "/") if path_start < 0 else (key[2:path_start], key[path_start:])
+    path, _, query = rest.partition("#")[0].partition("?")
+    segments = [part for part in path.split("/") if part]
+    params = sorted(part for part in query.split("&") if part)
+    features = [f"h:{host}", f"n:{min(len(segments), 4)}", f"Q:{'&'.join(params)}"]
+    features += [f"p{i}:{segment}" for i, segment in enumerate(segments[:3])]
+    features += [f"q:{param}" for param in params] + [f"k:{param.partition('=')[0]}" for param in params]
+    features += {f"w:{word}" for word in _SITE_TOKEN.findall(path)}
+    return features
+
+
+def site_feature_matrix(urls: Sequence[str]):
+    """A binary CSR matrix, URLs x site features."""
+    vocabulary: dict[str, int] = {}
+    indices, indptr = [], [0]
+    for url in urls:
+        row = {vocabulary.setdefault(feature, len(vocabulary)) for feature in site_url_features(url)}
+        indices.extend(sorted(row))
+        indptr.append(len(indices))
+    data = np.ones(len(indices), dtype=np.float64)
+    return sparse.csr_matrix((data, np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
+                             shape=(len(urls), max(1, len(vocabulary))))
+
+
+def site_class_posterior(features, classes: np.ndarray, fetched: np.ndarray, prior: np.ndarray,
+                         smoothing: float = 2.0) -> np.ndarray:
+    """Nodes x classes: `prior` times a naive Bayes over binary features fitted on the fetched nodes.
+
+    A feature's likelihood in class c is an m-estimate, (fetched nodes of c with it + s × r) / (fetched
+    nodes of c + s), where r is its rate over all fetched nodes: a class with few fetched nodes
+    falls back on r, so it is neither favoured nor penalised by features it has not been seen
+    with yet. Features on no fetched node say nothing; fetched nodes keep their known class.
+    """
+    known = np.flatnonzero(fetched)
+    if len(known) == 0:
+        return prior
+    onehot = np.zeros((len(known), prior.shape[1]))
+    onehot[np.arange(len(known)), classes[known]] = 1.0
+    counts = np.asarray(features[known].T @ onehot)          # features x classes
+    totals = counts.sum(axis=1, keepdims=True)
+    pooled = (totals + 0.5) / (len(known) + 1.0)              # the feature's rate over all fetched nodes
+    log_likelihood = np.log((counts + smoothing * pooled) / (onehot.sum(axis=0) + smoothing))
+    log_likelihood[totals[:, 0] == 0] = 0.0
+    scores = np.log(prior) + np.asarray(features @ log_likelihood)
+    scores -= scores.max(axis=1, keepdims=True)
+    posterior = np.exp(scores)
+    posterior /= posterior.sum(axis=1, keepdims=True)
+    posterior[known] = np.eye(prior.shape[1])[classes[known]]
+    return posterior
 
 
 class Strand(Policy):
@@ -338,7 +531,7 @@ def default_handle_function() -> HandleFunction:
 def make_policy(name: str, langs: tuple[str, str] | None = None, lang_scorer: LangScorer | None = None,
                 pair_scorer: PairScorer | None = None, random_seed: int = 0,
                 handle_function: HandleFunction | None = None) -> Policy:
-    """A policy by its CLI name (bfs, bfs+cld2, smart, smart+lang, strand, random, oracle)."""
+    """A policy by its CLI name (one of POLICY_NAMES)."""
     if (name in MODEL_POLICIES or name in ("bfs+cld2", "strand")) and not langs:
         raise ValueError(f"policy {name!r} needs the language pair (langs=('eng', 'isl'))")
     if name == "bfs":
@@ -348,7 +541,7 @@ def make_policy(name: str, langs: tuple[str, str] | None = None, lang_scorer: La
     if name in MODEL_POLICIES:
         if lang_scorer is None or pair_scorer is None:
             raise ValueError(f"policy {name!r} needs a lang_scorer and a pair_scorer (the URL models)")
-        return (Smart if name == "smart" else SmartLang)(langs, lang_scorer, pair_scorer)
+        return {"smart": Smart, "smart+lang": SmartLang, "smart+site": SmartSite}[name](langs, lang_scorer, pair_scorer)
     if name == "strand":
         return Strand(langs, handle_function)
     if name == "random":

@@ -164,7 +164,7 @@ def build_report(summary: pd.DataFrame, mean_curves: pd.DataFrame, mean_deciles:
 
 
 def _speedup_section(report: Report, ok: pd.DataFrame) -> None:
-    policies = [p for p in ("smart", "smart+lang") if p in set(ok["policy"])]
+    policies = [p for p in ("smart", "smart+lang", "smart+site") if p in set(ok["policy"])]
     if policies and "bfs" in set(ok["policy"]):
         report.heading("Target: smart reaches 80% with at most half of bfs's fetches")
     for policy in policies:

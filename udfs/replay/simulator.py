@@ -18,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from itertools import chain
 
 import numpy as np
@@ -370,10 +370,9 @@ def simulate(graph: SiteGraph, policy, truth_pairs, budget: float = 1.0, seeds: 
         prepared, cpu_prepared = time.perf_counter(), time.process_time()
         _crawl_fifo(graph, seed_ids, follows, tally, budget_fetches)
     else:
-        edge_orders, node_orders, node_priorities = _priorities(graph, policy, seed_ids, follows)
+        priorities = _priorities(graph, policy, seed_ids, follows)
         prepared, cpu_prepared = time.perf_counter(), time.process_time()
-        _crawl_priority(graph, policy, seed_ids, follows, (edge_orders, node_orders, node_priorities), tally,
-                        budget_fetches)
+        _crawl_priority(graph, policy, seed_ids, follows, priorities, tally, budget_fetches)
     tally.sample()
     return CrawlResult(
         host=graph.host, policy=policy.name, n_docs=graph.n_docs, n_parallel_docs=truth.n_parallel_docs,
@@ -404,11 +403,12 @@ def _priorities(graph: SiteGraph, policy, seeds: list[int], follows) -> tuple:
     """Score once, vectorised, before the loop: every reachable link (per-edge policies) or every page.
 
     Returns (link orders aligned with graph.csr() targets | None, page orders | None, page
-    priorities as a list for dynamic policies to raise | None).
+    priorities as a list for dynamic policies to raise | None, positions in graph.csr() of the
+    links scored, in the order `priority` got them | None).
     """
     if not policy.per_edge:
         values = np.nan_to_num(np.asarray(policy.priority(graph, None, np.arange(graph.n_nodes)), dtype=float))
-        return None, priority_order(values), values.tolist() if policy.dynamic else None
+        return None, priority_order(values), values.tolist() if policy.dynamic else None, None
     sources = np.array([u for u in reachable(graph, seeds, follows) if follows is None or follows[u]], dtype=np.int64)
     offsets, targets = graph.csr()
     counts = offsets[sources + 1] - offsets[sources]
@@ -419,7 +419,7 @@ def _priorities(graph: SiteGraph, policy, seeds: list[int], follows) -> tuple:
         raise ValueError(f"policy {policy.name} returned {values.shape} priorities for {target_ids.shape} links")
     edge_orders = np.full(len(targets), NEVER_SEEN, dtype=np.int64)  # links of unreachable pages: never used
     edge_orders[positions] = priority_order(values)
-    return edge_orders, None, None
+    return edge_orders, None, None, positions
 
 
 def _crawl_fifo(graph: SiteGraph, seeds: list[int], follows, tally: _Tally, budget: int) -> None:
@@ -448,12 +448,16 @@ def _crawl_priority(graph: SiteGraph, policy, seeds: list[int], follows, priorit
     best[v] is the order v is queued with (NEVER_SEEN, or FETCHED once fetched): a link only
     pushes v again when it offers a strictly higher priority, so priorities only go up. A
     fetched page's links are compared in one numpy step (fast for pages with many links).
+    A per-edge policy with `rescores = True` is asked for new link priorities at the fetch counts
+    its `next_rescore` names; the queue is then re-keyed with them (there, priorities may go down).
     """
     offsets, targets = graph.csr()
     offsets = offsets.tolist()  # scalar reads from a list are several times cheaper than from numpy
-    edge_orders, node_orders, node_priorities = priorities
+    edge_orders, node_orders, node_priorities, positions = priorities
     fetch, pushed = tally.fetch, []
     on_fetch = policy.on_fetch if policy.dynamic else None
+    rescores = bool(getattr(policy, "rescores", False)) and positions is not None
+    next_rescore = policy.next_rescore(0) if rescores else budget + 1
     best = np.full(graph.n_nodes, NEVER_SEEN, dtype=np.int64)
     heap: list[int] = []
     for seed in seeds:
@@ -461,6 +465,9 @@ def _crawl_priority(graph: SiteGraph, policy, seeds: list[int], follows, priorit
         heap.append(((TOP - SEED_ORDER) << 32) | len(pushed))
         pushed.append(seed)
     while heap and tally.count < budget:
+        if tally.count >= next_rescore:
+            heap = _rescore(graph, policy, positions, edge_orders, best, heap, pushed)
+            next_rescore = max(policy.next_rescore(tally.count), tally.count + 1)
         key = heappop(heap)
         node = pushed[key & COUNTER_MASK]
         if best[node] != TOP - (key >> 32):
@@ -487,3 +494,38 @@ def _crawl_priority(graph: SiteGraph, policy, seeds: list[int], follows, priorit
             for target, order in zip(linked.tolist(), orders.tolist()):
                 heappush(heap, ((TOP - order) << 32) | len(pushed))
                 pushed.append(target)
+
+
+def _rescore(graph: SiteGraph, policy, positions: np.ndarray, edge_orders: np.ndarray, best: np.ndarray,
+             heap: list[int], pushed: list[int]) -> list[int]:
+    """New link priorities from the policy, applied to every scored link (edge_orders, in place) and the queue.
+
+    A queued page's priority becomes the best new priority among the links already found to it
+    (the links of fetched pages); its entry keeps its discovery counter, so ties stay in discovery
+    order. Returns the rebuilt heap; `best` is updated in place.
+    """
+    fetched = best == FETCHED
+    values = np.asarray(policy.rescore(graph, fetched, best > NEVER_SEEN), dtype=float)
+    if values.shape != positions.shape:
+        raise ValueError(f"policy {policy.name} rescored {values.shape} links, expected {positions.shape}")
+    orders = priority_order(values)
+    edge_orders[positions] = orders
+    offsets, targets = graph.csr()
+    sources = np.repeat(np.arange(graph.n_nodes), np.diff(offsets))[positions]
+    found = fetched[sources]
+    found_targets, found_orders = targets[positions][found], orders[found]
+    renewed = np.full(graph.n_nodes, NEVER_SEEN, dtype=np.int64)
+    np.maximum.at(renewed, found_targets, found_orders)
+    rebuilt = []
+    for key in heap:
+        counter = key & COUNTER_MASK
+        node = pushed[counter]
+        order = TOP - (key >> 32)
+        if best[node] != order:
+            continue  # a stale entry
+        if order != SEED_ORDER and renewed[node] > NEVER_SEEN:
+            order = int(renewed[node])
+            best[node] = order
+        rebuilt.append(((TOP - order) << 32) | counter)
+    heapify(rebuilt)
+    return rebuilt

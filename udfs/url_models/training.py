@@ -595,8 +595,10 @@ def train_model(task: str, frame: pd.DataFrame, config: TrainingConfig, data_des
     if task == "pairs":
         metrics["sources"] = {name: {str(k): int(v) for k, v in part["source"].value_counts().items()}
                               for name, part in parts.items()}
-    log.info("%s %s trained in %.0fs: dev macro-F1 %.4f, test macro-F1 %.4f (held-out hosts)", task, config.backend,
-             seconds, metrics["dev"]["macro"]["f1"], metrics["test"]["macro"]["f1"])
+    tested = (f"test macro-F1 {metrics['test']['macro']['f1']:.4f} (held-out hosts)" if len(parts["test"])
+              else "no test hosts held out")
+    log.info("%s %s trained in %.0fs: dev macro-F1 %.4f, %s", task, config.backend, seconds,
+             metrics["dev"]["macro"]["f1"], tested)
     metadata = model_metadata(task, config, labels, frame, data_description, metrics)
     model.metadata = metadata
     return TrainingResult(model=model, metrics=metrics, metadata=metadata)
