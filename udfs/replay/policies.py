@@ -6,7 +6,10 @@ the others give priorities, higher first, ties in discovery order:
   in one vectorised call before the loop (smart);
 - `per_edge = False`: `priority(graph, None, nodes)` scores pages, and a `dynamic` policy's
   `on_fetch(node, node_priorities)` may raise pages' priorities after each fetch (strand,
-  oracle); a queued page is only ever re-prioritised upward.
+  oracle); a queued page is only ever re-prioritised upward;
+- `per_edge` and `rescores = True`: `rescore(graph, fetched, discovered)` gives every scored link a
+  new priority at the fetch counts `next_rescore(count)` names, and the simulator re-keys the
+  queue with them, down as well as up (smart+site).
 Languages are ISO 639-3 codes (the `docs` table's cld2_lang).
 """
 from __future__ import annotations
@@ -107,7 +110,11 @@ class Smart(Policy):
         p_first[unique], p_second[unique] = self._lang_probabilities(urls[unique].tolist())
         p_first, p_second = p_first[targets], p_second[targets]
         p_parallel = self._pair_probabilities(urls[sources].tolist(), urls[targets].tolist())
-        page_lang = self._page_lang[sources]
+        return self._link_scores(self._page_lang[sources], p_first, p_second, p_parallel)
+
+    def _link_scores(self, page_lang: np.ndarray, p_first: np.ndarray, p_second: np.ndarray,
+                     p_parallel: np.ndarray) -> np.ndarray:
+        """P(v in the other language of u) × P(u, v parallel) + focus × P(v in either), per link u -> v."""
         p_either = np.maximum(p_first, p_second)
         p_other = np.where(page_lang == 0, p_second, np.where(page_lang == 1, p_first, p_either))
         return p_other * p_parallel + self.language_focus * p_either
@@ -269,11 +276,8 @@ class SmartSite(SmartLang):
 
     def _combine(self, p_first: np.ndarray, p_second: np.ndarray) -> np.ndarray:
         sources, targets, p_parallel = self._edges
-        p_first, p_second = p_first[targets], p_second[targets]
-        page_lang = self._page_lang[sources]
-        p_either = np.maximum(p_first, p_second)
-        p_other = np.where(page_lang == 0, p_second, np.where(page_lang == 1, p_first, p_either))
-        return p_other * p_parallel + self.language_focus * p_either + self.partner_weight * self._bonus[targets]
+        return (self._link_scores(self._page_lang[sources], p_first[targets], p_second[targets], p_parallel)
+                + self.partner_weight * self._bonus[targets])
 
 
 _SITE_TOKEN = re.compile(r"[^\W_]+")
