@@ -211,7 +211,7 @@ class SmartSite(SmartLang):
         self._prior[unique] = self._class_prior(urls[unique].tolist())
         p_parallel = self._pair_probabilities(urls[sources].tolist(), urls[targets].tolist())
         self._edges = (sources, targets, p_parallel)
-        self._candidates = self._candidate_pairs(graph, urls[unique].tolist(), unique)
+        self._candidates = self._candidate_pairs(urls, unique)
         self._bonus = np.zeros(graph.n_nodes)
         return self._combine(self._prior[:, 0], self._prior[:, 1])
 
@@ -232,17 +232,16 @@ class SmartSite(SmartLang):
             np.maximum.at(self._bonus, node[found], value[found] * weight)
         return self._combine(p_first, p_second)
 
-    def _candidate_pairs(self, graph: SiteGraph, urls: list[str], nodes: np.ndarray):
+    def _candidate_pairs(self, urls: np.ndarray, nodes: np.ndarray):
         """(left, right, P(parallel)) for each linked page and its `partner_k` most token-similar linked pages."""
         from udfs.blocking import language_markers, similar_pairs, url_features
 
         markers = language_markers(self.langs)
-        tokens = [url_features(url, markers) for url in urls]
+        tokens = [url_features(url, markers) for url in urls[nodes].tolist()]
         pairs, _ = similar_pairs(tokens, tokens, self.partner_k)
         pairs = pairs[pairs["src_index"] < pairs["trg_index"]]
         left, right = nodes[pairs["src_index"].to_numpy()], nodes[pairs["trg_index"].to_numpy()]
-        names = np.asarray(graph.urls, dtype=object)
-        p_pair = (self._pair_probabilities(names[left].tolist(), names[right].tolist()) if len(left)
+        p_pair = (self._pair_probabilities(urls[left].tolist(), urls[right].tolist()) if len(left)
                   else np.zeros(0))
         return left, right, p_pair
 

@@ -458,6 +458,7 @@ def _crawl_priority(graph: SiteGraph, policy, seeds: list[int], follows, priorit
     on_fetch = policy.on_fetch if policy.dynamic else None
     rescores = bool(getattr(policy, "rescores", False)) and positions is not None
     next_rescore = policy.next_rescore(0) if rescores else budget + 1
+    edge_sources = np.repeat(np.arange(graph.n_nodes), np.diff(graph.csr()[0]))[positions] if rescores else None
     best = np.full(graph.n_nodes, NEVER_SEEN, dtype=np.int64)
     heap: list[int] = []
     for seed in seeds:
@@ -466,7 +467,7 @@ def _crawl_priority(graph: SiteGraph, policy, seeds: list[int], follows, priorit
         pushed.append(seed)
     while heap and tally.count < budget:
         if tally.count >= next_rescore:
-            heap = _rescore(graph, policy, positions, edge_orders, best, heap, pushed)
+            heap = _rescore(graph, policy, positions, edge_sources, edge_orders, best, heap, pushed)
             next_rescore = max(policy.next_rescore(tally.count), tally.count + 1)
         key = heappop(heap)
         node = pushed[key & COUNTER_MASK]
@@ -496,9 +497,10 @@ def _crawl_priority(graph: SiteGraph, policy, seeds: list[int], follows, priorit
                 pushed.append(target)
 
 
-def _rescore(graph: SiteGraph, policy, positions: np.ndarray, edge_orders: np.ndarray, best: np.ndarray,
-             heap: list[int], pushed: list[int]) -> list[int]:
-    """New link priorities from the policy, applied to every scored link (edge_orders, in place) and the queue.
+def _rescore(graph: SiteGraph, policy, positions: np.ndarray, sources: np.ndarray, edge_orders: np.ndarray,
+             best: np.ndarray, heap: list[int], pushed: list[int]) -> list[int]:
+    """New link priorities from the policy, applied to every scored link (edge_orders, in place) and the queue;
+    `sources` are the scored links' source pages.
 
     A queued page's priority becomes the best new priority among the links already found to it
     (the links of fetched pages); its entry keeps its discovery counter, so ties stay in discovery
@@ -510,10 +512,8 @@ def _rescore(graph: SiteGraph, policy, positions: np.ndarray, edge_orders: np.nd
         raise ValueError(f"policy {policy.name} rescored {values.shape} links, expected {positions.shape}")
     orders = priority_order(values)
     edge_orders[positions] = orders
-    offsets, targets = graph.csr()
-    sources = np.repeat(np.arange(graph.n_nodes), np.diff(offsets))[positions]
     found = fetched[sources]
-    found_targets, found_orders = targets[positions][found], orders[found]
+    found_targets, found_orders = graph.csr()[1][positions][found], orders[found]
     renewed = np.full(graph.n_nodes, NEVER_SEEN, dtype=np.int64)
     np.maximum.at(renewed, found_targets, found_orders)
     rebuilt = []
