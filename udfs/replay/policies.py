@@ -120,14 +120,20 @@ class Smart(Policy):
         return p_other * p_parallel + self.language_focus * p_either
 
     def _lang_probabilities(self, urls: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        first, second = self._lang_columns(urls, self.langs)
+        return first, second
+
+    def _lang_columns(self, urls: list[str], langs: Sequence[str]) -> list[np.ndarray]:
+        """P(lang | URL) per lang, scored in batches; the pair's languages must be scored, others are 0 if not."""
         parts = [self.lang_scorer(urls[i:i + self.batch_size]) for i in range(0, len(urls), self.batch_size)]
         columns = []
-        for lang in self.langs:
+        for lang in langs:
             missing = [part for part in parts if lang not in part]
-            if missing:
+            if missing and lang in self.langs:
                 raise ValueError(f"lang_scorer gave no probability for {lang!r}; it returned {list(missing[0])}")
-            columns.append(np.concatenate([np.asarray(part[lang], dtype=float) for part in parts]))
-        return columns[0], columns[1]
+            columns.append(np.concatenate([np.asarray(part[lang], dtype=float) if lang in part else
+                                           np.zeros(len(np.asarray(part[self.langs[0]]))) for part in parts]))
+        return columns
 
     def _pair_probabilities(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
         step = self.batch_size
@@ -249,14 +255,7 @@ class SmartSite(SmartLang):
         """URLs x classes: the URL model's P(language) over the site's languages, 'no language' and 'missing'."""
         n_langs = len(self._class_langs)
         prior = np.zeros((len(urls), n_langs + 2))
-        for start in range(0, len(urls), self.batch_size):
-            frame = self.lang_scorer(urls[start:start + self.batch_size])
-            for lang in self.langs:
-                if lang not in frame:
-                    raise ValueError(f"lang_scorer gave no probability for {lang!r}; it returned {list(frame)}")
-            for k, lang in enumerate(self._class_langs):
-                if lang in frame:
-                    prior[start:start + self.batch_size, k] = np.asarray(frame[lang], dtype=float)
+        prior[:, :n_langs] = np.stack(self._lang_columns(urls, self._class_langs), axis=1)
         prior[:, n_langs] = np.clip(1.0 - prior[:, :n_langs].sum(axis=1), 0.0, 1.0)  # languages the site lacks
         prior[:, : n_langs + 1] *= 1.0 - self.missing_prior
         prior[:, n_langs + 1] = self.missing_prior
@@ -312,7 +311,7 @@ def site_feature_matrix(urls: Sequence[str]):
 
 
 def site_class_posterior(features, classes: np.ndarray, fetched: np.ndarray, prior: np.ndarray,
-                         smoothing: float = 2.0) -> np.ndarray:
+                         smoothing: float = SmartSite.smoothing) -> np.ndarray:
     """Nodes x classes: `prior` times a naive Bayes over binary features fitted on the fetched nodes.
 
     A feature's likelihood in class c is an m-estimate, (fetched nodes of c with it + s × r) / (fetched
