@@ -36,13 +36,15 @@ def comma_list(text) -> list[str]:
 
 
 @contextlib.contextmanager
-def parquet_without_dictionary(spark, columns: tuple[str, ...]):
-    """Parquet writes in the block encode `columns` plainly (session settings reach the writer's Hadoop
-    configuration); the settings are restored after."""
-    keys = [f"parquet.enable.dictionary#{column}" for column in columns]
-    previous = {key: spark.conf.get(key, None) for key in keys}
-    for key in keys:
-        spark.conf.set(key, "false")
+def lean_parquet_writes(spark, columns: tuple[str, ...]):
+    """Parquet writes in the block encode `columns` plainly and skip the per-page size statistics (parquet
+    1.15+, which Spark does not read: ~0.3 CPU-s per million rows); session settings reach the writer's
+    Hadoop configuration and are restored after."""
+    settings = {f"parquet.enable.dictionary#{column}": "false" for column in columns}
+    settings["parquet.size.statistics.enabled"] = "false"
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
     try:
         yield
     finally:
@@ -210,7 +212,7 @@ class ScanCdx(Job):
         captures = captures.observe(capture_counts,
                                     *cdx_records.reason_counters(cdx_records.CAPTURE_FILTERS, "capture_reason"))
         urls = captures.where(F.col("capture_reason") == "ok").select(*URL_COLUMNS).sortWithinPartitions("host", "surt")
-        with parquet_without_dictionary(self.spark, PLAIN_ENCODED_COLUMNS):
+        with lean_parquet_writes(self.spark, PLAIN_ENCODED_COLUMNS):
             written = self.write_table(urls, "urls")
         self.count_reasons(record_counts.get, capture_counts.get, written)
 

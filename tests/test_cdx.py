@@ -24,7 +24,13 @@ from udfs.cdx import (
     write_zipnum,
 )
 from udfs.cdx_api import capture_to_cdx_line
-from udfs.cdx_records import CaptureFilters, filter_reason, parse_cdx_lines, registered_domains
+from udfs.cdx_records import (
+    CaptureFilters,
+    filter_reason,
+    parse_cdx_lines,
+    parse_cdx_lines_sql,
+    registered_domains,
+)
 from udfs.urls import _extractor, registered_domain, surt
 
 from .conftest import SHARED_DATA
@@ -172,6 +178,64 @@ def test_good_lines_parse_into_typed_fields(spark):
     assert (redirect["record_type"], redirect["redirect"]) == ("redirect", "https://www.example.is/")
     assert parsed.loc["https://www.example.is/is/", "record_type"] == "revisit"
     assert parsed.loc["https://www.example.is/is/eldra", "crawl"] == "CC-MAIN-2024-30"
+
+
+def odd_lines() -> list[bytes]:
+    """CDX lines that stress the parsers: JSON escapes and types, odd URLs, MIME and times, bad input."""
+    fields = {"url": "https://WWW.Example.IS./is/s\u00edda?a=1#x", "mime": "Text/HTML; charset=UTF-8",
+              "status": "200", "digest": "D", "length": "10", "offset": "20",
+              "filename": "crawl-data/CC-MAIN-2024-33/segments/1/warc/x.warc.gz", "languages": "isl,eng"}
+    lines = [format_cdx_line("is,example)/is/s%c3%ada", "20240805101010", fields)]
+    odd = [
+        ('{"url": "http://user:pw@b.example.is:8080/p", "mime": "text/html", "status": 200, "length": 5, '
+        '"offset": 0, "filename": "crawl-data/X", "encoding": "latin-1", "truncated": "length"}'),
+        (r'{"url": "https:\/\/c.example.is\/\u00e9\"q\"", "mime-detected": " application/xhtml+xml ", "status": "404",'
+        r' "length": "1", "offset": "2", "filename": "elsewhere.warc.gz", "redirect": null, "extra": {"a": [1, "}"]}}'),
+        '{"url":"https://d.example.is/","mime":"WARC/Revisit","length":"1","offset":"2","filename":"f"}',
+        ('{"url": "https://e.example.is/", "status": "301", "redirect": "https://e.example.is/x", "length": "1", '
+        '"offset": "2", "filename": "f"}  trailing'),
+        '{"url": "https://f.example.is/", "status": "700", "length": "1", "offset": "2", "filename": "f"}',
+        '{"url": "https://g.example.is/", "status": "200", "length": "-1", "offset": "2", "filename": "f"}',
+        '{"url": "https://h.example.is/", "status": "200", "length": " 7 ", "offset": "2", "filename": "f"}',
+        '{"url": "example.is/no-scheme", "status": "200", "length": "1", "offset": "2", "filename": "f"}',
+        '{"url": "https://.../", "status": "200", "length": "1", "offset": "2", "filename": "f"}',
+        '{"url": "", "status": "200"}', '{}', '{"other": "x"}', '{"url": "https://a.is/", "status": tru}',
+        '{"url": "https://a.is/" "status": "200"}', '{"url": "https://a.is/\\x"}', '["https://a.is/"]',
+    ]
+    lines += [f"is,example)/odd{i} 20240805101010 {text}" for i, text in enumerate(odd)]
+    lines += ["is,example)/month 20241305101010 {\"url\": \"https://a.is/\"}",
+              ("is,example)/leap 20240229235959 {\"url\": \"https://a.is/\", \"status\": \"200\", \"length\": \"1\", "
+              "\"offset\": \"2\", \"filename\": \"f\"}"),
+              "is,example)/feb30 20230230101010 {\"url\": \"https://a.is/\"}", "is,example)/short 2024080510 {}",
+              " 20240805101010 {\"url\": \"https://a.is/\"}", "is,example)/two-parts 20240805101010", "", "x",
+              "is,example)/no-brace 20240805101010 url"]
+    return [line.encode("utf-8") for line in lines] + [b"is,example)/bad \xff 20240805101010 {}"]
+
+
+def test_the_java_line_parser_gives_the_records_of_the_spark_expressions(spark):
+    raw = [line for path in ("captures.cdx", "broken.cdx") for line in (CDX_DATA / path).read_bytes().split(b"\n")
+           if line] + odd_lines()
+    frame = spark.createDataFrame([(line, None) for line in raw] + [(b"", "truncated_gzip")],
+                                  "value binary, read_status string")
+    lines = frame.selectExpr("cast(value as string) as value", "read_status")
+    by_java, by_sql = parse_cdx_lines(lines).toPandas(), parse_cdx_lines_sql(lines).toPandas()
+    assert spark.catalog.functionExists("parascout_cdx_line") or jvm.jvm_jar_path() is None
+    assert by_java["reason"].tolist() == by_sql["reason"].tolist()
+    assert by_java["reason"].isna().sum() >= 9 and by_java["reason"].nunique() >= 9
+    good = by_sql["reason"].isna()  # a bad record carries its reason only
+    pd.testing.assert_frame_equal(by_java[good].reset_index(drop=True), by_sql[good].reset_index(drop=True))
+    odd = by_java.iloc[-len(odd_lines()) - 1:]
+    assert odd["reason"].tolist() == [
+        None, None, None, None, None, "missing_status", "missing_location", None, "bad_url", "bad_url",
+        "missing_url", "bad_json", "bad_json", "bad_json", "bad_json", "bad_json", "malformed_line",
+        "malformed_line", None, *["malformed_line"] * 7, "non_utf8", "truncated_gzip"]
+    odd = odd[odd["reason"].isna()].set_index("surt")
+    assert odd["host"].tolist() == ["www.example.is", "b.example.is", "c.example.is", "d.example.is",
+                                    "e.example.is", "h.example.is", "a.is"]
+    assert odd.loc["is,example)/odd1", "url"] == 'https://c.example.is/\u00e9"q"'
+    assert odd.loc["is,example)/odd1", "mime"] == "application/xhtml+xml" and odd["mime"].iloc[0] == "text/html"
+    assert odd.loc["is,example)/odd0", ["status", "crawl", "charset"]].tolist() == [200, "X", "latin-1"]
+    assert odd.loc["is,example)/odd2", "record_type"] == "revisit" and odd.loc["is,example)/odd6", "warc_length"] == 7
 
 
 def test_filter_reasons_follow_the_options(spark):

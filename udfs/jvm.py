@@ -20,15 +20,17 @@ def jvm_jar_path() -> str | None:
     return str(JVM_JAR) if JVM_JAR.is_file() else None
 
 
-def java_function_available(spark, function: str, class_name: str, what: str, fallback: str) -> bool:
-    """Whether `spark` can call the Java UDF `class_name` as `function`: registers it once per session, False
-    when the class is not on the driver's classpath (no jar in spark.jars). Logs the path taken once."""
+def java_function_available(spark, function: str, class_name: str, what: str, fallback: str,
+                            return_type: str = "string") -> bool:
+    """Whether `spark` can call the Java UDF `class_name` (returning `return_type`, a DDL type) as `function`:
+    registers it once per session, False when the class is not on the driver's classpath (no jar in
+    spark.jars). Logs the path taken once."""
     from pyspark.errors import AnalysisException
 
     if spark.catalog.functionExists(function):
         return True
     try:
-        spark.udf.registerJavaFunction(function, class_name, "string")
+        spark.udf.registerJavaFunction(function, class_name, return_type)
         available, path = True, f"the Java UDF {class_name}"
     except AnalysisException as error:  # "Can not load class ...": the jar is not in spark.jars
         available, path = False, f"{fallback} ({str(error)[:200]})"

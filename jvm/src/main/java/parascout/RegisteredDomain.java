@@ -29,7 +29,31 @@ public final class RegisteredDomain implements UDF2<String, byte[], String> {
 
     @Override
     public String call(String host, byte[] spec) {
-        return host == null ? null : registeredDomain(host, TRIES.get(spec));
+        if (host == null) {
+            return null;
+        }
+        Node trie = TRIES.get(spec);
+        Last memo = last;  // scan-cdx reads SURT-sorted CDX: runs of one host
+        if (memo == null || memo.trie != trie || !memo.host.equals(host)) {
+            memo = new Last(host, trie, registeredDomain(host, trie));
+            last = memo;
+        }
+        return memo.domain;
+    }
+
+    /** The last host looked up and its domain, one immutable triple so threads never see half of it. */
+    private transient volatile Last last;
+
+    private static final class Last {
+        final String host;
+        final Node trie;
+        final String domain;
+
+        Last(String host, Node trie, String domain) {
+            this.host = host;
+            this.trie = trie;
+            this.domain = domain;
+        }
     }
 
     /** example.co.uk for www.example.co.uk; the host itself for an IP; null when there is no domain label. */

@@ -1,0 +1,447 @@
+package parascout;
+
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.DateTimeException;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.Locale;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.api.java.UDF3;
+
+/**
+ * Spark SQL UDF {@code (line bytes, read_status, max_url_chars) -> capture record}: one CommonCrawl CDX line
+ * ({@code SURT TIMESTAMP {json}}) parsed in one pass, the JVM twin of udfs/cdx_records.py's
+ * {@code parse_cdx_lines_sql}.
+ *
+ * <p>Splitting the line, a {@code json_tuple} and a dozen field expressions cost Spark ~6 CPU-seconds per
+ * million lines; this hand-written scanner reads the flat JSON object once and fills every field and the
+ * bad-input reason. The record is a struct of {@link #FIELDS} (fetch time as epoch microseconds, UTC);
+ * {@code reason} is the first bad-input reason by udfs/cdx_records.py's order, null for a good record, and a
+ * bad record carries its reason only.
+ */
+public final class CdxLine implements UDF3<byte[], String, Integer, Row> {
+    private static final long serialVersionUID = 1L;
+    /** The struct's fields, in order (udfs/cdx_records.py JVM_RECORD_DDL names the same). */
+    public static final String[] FIELDS = {"url", "surt", "host", "status", "mime", "digest", "fetch_micros",
+        "warc_filename", "warc_offset", "warc_length", "crawl", "record_type", "redirect", "charset", "truncated",
+        "languages", "reason"};
+    private static final int URL = 0, MIME = 1, MIME_DETECTED = 2, STATUS = 3, DIGEST = 4, LENGTH = 5,
+        OFFSET = 6, FILENAME = 7, CHARSET = 8, ENCODING = 9, LANGUAGES = 10, REDIRECT = 11, TRUNCATED = 12,
+        KEYS = 13;
+    private static final ThreadLocal<CharsetDecoder> UTF8 = ThreadLocal.withInitial(
+        () -> StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT));
+
+    @Override
+    public Row call(byte[] line, String readStatus, Integer maxUrlChars) {
+        if (readStatus != null) {
+            return bad(readStatus);
+        }
+        String text = line == null ? null : decode(line);
+        if (line != null && text == null) {
+            return bad("non_utf8");
+        }
+        int firstSpace = text == null ? -1 : text.indexOf(' ');
+        int secondSpace = firstSpace < 0 ? -1 : text.indexOf(' ', firstSpace + 1);
+        if (secondSpace < 0 || firstSpace == 0 || secondSpace + 1 >= text.length()
+                || text.charAt(secondSpace + 1) != '{') {
+            return bad("malformed_line");
+        }
+        long micros = utcMicros(text, firstSpace + 1, secondSpace);
+        if (micros == Long.MIN_VALUE) {
+            return bad("malformed_line");
+        }
+        String[] json = new String[KEYS];
+        if (!new JsonObject(text, secondSpace + 1).fields(json) || allNull(json)) {
+            return bad("bad_json");
+        }
+        String url = json[URL];
+        if (url == null || url.isEmpty()) {
+            return bad("missing_url");
+        }
+        if (url.length() > maxUrlChars && url.codePointCount(0, url.length()) > maxUrlChars) {
+            return bad("url_too_long");
+        }
+        String host = urlHost(url);
+        if (host.isEmpty()) {
+            return bad("bad_url");
+        }
+        Long parsedStatus = count(json[STATUS]);
+        Integer status = parsedStatus != null && parsedStatus >= 100 && parsedStatus <= 599
+            ? parsedStatus.intValue() : null;
+        boolean revisit = "warc/revisit".equals(lower(json[MIME])) || "warc/revisit".equals(lower(json[MIME_DETECTED]));
+        String recordType = revisit ? "revisit" : status != null && status >= 300 && status <= 399 ? "redirect" : "page";
+        if (!revisit && status == null) {
+            return bad("missing_status");
+        }
+        Long offset = count(json[OFFSET]);
+        Long length = count(json[LENGTH]);
+        String filename = json[FILENAME];
+        if (filename == null || offset == null || length == null) {
+            return bad("missing_location");
+        }
+        String mime = json[MIME_DETECTED] != null ? json[MIME_DETECTED] : json[MIME];
+        String charset = json[CHARSET] != null ? json[CHARSET] : json[ENCODING];
+        return RowFactory.create(url, text.substring(0, firstSpace), host, status, mime == null ? null : mimeType(mime),
+            json[DIGEST], micros, filename, offset, length, crawl(filename), recordType, json[REDIRECT], charset,
+            json[TRUNCATED], json[LANGUAGES], null);
+    }
+
+    private static Row bad(String reason) {
+        Object[] values = new Object[FIELDS.length];
+        values[FIELDS.length - 1] = reason;
+        return RowFactory.create(values);
+    }
+
+    private static boolean allNull(String[] values) {
+        for (String value : values) {
+            if (value != null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The line as a String, null when it is not valid UTF-8 (an all-ASCII line is copied, not decoded). */
+    static String decode(byte[] bytes) {
+        boolean ascii = true;
+        for (byte b : bytes) {
+            if (b < 0) {
+                ascii = false;
+                break;
+            }
+        }
+        if (ascii) {
+            return new String(bytes, StandardCharsets.ISO_8859_1);
+        }
+        try {
+            CharBuffer chars = UTF8.get().reset().decode(ByteBuffer.wrap(bytes));
+            return chars.toString();
+        } catch (CharacterCodingException error) {
+            return null;
+        }
+    }
+
+    /** 'YYYYMMDDhhmmss' at text[start, end) -> epoch microseconds UTC; Long.MIN_VALUE when it is not a date
+     * (Spark's make_timestamp: a second of 60 is the next minute). */
+    static long utcMicros(String text, int start, int end) {
+        if (end - start != 14) {
+            return Long.MIN_VALUE;
+        }
+        int[] parts = new int[6];
+        int[] widths = {4, 2, 2, 2, 2, 2};
+        int position = start;
+        for (int part = 0; part < 6; part++) {
+            int value = 0;
+            for (int i = 0; i < widths[part]; i++) {
+                char c = text.charAt(position++);
+                if (c < '0' || c > '9') {
+                    return Long.MIN_VALUE;
+                }
+                value = value * 10 + (c - '0');
+            }
+            parts[part] = value;
+        }
+        try {
+            LocalDateTime time;
+            if (parts[5] == 60) {
+                time = LocalDateTime.of(parts[0], parts[1], parts[2], parts[3], parts[4], 0).plusMinutes(1);
+            } else {
+                time = LocalDateTime.of(parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]);
+            }
+            return time.toEpochSecond(ZoneOffset.UTC) * 1_000_000L;
+        } catch (DateTimeException error) {
+            return Long.MIN_VALUE;
+        }
+    }
+
+    /** A non-negative integer ("1234", spaces around allowed), else null. */
+    static Long count(String text) {
+        if (text == null) {
+            return null;
+        }
+        int start = 0;
+        int end = text.length();
+        while (start < end && text.charAt(start) <= ' ') {
+            start++;
+        }
+        while (end > start && text.charAt(end - 1) <= ' ') {
+            end--;
+        }
+        if (start < end && text.charAt(start) == '+') {
+            start++;
+        }
+        if (start == end || end - start > 18) {
+            return null;
+        }
+        long value = 0;
+        for (int i = start; i < end; i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return null;
+            }
+            value = value * 10 + (c - '0');
+        }
+        return value;
+    }
+
+    private static String lower(String text) {
+        return text == null ? null : text.toLowerCase(Locale.ROOT);
+    }
+
+    /** 'Text/HTML; charset=utf-8' -> 'text/html' (spaces trimmed, as Spark's trim). */
+    static String mimeType(String mime) {
+        int end = mime.indexOf(';');
+        end = end < 0 ? mime.length() : end;
+        int start = 0;
+        while (start < end && mime.charAt(start) == ' ') {
+            start++;
+        }
+        while (end > start && mime.charAt(end - 1) == ' ') {
+            end--;
+        }
+        return mime.substring(start, end).toLowerCase(Locale.ROOT);
+    }
+
+    /** Lower-cased host of a URL ('' when it has no '://' after a scheme), udfs/cdx_records.py url_host. */
+    static String urlHost(String url) {
+        int schemeEnd = url.indexOf("://");
+        if (schemeEnd < 1) {
+            return "";
+        }
+        int start = schemeEnd + 3;
+        int end = url.length();
+        for (int i = start; i < end; i++) {
+            char c = url.charAt(i);
+            if (c == '/' || c == '?' || c == '#') {
+                end = i;
+                break;
+            }
+        }
+        int at = url.lastIndexOf('@', end - 1);
+        if (at >= start) {
+            start = at + 1;
+        }
+        int colon = url.indexOf(':', start);
+        if (colon >= 0 && colon < end) {
+            end = colon;
+        }
+        String host = url.substring(start, end).toLowerCase(Locale.ROOT);
+        int trimmed = host.length();
+        while (trimmed > 0 && host.charAt(trimmed - 1) == '.') {
+            trimmed--;
+        }
+        return trimmed == host.length() ? host : host.substring(0, trimmed);
+    }
+
+    /** 'crawl-data/CC-MAIN-2024-33/segments/...' -> 'CC-MAIN-2024-33'; null for other names. */
+    static String crawl(String filename) {
+        if (!filename.startsWith("crawl-data/")) {
+            return null;
+        }
+        int start = "crawl-data/".length();
+        int end = filename.indexOf('/', start);
+        return filename.substring(start, end < 0 ? filename.length() : end);
+    }
+
+    /** The top-level fields of one flat JSON object that a CDX line carries; what follows the object is
+     * ignored, as Spark's json_tuple does. Strings are unescaped; numbers, booleans and nested values come back
+     * as their JSON text; null as null. */
+    static final class JsonObject {
+        private final String text;
+        private int position;
+
+        JsonObject(String text, int start) {
+            this.text = text;
+            this.position = start;
+        }
+
+        /** Fills values[key index] for the CDX keys; false when the text is not a JSON object. */
+        boolean fields(String[] values) {
+            try {
+                expect('{');
+                skipSpace();
+                if (peek() == '}') {
+                    return true;
+                }
+                while (true) {
+                    skipSpace();
+                    expect('"');
+                    int key = keyIndex(string());
+                    skipSpace();
+                    expect(':');
+                    skipSpace();
+                    String value = value();
+                    if (key >= 0 && values[key] == null) {
+                        values[key] = value;
+                    }
+                    skipSpace();
+                    char next = next();
+                    if (next == '}') {
+                        return true;
+                    }
+                    if (next != ',') {
+                        return false;
+                    }
+                }
+            } catch (IndexOutOfBoundsException | IllegalArgumentException error) {
+                clear(values);
+                return false;
+            }
+        }
+
+        private static void clear(String[] values) {
+            java.util.Arrays.fill(values, null);
+        }
+
+        private static int keyIndex(String key) {
+            switch (key) {
+                case "url": return URL;
+                case "mime": return MIME;
+                case "mime-detected": return MIME_DETECTED;
+                case "status": return STATUS;
+                case "digest": return DIGEST;
+                case "length": return LENGTH;
+                case "offset": return OFFSET;
+                case "filename": return FILENAME;
+                case "charset": return CHARSET;
+                case "encoding": return ENCODING;
+                case "languages": return LANGUAGES;
+                case "redirect": return REDIRECT;
+                case "truncated": return TRUNCATED;
+                default: return -1;
+            }
+        }
+
+        private String value() {
+            char c = peek();
+            if (c == '"') {
+                position++;
+                return string();
+            }
+            int start = position;
+            if (c == '{' || c == '[') {
+                skipNested();
+                return text.substring(start, position);
+            }
+            while (position < text.length() && ",}] \t\r\n".indexOf(text.charAt(position)) < 0) {
+                position++;
+            }
+            String token = text.substring(start, position);
+            if (token.equals("null")) {
+                return null;
+            }
+            if (!token.equals("true") && !token.equals("false") && !isNumber(token)) {
+                throw new IllegalArgumentException("not a JSON value: " + token);
+            }
+            return token;
+        }
+
+        /** The rest of a string whose opening quote was read; escapes decoded. */
+        private String string() {
+            int start = position;
+            while (true) {  // fast path: no escape
+                char c = text.charAt(position);
+                if (c == '"') {
+                    return text.substring(start, position++);
+                }
+                if (c == '\\') {
+                    break;
+                }
+                position++;
+            }
+            StringBuilder out = new StringBuilder(text.length() - start).append(text, start, position);
+            while (true) {
+                char c = text.charAt(position++);
+                if (c == '"') {
+                    return out.toString();
+                }
+                if (c != '\\') {
+                    out.append(c);
+                    continue;
+                }
+                char escape = text.charAt(position++);
+                switch (escape) {
+                    case '"': case '\\': case '/': out.append(escape); break;
+                    case 'b': out.append('\b'); break;
+                    case 'f': out.append('\f'); break;
+                    case 'n': out.append('\n'); break;
+                    case 'r': out.append('\r'); break;
+                    case 't': out.append('\t'); break;
+                    case 'u':
+                        out.append((char) Integer.parseInt(text.substring(position, position + 4), 16));
+                        position += 4;
+                        break;
+                    default: throw new IllegalArgumentException("bad escape \\" + escape);
+                }
+            }
+        }
+
+        private void skipNested() {
+            int depth = 0;
+            do {
+                char c = text.charAt(position++);
+                if (c == '"') {
+                    string();
+                } else if (c == '{' || c == '[') {
+                    depth++;
+                } else if (c == '}' || c == ']') {
+                    depth--;
+                }
+            } while (depth > 0);
+        }
+
+        private static boolean isNumber(String token) {
+            int i = token.startsWith("-") ? 1 : 0;
+            int digits = 0;
+            boolean dot = false;
+            boolean exponent = false;
+            for (; i < token.length(); i++) {
+                char c = token.charAt(i);
+                if (c >= '0' && c <= '9') {
+                    digits++;
+                } else if (c == '.' && !dot && !exponent && digits > 0) {
+                    dot = true;
+                } else if ((c == 'e' || c == 'E') && !exponent && digits > 0) {
+                    exponent = true;
+                    if (i + 1 < token.length() && (token.charAt(i + 1) == '+' || token.charAt(i + 1) == '-')) {
+                        i++;
+                    }
+                } else {
+                    return false;
+                }
+            }
+            return digits > 0;
+        }
+
+        private char peek() {
+            return text.charAt(position);
+        }
+
+        private char next() {
+            return text.charAt(position++);
+        }
+
+        private void expect(char wanted) {
+            if (text.charAt(position++) != wanted) {
+                throw new IllegalArgumentException("expected " + wanted);
+            }
+        }
+
+        private void skipSpace() {
+            while (position < text.length()) {
+                char c = text.charAt(position);
+                if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+                    return;
+                }
+                position++;
+            }
+        }
+    }
+}
