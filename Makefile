@@ -27,14 +27,15 @@ $(STAMP): requirements.txt requirements-dev.txt setup.py
 
 install: $(STAMP) $(JAR)
 
-# The Java UDFs (udfs/handles.py uses them where the jar is on Spark's classpath), compiled against PySpark's
-# own jars into the package, so the wheel carries the jar; without a JDK, handles stay on regexp_replace.
+# The Java UDFs (CDX line parsing, registered domains, STRAND handles: used where the jar is on Spark's
+# classpath), compiled against PySpark's own jars into the package, so the wheel carries the jar; without a
+# JDK, jobs fall back to Spark expressions, regexp_replace and a pandas UDF.
 jar: $(JAR)
 
 $(JAR): $(JAVA) | $(STAMP)
 	@if ! command -v javac >/dev/null 2>&1; then \
-	  echo "javac not found: $(JAR) not built, Spark computes handles with regexp_replace (about 4x slower)."; \
-	  echo "For the Java UDF install a JDK 17+, e.g. 'sudo apt-get install openjdk-17-jdk-headless', then 'make jar'."; \
+	  echo "javac not found: $(JAR) not built; CDX lines, handles and domains fall back to Spark expressions and a pandas UDF (2-4x slower)."; \
+	  echo "For the Java UDFs install a JDK 17+, e.g. 'sudo apt-get install openjdk-17-jdk-headless', then 'make jar'."; \
 	else \
 	  rm -rf build/jvm && mkdir -p build/jvm && \
 	  javac --release 17 -Xlint:all,-path -Werror -d build/jvm \
