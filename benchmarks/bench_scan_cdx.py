@@ -106,17 +106,19 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
+    from jobs.base import local_spark_defaults
     from jobs.scan_cdx import PLAIN_ENCODED_COLUMNS, ScanCdx, lean_parquet_writes
-    from udfs.jvm import jvm_jar_path
 
     data = Path(args.data)
     files = generate(data / "cdx", args.lines, args.files)
-    builder = (SparkSession.builder.master(args.master).appName("bench-scan-cdx")
+    builder = SparkSession.builder
+    for key, value in local_spark_defaults().items():  # what a local job runs with, then the bench's own
+        builder = builder.config(key, value)
+    builder = (builder.master(args.master).appName("bench-scan-cdx")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", "3g")
              .config("spark.sql.shuffle.partitions", "8"))
-    # the Java UDFs (registered domains), as jobs run them; without the jar, the pandas-UDF fallback is timed
-    spark = (builder.config("spark.jars", jvm_jar_path()) if jvm_jar_path() else builder).getOrCreate()
+    spark = builder.getOrCreate()  # with the Java UDFs' jar where built, as jobs run; else the fallbacks are timed
     spark.sparkContext.setLogLevel("ERROR")
 
     def gunzip_count() -> int:

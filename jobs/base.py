@@ -358,6 +358,8 @@ def local_spark_defaults() -> dict[str, str]:
 
     The console progress bar is shown on a terminal only; logs get the jobs' own progress lines.
     parascout's Java UDFs go in spark.jars where `make jar` built them (else handles use regexp_replace).
+    The driver, which runs the tasks here, uses the throughput collector: G1's concurrent threads compete
+    with 2-4 task threads (scan-cdx 1.14x faster on 2 cores, benchmarks/bench_scan_cdx.py).
     """
     from udfs.jvm import jvm_jar_path
 
@@ -368,6 +370,7 @@ def local_spark_defaults() -> dict[str, str]:
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.memory": "4g",
+        "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
     }
     return {**defaults, "spark.jars": jvm_jar_path()} if jvm_jar_path() else defaults
 
