@@ -56,3 +56,25 @@ def test_scan_reads_zipnum_blocks_and_columnar_files_from_s3(spark, tmp_path, s3
     assert set(urls["host"]) == {"www.site07.is", "www.example.is"}
     assert (urls["host"] == "www.site07.is").sum() == 30
     assert urls.loc["https://www.example.is/en/about-us", "warc_offset"] == 4000
+
+
+@pytest.mark.slow
+def test_a_missing_or_cut_short_s3_cdx_file_is_counted_not_fatal(spark, tmp_path, s3_archive, monkeypatch):
+    local = tmp_path / "zipnum"
+    write_zipnum(site_lines(), str(local), block_lines=50, lines_per_file=400)  # 3 files of 8 blocks
+    client = boto3.client("s3", endpoint_url=s3_archive)
+    client.create_bucket(Bucket="broken")
+    client.upload_file(str(local / "cluster.idx"), "broken", "indexes/cluster.idx")
+    client.put_object(Bucket="broken", Key="indexes/cdx-00000.gz", Body=(local / "cdx-00000.gz").read_bytes()[:3000])
+    client.upload_file(str(local / "cdx-00002.gz"), "broken", "indexes/cdx-00002.gz")  # cdx-00001.gz is missing
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_archive)
+    storage.s3_client.cache_clear()
+    try:
+        report = run_job(ScanCdx, spark, ["--root", str(tmp_path / "out"), "--s3-endpoint", s3_archive,
+                                          "--cdx", "s3://broken/indexes", "--tlds", "is", "--crawl", CRAWL])
+    finally:
+        storage.s3_client.cache_clear()
+    assert report["metrics"]["zipnum_blocks_read"] == 24
+    assert report["bad"] == {"truncated_gzip": 1, "unreadable": 1} and report["balanced"]
+    # the whole third file and the lines of the first file before the cut are read
+    assert 400 < report["inputs"]["index_records"] - 2 < 800

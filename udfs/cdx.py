@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from udfs import storage
 from udfs.urls import host_surt
+from udfs.warc_fetch import FetchError, FetchSettings, RangeReader
 
 ZIPNUM_BLOCK_LINES = 3000
 CDX_FIELD_ORDER = ("url", "mime", "mime-detected", "status", "digest", "length", "offset",
@@ -282,10 +283,19 @@ def jvm_readable(byte_range: ByteRange) -> bool:
     return is_gzip == byte_range.path.endswith(".gz")
 
 
-def range_chunks(byte_range: ByteRange, chunk_bytes: int = READ_CHUNK_BYTES) -> Iterator[bytes]:
-    """The bytes of a range: one ranged GET, or a whole file streamed in chunks."""
+def byte_reader(s3_endpoint: str | None = None) -> RangeReader:
+    """fetch-docs' range reader (retries with backoff, S3 SlowDown and HTTP Retry-After honoured) for CDX
+    blocks and columnar-index bytes; one per task."""
+    return RangeReader(FetchSettings(warc_prefix="", concurrency=1,
+                                     s3_endpoint=s3_endpoint or os.environ.get("AWS_ENDPOINT_URL")))
+
+
+def range_chunks(byte_range: ByteRange, reader: RangeReader | None = None,
+                 chunk_bytes: int = READ_CHUNK_BYTES) -> Iterator[bytes]:
+    """The bytes of a range: one ranged GET (a file that ends early gives fewer bytes), or a whole file
+    streamed in chunks. Raises OSError or FetchError when the bytes cannot be read."""
     if byte_range.length >= 0:
-        yield storage.read_range(byte_range.path, byte_range.offset, byte_range.length)
+        yield (reader or byte_reader()).read(byte_range.path, byte_range.offset, byte_range.length)[0]
         return
     with contextlib.closing(storage.open_binary(byte_range.path)) as handle:
         while chunk := handle.read(chunk_bytes):
@@ -304,12 +314,13 @@ def range_reader(s3_endpoint: str | None = None) -> Callable[[Iterator[pa.Record
 
     def read(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         use_s3_endpoint(s3_endpoint)
+        reader = byte_reader(s3_endpoint)
         for batch in tasks:
             for task in batch.to_pylist():
                 byte_range = ByteRange(task["path"], task["offset"], task["length"])
                 try:
-                    yield from cdx_line_batches(range_chunks(byte_range))
-                except OSError:  # missing file, or a remote read that failed after its retries
+                    yield from cdx_line_batches(range_chunks(byte_range, reader))
+                except (OSError, FetchError):  # missing file, or a remote read that failed after its retries
                     yield problem_batch("unreadable")
 
     return read
@@ -317,10 +328,10 @@ def range_reader(s3_endpoint: str | None = None) -> Callable[[Iterator[pa.Record
 
 # ---- columnar index Parquet on object stores (read in Python tasks) -------------------------
 class RangeFile(io.RawIOBase):
-    """A seekable read-only file over `storage.read_range`, so pyarrow reads only footers and wanted columns."""
+    """A seekable read-only file over ranged reads, so pyarrow reads only footers and wanted columns."""
 
-    def __init__(self, path: str, size: int):
-        self.path, self.size, self.position = path, size, 0
+    def __init__(self, path: str, size: int, reader: RangeReader):
+        self.path, self.size, self.position, self.reader = path, size, 0, reader
 
     def readable(self) -> bool:
         return True
@@ -340,7 +351,13 @@ class RangeFile(io.RawIOBase):
         length = min(len(buffer), self.size - self.position)
         if length <= 0:
             return 0
-        buffer[:length] = storage.read_range(self.path, self.position, length)
+        try:
+            data = self.reader.read(self.path, self.position, length)[0]
+        except FetchError as error:
+            raise OSError(str(error)) from None
+        if len(data) != length:
+            raise OSError(f"{self.path}: {len(data)} of {length} bytes at {self.position} (the file ended)")
+        buffer[:length] = data
         self.position += length
         return length
 
@@ -363,9 +380,11 @@ def parquet_reader(schema: pa.Schema, s3_endpoint: str | None = None
 
     def read(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         use_s3_endpoint(s3_endpoint)
+        reader = byte_reader(s3_endpoint)
         for batch in tasks:
             for task in batch.to_pylist():
-                parquet = pq.ParquetFile(pa.PythonFile(RangeFile(task["path"], object_size(task["path"])), mode="r"))
+                parquet = pq.ParquetFile(pa.PythonFile(RangeFile(task["path"], object_size(task["path"]), reader),
+                                                       mode="r"))
                 present = [f.name for f in schema if f.name in parquet.schema_arrow.names]
                 for part in parquet.iter_batches(columns=present, batch_size=65536):
                     size = part.num_rows

@@ -1,15 +1,15 @@
 """Paths and bytes on local disk, file://, s3:// and https:// — no SparkSession here.
 
 Small files (reports, markers) and pandas-written tables go through pyarrow.fs;
-archive bytes (CDX blocks, WARC records) are read with boto3 range GETs on
-s3://, HTTP Range requests on https://, and seek/read locally. boto3 honours
-AWS_ENDPOINT_URL, which is how tests point it at a moto server on 127.0.0.1.
+whole archive files stream through `open_binary` (boto3 on s3://, requests on
+https://); byte ranges of them (CDX blocks, WARC records, Parquet footers) are
+read by udfs.warc_fetch.RangeReader. boto3 honours AWS_ENDPOINT_URL, which is
+how tests point it at a moto server on 127.0.0.1.
 """
 from __future__ import annotations
 
 import functools
 import os
-import time
 import uuid
 from urllib.parse import urlsplit
 
@@ -135,41 +135,6 @@ def open_binary(path: str):
         response.raw.decode_content = False
         return response.raw
     raise ValueError(f"unsupported path scheme {kind!r} in {path}")
-
-
-def read_range(path: str, offset: int, length: int, retries: int = 5, backoff: float = 0.5) -> bytes:
-    """Bytes [offset, offset+length) of a local, s3:// or https:// file; retries throttling with backoff."""
-    kind = scheme(path)
-    if kind in ("", "file"):
-        with open(local_path(path), "rb") as handle:
-            handle.seek(offset)
-            return handle.read(length)
-    last_error: Exception | None = None
-    for attempt in range(retries):
-        try:
-            if kind in ("s3", "s3a", "s3n"):
-                bucket, key = _bucket_key(path)
-                body = s3_client().get_object(Bucket=bucket, Key=key, Range=f"bytes={offset}-{offset + length - 1}")
-                data = body["Body"].read()
-            elif kind in ("http", "https"):
-                import requests
-
-                response = requests.get(path, headers={"Range": f"bytes={offset}-{offset + length - 1}"}, timeout=60)
-                if response.status_code in (429, 503):
-                    raise OSError(f"HTTP {response.status_code} throttled")
-                response.raise_for_status()
-                data = response.content
-            else:
-                raise ValueError(f"unsupported path scheme {kind!r} in {path}")
-            if len(data) != length:
-                raise OSError(f"short read: {len(data)} of {length} bytes")
-            return data
-        except ValueError:
-            raise
-        except Exception as error:  # noqa: BLE001 - throttling, timeouts, truncated bodies: back off, retry
-            last_error = error
-            time.sleep(backoff * (2 ** attempt))
-    raise OSError(f"read of {path} [{offset}+{length}] failed after {retries} tries: {last_error}")
 
 
 def list_files(path: str, suffix: str = "") -> list[str]:
