@@ -109,6 +109,22 @@ def test_predict_lang_frame_has_iso_columns_plus_unk_and_rows_sum_to_one(ngram_u
         ngram_url2lang.model.predict_parallel(urls, urls)
 
 
+@pytest.mark.parametrize("backend", ["ngram_url2lang", "transformer_url2lang"])
+def test_both_backends_check_prediction_arguments_alike(backend, request):
+    model = request.getfixturevalue(backend).model
+    with pytest.raises(TypeError, match="predict_parallel needs a pairs model"):
+        model.predict_parallel(["http://a.fr/"], ["http://a.fr/en/"])
+    model.task = "pairs"  # the pair checks come before any scoring
+    try:
+        with pytest.raises(ValueError, match="1 src URLs but 2 trg URLs"):
+            model.predict_parallel(["http://a.fr/"], ["http://a.fr/en/", "http://a.fr/de/"])
+        assert model.predict_parallel([], []).shape == (0,)
+        with pytest.raises(TypeError, match="predict_lang needs a url2lang model"):
+            model.predict_lang(["http://a.fr/"])
+    finally:
+        model.task = "url2lang"
+
+
 def test_ngram_save_load_round_trip_is_identical_and_cached(ngram_url2lang, language_frame, tmp_path):
     out = write_model_dir(ngram_url2lang, str(tmp_path / "url2lang"))
     metadata = read_metadata(out)

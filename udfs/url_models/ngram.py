@@ -415,7 +415,39 @@ def pair_features(src_texts: list[str], trg_texts: list[str], spec: NgramSpec):
     return (bags if spec.side_bags else bags[2:]), dense
 
 
-class NgramUrlModel:
+class UrlModelApi:
+    """What both URL-model backends answer: predict_lang / predict_parallel check their arguments here and
+    score with the backend's `_lang_probabilities(urls)` / `_pair_probabilities(src, trg)` (class
+    probabilities, one row per URL or pair)."""
+
+    task: str
+    labels: list[str]
+
+    def predict_lang(self, urls: list[str]) -> pd.DataFrame:
+        """P(language | URL): one row per URL, columns = ISO 639-3 labels + 'unk', rows sum to 1."""
+        if self.task != "url2lang":
+            raise TypeError(f"this is a {self.task} model; predict_lang needs a url2lang model")
+        return language_frame(self._lang_probabilities(list(urls)), self.labels)
+
+    def predict_parallel(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
+        """P(src and trg are translations of each other), one float per pair."""
+        if self.task != "pairs":
+            raise TypeError(f"this is a {self.task} model; predict_parallel needs a pairs model")
+        src_urls, trg_urls = list(src_urls), list(trg_urls)
+        if len(src_urls) != len(trg_urls):
+            raise ValueError(f"predict_parallel: {len(src_urls)} src URLs but {len(trg_urls)} trg URLs")
+        if not src_urls:
+            return np.zeros(0)
+        return self._pair_probabilities(src_urls, trg_urls)[:, 1].astype(np.float64)
+
+    def _lang_probabilities(self, urls: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _pair_probabilities(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class NgramUrlModel(UrlModelApi):
     """The fast backend behind load_model(): predict_lang / predict_parallel over hashed n-gram bags."""
 
     backend = "ngram"
@@ -487,24 +519,11 @@ class NgramUrlModel:
         width = 2 if self.task == "pairs" else len(self.labels)
         return np.concatenate(outputs) if outputs else np.zeros((0, width), dtype=np.float32)
 
-    def predict_lang(self, urls: list[str]) -> pd.DataFrame:
-        """P(language | URL): one row per URL, columns = ISO 639-3 labels + 'unk', rows sum to 1."""
-        if self.task != "url2lang":
-            raise TypeError(f"this is a {self.task} model; predict_lang needs a url2lang model")
-        urls = list(urls)
-        probabilities = self._probabilities(lambda a, b: self.url_inputs(urls[a:b]), len(urls))
-        return language_frame(probabilities, self.labels)
+    def _lang_probabilities(self, urls: list[str]) -> np.ndarray:
+        return self._probabilities(lambda a, b: self.url_inputs(urls[a:b]), len(urls))
 
-    def predict_parallel(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
-        """P(src and trg are translations of each other), one float per pair."""
-        if self.task != "pairs":
-            raise TypeError(f"this is a {self.task} model; predict_parallel needs a pairs model")
-        src_urls, trg_urls = list(src_urls), list(trg_urls)
-        if len(src_urls) != len(trg_urls):
-            raise ValueError(f"predict_parallel: {len(src_urls)} src URLs but {len(trg_urls)} trg URLs")
-        probabilities = self._probabilities(lambda a, b: self.pair_inputs(src_urls[a:b], trg_urls[a:b]),
-                                            len(src_urls))
-        return probabilities[:, 1].astype(np.float64)
+    def _pair_probabilities(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
+        return self._probabilities(lambda a, b: self.pair_inputs(src_urls[a:b], trg_urls[a:b]), len(src_urls))
 
 
 def language_frame(probabilities: np.ndarray, labels: list[str]) -> pd.DataFrame:

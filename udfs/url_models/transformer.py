@@ -14,10 +14,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import torch
 
-from udfs.url_models.ngram import language_frame
+from udfs.url_models.ngram import UrlModelApi
 from udfs.url_models.preprocess import preprocess_url
 
 log = logging.getLogger("parascout.url_models")
@@ -75,7 +74,7 @@ def reinitialise_classifier(model) -> None:
                 module.bias.data.zero_()
 
 
-class TransformerUrlModel:
+class TransformerUrlModel(UrlModelApi):
     """The transformer backend behind load_model(): batched, length-sorted, optional int8 on CPU."""
 
     backend = "transformer"
@@ -204,22 +203,11 @@ class TransformerUrlModel:
                 result[rows] = probabilities.cpu().numpy()
         return result
 
-    def predict_lang(self, urls: list[str]) -> pd.DataFrame:
-        """P(language | URL): one row per URL, columns = ISO 639-3 labels + 'unk', rows sum to 1."""
-        if self.task != "url2lang":
-            raise TypeError(f"this is a {self.task} model; predict_lang needs a url2lang model")
-        return language_frame(self._probabilities(self.encode_urls(list(urls))), self.labels)
+    def _lang_probabilities(self, urls: list[str]) -> np.ndarray:
+        return self._probabilities(self.encode_urls(urls))
 
-    def predict_parallel(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
-        """P(src and trg are translations of each other), one float per pair."""
-        if self.task != "pairs":
-            raise TypeError(f"this is a {self.task} model; predict_parallel needs a pairs model")
-        src_urls, trg_urls = list(src_urls), list(trg_urls)
-        if len(src_urls) != len(trg_urls):
-            raise ValueError(f"predict_parallel: {len(src_urls)} src URLs but {len(trg_urls)} trg URLs")
-        if not src_urls:
-            return np.zeros(0)
-        return self._probabilities(self.encode_pairs(src_urls, trg_urls))[:, 1]
+    def _pair_probabilities(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
+        return self._probabilities(self.encode_pairs(src_urls, trg_urls))
 
 
 def quantize_dynamic_int8(model):
