@@ -353,6 +353,70 @@ class Job:
             storage.write_text(self.report_path(), json.dumps(data, indent=2, sort_keys=False, default=str))
 
 
+class TrainingJob(Job):
+    """train-url2lang and train-pairs: no Spark, --out doubles as the root, the shared training options.
+
+    A subclass names its `task`, adds and checks its source options (`add_source_arguments`,
+    `source_problems`), loads the examples counting every input row (`examples` -> frame and the
+    source's metadata) and may add metrics of its own (`report_result`).
+    """
+
+    uses_spark = False
+    root_required = False
+    task = ""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from udfs.url_models.training import add_training_arguments
+
+        super().add_arguments(parser)
+        self.add_source_arguments(parser)
+        add_training_arguments(parser)
+
+    def add_source_arguments(self, parser: argparse.ArgumentParser) -> None:
+        raise NotImplementedError
+
+    def source_problems(self, args: argparse.Namespace) -> list[str]:
+        return []
+
+    def validate_arguments(self, args: argparse.Namespace) -> None:
+        from udfs.url_models.training import check_training_arguments
+
+        if not args.root:
+            args.root = args.out
+        super().validate_arguments(args)
+        problems = check_training_arguments(args) + self.source_problems(args)
+        if problems:
+            raise ConfigError("; ".join(problems))
+
+    def examples(self):
+        """(training frame with a split column, metadata naming the source)."""
+        raise NotImplementedError
+
+    def count_input(self, what: str, counts: dict, bad_reasons: tuple[str, ...]) -> None:
+        """Report a loader's counts: input rows, 'reason:<name>' skips, kept."""
+        self.report.input(what, counts.pop("input", 0))
+        self.report.add_counts({key.split(":", 1)[-1]: value for key, value in counts.items() if ":" in key},
+                               bad_reasons=bad_reasons)
+        self.report.kept(counts["kept"])
+
+    def process(self) -> None:
+        from udfs.url_models.evaluation import format_report
+        from udfs.url_models.training import config_from_args, train_model, write_model_dir
+
+        frame, source = self.examples()
+        result = train_model(self.task, frame, config_from_args(self.args), source)
+        path = write_model_dir(result, self.args.out)
+        for split in ("dev", "test"):
+            print(format_report(result.metrics[split], title=f"{self.task} {split} (held-out hosts)"))
+            self.report.metric(f"{split}_macro_f1", result.metrics[split]["macro"]["f1"])
+        self.report_result(result)
+        self.report.metric("model_dir", path)
+        self.report.metric("model_version", result.metadata["model_version"])
+
+    def report_result(self, result) -> None:
+        """Metrics of the trained model beyond macro-F1 (a subclass's choice)."""
+
+
 def local_spark_defaults() -> dict[str, str]:
     """Spark properties for local[*] runs (a laptop, the demo): few shuffle partitions, UI off.
 

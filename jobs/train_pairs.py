@@ -14,29 +14,18 @@ from __future__ import annotations
 
 import argparse
 
-from jobs.base import ConfigError, Job
+from jobs.base import ConfigError, TrainingJob
 from udfs.langs import UnknownLanguage, to_iso639_3
-from udfs.url_models.evaluation import format_report
 from udfs.url_models.negatives import parse_strategies
-from udfs.url_models.training import (
-    add_training_arguments,
-    check_training_arguments,
-    config_from_args,
-    load_pairs,
-    pair_examples,
-    train_model,
-    write_model_dir,
-)
+from udfs.url_models.training import load_pairs, pair_examples
 
 
-class TrainPairsJob(Job):
+class TrainPairsJob(TrainingJob):
     name = "train-pairs"
     description = "train the URL-pair parallelness model on positive pairs + synthetic negatives"
-    uses_spark = False
-    root_required = False
+    task = "pairs"
 
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        super().add_arguments(parser)
+    def add_source_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--positives", required=True, metavar="FILE_OR_PARQUET",
                             help="pair file (src trg per line), sample archive root, truth/pairs.parquet "
                                  "or verified_pairs table")
@@ -46,13 +35,9 @@ class TrainPairsJob(Job):
         parser.add_argument("--negatives-per-positive", type=int, default=1, help="k per positive and strategy")
         parser.add_argument("--src-lang", default=None, help="language of the src column of a pair file (en, eng...)")
         parser.add_argument("--trg-lang", default=None, help="language of the trg column of a pair file")
-        add_training_arguments(parser)
 
-    def validate_arguments(self, args: argparse.Namespace) -> None:
-        if not args.root:
-            args.root = args.out
-        super().validate_arguments(args)
-        problems = check_training_arguments(args)
+    def source_problems(self, args: argparse.Namespace) -> list[str]:
+        problems = []
         try:
             args.negatives = ",".join(parse_strategies(args.negatives))
         except ValueError as error:
@@ -65,30 +50,21 @@ class TrainPairsJob(Job):
                     setattr(args, name, to_iso639_3(getattr(args, name)))
                 except UnknownLanguage as error:
                     problems.append(f"--{name.replace('_', '-')}: {error}")
-        if problems:
-            raise ConfigError("; ".join(problems))
+        return problems
 
-    def process(self) -> None:
+    def examples(self):
         args = self.args
         pairs, counts = load_pairs(args.positives, args.src_lang, args.trg_lang)
-        self.report.input("pairs", counts.pop("input", 0))
-        self.report.add_counts({key.split(":", 1)[-1]: value for key, value in counts.items() if ":" in key},
-                               bad_reasons=("malformed_line", "missing_url"))
-        self.report.kept(counts["kept"])
+        self.count_input("pairs", counts, bad_reasons=("malformed_line", "missing_url"))
         if int(pairs["label"].sum()) < 2:
             raise ConfigError(f"--positives {args.positives}: need at least two positive pairs")
         examples = pair_examples(pairs, tuple(args.negatives.split(",")), args.negatives_per_positive,
                                  args.dev_fraction, args.test_fraction, args.seed)
-        result = train_model("pairs", examples, config_from_args(args),
-                             {"source": args.positives, "negatives": args.negatives,
-                              "negatives_per_positive": args.negatives_per_positive})
-        path = write_model_dir(result, args.out)
-        for split in ("dev", "test"):
-            print(format_report(result.metrics[split], title=f"pairs {split} (held-out hosts)"))
-            self.report.metric(f"{split}_macro_f1", result.metrics[split]["macro"]["f1"])
+        return examples, {"source": args.positives, "negatives": args.negatives,
+                          "negatives_per_positive": args.negatives_per_positive}
+
+    def report_result(self, result) -> None:
         self.report.metric("examples_by_source", result.metrics["sources"])
-        self.report.metric("model_dir", path)
-        self.report.metric("model_version", result.metadata["model_version"])
 
 
 if __name__ == "__main__":

@@ -13,68 +13,42 @@ from __future__ import annotations
 
 import argparse
 
-from jobs.base import ConfigError, Job
-from udfs.url_models.evaluation import format_report
-from udfs.url_models.training import (
-    add_training_arguments,
-    check_training_arguments,
-    config_from_args,
-    load_url2lang_examples,
-    split_by_host,
-    train_model,
-    write_model_dir,
-)
+from jobs.base import ConfigError, TrainingJob
+from udfs.url_models.training import load_url2lang_examples, split_by_host
 
 
-class TrainUrl2LangJob(Job):
+class TrainUrl2LangJob(TrainingJob):
     name = "train-url2lang"
     description = "train the language-from-URL model (n-gram or transformer) on the urls table"
-    uses_spark = False
-    root_required = False
+    task = "url2lang"
 
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        super().add_arguments(parser)
+    def add_source_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--urls", required=True, metavar="PATH_OR_ROOT",
                             help="the urls table (Parquet file or folder) or a dataset root holding urls/")
         parser.add_argument("--cap-per-language", type=int, default=600_000,
                             help="most URLs kept per language (smallest seeded URL hash wins)")
         parser.add_argument("--unknown-from-null", action="store_true",
                             help="train an 'unk' class from URLs whose CDX language is null (else they are skipped)")
-        add_training_arguments(parser)
 
-    def validate_arguments(self, args: argparse.Namespace) -> None:
-        if not args.root:
-            args.root = args.out
-        super().validate_arguments(args)
-        problems = check_training_arguments(args)
-        if args.cap_per_language < 1:
-            problems.append("--cap-per-language must be at least 1")
-        if problems:
-            raise ConfigError("; ".join(problems))
+    def source_problems(self, args: argparse.Namespace) -> list[str]:
+        return ["--cap-per-language must be at least 1"] if args.cap_per_language < 1 else []
 
-    def process(self) -> None:
+    def examples(self):
         args = self.args
         frame, counts = load_url2lang_examples(args.urls, args.cap_per_language, args.unknown_from_null, args.seed)
-        self.report.input("urls", counts.pop("input", 0))
-        self.report.add_counts({key.split(":", 1)[-1]: value for key, value in counts.items() if ":" in key},
-                               bad_reasons=("no_url", "no_host"))
-        self.report.kept(counts["kept"])
+        self.count_input("urls", counts, bad_reasons=("no_url", "no_host"))
         if frame["lang"].nunique() < 2:
             raise ConfigError(f"--urls {args.urls}: need URLs of at least two languages, found "
                               f"{sorted(frame['lang'].unique())}")
         frame["split"] = split_by_host(frame["host"], args.dev_fraction, args.test_fraction, args.seed).to_numpy()
-        result = train_model("url2lang", frame, config_from_args(args),
-                             {"source": args.urls, "cap_per_language": args.cap_per_language,
-                              "unknown_from_null": args.unknown_from_null})
-        path = write_model_dir(result, args.out)
+        return frame, {"source": args.urls, "cap_per_language": args.cap_per_language,
+                       "unknown_from_null": args.unknown_from_null}
+
+    def report_result(self, result) -> None:
         for split in ("dev", "test"):
-            print(format_report(result.metrics[split], title=f"url2lang {split} (held-out hosts)"))
-            self.report.metric(f"{split}_macro_f1", result.metrics[split]["macro"]["f1"])
             self.report.metric(f"{split}_accuracy", result.metrics[split]["accuracy"])
         self.report.metric("languages", len(result.metadata["labels"]))
         self.report.metric("rows_by_split", result.metrics["rows"])
-        self.report.metric("model_dir", path)
-        self.report.metric("model_version", result.metadata["model_version"])
 
 
 if __name__ == "__main__":
