@@ -10,6 +10,7 @@ import pytest
 
 from tests.test_replay_simulator import HOST, NO_PAIRS, pairs, site, urls
 from udfs.replay import POLICY_NAMES, build_graph, build_truth, make_policy, simulate, strand_handles
+from udfs.replay.policies import SmartSite
 from udfs.replay.synthetic import handle_pair_scorer, marker_lang_scorer, multilingual_site, random_site
 
 LANGS = ("eng", "isl")
@@ -269,6 +270,63 @@ def test_site_class_posterior_learns_only_from_features_seen_on_fetched_pages():
     assert sharper[3, 2] > posterior[3, 2]                            # less smoothing: evidence weighs more
     assert np.allclose(posterior[5], prior[5])                         # only an unseen feature: the prior stands
     assert posterior[4, 1] == pytest.approx(posterior[4, 3])           # classes never fetched stay tied
+
+
+def language_switcher_site(n_articles: int = 30) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every page in English, Icelandic and German under a language-free URL ('/?p=123'); a page's first links
+    are its home, then its other languages in site order (the switcher), then related pages in its language."""
+    rng = np.random.default_rng(3)
+    langs, pages_of = ("eng", "isl", "deu"), ["home", *range(n_articles)]
+    ids = iter(rng.permutation(np.arange(100, 1000)).tolist())
+    path = {(page, lang): f"/?p={next(ids)}" for page in pages_of for lang in langs} | {("home", "eng"): "/"}
+    pages, lang_of = {}, {}
+    for page in pages_of:
+        for lang in langs:
+            others = [path[(page, other)] for other in langs if other != lang]
+            if page == "home":
+                links = others + [path[(int(k), lang)] for k in rng.permutation(n_articles)[:8]]
+            else:
+                related = [path[(int(k), lang)] for k in rng.choice(n_articles, 3, replace=False) if k != page]
+                links = [path[("home", lang)], *others, *related]
+            pages[path[(page, lang)]], lang_of[path[(page, lang)]] = links, lang
+    return site(pages, lang=lang_of), pairs(*[(path[(page, "eng")], path[(page, "isl")]) for page in pages_of])
+
+
+def test_smart_site_learns_which_header_slot_leads_to_which_language():
+    docs, truth = language_switcher_site()
+    graph = build_graph(docs)
+    truth_index = build_truth(graph, truth)
+
+    def clueless_lang_scorer(batch):  # '/?p=123' says nothing about a language
+        return pd.DataFrame({lang: np.full(len(batch), 0.3) for lang in ("eng", "isl", "deu")})
+
+    def clueless_pair_scorer(src_urls, trg_urls):
+        return np.full(len(src_urls), 0.5)
+    german = {}
+    for slots in (16, 0):
+        policy = type("SmartSiteSlots", (SmartSite,), {"link_slots": slots})(LANGS, clueless_lang_scorer,
+                                                                             clueless_pair_scorer)
+        result = simulate(graph, policy, truth_index)
+        german[slots] = sum(graph.langs[node] == "deu" for node in result.order[:result.summary()["fetches_to_80"]])
+    # every page links English, Icelandic and German pages: only the slot tells slot 2's German from slot 1's
+    assert german[16] <= 8 and german[0] >= 3 * german[16], german
+
+
+def test_smart_site_walks_the_smaller_language_first():
+    english = [f"/en/{name}" for name in "abcdefgh"]
+    graph = build_graph(site({"/": [*english, "/is/x"], **{path: [] for path in english}, "/is/x": []},
+                             lang={"/is/x": "isl"}))
+
+    class EvenFocus(SmartSite):
+        def _translation_shares(self, posterior, discovered):
+            return 1.0, 1.0
+    position = {}
+    for policy in (SmartSite, EvenFocus):
+        result = simulate(graph, policy(LANGS, LANG_SCORER, lambda s, t: np.zeros(len(s))), NO_PAIRS)
+        position[policy.__name__] = result.fetched_urls().index(urls("/is/x")[0])
+    # nine English pages found and one Icelandic: an Icelandic page is the likelier half of a pair, so it is
+    # fetched at the first rescore (after 4 fetches), not after every English page
+    assert position == {"SmartSite": 4, "EvenFocus": 9}
 
 
 def test_strand_fetches_the_other_language_twin_first():

@@ -113,11 +113,14 @@ class Smart(Policy):
         return self._link_scores(self._page_lang[sources], p_first, p_second, p_parallel)
 
     def _link_scores(self, page_lang: np.ndarray, p_first: np.ndarray, p_second: np.ndarray,
-                     p_parallel: np.ndarray) -> np.ndarray:
-        """P(v in the other language of u) × P(u, v parallel) + focus × P(v in either), per link u -> v."""
+                     p_parallel: np.ndarray, focus_weights: tuple[float, float] = (1.0, 1.0)) -> np.ndarray:
+        """P(v in the other language of u) × P(u, v parallel) + focus × P(v in either), per link u -> v;
+        `focus_weights` weigh P(v in A) and P(v in B) in the focus term."""
         p_either = np.maximum(p_first, p_second)
         p_other = np.where(page_lang == 0, p_second, np.where(page_lang == 1, p_first, p_either))
-        return p_other * p_parallel + self.language_focus * p_either
+        focus = p_either if focus_weights == (1.0, 1.0) else np.maximum(focus_weights[0] * p_first,
+                                                                         focus_weights[1] * p_second)
+        return p_other * p_parallel + self.language_focus * focus
 
     def _lang_probabilities(self, urls: list[str]) -> tuple[np.ndarray, np.ndarray]:
         first, second = self._lang_columns(urls, self.langs)
@@ -166,15 +169,24 @@ class SmartSite(SmartLang):
     without a language, one for pages missing from the archive), multiplies the URL model's
     probabilities; features not yet seen on a fetched page say nothing. So once `/fi/...` or `?l=3`
     pages turned out Finnish or French, the URL model's guess for the rest of them is overruled,
-    which a model trained on other sites cannot know. The crawl re-scores every link after
-    `first_rescore` fetches and then each time the fetched count grew by `rescore_growth`.
+    which a model trained on other sites cannot know. A link's context includes its position in the
+    header of the page it is on: a site's template puts its language switcher in the same slots on every
+    page, so once slot 3 of German pages led to Spanish ones, it does on the next German page too, even
+    where URLs carry no language at all (`?p=123`).
+
+    The language focus term weighs A and B by the share of their pages expected to have a translation
+    in the other language (see `_translation_shares`): on a site whose German pages outnumber its
+    Spanish ones three to one, a Spanish page is three times as likely to be half of a pair, so the
+    smaller language's lists are walked first and the larger's pages are reached by their translations'
+    links. The crawl re-scores every link after `first_rescore` fetches and then each time the fetched
+    count grew by `rescore_growth`.
     """
 
     name = "smart+site"
     rescores = True
     first_rescore = 4
     rescore_growth = 1.1
-    smoothing = 5.0
+    smoothing = 2.0
     #: share of the prior spread evenly over the classes: the URL model is overruled by site evidence
     prior_floor = 0.05
     #: prior of "missing from the archive" (a wasted fetch)
@@ -187,6 +199,11 @@ class SmartSite(SmartLang):
     found_partner_share = 0.5
     #: also learn from the languages of the fetched pages linking to a page
     link_context = True
+    #: ... and, for the first `link_slots` links of a page (its header: logo, menu, language switcher), from
+    #: the link's position there: slot 3 of a German page may be its Spanish translation on every page of a site
+    link_slots = 16
+    #: pages added to each language's expected size when weighing the wanted languages by translation share
+    size_smoothing = 5.0
 
     def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
         super().prepare(graph, truth)
@@ -199,6 +216,7 @@ class SmartSite(SmartLang):
         self._classes[graph.n_docs:] = n_langs + 1
         self._features = site_feature_matrix(graph.urls)
         self._edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._focus_weights = (1.0, 1.0)
         self._prior: np.ndarray | None = None
 
     def next_rescore(self, fetched: int) -> int:
@@ -217,6 +235,7 @@ class SmartSite(SmartLang):
         self._prior[unique] = self._class_prior(urls[unique].tolist())
         p_parallel = self._pair_probabilities(urls[sources].tolist(), urls[targets].tolist())
         self._edges = (sources, targets, p_parallel)
+        self._slots = link_positions(graph, sources, targets)
         self._candidates = self._candidate_pairs(urls, unique)
         self._bonus = np.zeros(graph.n_nodes)
         return self._combine(self._prior[:, 0], self._prior[:, 1])
@@ -229,6 +248,7 @@ class SmartSite(SmartLang):
                     else self._features)
         posterior = site_class_posterior(features, self._classes, fetched, self._prior, self.smoothing)
         p_first, p_second = posterior[:, 0], posterior[:, 1]
+        self._focus_weights = self._translation_shares(posterior, discovered)
         left, right, p_pair = self._candidates
         value = p_pair * (p_first[left] * p_second[right] + p_second[left] * p_first[right])
         self._bonus = np.zeros(graph.n_nodes)
@@ -263,19 +283,45 @@ class SmartSite(SmartLang):
         return (1.0 - self.prior_floor) * prior + self.prior_floor / prior.shape[1]
 
     def _linked_from(self, fetched: np.ndarray):
-        """Nodes x classes, binary: linked from a fetched page of that class (a link's context)."""
+        """Nodes x (classes + classes x slots), binary: linked from a fetched page of that class, and from that
+        slot of a fetched page of that class (a link's context)."""
         sources, targets, _ = self._edges
         found = fetched[sources]
-        matrix = sparse.csr_matrix((np.ones(int(found.sum())), (targets[found], self._classes[sources[found]])),
-                                   shape=(len(fetched), len(self._class_langs) + 2))
+        n_classes = len(self._class_langs) + 2
+        source_classes, slots, linked = self._classes[sources[found]], self._slots[found], targets[found]
+        header = slots < self.link_slots
+        rows = np.concatenate([linked, linked[header]])
+        columns = np.concatenate([source_classes, n_classes + source_classes[header] * self.link_slots + slots[header]])
+        matrix = sparse.csr_matrix((np.ones(len(rows)), (rows, columns)),
+                                   shape=(len(fetched), n_classes * (1 + self.link_slots)))
         matrix.sum_duplicates()
         matrix.data[:] = 1.0
         return matrix
 
     def _combine(self, p_first: np.ndarray, p_second: np.ndarray) -> np.ndarray:
         sources, targets, p_parallel = self._edges
-        return (self._link_scores(self._page_lang[sources], p_first[targets], p_second[targets], p_parallel)
+        return (self._link_scores(self._page_lang[sources], p_first[targets], p_second[targets], p_parallel,
+                                  self._focus_weights)
                 + self.partner_weight * self._bonus[targets])
+
+    def _translation_shares(self, posterior: np.ndarray, discovered: np.ndarray) -> tuple[float, float]:
+        """(A, B): the share of a language's pages expected to have a translation in the other language.
+
+        A site's languages are taken as independent subsets of its content, the largest language as all
+        of it: a page in A has a translation in B with probability size(B) / size(largest). Sizes are the
+        expected counts of the pages found so far (their posterior mass), smoothed by `size_smoothing` pages.
+        """
+        sizes = posterior[discovered, : len(self._class_langs)].sum(axis=0) + self.size_smoothing
+        return min(1.0, sizes[1] / sizes.max()), min(1.0, sizes[0] / sizes.max())
+
+
+def link_positions(graph: SiteGraph, sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Per link sources[i] -> targets[i]: its position among the links of its source page (0: the first)."""
+    offsets, linked = graph.csr()
+    keys = np.repeat(np.arange(graph.n_nodes, dtype=np.int64), np.diff(offsets)) * graph.n_nodes + linked
+    order = np.argsort(keys, kind="stable")
+    found = order[np.searchsorted(keys[order], sources.astype(np.int64) * graph.n_nodes + targets)]
+    return found - offsets[sources]
 
 
 _SITE_TOKEN = re.compile(r"[^\W_]+")
