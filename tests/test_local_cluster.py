@@ -1,5 +1,5 @@
-"""scan-cdx (JVM parsing, Python readers, a pandas UDF) and bucket-handles (the Java UDF, shipped to the
-executors through spark.jars) in local-cluster mode: two executor JVMs.
+"""scan-cdx (the Java line parser, Python readers) and bucket-handles (the Java UDF), shipped to the
+executors through spark.jars, in local-cluster mode: two executor JVMs.
 
 It runs in a subprocess with its own SparkSession, so it does not clash with the shared
 `spark` fixture; the executors' Python workers use this interpreter (PYSPARK_PYTHON).
@@ -26,10 +26,11 @@ def test_scan_cdx_runs_on_separate_executor_jvms(tmp_path):
     cluster = ["--spark-conf", "spark.master=local-cluster[2,1,1024]", "--spark-conf", "spark.ui.enabled=false",
                "--spark-conf", "spark.sql.shuffle.partitions=4"]
     command = [sys.executable, "-m", "jobs.scan_cdx", "--root", str(tmp_path), "--cdx", str(CDX),
-               "--crawl", "CC-MAIN-2024-33", "--langs", "en,is", "--max-bad-fraction", "0.5", *cluster,
-               "--log-level", "WARNING"]
+               "--crawl", "CC-MAIN-2024-33", "--langs", "en,is", "--max-bad-fraction", "0.5", *cluster]
     finished = subprocess.run(command, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert finished.returncode == 0, finished.stderr[-3000:]
+    if jvm_jar_path() is not None:  # the executors parsed the lines with the jar's Java UDF
+        assert "CDX lines on the JVM: the Java UDF parascout.CdxLine" in finished.stderr
     report = json.loads((tmp_path / "_reports" / "scan-cdx.json").read_text())
     assert report["metrics"]["spark_master"] == "local-cluster[2,1,1024]"
     assert report["metrics"]["executors"] == 2
