@@ -26,6 +26,7 @@ BAD_REASONS = ("non_utf8", "malformed_line", "bad_json", "missing_url", "url_too
 RECORD_FILTERS = ("crawl_not_selected", "host_not_allowed", "revisit", "redirect", "status", "mime")
 CAPTURE_FILTERS = ("older_capture", "host_not_bilingual")
 JVM_DOMAIN_CLASS = "parascout.RegisteredDomain"
+JVM_DOMAIN_FUNCTION = "parascout_registered_domain"
 JVM_LINE_CLASS = "parascout.CdxLine"
 JVM_LINE_FUNCTION = "parascout_cdx_line"
 #: what parascout.CdxLine returns (its FIELDS, in order): RECORD_COLUMNS with the fetch time in epoch
@@ -34,7 +35,6 @@ JVM_RECORD_DDL = ("struct<url string, surt string, host string, status int, mime
                   "fetch_micros bigint, warc_filename string, warc_offset bigint, warc_length bigint, crawl string, "
                   "record_type string, redirect string, charset string, truncated string, languages string, "
                   "reason string>")
-JVM_DOMAIN_FUNCTION = "parascout_registered_domain"
 HTML_MIMES = ("text/html", "application/xhtml+xml")
 UNKNOWN_LANGUAGE = "und"
 #: CDX JSON keys (the API says `encoding` where files say `charset`)
