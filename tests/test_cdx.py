@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pytest
+from pyspark.sql import functions as F
 
 from udfs import cdx_records, jvm
 from udfs.cdx import (
@@ -208,7 +209,9 @@ def odd_lines() -> list[bytes]:
               "\"offset\": \"2\", \"filename\": \"f\"}"),
               "is,example)/feb30 20230230101010 {\"url\": \"https://a.is/\"}", "is,example)/short 2024080510 {}",
               " 20240805101010 {\"url\": \"https://a.is/\"}", "is,example)/two-parts 20240805101010", "", "x",
-              "is,example)/no-brace 20240805101010 url"]
+              "is,example)/no-brace 20240805101010 url",
+              "is,example)/year-1024 10240805101010 {\"url\": \"https://a.is/\"}",  # a date, not a capture's
+              "is,example)/tab-year \t0240805101010 {\"url\": \"https://a.is/\"}"]
     return [line.encode("utf-8") for line in lines] + [b"is,example)/bad \xff 20240805101010 {}"]
 
 
@@ -228,7 +231,7 @@ def test_the_java_line_parser_gives_the_records_of_the_spark_expressions(spark):
     assert odd["reason"].tolist() == [
         None, None, None, None, None, "missing_status", "missing_location", None, "bad_url", "bad_url",
         "missing_url", "bad_json", "bad_json", "bad_json", "bad_json", "bad_json", "malformed_line",
-        "malformed_line", None, *["malformed_line"] * 7, "non_utf8", "truncated_gzip"]
+        "malformed_line", None, *["malformed_line"] * 9, "non_utf8", "truncated_gzip"]
     odd = odd[odd["reason"].isna()].set_index("surt")
     assert odd["host"].tolist() == ["www.example.is", "b.example.is", "c.example.is", "d.example.is",
                                     "e.example.is", "h.example.is", "a.is"]
@@ -236,6 +239,45 @@ def test_the_java_line_parser_gives_the_records_of_the_spark_expressions(spark):
     assert odd.loc["is,example)/odd1", "mime"] == "application/xhtml+xml" and odd["mime"].iloc[0] == "text/html"
     assert odd.loc["is,example)/odd0", ["status", "crawl", "charset"]].tolist() == [200, "X", "latin-1"]
     assert odd.loc["is,example)/odd2", "record_type"] == "revisit" and odd.loc["is,example)/odd6", "warc_length"] == 7
+
+
+def mutated_lines(count: int, seed: int) -> list[bytes]:
+    """CDX lines of captures.cdx with 1-3 random byte deletions, insertions or swaps each (JSON punctuation,
+    digits, spaces, tabs, UTF-8 and invalid bytes)."""
+    rng = random.Random(seed)
+    base = [line for line in (CDX_DATA / "captures.cdx").read_bytes().split(b"\n") if line]
+    alphabet = b' {}[]":,\\/0123456789abcdeu.-\xc3\xa9\xff\t'
+    lines = []
+    for _ in range(count):
+        line = bytearray(rng.choice(base))
+        for _ in range(rng.randint(1, 3)):
+            position = rng.randrange(len(line))
+            kind = rng.random()
+            if kind < 0.4:
+                del line[position]
+            elif kind < 0.8:
+                line.insert(position, rng.choice(alphabet))
+            else:
+                line[position] = rng.choice(alphabet)
+        lines.append(bytes(line))
+    return lines
+
+
+@pytest.mark.slow
+def test_the_java_line_parser_agrees_with_the_spark_expressions_on_mutated_lines(spark):
+    frame = spark.createDataFrame([(line, None) for line in mutated_lines(3000, seed=5)],
+                                  "value binary, read_status string")
+    lines = frame.selectExpr("cast(value as string) as value", "read_status")
+
+    def parsed(parse) -> pd.DataFrame:  # fetch_time as text: a corrupted year would not fit a pandas timestamp
+        return parse(lines).withColumn("fetch_time", F.col("fetch_time").cast("string")).toPandas()
+
+    by_java, by_sql = parsed(parse_cdx_lines), parsed(parse_cdx_lines_sql)
+    reasons = by_java["reason"].fillna("ok")
+    assert reasons.tolist() == by_sql["reason"].fillna("ok").tolist()
+    assert reasons.nunique() >= 6 and (reasons == "ok").sum() > 500  # the mutations reach every check
+    good = reasons == "ok"
+    pd.testing.assert_frame_equal(by_java[good].reset_index(drop=True), by_sql[good].reset_index(drop=True))
 
 
 def test_filter_reasons_follow_the_options(spark):

@@ -36,6 +36,9 @@ JVM_RECORD_DDL = ("struct<url string, surt string, host string, status int, mime
                   "record_type string, redirect string, charset string, truncated string, languages string, "
                   "reason string>")
 HTML_MIMES = ("text/html", "application/xhtml+xml")
+#: capture years a CDX timestamp may name (the first web page .. well past any crawl); a corrupted line can
+#: still read as a date (year 0024, 1024), which pandas and most readers cannot even hold
+CAPTURE_YEARS = (1991, 2100)
 UNKNOWN_LANGUAGE = "und"
 #: CDX JSON keys (the API says `encoding` where files say `charset`)
 CDX_JSON_KEYS = ("url", "mime", "mime-detected", "status", "digest", "length", "offset", "filename",
@@ -125,15 +128,17 @@ def _count(text: Column) -> Column:
 
 
 def _utc_timestamp(digits: Column) -> Column:
-    """'20240805101010' -> that instant in UTC (null when not a date): one try_cast and arithmetic, cheaper
-    than a pattern parser or six substrings (try_make_timestamp rejects a month 13 or a day 32)."""
+    """'20240805101010' -> that instant in UTC (null when not a date in CAPTURE_YEARS): one try_cast and
+    arithmetic, cheaper than a pattern parser or six substrings (try_make_timestamp rejects a month 13 or a
+    day 32)."""
     number = digits.try_cast("long")
 
     def part(scale: int, modulo: int = 100) -> Column:  # 14 digits < 2**53: the double quotient truncates exactly
         return ((number / scale).cast("long") % modulo).cast("int")
 
-    return F.when((F.length(digits) == 14) & (number >= 0), F.try_make_timestamp(
-        part(10**10, 10**4), part(10**8), part(10**6), part(10**4), part(100), part(1), F.lit("UTC")))
+    year = part(10**10, 10**4)
+    return F.when((F.length(digits) == 14) & (number >= 0) & year.between(*CAPTURE_YEARS), F.try_make_timestamp(
+        year, part(10**8), part(10**6), part(10**4), part(100), part(1), F.lit("UTC")))
 
 
 def parse_cdx_lines(lines: DataFrame, use_jvm_udf: bool = True) -> DataFrame:
@@ -145,7 +150,7 @@ def parse_cdx_lines(lines: DataFrame, use_jvm_udf: bool = True) -> DataFrame:
     if spark is not None and java_function_available(spark, JVM_LINE_FUNCTION, JVM_LINE_CLASS, "CDX lines",
                                                      "Spark expressions", JVM_RECORD_DDL):
         record = F.call_function(JVM_LINE_FUNCTION, F.col("value").cast("binary"), F.col("read_status"),
-                                 F.lit(MAX_URL_CHARS)).alias("record")
+                                 F.lit(MAX_URL_CHARS), *[F.lit(year) for year in CAPTURE_YEARS]).alias("record")
         fields = lines.select(record).select("record.*")
         return fields.select(*[F.timestamp_micros("fetch_micros").alias(name) if name == "fetch_time" else name
                                for name in RECORD_COLUMNS], "reason")

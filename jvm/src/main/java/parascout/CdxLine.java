@@ -12,10 +12,11 @@ import java.time.ZoneOffset;
 import java.util.Locale;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.api.java.UDF3;
+import org.apache.spark.sql.api.java.UDF5;
 
 /**
- * Spark SQL UDF {@code (line bytes, read_status, max_url_chars) -> capture record}: one CommonCrawl CDX line
+ * Spark SQL UDF {@code (line bytes, read_status, max_url_chars, first_year, last_year) -> capture record}: one
+ * CommonCrawl CDX line
  * ({@code SURT TIMESTAMP {json}}) parsed in one pass, the JVM twin of udfs/cdx_records.py's
  * {@code parse_cdx_lines_sql}.
  *
@@ -25,7 +26,7 @@ import org.apache.spark.sql.api.java.UDF3;
  * {@code reason} is the first bad-input reason by udfs/cdx_records.py's order, null for a good record, and a
  * bad record carries its reason only.
  */
-public final class CdxLine implements UDF3<byte[], String, Integer, Row> {
+public final class CdxLine implements UDF5<byte[], String, Integer, Integer, Integer, Row> {
     private static final long serialVersionUID = 1L;
     /** The struct's fields, in order (udfs/cdx_records.py JVM_RECORD_DDL names the same). */
     public static final String[] FIELDS = {"url", "surt", "host", "status", "mime", "digest", "fetch_micros",
@@ -39,7 +40,7 @@ public final class CdxLine implements UDF3<byte[], String, Integer, Row> {
             .onUnmappableCharacter(CodingErrorAction.REPORT));
 
     @Override
-    public Row call(byte[] line, String readStatus, Integer maxUrlChars) {
+    public Row call(byte[] line, String readStatus, Integer maxUrlChars, Integer firstYear, Integer lastYear) {
         if (readStatus != null) {
             return bad(readStatus);
         }
@@ -53,7 +54,7 @@ public final class CdxLine implements UDF3<byte[], String, Integer, Row> {
                 || text.charAt(secondSpace + 1) != '{') {
             return bad("malformed_line");
         }
-        long micros = utcMicros(text, firstSpace + 1, secondSpace);
+        long micros = utcMicros(text, firstSpace + 1, secondSpace, firstYear, lastYear);
         if (micros == Long.MIN_VALUE) {
             return bad("malformed_line");
         }
@@ -129,8 +130,8 @@ public final class CdxLine implements UDF3<byte[], String, Integer, Row> {
     }
 
     /** 'YYYYMMDDhhmmss' at text[start, end) -> epoch microseconds UTC; Long.MIN_VALUE when it is not a date
-     * (Spark's make_timestamp: a second of 60 is the next minute). */
-    static long utcMicros(String text, int start, int end) {
+     * of a year in [firstYear, lastYear] (Spark's make_timestamp: a second of 60 is the next minute). */
+    static long utcMicros(String text, int start, int end, int firstYear, int lastYear) {
         if (end - start != 14) {
             return Long.MIN_VALUE;
         }
@@ -148,6 +149,9 @@ public final class CdxLine implements UDF3<byte[], String, Integer, Row> {
             }
             parts[part] = value;
         }
+        if (parts[0] < firstYear || parts[0] > lastYear) {
+            return Long.MIN_VALUE;
+        }
         try {
             LocalDateTime time;
             if (parts[5] == 60) {
@@ -161,7 +165,7 @@ public final class CdxLine implements UDF3<byte[], String, Integer, Row> {
         }
     }
 
-    /** A non-negative integer ("1234", spaces around allowed), else null. */
+    /** A non-negative integer ("1234", spaces around and a sign allowed, as Spark's cast: "-0" is 0), else null. */
     static Long count(String text) {
         if (text == null) {
             return null;
@@ -174,7 +178,8 @@ public final class CdxLine implements UDF3<byte[], String, Integer, Row> {
         while (end > start && text.charAt(end - 1) <= ' ') {
             end--;
         }
-        if (start < end && text.charAt(start) == '+') {
+        boolean negative = start < end && text.charAt(start) == '-';
+        if (start < end && (negative || text.charAt(start) == '+')) {
             start++;
         }
         if (start == end || end - start > 18) {
@@ -188,7 +193,7 @@ public final class CdxLine implements UDF3<byte[], String, Integer, Row> {
             }
             value = value * 10 + (c - '0');
         }
-        return value;
+        return negative && value != 0 ? null : value;
     }
 
     private static String lower(String text) {
