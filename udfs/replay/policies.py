@@ -116,10 +116,8 @@ class Smart(Policy):
                      p_parallel: np.ndarray, focus_weights: tuple[float, float] = (1.0, 1.0)) -> np.ndarray:
         """P(v in the other language of u) × P(u, v parallel) + focus × P(v in either), per link u -> v;
         `focus_weights` weigh P(v in A) and P(v in B) in the focus term."""
-        p_either = np.maximum(p_first, p_second)
-        p_other = np.where(page_lang == 0, p_second, np.where(page_lang == 1, p_first, p_either))
-        focus = p_either if focus_weights == (1.0, 1.0) else np.maximum(focus_weights[0] * p_first,
-                                                                         focus_weights[1] * p_second)
+        p_other = np.where(page_lang == 0, p_second, np.where(page_lang == 1, p_first, np.maximum(p_first, p_second)))
+        focus = np.maximum(focus_weights[0] * p_first, focus_weights[1] * p_second)
         return p_other * p_parallel + self.language_focus * focus
 
     def _lang_probabilities(self, urls: list[str]) -> tuple[np.ndarray, np.ndarray]:
