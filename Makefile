@@ -16,13 +16,13 @@ check-java:
 	  echo "Install it, e.g. 'sudo apt-get install openjdk-17-jre-headless' (Debian/Ubuntu),"; \
 	  echo "'brew install openjdk@17' (macOS), then set JAVA_HOME."; exit 1; fi
 
-$(STAMP): requirements.txt requirements-dev.txt setup.py
+$(STAMP): constraints.txt requirements-dev.txt setup.py pyproject.toml
 	@$(MAKE) --no-print-directory check-java
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# torch is pinned to the CPU build in requirements.txt (torch==2.13.0)
-	$(BIN)/pip install -q -r requirements-dev.txt
-	$(BIN)/pip install -q --no-deps -e .
+	# exact pins from constraints.txt; torch==2.13.0 there is the CPU build (an unpinned torch pulls CUDA)
+	$(BIN)/pip install -q -c constraints.txt torch==2.13.0
+	$(BIN)/pip install -q -c constraints.txt -r requirements-dev.txt -e '.[all]'
 	touch $(STAMP)
 
 install: $(STAMP) $(JAR)
@@ -53,7 +53,7 @@ demo: install
 	$(BIN)/parascout demo --out $(DEMO)
 
 lint: install
-	$(BIN)/ruff check jobs udfs tests benchmarks
+	$(BIN)/ruff check parascout jobs udfs tests benchmarks
 
 bench: install
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
@@ -61,14 +61,18 @@ bench: install
 # What a cluster needs: the wheel, the pinned requirements, the Spark properties of
 # each environment, and a packed virtual environment for spark.archives (venv-pack).
 package: install
-	rm -rf dist build/pack-venv && mkdir -p dist
-	$(BIN)/pip wheel -q --no-deps -w dist .
-	cp requirements.txt deploy/emr/bootstrap.sh deploy/dataproc/init.sh dist/
+	rm -rf dist build && mkdir -p dist
+	@if [ ! -f $(JAR) ]; then echo; echo "WARNING: $(JAR) is missing (no JDK?): the wheel has NO Java UDFs;"; \
+	  echo "         clusters fall back to Spark expressions and pandas UDFs (2-4x slower). Install a JDK and 'make jar'."; echo; fi
+	$(BIN)/pip wheel -q --no-deps --no-build-isolation -w dist .
+	rm -rf build
+	cp constraints.txt deploy/emr/bootstrap.sh deploy/dataproc/init.sh dist/
 	if [ -f $(JAR) ]; then cp $(JAR) dist/; fi
 	$(BIN)/parascout spark-properties conf/emr.yaml > dist/spark-emr.properties
 	$(BIN)/parascout spark-properties conf/dataproc.yaml > dist/spark-dataproc.properties
 	$(PYTHON) -m venv build/pack-venv
-	build/pack-venv/bin/pip install -q -r requirements.txt dist/parascout-*.whl venv-pack
+	build/pack-venv/bin/pip install -q -c constraints.txt torch==2.13.0
+	build/pack-venv/bin/pip install -q -c constraints.txt "$$(ls dist/parascout-*.whl)[all]" venv-pack
 	build/pack-venv/bin/venv-pack -p build/pack-venv -o dist/parascout-venv.tar.gz
 	@ls -la dist
 

@@ -28,10 +28,10 @@ from warcio.archiveiterator import ArchiveIterator
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.test_documents import ENGLISH, GERMAN, record_bytes
-from udfs.documents import empty_doc, parse_record
-from udfs.structure import ThresholdRule, TreeRule, feature_matrix, strand_features
-from udfs.verification import verify_frame
-from udfs.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
+from parascout.udfs.documents import empty_doc, parse_record
+from parascout.udfs.structure import ThresholdRule, TreeRule, feature_matrix, strand_features
+from parascout.udfs.verification import verify_frame
+from parascout.udfs.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
 
 
 def site_page(rng: random.Random, i: int, pages: int, lengths: list[int] | None = None, english: bool = True) -> str:

@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from udfs import blocking
+from parascout.udfs import blocking
 
 CORES = 2
 
@@ -49,7 +49,7 @@ def sample_archive(out: Path, hosts: int, seed: int, pages_per_host: int | None 
                    cdx_only: bool = True) -> Path | None:
     """A sample archive under `out` (reused when present); None without udfs.sample_archive."""
     try:
-        from udfs.sample_archive import generate
+        from parascout.udfs.sample_archive import generate
     except ImportError:
         return None
     if not (out / "truth" / "pairs.parquet").exists():
@@ -87,8 +87,8 @@ def truth_pairs(archive: Path, urls: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 def archive_documents(archive: Path, urls: pd.DataFrame) -> tuple[set[tuple[str, str]], dict[str, list[str]]]:
     """From the archive's WAT records: (page, linked page) in both directions for links that hit a URL of
     `urls`, and each page's image file names (as fetch-docs puts them in `docs.images`)."""
-    from udfs.urls import surt
-    from udfs.wat import read_wat
+    from parascout.udfs.urls import surt
+    from parascout.udfs.wat import read_wat
 
     by_surt = dict(zip(urls["surt"], urls["url"]))
     links, images = set(), {}
@@ -111,7 +111,7 @@ def archive_profiles(archive: Path, urls: pd.DataFrame) -> dict[str, list[float]
     parses them into `docs.structure`)."""
     from warcio.archiveiterator import ArchiveIterator
 
-    from udfs.documents import decode_html, html_features
+    from parascout.udfs.documents import decode_html, html_features
 
     wanted, profiles = set(urls["url"]), {}
     for path in sorted((archive / "warc").glob("*.warc.gz")):
@@ -150,7 +150,7 @@ def blocking_candidates(urls: pd.DataFrame, languages: tuple[str, str], exhausti
                         ) -> tuple[set, set, set, set, int]:
     """(similar/exhaustive pairs, handle pairs, shared-image pairs, nearest-profile pairs, Cartesian size) for
     one language pair, per language-neutral site."""
-    from udfs import handles
+    from parascout.udfs import handles
 
     markers = blocking.language_markers(languages)
     pool = urls[urls["lang"].isin(languages)].copy()
@@ -266,7 +266,7 @@ def write_urls(table: pa.Table, root: Path) -> None:
 
 def train_models(work: Path, urls: pd.DataFrame, pair_truth: pd.DataFrame, max_minutes: float) -> dict:
     """Hashed n-gram url2lang (on these URLs' CDX languages) and pair model (on another archive's truth)."""
-    from udfs.url_models import training
+    from parascout.udfs.url_models import training
 
     config = training.TrainingConfig(backend="ngram", max_epochs=4, max_minutes=max_minutes, seed=0)
     models = {}
@@ -298,7 +298,7 @@ def spark_session(memory: str = "4g"):
 
 
 def run_rank_pairs(spark, root: Path, langs: str, models: dict, extra: list[str] = ()) -> tuple[dict, PeakMemory]:
-    from jobs.rank_pairs import RankPairs
+    from parascout.jobs.rank_pairs import RankPairs
 
     argv = ["--root", str(root), "--langs", langs, "--lang-model", models["lang"], "--pair-model", models["pairs"],
             "--force", *extra]
@@ -311,7 +311,7 @@ def model_baseline(models: dict, root: Path, limit: int = 200_000) -> dict:
     """The pair model alone, in this process, on scored pairs: pairs per core-second (one core)."""
     import torch
 
-    from udfs.url_models import load_model
+    from parascout.udfs.url_models import load_model
 
     torch.set_num_threads(1)
     pairs = pd.read_parquet(root / "scored_pairs", columns=["src_url", "trg_url"]).head(limit)

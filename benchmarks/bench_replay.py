@@ -15,8 +15,8 @@ from collections import deque
 import numpy as np
 import pandas as pd
 
-from udfs.replay import POLICY_NAMES, build_graph, build_truth, make_policy, simulate
-from udfs.replay.synthetic import random_site
+from parascout.udfs.replay import POLICY_NAMES, build_graph, build_truth, make_policy, simulate
+from parascout.udfs.replay.synthetic import random_site
 
 
 def cheap_lang_scorer(urls: list[str]) -> pd.DataFrame:

@@ -29,8 +29,8 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from udfs.cdx import format_cdx_line, write_zipnum
-from udfs.urls import surt
+from parascout.udfs.cdx import format_cdx_line, write_zipnum
+from parascout.udfs.urls import surt
 
 CRAWL = "CC-MAIN-2024-33"
 LANGS = ["eng", "eng", "eng", "isl", "isl", "deu", "fra", "eng,isl", "isl,eng", "mlt", ""]
@@ -107,8 +107,8 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    from jobs.base import local_spark_defaults
-    from jobs.scan_cdx import PLAIN_ENCODED_COLUMNS, ScanCdx, lean_parquet_writes
+    from parascout.jobs.base import local_spark_defaults
+    from parascout.jobs.scan_cdx import PLAIN_ENCODED_COLUMNS, ScanCdx, lean_parquet_writes
 
     data = Path(args.data)
     files = generate(data / "cdx", args.lines, args.files)

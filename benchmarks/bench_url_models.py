@@ -24,9 +24,9 @@ sys.path.insert(0, REPO)
 import numpy as np
 import torch
 
-from udfs.url_models.ngram import NgramSpec, NgramUrlModel
-from udfs.url_models.preprocess import preprocess_url
-from udfs.url_models.transformer import (
+from parascout.udfs.url_models.ngram import NgramSpec, NgramUrlModel
+from parascout.udfs.url_models.preprocess import preprocess_url
+from parascout.udfs.url_models.transformer import (
     TransformerUrlModel,
     compact_config,
     quantize_dynamic_int8,

@@ -28,10 +28,10 @@ sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 import pandas as pd
 from eval_url_models_sample import archive_truth
 
-from udfs.replay.batch import ReplayConfig, replay_host
-from udfs.replay.metrics import speedup_versus
-from udfs.url_models import METADATA_FILE
-from udfs.url_models.training import (
+from parascout.udfs.replay.batch import ReplayConfig, replay_host
+from parascout.udfs.replay.metrics import speedup_versus
+from parascout.udfs.url_models import METADATA_FILE
+from parascout.udfs.url_models.training import (
     TrainingConfig,
     load_pairs,
     load_url2lang_examples,
@@ -48,7 +48,7 @@ POLICIES = ("bfs", "bfs+cld2", "strand", "smart", "smart+lang", "smart+site", "r
 
 def test_archive(work: Path, hosts: int, seed: int) -> Path:
     """A full sample archive (WARC + WAT) of the test hosts, generated once."""
-    from udfs.sample_archive import generate
+    from parascout.udfs.sample_archive import generate
 
     out = work / f"full-{hosts}-{seed}"
     if not (out / "truth" / "pairs.parquet").exists():
@@ -77,7 +77,7 @@ def train_models(work: Path, hosts: int, seed: int, minutes: float) -> tuple[str
 
 def archive_docs(archive: Path) -> pd.DataFrame:
     """docs rows (url, host, status, cld2_lang, outlinks, warc_length) from the archive's WAT files."""
-    from udfs.wat import read_wat
+    from parascout.udfs.wat import read_wat
 
     rows = []
     for path in sorted((archive / "wat").glob("*.wat.gz")):
@@ -92,8 +92,8 @@ def archive_docs(archive: Path) -> pd.DataFrame:
 def replay_all(docs: pd.DataFrame, truth: pd.DataFrame, lang_model: str, pair_model: str) -> pd.DataFrame:
     """Summary rows of every policy on every (site, language pair) of the truth; a site spans its hosts
     (www.x.com, en.x.com, x.com) as replay-crawl groups them by default."""
-    from udfs.blocking import language_markers, neutral_host
-    from udfs.urls import registered_domain, url_host
+    from parascout.udfs.blocking import language_markers, neutral_host
+    from parascout.udfs.urls import registered_domain, url_host
 
     domains = {host: registered_domain(host) for host in docs["host"].dropna().unique()}
     truth = truth.assign(src_host=truth["src_url"].map(url_host))

@@ -22,13 +22,13 @@ sys.path.insert(0, REPO)
 import numpy as np
 import pandas as pd
 
-from udfs.url_models.evaluation import classification_report
-from udfs.url_models.training import TrainingConfig, load_pairs, pair_examples, train_model
+from parascout.udfs.url_models.evaluation import classification_report
+from parascout.udfs.url_models.training import TrainingConfig, load_pairs, pair_examples, train_model
 
 
 def archive_truth(work: Path, hosts: int, seed: int) -> Path:
     """truth/pairs.parquet of a cdx-only sample archive (generated once, then reused)."""
-    from udfs.sample_archive import generate
+    from parascout.udfs.sample_archive import generate
 
     out = work / f"archive-{hosts}-{seed}"
     if not (out / "truth" / "pairs.parquet").exists():

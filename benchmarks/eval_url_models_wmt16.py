@@ -25,10 +25,10 @@ sys.path.insert(0, REPO)
 import numpy as np
 import pandas as pd
 
-from udfs.url_models.evaluation import classification_report
-from udfs.url_models.negatives import generate_negatives
-from udfs.url_models.training import TrainingConfig, load_pairs, pair_examples, train_model
-from udfs.urls import registered_domain
+from parascout.udfs.url_models.evaluation import classification_report
+from parascout.udfs.url_models.negatives import generate_negatives
+from parascout.udfs.url_models.training import TrainingConfig, load_pairs, pair_examples, train_model
+from parascout.udfs.urls import registered_domain
 
 log = logging.getLogger("parascout.benchmarks")
 PAIRS_FILE = os.path.join(REPO, "..", "shared", "data", "wmt16", "train.pairs")
@@ -36,9 +36,9 @@ SRC_LANG, TRG_LANG = "eng", "fra"
 
 
 def greedy_one_to_one(pairs: pd.DataFrame) -> pd.DataFrame:
-    """udfs.alignment's greedy 1-1 when present, else the same rule here: best score first, URLs used once."""
+    """parascout.udfs.alignment's greedy 1-1 when present, else the same rule here: best score first, URLs used once."""
     try:
-        from udfs.alignment import greedy_one_to_one as shared
+        from parascout.udfs.alignment import greedy_one_to_one as shared
     except ImportError:
         shared = None
     if shared is not None:
@@ -93,11 +93,11 @@ def baseline_scorers() -> dict:
     """Score functions of the baselines that exist in this checkout (-inf = not a candidate)."""
     scorers = {}
     try:
-        from udfs.wmt16_baseline import wmt16_candidates
+        from parascout.udfs.wmt16_baseline import wmt16_candidates
     except ImportError:
         wmt16_candidates = None
     try:
-        from udfs.handles import build_stripper, strand_candidates
+        from parascout.udfs.handles import build_stripper, strand_candidates
     except ImportError:
         strand_candidates = None
 
@@ -127,7 +127,7 @@ def evaluate_url2lang(gold: pd.DataFrame, folds: pd.Series, backend: str, fold_i
     urls = urls.drop_duplicates("url")
     truth, predicted = [], []
     for fold in fold_ids:
-        from udfs.url_models.training import split_by_host
+        from parascout.udfs.url_models.training import split_by_host
 
         train = urls[urls["fold"] != fold].copy()
         train["split"] = split_by_host(train["host"], 0.15, 0.0, seed).to_numpy()
@@ -153,7 +153,7 @@ def evaluate_pairs(gold: pd.DataFrame, folds: pd.Series, backend: str, fold_ids:
         seconds["train"] += time.monotonic() - started
         model = result.model
         if backend == "transformer":            # score as deployed on CPU: int8 dynamic quantisation
-            from udfs.url_models.transformer import quantize_dynamic_int8
+            from parascout.udfs.url_models.transformer import quantize_dynamic_int8
 
             model.model = quantize_dynamic_int8(model.model)
         negatives = generate_negatives(test_gold, seed=fold)

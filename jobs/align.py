@@ -18,11 +18,11 @@ from collections import Counter
 
 import pandas as pd
 
-from jobs.base import ConfigError, Job
-from udfs import alignment, handles, storage
-from udfs.langs import UnknownLanguage, to_iso639_3
-from udfs.urls import url_host
-from udfs.wmt16_baseline import wmt16_candidates
+from parascout.jobs.base import ConfigError, Job
+from parascout.udfs import alignment, handles, storage
+from parascout.udfs.langs import UnknownLanguage, to_iso639_3
+from parascout.udfs.urls import url_host
+from parascout.udfs.wmt16_baseline import wmt16_candidates
 
 BAD_LINE_REASONS = ("undecodable_line", "malformed_line", *handles.BAD_URL_REASONS)
 
@@ -167,7 +167,7 @@ class AlignJob(Job):
     def model_pairs(self, pool: pd.DataFrame) -> pd.DataFrame:
         """All src×trg pairs per host (blocked on huge hosts) scored by the URL models."""
         try:
-            from udfs.url_models import load_model
+            from parascout.udfs.url_models import load_model
         except ImportError as error:
             raise ConfigError(f"--method model needs udfs.url_models.load_model ({error})") from error
         args = self.args

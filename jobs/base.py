@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import os
+from importlib import resources
 import sys
 import time
 import uuid
@@ -22,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from udfs import storage
+from parascout.udfs import storage
 
 log = logging.getLogger("parascout")
 
@@ -366,7 +367,7 @@ class TrainingJob(Job):
     task = ""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        from udfs.url_models.training import add_training_arguments
+        from parascout.udfs.url_models.training import add_training_arguments
 
         super().add_arguments(parser)
         self.add_source_arguments(parser)
@@ -379,7 +380,7 @@ class TrainingJob(Job):
         return []
 
     def validate_arguments(self, args: argparse.Namespace) -> None:
-        from udfs.url_models.training import check_training_arguments
+        from parascout.udfs.url_models.training import check_training_arguments
 
         if not args.root:
             args.root = args.out
@@ -400,8 +401,8 @@ class TrainingJob(Job):
         self.report.kept(counts["kept"])
 
     def process(self) -> None:
-        from udfs.url_models.evaluation import format_report
-        from udfs.url_models.training import config_from_args, train_model, write_model_dir
+        from parascout.udfs.url_models.evaluation import format_report
+        from parascout.udfs.url_models.training import config_from_args, train_model, write_model_dir
 
         frame, source = self.examples()
         result = train_model(self.task, frame, config_from_args(self.args), source)
@@ -425,7 +426,7 @@ def local_spark_defaults() -> dict[str, str]:
     The driver, which runs the tasks here, uses the throughput collector: G1's concurrent threads compete
     with 2-4 task threads (scan-cdx 1.14x faster on 2 cores, benchmarks/bench_scan_cdx.py).
     """
-    from udfs.jvm import jvm_jar_path
+    from parascout.udfs.jvm import jvm_jar_path
 
     defaults = {
         "spark.sql.shuffle.partitions": str(max(4, 2 * (os.cpu_count() or 2))),
@@ -443,7 +444,7 @@ def resolve_conf_path(path: str) -> str:
     """A --conf path as given, else the same file in the packaged conf/ (a cluster node has no checkout)."""
     if os.path.exists(path):
         return path
-    packaged = repository_root() / "conf" / Path(path).name
+    packaged = resources.files("parascout.conf") / Path(path).name
     if packaged.exists():
         return str(packaged)
     raise ConfigError(f"--conf {path}: no such file (nor {packaged})")
@@ -455,7 +456,3 @@ def spark_properties(path: str) -> str:
         conf = yaml.safe_load(handle) or {}
     return "".join(f"{key} {value}\n" for key, value in (conf.get("spark") or {}).items())
 
-
-def repository_root() -> Path:
-    """The source checkout (or site-packages) holding jobs/, udfs/ and conf/."""
-    return Path(__file__).resolve().parent.parent

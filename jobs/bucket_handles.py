@@ -12,9 +12,9 @@ url_too_long / unparsable_url (bad). Statuses are scan-cdx's filter (--status).
 """
 from __future__ import annotations
 
-from jobs.base import ConfigError, Job
-from udfs import handles
-from udfs.langs import parse_lang_pair
+from parascout.jobs.base import ConfigError, Job
+from parascout.udfs import handles
+from parascout.udfs.langs import parse_lang_pair
 
 SIZE_CLASSES = ((1, "1"), (2, "2"), (5, "3-5"), (10, "6-10"), (50, "11-50"), (500, "51-500"))
 

@@ -10,8 +10,8 @@ import inspect
 import pkgutil
 import sys
 
-import jobs
-from jobs.base import ConfigError, Job, JobFailed, spark_properties
+import parascout.jobs as job_package
+from parascout.jobs.base import ConfigError, Job, JobFailed, spark_properties
 
 SKIP_MODULES = {"base", "cli"}
 
@@ -19,11 +19,11 @@ SKIP_MODULES = {"base", "cli"}
 def discover() -> dict[str, type[Job]]:
     """Job name -> Job class, for every job module in the package."""
     found: dict[str, type[Job]] = {}
-    for module_info in pkgutil.iter_modules(jobs.__path__):
+    for module_info in pkgutil.iter_modules(job_package.__path__):
         if module_info.name in SKIP_MODULES or module_info.name.startswith("_"):
             continue
         try:
-            module = importlib.import_module(f"jobs.{module_info.name}")
+            module = importlib.import_module(f"parascout.jobs.{module_info.name}")
         except ImportError as error:  # a job whose optional dependency is missing stays listed as broken
             print(f"parascout: job module jobs.{module_info.name} failed to import: {error}", file=sys.stderr)
             continue

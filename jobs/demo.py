@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 
-from jobs.base import Job
-from udfs import storage
-from udfs.langs import load_languages, parse_lang_pair
+from parascout.jobs.base import Job
+from parascout.udfs import storage
+from parascout.udfs.langs import load_languages, parse_lang_pair
 
 
 class Demo(Job):
@@ -73,7 +73,7 @@ class Demo(Job):
         ]
 
     def process(self):
-        from jobs.cli import discover
+        from parascout.jobs.cli import discover
 
         registry = discover()
         summaries = []
@@ -104,7 +104,7 @@ def evaluate_against_truth(root: str, src_lang: str, trg_lang: str) -> dict:
     """Precision/recall of each method's pairs against the sample archive's truth (the demo is small)."""
     import pandas as pd
 
-    from udfs.alignment import evaluate_alignment
+    from parascout.udfs.alignment import evaluate_alignment
 
     truth = pd.read_parquet(storage.join(root, "archive", "truth", "pairs.parquet"))
     forward = truth[(truth.src_lang == src_lang) & (truth.trg_lang == trg_lang)]

@@ -17,11 +17,11 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from jobs.base import ConfigError, Job
-from udfs import storage
-from udfs.documents import DOC_COLUMNS, DOCS_SCHEMA
-from udfs.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
-from udfs.wat import read_wat_files
+from parascout.jobs.base import ConfigError, Job
+from parascout.udfs import storage
+from parascout.udfs.documents import DOC_COLUMNS, DOCS_SCHEMA
+from parascout.udfs.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
+from parascout.udfs.wat import read_wat_files
 
 SELECTION_COLUMNS = ["url", "host", "warc_filename", "warc_offset", "warc_length", "in_index"]
 

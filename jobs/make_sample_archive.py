@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 
-from jobs.base import ConfigError, Job
-from udfs.langs import UnknownLanguage
-from udfs.sample_archive import generate, resolve_languages
-from udfs.sample_archive.vocabulary import UnsupportedLanguage, sample_conf
+from parascout.jobs.base import ConfigError, Job
+from parascout.udfs.langs import UnknownLanguage
+from parascout.udfs.sample_archive import generate, resolve_languages
+from parascout.udfs.sample_archive.vocabulary import UnsupportedLanguage, sample_conf
 
 
 class MakeSampleArchiveJob(Job):

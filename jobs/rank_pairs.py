@@ -18,10 +18,10 @@ import uuid
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from jobs.base import ConfigError, Job
-from udfs import blocking, ranking, storage
-from udfs.blocking import bind
-from udfs.langs import parse_lang_pair
+from parascout.jobs.base import ConfigError, Job
+from parascout.udfs import blocking, ranking, storage
+from parascout.udfs.blocking import bind
+from parascout.udfs.langs import parse_lang_pair
 
 URL_BAD = "missing_url_or_host"
 HTML_MIMES = ("text/html", "application/xhtml+xml")

@@ -13,21 +13,21 @@ from __future__ import annotations
 
 import argparse
 
-from jobs.base import ConfigError, Job
-from udfs import storage
-from udfs.langs import parse_lang_pair
-from udfs.replay import POLICY_NAMES
-from udfs.replay.batch import RESULT_SCHEMA, SUMMARY_COLUMNS, ReplayConfig, replay_host, seed_urls_by_host
-from udfs.replay.metrics import headline, prediction_agreement
-from udfs.replay.policies import MODEL_POLICIES
-from udfs.replay.report import build_report, write_report
+from parascout.jobs.base import ConfigError, Job
+from parascout.udfs import storage
+from parascout.udfs.langs import parse_lang_pair
+from parascout.udfs.replay import POLICY_NAMES
+from parascout.udfs.replay.batch import RESULT_SCHEMA, SUMMARY_COLUMNS, ReplayConfig, replay_host, seed_urls_by_host
+from parascout.udfs.replay.metrics import headline, prediction_agreement
+from parascout.udfs.replay.policies import MODEL_POLICIES
+from parascout.udfs.replay.report import build_report, write_report
 
 
 def shortlist_site_of(shortlist_hosts, langs: tuple[str, str]):
     """Replayed host -> the shortlist's name for it: itself, or its site (rank-pairs --group-by site: www.x.com,
     fr.x.com -> x.com) when the shortlist does not list the host itself."""
-    from udfs.blocking import language_markers, neutral_host
-    from udfs.urls import registered_domain
+    from parascout.udfs.blocking import language_markers, neutral_host
+    from parascout.udfs.urls import registered_domain
 
     listed, markers = set(shortlist_hosts), language_markers(langs)
     return lambda host: host if host in listed else neutral_host(host, registered_domain(host), markers)
@@ -178,7 +178,7 @@ class ReplayCrawlJob(Job):
         """docs and truth with `site`, the replay's unit: the host, or its language-neutral site (--group-by)."""
         from pyspark.sql import functions as F
 
-        from udfs import blocking
+        from parascout.udfs import blocking
 
         url_host = F.lower(F.regexp_extract("src_url", URL_HOST_PATTERN, 1))
         truth = truth.withColumn("src_host", F.when(url_host != "", url_host).otherwise(F.col("host")))

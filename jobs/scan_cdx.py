@@ -15,10 +15,10 @@ from functools import reduce
 
 from pyspark.sql import DataFrame
 
-from jobs.base import ConfigError, Job
-from udfs import cdx, cdx_records, storage
-from udfs.cdx_api import DEFAULT_MIRROR, fetch_cdx_lines
-from udfs.langs import UnknownLanguage, parse_lang_pair
+from parascout.jobs.base import ConfigError, Job
+from parascout.udfs import cdx, cdx_records, storage
+from parascout.udfs.cdx_api import DEFAULT_MIRROR, fetch_cdx_lines
+from parascout.udfs.langs import UnknownLanguage, parse_lang_pair
 
 URL_COLUMNS = ("url", "surt", "host", "domain", "lang", "langs", "status", "mime", "digest", "fetch_time",
                "warc_filename", "warc_offset", "warc_length", "crawl", "record_type", "redirect", "charset",

@@ -13,10 +13,10 @@ import functools
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from jobs.base import ConfigError, Job
-from udfs.blocking import bind, sites_of_hosts
-from udfs.langs import parse_lang_pair
-from udfs.shortlist import DEFAULT_PRECISION_KS, SHORTLIST_COLUMNS, evaluate_shortlist
+from parascout.jobs.base import ConfigError, Job
+from parascout.udfs.blocking import bind, sites_of_hosts
+from parascout.udfs.langs import parse_lang_pair
+from parascout.udfs.shortlist import DEFAULT_PRECISION_KS, SHORTLIST_COLUMNS, evaluate_shortlist
 
 
 class ShortlistJob(Job):

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 
-from jobs.base import ConfigError, TrainingJob
-from udfs.langs import UnknownLanguage, to_iso639_3
-from udfs.url_models.negatives import parse_strategies
-from udfs.url_models.training import load_pairs, pair_examples
+from parascout.jobs.base import ConfigError, TrainingJob
+from parascout.udfs.langs import UnknownLanguage, to_iso639_3
+from parascout.udfs.url_models.negatives import parse_strategies
+from parascout.udfs.url_models.training import load_pairs, pair_examples
 
 
 class TrainPairsJob(TrainingJob):

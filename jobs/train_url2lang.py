@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import argparse
 
-from jobs.base import ConfigError, TrainingJob
-from udfs.url_models.training import load_url2lang_examples, split_by_host
+from parascout.jobs.base import ConfigError, TrainingJob
+from parascout.udfs.url_models.training import load_url2lang_examples, split_by_host
 
 
 class TrainUrl2LangJob(TrainingJob):

@@ -16,9 +16,9 @@ import functools
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jobs.base import ConfigError, Job
-from udfs.structure import RULE_FEATURES, ThresholdRule, TreeRule, feature_matrix
-from udfs.verification import (
+from parascout.jobs.base import ConfigError, Job
+from parascout.udfs.structure import RULE_FEATURES, ThresholdRule, TreeRule, feature_matrix
+from parascout.udfs.verification import (
     BOILERPLATE_IMAGE_SHARE,
     DOCUMENT_REASONS,
     MIN_BOILERPLATE_DOCS,

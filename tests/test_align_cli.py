@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from jobs.align import AlignJob
-from jobs.base import ConfigError
+from parascout.jobs.align import AlignJob
+from parascout.jobs.base import ConfigError
 from tests.conftest import REPO
 
 LINES = [
@@ -73,7 +73,7 @@ def test_alignment_is_one_to_one_per_host_and_wmt16_method(tmp_path):
 def test_module_entry_point_runs(tmp_path):
     source = _write_input(tmp_path / "in.tsv", LINES[:4])
     output = tmp_path / "out.tsv"
-    done = subprocess.run([sys.executable, "-m", "jobs.align", "--src-lang", "en", "--trg-lang", "fr", str(source),
+    done = subprocess.run([sys.executable, "-m", "parascout.jobs.align", "--src-lang", "en", "--trg-lang", "fr", str(source),
                            str(output)], check=False, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert len(_read_output(output)) == 2
@@ -90,11 +90,11 @@ def test_bad_arguments_fail_early(tmp_path):
 
 
 def test_model_method_end_to_end(tmp_path):
-    url_models = pytest.importorskip("udfs.url_models", reason="udfs.url_models is not importable yet")
+    url_models = pytest.importorskip("parascout.udfs.url_models", reason="udfs.url_models is not importable yet")
     if not hasattr(url_models, "load_model"):
         pytest.skip("udfs.url_models.load_model does not exist yet (the URL-model helper adds it)")
     try:
-        from udfs.url_models.ngram import NgramSpec, NgramUrlModel
+        from parascout.udfs.url_models.ngram import NgramSpec, NgramUrlModel
 
         NgramUrlModel.create("pairs", ["0", "1"], NgramSpec()).save(tmp_path / "pairs")
         (tmp_path / "pairs" / url_models.METADATA_FILE).write_text(json.dumps({"backend": "ngram", "task": "pairs"}))

@@ -3,10 +3,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from udfs import alignment
-from udfs.handles import build_stripper, plain_stripper, strand_candidates
-from udfs.urls import url_host
-from udfs.wmt16_baseline import wmt16_candidates
+from parascout.udfs import alignment
+from parascout.udfs.handles import build_stripper, plain_stripper, strand_candidates
+from parascout.udfs.urls import url_host
+from parascout.udfs.wmt16_baseline import wmt16_candidates
 
 
 def _pairs(rows):

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from jobs.base import ConfigError, Job, JobFailed
-from jobs.cli import discover, main
+from parascout.jobs.base import ConfigError, Job, JobFailed
+from parascout.jobs.cli import discover, main
 from tests.conftest import run_job
 
 

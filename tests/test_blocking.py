@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from udfs import blocking
+from parascout.udfs import blocking
 
 MARKERS = blocking.language_markers(("eng", "isl"))
 WORDS = [

@@ -1,8 +1,8 @@
 """`parascout bucket-handles` on a small urls table: pairs, caps, learned markers and balanced counts."""
 import pytest
 
-from jobs.base import ConfigError
-from jobs.bucket_handles import BucketHandlesJob
+from parascout.jobs.base import ConfigError
+from parascout.jobs.bucket_handles import BucketHandlesJob
 from tests.conftest import run_job
 
 SCHEMA = "url string, host string, lang string, status string"

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
-from udfs import cdx_records, jvm
-from udfs.cdx import (
+from parascout.udfs import cdx_records, jvm
+from parascout.udfs.cdx import (
     LINE_SCHEMA,
     ByteRange,
     cdx_byte_ranges,
@@ -24,15 +24,15 @@ from udfs.cdx import (
     surt_prefixes,
     write_zipnum,
 )
-from udfs.cdx_api import capture_to_cdx_line
-from udfs.cdx_records import (
+from parascout.udfs.cdx_api import capture_to_cdx_line
+from parascout.udfs.cdx_records import (
     CaptureFilters,
     filter_reason,
     parse_cdx_lines,
     parse_cdx_lines_sql,
     registered_domains,
 )
-from udfs.urls import _extractor, registered_domain, surt
+from parascout.udfs.urls import _extractor, registered_domain, surt
 
 from .conftest import SHARED_DATA
 

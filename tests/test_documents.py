@@ -11,8 +11,8 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from udfs.documents import decode_html, gunzip_member, html_features, normalise_link, parse_record
-from udfs.wat import read_wat
+from parascout.udfs.documents import decode_html, gunzip_member, html_features, normalise_link, parse_record
+from parascout.udfs.wat import read_wat
 
 ENGLISH = ("The committee published its annual report on the protection of coastal waters. "
            "It describes how fishing quotas were shared between the regions and what changed this year. ")

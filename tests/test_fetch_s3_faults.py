@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 from moto.server import ThreadedMotoServer
 
-from jobs.fetch_docs import FetchDocsJob
+from parascout.jobs.fetch_docs import FetchDocsJob
 from tests.conftest import run_job
 from tests.test_fetch_docs import urls_rows, write_table
 from tests.test_warc_fetch import build_mixed_warc
-from udfs.warc_fetch import FetchSettings, fetch_documents
+from parascout.udfs.warc_fetch import FetchSettings, fetch_documents
 
 SLOWDOWN_XML = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
                 b"<Message>Please reduce your request rate.</Message><RequestId>fault-proxy</RequestId></Error>")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from udfs.jvm import jvm_jar_path
+from parascout.udfs.jvm import jvm_jar_path
 
 REPO = Path(__file__).resolve().parent.parent
 CDX = REPO / "tests" / "data" / "cdx"
@@ -25,7 +25,7 @@ def test_scan_cdx_runs_on_separate_executor_jvms(tmp_path):
     # and the scan read again in Python tasks
     cluster = ["--spark-conf", "spark.master=local-cluster[2,1,1024]", "--spark-conf", "spark.ui.enabled=false",
                "--spark-conf", "spark.sql.shuffle.partitions=4"]
-    command = [sys.executable, "-m", "jobs.scan_cdx", "--root", str(tmp_path), "--cdx", str(CDX),
+    command = [sys.executable, "-m", "parascout.jobs.scan_cdx", "--root", str(tmp_path), "--cdx", str(CDX),
                "--crawl", "CC-MAIN-2024-33", "--langs", "en,is", "--max-bad-fraction", "0.5", *cluster]
     finished = subprocess.run(command, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert finished.returncode == 0, finished.stderr[-3000:]
@@ -43,7 +43,7 @@ def test_scan_cdx_runs_on_separate_executor_jvms(tmp_path):
 
     if jvm_jar_path() is None:
         return  # no jar (`make jar`): bucket-handles would run regexp_replace, nothing to ship
-    command = [sys.executable, "-m", "jobs.bucket_handles", "--root", str(tmp_path), "--langs", "en,is", *cluster]
+    command = [sys.executable, "-m", "parascout.jobs.bucket_handles", "--root", str(tmp_path), "--langs", "en,is", *cluster]
     finished = subprocess.run(command, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert finished.returncode == 0, finished.stderr[-3000:]  # fails where the executors lack the jar
     assert "handles on the JVM: the Java UDF" in finished.stderr

@@ -4,15 +4,15 @@ import random
 import pandas as pd
 import pytest
 
-from udfs.url_models.negatives import (
+from parascout.udfs.url_models.negatives import (
     ALL_STRATEGIES,
     DEFAULT_STRATEGIES,
     generate_negatives,
     parse_strategies,
     remove_random_tokens,
 )
-from udfs.url_models.preprocess import normalize_url, url_tokens
-from udfs.urls import url_host
+from parascout.udfs.url_models.preprocess import normalize_url, url_tokens
+from parascout.udfs.urls import url_host
 
 
 def wmt16_positives(shared_data) -> pd.DataFrame:

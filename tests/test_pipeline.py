@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 def demo_root(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("demo")
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    command = [sys.executable, "-m", "jobs.cli", "demo", "--out", str(root), "--hosts", "8", "--seed", "3",
+    command = [sys.executable, "-m", "parascout.jobs.cli", "demo", "--out", str(root), "--hosts", "8", "--seed", "3",
                "--pages-per-host", "40", "--train-hosts", "16", "--train-minutes", "0.3",
                "--spark-conf", "spark.master=local-cluster[2,1,1024]",
                "--spark-conf", "spark.sql.shuffle.partitions=4"]
@@ -67,7 +67,7 @@ def test_demo_report_and_plots(demo_root):
 
 def test_rerun_reuses_finished_steps(demo_root):
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    command = [sys.executable, "-m", "jobs.cli", "demo", "--out", str(demo_root), "--hosts", "8", "--seed", "3",
+    command = [sys.executable, "-m", "parascout.jobs.cli", "demo", "--out", str(demo_root), "--hosts", "8", "--seed", "3",
                "--pages-per-host", "40", "--train-hosts", "16", "--train-minutes", "0.3",
                "--spark-conf", "spark.sql.shuffle.partitions=4", "--force"]
     completed = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False)

@@ -6,13 +6,13 @@ import random
 import pandas as pd
 import pytest
 
-from jobs.base import ConfigError
-from jobs.rank_pairs import RankPairs
+from parascout.jobs.base import ConfigError
+from parascout.jobs.rank_pairs import RankPairs
 from tests.conftest import run_job
 from tests.test_blocking import ICELANDIC, WORDS, convention_pair, prose_pages, synthetic_sites
-from udfs.urls import registered_domain, surt
+from parascout.udfs.urls import registered_domain, surt
 
-training = pytest.importorskip("udfs.url_models.training",
+training = pytest.importorskip("parascout.udfs.url_models.training",
                                reason="udfs.url_models (another helper's package) is not importable yet")
 
 

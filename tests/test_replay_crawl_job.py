@@ -5,12 +5,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jobs.base import ConfigError
-from jobs.replay_crawl import ReplayCrawlJob
+from parascout.jobs.base import ConfigError
+from parascout.jobs.replay_crawl import ReplayCrawlJob
 from tests.conftest import run_job
 from tests.test_replay_policies import train_tiny_url_models
-from udfs.replay.synthetic import multilingual_site
-from udfs.storage import write_parquet_table
+from parascout.udfs.replay.synthetic import multilingual_site
+from parascout.udfs.storage import write_parquet_table
 
 HOSTS = ("www.alpha.is", "www.beta.is", "www.gamma.is")
 

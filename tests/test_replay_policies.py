@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from tests.test_replay_simulator import HOST, NO_PAIRS, pairs, site, urls
-from udfs.replay import POLICY_NAMES, build_graph, build_truth, make_policy, simulate, strand_handles
-from udfs.replay.policies import SmartSite
-from udfs.replay.synthetic import handle_pair_scorer, marker_lang_scorer, multilingual_site, random_site
+from parascout.udfs.replay import POLICY_NAMES, build_graph, build_truth, make_policy, simulate, strand_handles
+from parascout.udfs.replay.policies import SmartSite
+from parascout.udfs.replay.synthetic import handle_pair_scorer, marker_lang_scorer, multilingual_site, random_site
 
 LANGS = ("eng", "isl")
 LANG_SCORER = marker_lang_scorer({"eng": "/en/", "isl": "/is/"})
@@ -255,7 +255,7 @@ def test_smart_site_learns_a_query_parameter_language_the_url_model_cannot_read(
 def test_site_class_posterior_learns_only_from_features_seen_on_fetched_pages():
     from scipy import sparse
 
-    from udfs.replay.policies import site_class_posterior
+    from parascout.udfs.replay.policies import site_class_posterior
 
     # features: 0 = 'q:l=3' (German pages), 1 = shared by everything, 2 = on no fetched page
     features = sparse.csr_matrix(np.array([[1, 1, 0], [1, 1, 0], [0, 1, 0], [1, 1, 0], [0, 1, 1], [0, 0, 1]],
@@ -346,8 +346,8 @@ def test_strand_handles_stand_in():
 
 
 def test_strand_uses_udfs_handles_when_installed():
-    pytest.importorskip("udfs.handles", reason="udfs.handles (the STRAND helper) is not installed")
-    from udfs.replay.policies import default_handle_function, lss_handles
+    pytest.importorskip("parascout.udfs.handles", reason="udfs.handles (the STRAND helper) is not installed")
+    from parascout.udfs.replay.policies import default_handle_function, lss_handles
 
     assert default_handle_function() is lss_handles
     handles, langs = lss_handles(urls("/en/about.html", "/is/about.html", "/de/about.html"), LANGS)
@@ -385,9 +385,9 @@ def test_smart_reaches_80_percent_with_at_most_half_the_fetches_of_bfs():
 @functools.lru_cache(maxsize=2)
 def train_tiny_url_models(out_dir: Path) -> tuple[str, str]:
     """A url2lang and a pairs model (udfs.url_models' n-gram backend) trained on synthetic sites; skip if absent."""
-    pytest.importorskip("udfs.url_models", reason="udfs.url_models (the URL models helper) is not installed")
+    pytest.importorskip("parascout.udfs.url_models", reason="udfs.url_models (the URL models helper) is not installed")
     try:
-        from udfs.url_models.training import TrainingConfig, train_model, write_model_dir
+        from parascout.udfs.url_models.training import TrainingConfig, train_model, write_model_dir
     except ImportError as error:
         pytest.skip(f"udfs.url_models cannot train a model here: {error}")
     frames = [multilingual_site(n_articles=60, host=f"www.train{i}.is", seed=10 + i) for i in range(3)]
@@ -420,7 +420,7 @@ def tiny_url_models(tmp_path_factory) -> tuple[str, str]:
 
 def test_smart_with_the_real_url_models(tiny_url_models):
     """smart driven by udfs.url_models (tiny models trained here) instead of marker scorers, on a held-out site."""
-    from udfs.url_models import load_model
+    from parascout.udfs.url_models import load_model
 
     lang_dir, pair_dir = tiny_url_models
     policy = make_policy("smart", langs=LANGS, lang_scorer=load_model(lang_dir).predict_lang,

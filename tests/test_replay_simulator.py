@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from udfs.replay import build_graph, build_truth, make_policy, metrics, simulate
-from udfs.replay.simulator import checkpoints_for, url_key
+from parascout.udfs.replay import build_graph, build_truth, make_policy, metrics, simulate
+from parascout.udfs.replay.simulator import checkpoints_for, url_key
 
 HOST = "www.example.is"
 
@@ -185,7 +185,7 @@ def test_make_policy_by_name():
 
 
 def test_shortlist_sites_are_compared_with_the_replays_of_their_hosts():
-    from jobs.replay_crawl import shortlist_site_of
+    from parascout.jobs.replay_crawl import shortlist_site_of
 
     shortlist = pd.DataFrame({"host": ["example.fr", "other.com", "b.org", "never-replayed.net"],
                               "predicted_pairs": [30.0, 20.0, 10.0, 5.0], "predicted_ratio": [0.5, 0.4, 0.2, 0.1]})

@@ -15,10 +15,10 @@ import pyarrow.parquet as pq
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from jobs.base import ConfigError
-from jobs.make_sample_archive import MakeSampleArchiveJob
-from udfs.sample_archive import code_strip_recoverable, generate
-from udfs.sample_archive.index import COLUMNAR_SCHEMA
+from parascout.jobs.base import ConfigError
+from parascout.jobs.make_sample_archive import MakeSampleArchiveJob
+from parascout.udfs.sample_archive import code_strip_recoverable, generate
+from parascout.udfs.sample_archive.index import COLUMNAR_SCHEMA
 
 SMALL = {"hosts": 6, "seed": 11, "pages_per_host": 50, "overrides": {"captures_per_warc": 150}}
 COLUMNAR_TYPES = {"url_surtkey": pa.string(), "url": pa.string(), "url_host_name": pa.string(),

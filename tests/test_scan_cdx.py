@@ -12,11 +12,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from jobs.base import ConfigError, JobFailed
-from jobs.scan_cdx import ScanCdx
+from parascout.jobs.base import ConfigError, JobFailed
+from parascout.jobs.scan_cdx import ScanCdx
 from tests.conftest import run_job
-from udfs.cdx import format_cdx_line, write_zipnum
-from udfs.urls import surt
+from parascout.udfs.cdx import format_cdx_line, write_zipnum
+from parascout.udfs.urls import surt
 
 DATA = Path(__file__).parent / "data"
 CDX = DATA / "cdx"

@@ -4,11 +4,11 @@ import os
 import boto3
 import pytest
 
-from jobs.scan_cdx import ScanCdx
+from parascout.jobs.scan_cdx import ScanCdx
 from tests.conftest import run_job
 from tests.test_scan_cdx import CDX, CRAWL, site_lines, urls_of, write_columnar_index
-from udfs import storage
-from udfs.cdx import write_zipnum
+from parascout.udfs import storage
+from parascout.udfs.cdx import write_zipnum
 
 # Spark's Python workers inherit the environment the JVM started with (the `spark` fixture starts it
 # after collection), so dummy credentials are set here; the endpoint itself travels as --s3-endpoint.

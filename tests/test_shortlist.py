@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jobs.shortlist import ShortlistJob
+from parascout.jobs.shortlist import ShortlistJob
 from tests.conftest import run_job
-from udfs import shortlist
+from parascout.udfs import shortlist
 
 PREDICTED = {"a.is": 10, "b.is": 8, "c.is": 5, "d.is": 3, "e.is": 0}
 TRUE = {"a.is": 9, "b.is": 2, "c.is": 7, "d.is": 0, "e.is": 1, "f.is": 6}

@@ -6,7 +6,7 @@ import random
 import numpy as np
 from scipy import stats
 
-from udfs.structure import (
+from parascout.udfs.structure import (
     RULE_FEATURES,
     ThresholdRule,
     TreeRule,

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from tests.test_url_models import synthetic_language_urls, tiny_ngram_config, tiny_transformer_config
-from udfs.url_models import load_model
-from udfs.url_models.spark_udfs import (
+from parascout.udfs.url_models import load_model
+from parascout.udfs.url_models.spark_udfs import (
     lang_probabilities,
     lang_probability_udf,
     parallel_probabilities,
@@ -15,7 +15,7 @@ from udfs.url_models.spark_udfs import (
     url_language_udf,
     url_languages,
 )
-from udfs.url_models.training import split_by_host, train_model, write_model_dir
+from parascout.udfs.url_models.training import split_by_host, train_model, write_model_dir
 
 torch.set_num_threads(1)
 

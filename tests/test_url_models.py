@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 import torch
 
-from udfs.url_models import METADATA_FILE, load_model, read_metadata
-from udfs.url_models.evaluation import classification_report, format_report
-from udfs.url_models.ngram import NgramSpec, NgramUrlModel
-from udfs.url_models.training import (
+from parascout.udfs.url_models import METADATA_FILE, load_model, read_metadata
+from parascout.udfs.url_models.evaluation import classification_report, format_report
+from parascout.udfs.url_models.ngram import NgramSpec, NgramUrlModel
+from parascout.udfs.url_models.training import (
     TrainingConfig,
     TrainingResult,
     fit,
@@ -22,7 +22,7 @@ from udfs.url_models.training import (
     warmup_inverse_sqrt,
     write_model_dir,
 )
-from udfs.url_models.transformer import TransformerUrlModel
+from parascout.udfs.url_models.transformer import TransformerUrlModel
 
 torch.set_num_threads(1)
 
@@ -285,8 +285,8 @@ def test_pair_model_ranks_by_word_translations_seen_in_training_in_either_order(
 
 
 def test_symmetric_cross_bag_hashes_a_word_pair_the_same_in_both_orders():
-    from udfs.url_models.ngram import pair_features
-    from udfs.url_models.preprocess import normalize_url
+    from parascout.udfs.url_models.ngram import pair_features
+    from parascout.udfs.url_models.preprocess import normalize_url
 
     forward = [normalize_url("http://a.com/en/news-germany")], [normalize_url("http://a.com/fr/actualites-allemagne")]
     backward = forward[1], forward[0]

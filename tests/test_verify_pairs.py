@@ -6,14 +6,14 @@ import random
 import pandas as pd
 import pytest
 
-from jobs.verify_pairs import VerifyPairsJob
+from parascout.jobs.verify_pairs import VerifyPairsJob
 from tests.conftest import run_job
 from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes
-from udfs import storage
-from udfs.documents import DOC_COLUMNS, empty_doc, parse_record
-from udfs.structure import ThresholdRule
-from udfs.urls import url_host
-from udfs.verification import image_jaccard, language_ok, ratio, verify_frame
+from parascout.udfs import storage
+from parascout.udfs.documents import DOC_COLUMNS, empty_doc, parse_record
+from parascout.udfs.structure import ThresholdRule
+from parascout.udfs.urls import url_host
+from parascout.udfs.verification import image_jaccard, language_ok, ratio, verify_frame
 
 HOST = "www.example.com"
 

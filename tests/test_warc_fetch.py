@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes, write_warc
-from udfs.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
+from parascout.udfs.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
 
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from udfs.urls import url_host
+from parascout.udfs.urls import url_host
 
 PAIR_COLUMNS = ["host", "src_url", "trg_url", "score"]
 _TOKEN_RE = re.compile(r"[^\W_]+")

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from udfs.langs import load_languages
+from parascout.udfs.langs import load_languages
 
 TOKEN_SPLIT = re.compile(r"[\W_]+", re.UNICODE)
 LETTER_DIGIT_BOUNDARY = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])", re.UNICODE)
@@ -426,7 +426,7 @@ def with_split_keys(batches: Iterable[pd.DataFrame], languages: tuple[str, str],
 def sites_of_hosts(batches: Iterable[pd.DataFrame], languages: tuple[str, str], grouped_by: str = "site"
                    ) -> Iterable[pd.DataFrame]:
     """mapInPandas: the site of each distinct host (language-neutral host, or registered domain); adds domain."""
-    from udfs.urls import registered_domain
+    from parascout.udfs.urls import registered_domain
 
     markers = language_markers(tuple(languages))
     for batch in batches:
@@ -452,7 +452,7 @@ def similar_pairs_for_group_frame(group: pd.DataFrame, languages: tuple[str, str
 
 def surt_of_links(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
     """pandas_udf body: SURT keys of absolute http(s) links (None for anything else)."""
-    from udfs.urls import surt
+    from parascout.udfs.urls import surt
 
     for links in batches:
         yield pd.Series([surt(link) if isinstance(link, str) and link.lower().startswith(("http://", "https://"))

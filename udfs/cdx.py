@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from udfs import storage
-from udfs.urls import host_surt
-from udfs.warc_fetch import FetchError, FetchSettings, RangeReader
+from parascout.udfs import storage
+from parascout.udfs.urls import host_surt
+from parascout.udfs.warc_fetch import FetchError, FetchSettings, RangeReader
 
 ZIPNUM_BLOCK_LINES = 3000
 CDX_FIELD_ORDER = ("url", "mime", "mime-detected", "status", "digest", "length", "offset",

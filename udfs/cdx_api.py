@@ -12,8 +12,8 @@ import itertools
 import logging
 from collections.abc import Iterator, Mapping
 
-from udfs.cdx import format_cdx_line
-from udfs.urls import surt
+from parascout.udfs.cdx import format_cdx_line
+from parascout.udfs.urls import surt
 
 DEFAULT_MIRROR = "https://index.commoncrawl.org/"
 log = logging.getLogger("parascout.cdx_api")

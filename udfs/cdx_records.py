@@ -17,9 +17,9 @@ import pandas as pd
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from udfs.cdx import READ_PROBLEMS
-from udfs.jvm import java_function_available
-from udfs.urls import MAX_URL_CHARS, public_suffix_spec, registered_domain
+from parascout.udfs.cdx import READ_PROBLEMS
+from parascout.udfs.jvm import java_function_available
+from parascout.udfs.urls import MAX_URL_CHARS, public_suffix_spec, registered_domain
 
 BAD_REASONS = ("non_utf8", "malformed_line", "bad_json", "missing_url", "url_too_long", "bad_url",
                "missing_status", "missing_location", *READ_PROBLEMS)

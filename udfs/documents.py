@@ -22,8 +22,8 @@ from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 import pycld2
 from warcio.archiveiterator import ArchiveIterator
 
-from udfs.langs import cld2_to_iso639_3
-from udfs.urls import url_host
+from parascout.udfs.langs import cld2_to_iso639_3
+from parascout.udfs.urls import url_host
 
 #: Spark DDL of the `docs` table (the fetch-docs job's output schema)
 DOCS_SCHEMA = (

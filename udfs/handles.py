@@ -36,9 +36,9 @@ from urllib.parse import quote, urlsplit
 import pandas as pd
 import yaml
 
-from udfs.jvm import java_function_available
-from udfs.langs import CONF_DIR, load_languages, to_iso639_3
-from udfs.urls import MAX_URL_CHARS
+from parascout.udfs.jvm import java_function_available
+from parascout.udfs.langs import CONF_DIR, load_languages, to_iso639_3
+from parascout.udfs.urls import MAX_URL_CHARS
 
 LSS_FILE = CONF_DIR / "lss.yaml"
 JVM_HANDLE_CLASS = "parascout.StrandHandle"

@@ -6,12 +6,13 @@ users may write 639-1, 639-2/B, English names or endonyms.
 from __future__ import annotations
 
 import functools
+from importlib import resources
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+CONF_DIR = resources.files("parascout.conf")  # the packaged YAML files (a folder on disk in every install)
 LANGUAGES_FILE = CONF_DIR / "languages.yaml"
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from udfs.alignment import greedy_one_to_one
+from parascout.udfs.alignment import greedy_one_to_one
 
 LangScorer = Callable[[list[str]], pd.DataFrame]
 PairScorer = Callable[[list[str], list[str]], np.ndarray]
@@ -145,7 +145,7 @@ SCORED_SCHEMA = ("host string, group_key string, src_url string, trg_url string,
 
 def load_url_model(model_dir: str):
     """The URL model in `model_dir`, cached per worker, torch threads bounded by the task's cores."""
-    from udfs.url_models.spark_udfs import worker_model
+    from parascout.udfs.url_models.spark_udfs import worker_model
 
     return worker_model(model_dir)
 

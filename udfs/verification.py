@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pandas as pd
 
-from udfs.structure import ThresholdRule, TreeRule, rule_from_dict, strand_features
+from parascout.udfs.structure import ThresholdRule, TreeRule, rule_from_dict, strand_features
 
 #: an image on more than this share of a host's fetched pages is boilerplate (logos, icons)
 BOILERPLATE_IMAGE_SHARE = 0.10

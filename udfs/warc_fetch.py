@@ -24,9 +24,9 @@ from urllib.parse import urlsplit
 
 import pandas as pd
 
-from udfs import storage
-from udfs.documents import DOC_COLUMNS, empty_doc, parse_record
-from udfs.urls import url_host
+from parascout.udfs import storage
+from parascout.udfs.documents import DOC_COLUMNS, empty_doc, parse_record
+from parascout.udfs.urls import url_host
 
 log = logging.getLogger("parascout.warc_fetch")
 

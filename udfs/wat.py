@@ -16,8 +16,8 @@ from urllib.parse import urljoin
 import pandas as pd
 from warcio.archiveiterator import ArchiveIterator
 
-from udfs import storage
-from udfs.documents import (
+from parascout.udfs import storage
+from parascout.udfs.documents import (
     DOC_COLUMNS,
     MAX_IMAGES,
     MAX_OUTLINKS,
@@ -26,7 +26,7 @@ from udfs.documents import (
     image_file_name,
     normalise_link,
 )
-from udfs.urls import url_host
+from parascout.udfs.urls import url_host
 
 LINK_PATHS = frozenset({"A@/href", "AREA@/href", "FRAME@/src", "IFRAME@/src"})
 IMAGE_PATHS = frozenset({"IMG@/src", "IMG@/data-src"})

@@ -38,7 +38,7 @@ from urllib.parse import quote_plus, unquote_to_bytes, urlparse, urlunparse
 
 import pandas as pd
 
-from udfs.langs import load_languages, to_iso639_3
+from parascout.udfs.langs import load_languages, to_iso639_3
 
 #: (ISO 639-1, identifiers) in the order of languagestripper.py; lower case
 WMT16_IDENTIFIERS: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -7,6 +7,5 @@ workdir=$(mktemp -d)
 gsutil -m cp -r "$DIST/*" "$workdir/"
 PY=${PARASCOUT_PYTHON:-/opt/conda/default/bin/python}
 # CPU torch first, from PyTorch's CPU index (PyPI's Linux wheel is the multi-GB CUDA build)
-"$PY" -m pip install --index-url https://download.pytorch.org/whl/cpu "$(grep ^torch== "$workdir/requirements.txt")"
-"$PY" -m pip install -r "$workdir/requirements.txt"
-"$PY" -m pip install --no-deps "$workdir"/parascout-*.whl
+"$PY" -m pip install --index-url https://download.pytorch.org/whl/cpu "$(grep ^torch== "$workdir/constraints.txt")"
+"$PY" -m pip install -c "$workdir/constraints.txt" "$(ls "$workdir"/parascout-*.whl)[all]"

@@ -1,13 +1,13 @@
 """Replay crawl policies over archived link graphs: how fast would each find the parallel documents?
 
-    from udfs.replay import build_graph, make_policy, simulate
+    from parascout.udfs.replay import build_graph, make_policy, simulate
     graph = build_graph(docs_of_one_host)
     result = simulate(graph, make_policy("smart", langs=("eng", "isl"), lang_scorer=..., pair_scorer=...),
                       truth_pairs, budget=1.0)
     result.summary(), result.curve()
 """
-from udfs.replay.policies import POLICY_NAMES, Policy, make_policy, strand_handles
-from udfs.replay.simulator import CrawlResult, SiteGraph, TruthIndex, build_graph, build_truth, simulate
+from parascout.udfs.replay.policies import POLICY_NAMES, Policy, make_policy, strand_handles
+from parascout.udfs.replay.simulator import CrawlResult, SiteGraph, TruthIndex, build_graph, build_truth, simulate
 
 __all__ = ["POLICY_NAMES", "CrawlResult", "Policy", "SiteGraph", "TruthIndex", "build_graph", "build_truth",
            "make_policy", "simulate", "strand_handles"]

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from udfs.replay import metrics
-from udfs.replay.policies import MODEL_POLICIES, make_policy
-from udfs.replay.simulator import build_graph, build_truth, simulate
+from parascout.udfs.replay import metrics
+from parascout.udfs.replay.policies import MODEL_POLICIES, make_policy
+from parascout.udfs.replay.simulator import build_graph, build_truth, simulate
 
 log = logging.getLogger("parascout.replay")
 
@@ -58,7 +58,7 @@ class ReplayConfig:
 @functools.lru_cache(maxsize=4)
 def model_scorers(lang_model: str, pair_model: str):
     """(lang_scorer, pair_scorer) from the URL model directories, loaded once per Python worker."""
-    from udfs.url_models import load_model
+    from parascout.udfs.url_models import load_model
 
     return load_model(lang_model).predict_lang, load_model(pair_model).predict_parallel
 
@@ -94,7 +94,7 @@ def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayConfig) -
 
 def seed_urls_by_host(text: str) -> tuple[dict[str, list[str]], int]:
     """Seed URLs of a --seeds file (one per line, '#' comments) by host, and the count of unusable lines."""
-    from udfs.urls import url_host
+    from parascout.udfs.urls import url_host
 
     seeds: dict[str, list[str]] = {}
     unusable = 0

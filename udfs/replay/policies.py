@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 from scipy import sparse
 
-from udfs.replay.simulator import SiteGraph, TruthIndex, url_key
+from parascout.udfs.replay.simulator import SiteGraph, TruthIndex, url_key
 
 LangScorer = Callable[[list[str]], "object"]
 PairScorer = Callable[[list[str], list[str]], np.ndarray]
@@ -258,7 +258,7 @@ class SmartSite(SmartLang):
 
     def _candidate_pairs(self, urls: np.ndarray, nodes: np.ndarray):
         """(left, right, P(parallel)) for each linked page and its `partner_k` most token-similar linked pages."""
-        from udfs.blocking import language_markers, similar_pairs, url_features
+        from parascout.udfs.blocking import language_markers, similar_pairs, url_features
 
         markers = language_markers(self.langs)
         tokens = [url_features(url, markers) for url in urls[nodes].tolist()]
@@ -500,7 +500,7 @@ REPEATED_SLASH = re.compile(r"/{2,}")
 @functools.lru_cache(maxsize=16)
 def _language_substrings(langs: tuple[str, ...]) -> tuple[re.Pattern, dict[str, str]]:
     """A regex of the pair's ISO codes and locales as URL tokens, and substring -> ISO 639-3."""
-    from udfs.langs import load_languages, to_iso639_3
+    from parascout.udfs.langs import load_languages, to_iso639_3
 
     table = load_languages()
     owner: dict[str, str] = {}
@@ -560,7 +560,7 @@ def _without_host(url: str) -> str:
 
 @functools.lru_cache(maxsize=16)
 def _strippers(langs: tuple[str, str]):
-    from udfs.handles import build_stripper, plain_stripper
+    from parascout.udfs.handles import build_stripper, plain_stripper
 
     return build_stripper(langs), build_stripper(langs[:1]), build_stripper(langs[1:]), plain_stripper(())
 
@@ -568,7 +568,7 @@ def _strippers(langs: tuple[str, str]):
 def default_handle_function() -> HandleFunction:
     """The STRAND handle function: udfs.handles' LSS stripper when installed, else `strand_handles`."""
     try:
-        from udfs.handles import build_stripper  # noqa: F401
+        from parascout.udfs.handles import build_stripper  # noqa: F401
     except ImportError:
         return strand_handles
     return lss_handles

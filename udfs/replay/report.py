@@ -14,8 +14,8 @@ import uuid
 import numpy as np
 import pandas as pd
 
-from udfs import storage
-from udfs.replay import metrics, plots
+from parascout.udfs import storage
+from parascout.udfs.replay import metrics, plots
 
 MAX_HOST_ROWS = 50
 STYLE = ("<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"

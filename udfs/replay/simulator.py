@@ -156,7 +156,7 @@ def _key_host(key: str) -> str:
 
 
 def _host_of(docs: pd.DataFrame) -> str:
-    from udfs.urls import url_host
+    from parascout.udfs.urls import url_host
 
     return url_host(str(docs["url"].iloc[0])) or "" if len(docs) else ""
 
@@ -242,7 +242,7 @@ class CrawlResult:
 
     def summary(self) -> dict:
         """Summary metrics (AUC, fetches to 50/80/90% of the parallel documents, recall...)."""
-        from udfs.replay.metrics import summarise
+        from parascout.udfs.replay.metrics import summarise
 
         return summarise(self)
 
@@ -353,7 +353,7 @@ def reachable(graph: SiteGraph, seeds: list[int], follows: Sequence[bool] | None
 def simulate(graph: SiteGraph, policy, truth_pairs, budget: float = 1.0, seeds: Iterable[str] | None = None,
              count_missing_as_fetch: bool = True, sample_every: float = 0.01) -> CrawlResult:
     """Replay `policy` on `graph` for budget × (archived documents) fetches; returns the yield record."""
-    from udfs.replay.policies import make_policy
+    from parascout.udfs.replay.policies import make_policy
 
     if isinstance(policy, str):
         policy = make_policy(policy)

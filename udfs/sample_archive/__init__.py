@@ -4,7 +4,7 @@
 ZipNum CDX and columnar-index files of synthetic multilingual hosts, and
 `truth/pairs.parquet` + `truth/hosts.parquet` with the translations they contain.
 """
-from udfs.sample_archive.archive import format_summary, generate, resolve_languages
-from udfs.sample_archive.conventions import code_strip_recoverable, strip_language_codes
+from parascout.udfs.sample_archive.archive import format_summary, generate, resolve_languages
+from parascout.udfs.sample_archive.conventions import code_strip_recoverable, strip_language_codes
 
 __all__ = ["code_strip_recoverable", "format_summary", "generate", "resolve_languages", "strip_language_codes"]

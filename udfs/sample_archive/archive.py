@@ -16,13 +16,13 @@ from datetime import datetime, timedelta, timezone
 
 from tqdm import tqdm
 
-from udfs.cdx import write_zipnum
-from udfs.langs import to_iso639_3
-from udfs.sample_archive.index import CdxSorter, ColumnarWriter, tee
-from udfs.sample_archive.sites import SiteSpec, build_site, plan_sites
-from udfs.sample_archive.truth import TruthWriter, site_truth
-from udfs.sample_archive.vocabulary import UnsupportedLanguage, sample_conf, supported_languages
-from udfs.sample_archive.writer import SegmentWriter, segment_name
+from parascout.udfs.cdx import write_zipnum
+from parascout.udfs.langs import to_iso639_3
+from parascout.udfs.sample_archive.index import CdxSorter, ColumnarWriter, tee
+from parascout.udfs.sample_archive.sites import SiteSpec, build_site, plan_sites
+from parascout.udfs.sample_archive.truth import TruthWriter, site_truth
+from parascout.udfs.sample_archive.vocabulary import UnsupportedLanguage, sample_conf, supported_languages
+from parascout.udfs.sample_archive.writer import SegmentWriter, segment_name
 
 OUTPUT_DIRS = ("warc", "crawldiagnostics", "robotstxt", "wat", "indexes", "cc-index", "truth")
 #: captures per planned HTML page (images, redirects, 404s, robots.txt), to size groups before building them

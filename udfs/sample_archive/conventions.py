@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from udfs.langs import Language, load_languages
+from parascout.udfs.langs import Language, load_languages
 
 MARKERS = ("dir_code", "subdomain", "query_code", "query_id", "suffix", "locale", "name", "none")
 PATH_STYLES = ("same", "translated", "ids")
@@ -82,7 +82,7 @@ def locale_token(language: Language, style: str) -> str:
 
 def name_token(language: Language, style: str) -> str:
     """'icelandic' or the endonym 'islenska' ('%E4%B8%AD%E6%96%87' where it has no Latin form)."""
-    from udfs.sample_archive.vocabulary import slugify
+    from parascout.udfs.sample_archive.vocabulary import slugify
 
     if style == "endonym" and language.endonym:
         return slugify(language.endonym, ascii_only=True)

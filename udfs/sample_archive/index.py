@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from udfs.urls import registered_domain
+from parascout.udfs.urls import registered_domain
 
 COLUMNAR_SCHEMA = pa.schema([
     ("url_surtkey", pa.string()), ("url", pa.string()), ("url_host_name", pa.string()),

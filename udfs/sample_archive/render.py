@@ -14,9 +14,9 @@ import random
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
-from udfs.langs import load_languages
-from udfs.sample_archive.sites import ARTICLES_PER_LISTING, Page, Site
-from udfs.sample_archive.vocabulary import N_CONCEPTS, RIGHT_TO_LEFT, vocabulary
+from parascout.udfs.langs import load_languages
+from parascout.udfs.sample_archive.sites import ARTICLES_PER_LISTING, Page, Site
+from parascout.udfs.sample_archive.vocabulary import N_CONCEPTS, RIGHT_TO_LEFT, vocabulary
 
 TEMPLATES = (
     {"header": '<header class="site-header">', "header_end": "</header>", "nav": '<nav class="main-menu"><ul>',

@@ -11,9 +11,9 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from udfs.langs import load_languages
-from udfs.sample_archive.conventions import MARKERS, PATH_STYLES, Convention, build_url, draw_convention, name_token
-from udfs.sample_archive.vocabulary import REGION_CODES, country_codes, slugify, vocabulary
+from parascout.udfs.langs import load_languages
+from parascout.udfs.sample_archive.conventions import MARKERS, PATH_STYLES, Convention, build_url, draw_convention, name_token
+from parascout.udfs.sample_archive.vocabulary import REGION_CODES, country_codes, slugify, vocabulary
 
 ARTICLES_PER_LISTING = 10
 SERVERS = ("nginx", "Apache", "nginx/1.24.0", "Apache/2.4.58 (Ubuntu)", "cloudflare", "LiteSpeed",

@@ -14,9 +14,9 @@ from itertools import combinations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from udfs.sample_archive.conventions import code_strip_recoverable
-from udfs.sample_archive.sites import Site
-from udfs.urls import registered_domain
+from parascout.udfs.sample_archive.conventions import code_strip_recoverable
+from parascout.udfs.sample_archive.sites import Site
+from parascout.udfs.urls import registered_domain
 
 TRUTH_PAGE_KINDS = ("home", "section", "article")
 PAIRS_SCHEMA = pa.schema([

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from udfs.sample_archive.warc import RecordIds, WarcFile, WrittenRecord, sha1_base32, warc_date
+from parascout.udfs.sample_archive.warc import RecordIds, WarcFile, WrittenRecord, sha1_base32, warc_date
 
 EMPTY_SHA1 = "sha1:" + sha1_base32(b"")
 WAT_INFO = ("Software-Info: parascout make-sample-archive (imitating ia-web-commons 1.1.10)\r\n"

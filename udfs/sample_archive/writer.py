@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 
 import pycld2
 
-from udfs.cdx import format_cdx_line
-from udfs.langs import cld2_to_iso639_3, load_languages
-from udfs.sample_archive.render import (
+from parascout.udfs.cdx import format_cdx_line
+from parascout.udfs.langs import cld2_to_iso639_3, load_languages
+from parascout.udfs.sample_archive.render import (
     binary_payload,
     first_sentence,
     not_found_html,
@@ -28,9 +28,9 @@ from udfs.sample_archive.render import (
     text_plan,
     translate_plan,
 )
-from udfs.sample_archive.sites import Capture, Site
-from udfs.sample_archive.vocabulary import vocabulary
-from udfs.sample_archive.warc import (
+from parascout.udfs.sample_archive.sites import Capture, Site
+from parascout.udfs.sample_archive.vocabulary import vocabulary
+from parascout.udfs.sample_archive.warc import (
     RecordIds,
     WarcFile,
     capture_headers,
@@ -40,8 +40,8 @@ from udfs.sample_archive.warc import (
     warcinfo_block,
     warcinfo_headers,
 )
-from udfs.sample_archive.wat import WatFile, html_metadata
-from udfs.urls import surt
+from parascout.udfs.sample_archive.wat import WatFile, html_metadata
+from parascout.udfs.urls import surt
 
 SUBSETS = ("warc", "crawldiagnostics", "robotstxt")
 REASONS = {200: "OK", 301: "Moved Permanently", 404: "Not Found"}

@@ -58,17 +58,17 @@ def load_model(path: str, quantize: bool = False, device: str | None = None) -> 
     """
     local = _local_directory(str(path))
     if local is None:
-        from udfs.url_models.transformer import TransformerUrlModel
+        from parascout.udfs.url_models.transformer import TransformerUrlModel
 
         return TransformerUrlModel.from_pretrained(str(path), quantize=quantize, device=device)
     metadata = read_metadata(local)
     backend = metadata.get("backend") or ("transformer" if (local / "config.json").exists() else None)
     if backend == "ngram":
-        from udfs.url_models.ngram import NgramUrlModel
+        from parascout.udfs.url_models.ngram import NgramUrlModel
 
         return NgramUrlModel.load(local, metadata)
     if backend == "transformer":
-        from udfs.url_models.transformer import TransformerUrlModel
+        from parascout.udfs.url_models.transformer import TransformerUrlModel
 
         return TransformerUrlModel.from_pretrained(
             str(local), task=metadata.get("task"), labels=metadata.get("labels"),
@@ -91,7 +91,7 @@ def _local_directory(path: str) -> Path | None:
 
 def _cached_s3_copy(path: str) -> Path:
     """Download every object under an s3:// prefix once into the model cache (marked complete at the end)."""
-    from udfs import storage
+    from parascout.udfs import storage
 
     root = Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "parascout" / "models"))
     target = root / hashlib.sha256(path.rstrip("/").encode()).hexdigest()[:16]

@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from udfs.url_models.preprocess import TOKEN_PATTERN, normalize_url, resource_start, url_tokens
-from udfs.urls import url_host
+from parascout.udfs.url_models.preprocess import TOKEN_PATTERN, normalize_url, resource_start, url_tokens
+from parascout.udfs.urls import url_host
 
 GENERATORS = ("random", "jaccard", "remove")
 VARIANTS = ("bi", "mono")

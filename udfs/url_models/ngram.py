@@ -26,7 +26,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from udfs.url_models.preprocess import normalize_url, url_tokens
+from parascout.udfs.url_models.preprocess import normalize_url, url_tokens
 
 CONFIG_FILE = "ngram_config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -166,7 +166,7 @@ def _normalised(urls: list[str], spec: NgramSpec) -> list[str]:
 @functools.lru_cache(maxsize=4)
 def language_marker_hashes(lowercase: bool = True) -> np.ndarray:
     """Token hashes of language markers: ISO 639 codes, names, endonyms and locale parts (conf/languages.yaml)."""
-    from udfs.langs import load_languages
+    from parascout.udfs.langs import load_languages
 
     markers = set()
     for language in load_languages().values():

@@ -1,6 +1,6 @@
 """pandas UDFs over the URL models, in the Iterator[pd.Series] form so a model loads once per worker.
 
-    from udfs.url_models.spark_udfs import lang_probability_udf, parallel_probability_udf
+    from parascout.udfs.url_models.spark_udfs import lang_probability_udf, parallel_probability_udf
     df.withColumn("p_trg_lang", lang_probability_udf(model_dir, "is")("trg_url"))
       .withColumn("p_parallel", parallel_probability_udf(pairs_dir)("src_url", "trg_url"))
 
@@ -35,14 +35,14 @@ def worker_model(model_dir: str, quantize: bool = False):
     """The model for this worker: threads bounded by the task's cores, loaded once (load_model's cache)."""
     import torch
 
-    from udfs.url_models import load_model
+    from parascout.udfs.url_models import load_model
 
     torch.set_num_threads(task_cpus())
     return load_model(model_dir, quantize=quantize)
 
 
 def _language_label(lang: str) -> str:
-    from udfs.langs import to_iso639_3
+    from parascout.udfs.langs import to_iso639_3
 
     return "unk" if lang == "unk" else to_iso639_3(lang)
 

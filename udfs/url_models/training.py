@@ -35,11 +35,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from udfs import storage
-from udfs.url_models import METADATA_FILE, METRICS_FILE
-from udfs.url_models.evaluation import classification_report
-from udfs.url_models.negatives import DEFAULT_STRATEGIES, generate_negatives
-from udfs.urls import registered_domain, url_host
+from parascout.udfs import storage
+from parascout.udfs.url_models import METADATA_FILE, METRICS_FILE
+from parascout.udfs.url_models.evaluation import classification_report
+from parascout.udfs.url_models.negatives import DEFAULT_STRATEGIES, generate_negatives
+from parascout.udfs.urls import registered_domain, url_host
 
 log = logging.getLogger("parascout.url_models")
 PAIR_LABELS = ["non-parallel", "parallel"]
@@ -550,13 +550,13 @@ class TrainingResult:
 
 def _new_model(task: str, labels: list[str], config: TrainingConfig, texts: list[str]):
     if config.backend == "ngram":
-        from udfs.url_models.ngram import NgramSpec, NgramUrlModel
+        from parascout.udfs.url_models.ngram import NgramSpec, NgramUrlModel
 
         spec = NgramSpec(buckets=config.buckets, dim=config.dim, hidden=config.ngram_hidden, side_bags=config.side_bags,
                          cross_bag=True, symmetric_cross=True)
         return NgramUrlModel.create(task, labels, spec, seed=config.seed)
-    from udfs.url_models.preprocess import preprocess_url
-    from udfs.url_models.transformer import TransformerUrlModel
+    from parascout.udfs.url_models.preprocess import preprocess_url
+    from parascout.udfs.url_models.transformer import TransformerUrlModel
 
     return TransformerUrlModel.for_training(
         task, labels, config.base_model, [preprocess_url(t) for t in texts], max_length=config.max_length,

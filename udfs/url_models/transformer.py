@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from udfs.url_models.ngram import UrlModelApi
-from udfs.url_models.preprocess import preprocess_url
+from parascout.udfs.url_models.ngram import UrlModelApi
+from parascout.udfs.url_models.preprocess import preprocess_url
 
 log = logging.getLogger("parascout.url_models")
 SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]

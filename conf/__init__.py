@@ -1,0 +1,1 @@
+"""parascout's configuration data (YAML), read with importlib.resources; no code."""
