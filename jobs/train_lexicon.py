@@ -1,0 +1,173 @@
+"""train-lexicon: word translation probabilities for one language pair (the lexicon tsim links words with).
+
+    parascout train-lexicon --langs en,fr --out models/lexicon-eng-fra \\
+        [--aligned ../shared/data/parallel-text/bible] [--corpus pairs.tsv] \\
+        [--dictionary eng-fra.index | eng-fra.tei | en-fr.dic] [--from-archive out/demo]
+
+Any mix of sources: `--aligned DIR` reads `DIR/<lang>.tsv(.gz)` (`id<TAB>text`, joined on id, as the
+Bible files), `--corpus` a `src<TAB>trg` file, `--dictionary` a FreeDict dictd index (its `.dict` or
+`.dict.dz` beside it), a FreeDict TEI file or a Bitextor `.dic`; `--from-archive ROOT` bootstraps from
+the dataset root itself: paragraph pairs of the page pairs a language-switcher link or a STRAND handle
+proposed (`texts` + `scored_pairs` or `candidates`), the only source a language pair with no resources
+has. IBM model 1 both ways (udfs.lexicon). Writes a lexicon directory; Spark only for --from-archive.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from parascout.jobs.base import ConfigError, Job
+from parascout.udfs import storage
+from parascout.udfs.langs import UnknownLanguage, parse_lang_pair
+from parascout.udfs.lexicon import (
+    read_aligned_files,
+    read_bitextor_dic,
+    read_dictd,
+    read_tei,
+    read_tsv_pairs,
+    paragraph_pairs,
+    train_lexicon,
+    write_lexicon,
+)
+
+#: input reasons a source may count (all bad input: unreadable lines or entries)
+BAD_REASONS = frozenset({"malformed_line", "no_translation"})
+FILTERED_REASONS = frozenset({"unaligned_id", "metadata_entry", "no_paragraph_pairs", "over_max_pairs"})
+
+#: the pair sources the archive itself makes confident (a language-switcher link, a STRAND handle)
+CONFIDENT_SOURCES = r"(^|,)(link|handle)(,|$)"
+
+
+def archive_paragraph_pairs(batches):
+    """mapInPandas body: page pairs with both sides' paragraphs -> their aligned paragraph pairs."""
+    import pandas as pd
+
+    for batch in batches:
+        rows = [(a, b, hash((s, t))) for s, t, src, trg in zip(batch["src_url"], batch["trg_url"],
+                                                               batch["src_paragraphs"], batch["trg_paragraphs"])
+                for a, b in paragraph_pairs(list(src) if src is not None else [],
+                                            list(trg) if trg is not None else [])]
+        yield pd.DataFrame(rows, columns=["src_text", "trg_text", "page_pair"])
+
+
+class TrainLexiconJob(Job):
+    name = "train-lexicon"
+    description = "train a word translation lexicon (IBM model 1) from corpora, dictionaries or the archive"
+    root_required = False
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--langs", required=True, help="language pair, e.g. en,fr (src,trg)")
+        parser.add_argument("--out", required=True, help="lexicon directory to write")
+        parser.add_argument("--aligned", action="append", default=[], metavar="DIR",
+                            help="folder of id-aligned <lang>.tsv(.gz) files (id<TAB>text), e.g. the Bible")
+        parser.add_argument("--corpus", action="append", default=[], metavar="TSV",
+                            help="sentence-aligned src<TAB>trg file (.gz read too)")
+        parser.add_argument("--dictionary", action="append", default=[], metavar="FILE",
+                            help="FreeDict dictd .index, FreeDict TEI (.tei/.xml) or Bitextor .dic")
+        parser.add_argument("--from-archive", metavar="ROOT",
+                            help="dataset root: bootstrap from paragraph pairs of switcher-linked / handle pairs")
+        parser.add_argument("--iterations", type=int, default=5, help="EM iterations of IBM model 1")
+        parser.add_argument("--max-pairs", type=int, default=200_000, help="most text pairs used from the archive")
+
+    def validate_arguments(self, args: argparse.Namespace) -> None:
+        if not args.root:
+            args.root = args.out
+        super().validate_arguments(args)
+        try:
+            args.src_lang, args.trg_lang = parse_lang_pair(args.langs)
+        except (UnknownLanguage, ValueError) as error:
+            raise ConfigError(f"--langs: {error}") from error
+        if not (args.aligned or args.corpus or args.dictionary or args.from_archive):
+            raise ConfigError("give at least one source: --aligned, --corpus, --dictionary or --from-archive")
+        for folder in args.aligned:
+            for lang in (args.src_lang, args.trg_lang):
+                if not self.aligned_file(folder, lang):
+                    raise ConfigError(f"--aligned {folder}: no {lang}.tsv or {lang}.tsv.gz there")
+        for path in args.corpus + args.dictionary:
+            if not Path(path).exists():
+                raise ConfigError(f"{path}: no such file")
+        if args.iterations < 1 or args.max_pairs < 1:
+            raise ConfigError("--iterations and --max-pairs must be at least 1")
+
+    @staticmethod
+    def aligned_file(folder: str, lang: str) -> str | None:
+        for name in (f"{lang}.tsv.gz", f"{lang}.tsv"):
+            if (Path(folder) / name).exists():
+                return str(Path(folder) / name)
+        return None
+
+    def dictionary_entries(self, path: str, counts: dict) -> list[tuple[str, str]]:
+        args = self.args
+        if path.endswith(".index"):
+            stem = path[: -len(".index")]
+            dict_path = next((p for p in (stem + ".dict.dz", stem + ".dict") if Path(p).exists()), None)
+            if dict_path is None:
+                raise ConfigError(f"--dictionary {path}: no {stem}.dict or .dict.dz beside it")
+            return list(read_dictd(path, dict_path, counts))
+        if path.endswith(".dic"):
+            return list(read_bitextor_dic(path, args.src_lang, args.trg_lang, counts))
+        return list(read_tei(path, counts))
+
+    def archive_pairs(self, counts: dict) -> list[tuple[str, str]]:
+        """Paragraph pairs of the archive's confident page pairs (Spark; at most --max-pairs)."""
+        from pyspark.sql import functions as F
+
+        args, root = self.args, self.args.from_archive
+        table = "scored_pairs" if storage.exists(storage.join(root, "scored_pairs", "_SUCCESS")) else "candidates"
+        for needed in (table, "texts"):
+            if not storage.exists(storage.join(root, needed, "_SUCCESS")):
+                raise ConfigError(f"--from-archive {root}: no {needed} table; run fetch-docs and rank-pairs first")
+        pairs = self.spark.read.parquet(storage.join(root, table)).where(F.col("source").rlike(CONFIDENT_SOURCES))
+        forward = pairs.where((F.col("src_lang") == args.src_lang) & (F.col("trg_lang") == args.trg_lang))
+        backward = pairs.where((F.col("src_lang") == args.trg_lang) & (F.col("trg_lang") == args.src_lang))
+        pairs = forward.select("src_url", "trg_url").unionByName(
+            backward.select(F.col("trg_url").alias("src_url"), F.col("src_url").alias("trg_url"))).distinct()
+        texts = self.spark.read.parquet(storage.join(root, "texts")).where(F.col("duplicate_of").isNull())
+        for side in ("src", "trg"):
+            pairs = pairs.join(texts.select(F.col("url").alias(f"{side}_url"),
+                                            F.col("paragraphs").alias(f"{side}_paragraphs")), f"{side}_url")
+        text_pairs = pairs.mapInPandas(archive_paragraph_pairs, "src_text string, trg_text string, page_pair long")
+        rows = text_pairs.limit(args.max_pairs).toPandas()  # bounded by --max-pairs
+        page_pairs = pairs.count()
+        used = int(rows["page_pair"].nunique()) if len(rows) else 0
+        counts["input"] = counts.get("input", 0) + page_pairs
+        counts["kept"] = counts.get("kept", 0) + used
+        counts["reason:no_paragraph_pairs"] = counts.get("reason:no_paragraph_pairs", 0) + page_pairs - used
+        self.report.metric("archive_paragraph_pairs", len(rows))
+        return list(zip(rows["src_text"], rows["trg_text"]))
+
+    def process(self) -> None:
+        args = self.args
+        counts: dict[str, int] = {}
+        corpus, dictionary, sources = [], [], []
+        for folder in args.aligned:
+            corpus += read_aligned_files(self.aligned_file(folder, args.src_lang),
+                                         self.aligned_file(folder, args.trg_lang), counts)
+            sources.append({"aligned": folder})
+        for path in args.corpus:
+            corpus += read_tsv_pairs(path, counts)
+            sources.append({"corpus": path})
+        for path in args.dictionary:
+            dictionary += self.dictionary_entries(path, counts)
+            sources.append({"dictionary": path})
+        if args.from_archive:
+            corpus += self.archive_pairs(counts)
+            sources.append({"archive": args.from_archive})
+        self.report.input("source_records", counts.pop("input", 0))
+        self.report.add_counts({key.split(":", 1)[1]: value for key, value in counts.items() if ":" in key},
+                               bad_reasons=tuple(BAD_REASONS))
+        self.report.kept(counts.get("kept", 0))
+        if not corpus and not dictionary:
+            raise ConfigError("the sources gave no text pairs or dictionary entries to learn from")
+        started = time.process_time()
+        lexicon = train_lexicon(args.src_lang, args.trg_lang, corpus, dictionary, args.iterations, sources)
+        path = write_lexicon(lexicon, args.out)
+        self.report.metric("lexicon_dir", path)
+        self.report.metric("lexicon", {key: lexicon.metadata[key] for key in ("sizes", "version", "sources")})
+        self.report.metric("training_cpu_seconds", round(time.process_time() - started, 3))
+
+
+if __name__ == "__main__":
+    TrainLexiconJob().run()

@@ -1,0 +1,201 @@
+"""Lexicon: tokenisation, the four readers on hand-made fixtures (broken lines included), IBM model 1,
+the lexicon directory and the train-lexicon job (files, and bootstrapped from an archive root)."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pandas as pd
+import pytest
+
+from parascout.jobs.base import ConfigError
+from parascout.jobs.train_lexicon import TrainLexiconJob
+from parascout.udfs.lexicon import (
+    cognate,
+    dictd_number,
+    lexicon_for,
+    load_lexicon,
+    paragraph_pairs,
+    read_aligned_files,
+    read_bitextor_dic,
+    read_dictd,
+    read_tei,
+    read_tsv_pairs,
+    tokenize,
+    train_ibm1,
+    train_lexicon,
+    write_lexicon,
+)
+from tests.conftest import run_job
+
+CORPUS = [("the house", "la maison"), ("the blue house", "la maison bleue"), ("the cat", "le chat"),
+          ("a blue cat", "un chat bleu"), ("the house is blue", "la maison est bleue"), ("a house", "une maison")]
+
+
+def test_tokenize_latin_han_and_arabic():
+    assert tokenize("L'été dernier, 2019!", "fra") == ["l", "été", "dernier", "2019"]
+    assert tokenize("起初，神创造天地。ABC 12", "zho") == ["起", "初", "神", "创", "造", "天", "地", "abc", "12"]
+    # diacritics and tatweel gone, alef forms unified, the article (with a clitic) stripped
+    assert tokenize("والكِتاب ـأحمد", "ara") == ["كتاب", "احمد"]
+    assert tokenize(None) == [] and tokenize("") == []
+
+
+def test_cognates_need_long_similar_words():
+    assert cognate("information", "informations") > 0.9
+    assert cognate("table", "tafel") == 0.0   # similarity 0.6 < 0.8
+    assert cognate("nation", "nation") == 1.0 and cognate("chat", "chat") == 0.0  # short words: identity only
+
+
+def test_ibm1_learns_word_translations():
+    pairs = [(tokenize(a), tokenize(b)) for a, b in CORPUS]
+    forward = train_ibm1(pairs, iterations=10)
+    assert max((p, t) for (s, t), p in forward.items() if s == "house")[1] == "maison"
+    assert max((p, t) for (s, t), p in forward.items() if s == "cat")[1] == "chat"
+    lexicon = train_lexicon("eng", "fra", CORPUS, iterations=10)
+    assert lexicon.prob("house", "maison") > 0.5 and lexicon.prob("house", "chat") < 0.1
+    assert lexicon.metadata["sizes"]["corpus_pairs"] == 6
+    assert lexicon_for([lexicon], "fra", "eng").prob("maison", "house") == lexicon.prob("house", "maison")
+    assert lexicon_for([lexicon], "eng", "deu") is None
+
+
+def write_dictd(tmp_path, entries: dict[str, str], compress: bool) -> tuple[str, str]:
+    body, index = b"", []
+    for headword, text in [("00databaseinfo", "a test dictionary\n"), *entries.items()]:
+        data = text.encode()
+        index.append(f"{headword}\t{dictd_number(len(body))}\t{dictd_number(len(data))}")
+        body += data
+    index.append("broken line without offsets")
+    (tmp_path / "eng-fra.index").write_text("\n".join(index) + "\n")
+    dict_path = tmp_path / ("eng-fra.dict.dz" if compress else "eng-fra.dict")
+    dict_path.write_bytes(gzip.compress(body) if compress else body)
+    return str(tmp_path / "eng-fra.index"), str(dict_path)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_read_dictd(tmp_path, compress):
+    index, body = write_dictd(tmp_path, {"cat": "cat /kæt/\nchat <masc, n, sg>, matou\n",
+                                         "house": "house /haʊs/\n1. maison <fem>; demeure\n",
+                                         "empty": "empty\n"}, compress)
+    counts = {}
+    pairs = list(read_dictd(index, body, counts))
+    assert pairs == [("cat", "chat"), ("cat", "matou"), ("house", "maison"), ("house", "demeure")]
+    assert counts == {"input": 5, "reason:metadata_entry": 1, "kept": 2, "reason:no_translation": 1,
+                      "reason:malformed_line": 1}
+
+
+def test_read_tei_both_forms(tmp_path):
+    (tmp_path / "eng-fra.tei").write_text(
+        '<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body>'
+        '<entry><form><orth>cat</orth></form><sense><cit type="trans"><quote>chat</quote></cit>'
+        '<cit type="trans"><quote>matou</quote></cit></sense></entry>'
+        '<entry><form><orth>house</orth></form><trans><tr>maison</tr></trans></entry>'
+        '<entry><form><orth>lonely</orth></form></entry></body></text></TEI>')
+    counts = {}
+    assert list(read_tei(tmp_path / "eng-fra.tei", counts)) == [("cat", "chat"), ("cat", "matou"), ("house", "maison")]
+    assert counts == {"input": 3, "kept": 2, "reason:no_translation": 1}
+
+
+def test_read_bitextor_dic_swaps_to_the_wanted_direction(tmp_path):
+    (tmp_path / "fr-en.dic").write_text("fr\ten\nmaison\thouse\nbroken\nchat\tcat\n")
+    counts = {}
+    assert list(read_bitextor_dic(tmp_path / "fr-en.dic", "eng", "fra", counts)) == [("house", "maison"),
+                                                                                      ("cat", "chat")]
+    assert counts == {"input": 3, "kept": 2, "reason:malformed_line": 1}
+
+
+def test_read_corpora(tmp_path):
+    with gzip.open(tmp_path / "eng.tsv.gz", "wt") as handle:
+        handle.write("v1\tthe house\nv2\tthe cat\nv3\ta dog\n")
+    (tmp_path / "fra.tsv").write_text("v1\tla maison\nv2\tle chat\n")
+    counts = {}
+    assert list(read_aligned_files(tmp_path / "eng.tsv.gz", tmp_path / "fra.tsv", counts)) == [
+        ("the house", "la maison"), ("the cat", "le chat")]
+    assert counts == {"input": 3, "kept": 2, "reason:unaligned_id": 1}
+    (tmp_path / "pairs.tsv").write_text("the house\tla maison\nno tab here\n")
+    counts = {}
+    assert list(read_tsv_pairs(tmp_path / "pairs.tsv", counts)) == [("the house", "la maison")]
+    assert counts == {"input": 2, "kept": 1, "reason:malformed_line": 1}
+
+
+def test_lexicon_directory_round_trip(tmp_path):
+    lexicon = train_lexicon("eng", "fra", CORPUS, dictionary=[("dog", "chien")], iterations=10, sources=["toy"])
+    write_lexicon(lexicon, tmp_path / "lex")
+    loaded = load_lexicon(tmp_path / "lex")
+    assert (loaded.src_lang, loaded.trg_lang) == ("eng", "fra")
+    assert loaded.prob("dog", "chien") == 1.0
+    assert abs(loaded.prob("house", "maison") - lexicon.prob("house", "maison")) < 1e-5
+    metadata = json.loads((tmp_path / "lex" / "parascout_lexicon.json").read_text())
+    assert metadata["sources"] == ["toy"] and metadata["format_version"] == 1 and metadata["version"]
+    assert metadata["sizes"]["dictionary_entries"] == 1
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("x")
+    with pytest.raises(ValueError, match="not a lexicon directory"):
+        write_lexicon(lexicon, tmp_path / "other")
+    with pytest.raises(FileNotFoundError):
+        load_lexicon(tmp_path / "other")
+
+
+def test_paragraph_pairs_follow_the_type_sequence():
+    src = [{"text": "Menu", "type": "text", "boilerplate": True}, {"text": "Title here", "type": "heading"},
+           {"text": "A first paragraph of text.", "type": "text"}, {"text": "An extra note", "type": "list_item"},
+           {"text": "Second one.", "type": "text"}]
+    trg = [{"text": "Titre ici", "type": "heading"}, {"text": "Un premier paragraphe de texte.", "type": "text"},
+           {"text": "Le second, bien plus long que l'original anglais.", "type": "text"}]
+    assert paragraph_pairs(src, trg) == [("Title here", "Titre ici"),
+                                         ("A first paragraph of text.", "Un premier paragraphe de texte.")]
+
+
+def test_train_lexicon_job_from_files(tmp_path):
+    (tmp_path / "pairs.tsv").write_text("\n".join(f"{a}\t{b}" for a, b in CORPUS) + "\nbroken\n")
+    (tmp_path / "en-fr.dic").write_text("en\tfr\ndog\tchien\n")
+    out = tmp_path / "lex"
+    report = TrainLexiconJob().run(["--langs", "en,fr", "--out", str(out), "--corpus", str(tmp_path / "pairs.tsv"),
+                                    "--dictionary", str(tmp_path / "en-fr.dic"), "--iterations", "10"])
+    assert report["status"] == "ok" and report["balanced"]
+    assert report["inputs"]["source_records"] == 8 and report["kept"] == 7
+    assert report["bad"] == {"malformed_line": 1}
+    lexicon = load_lexicon(out)
+    assert lexicon.prob("dog", "chien") == 1.0 and lexicon.prob("house", "maison") > 0.5
+    assert (out / "_reports" / "train-lexicon.json").exists()
+    with pytest.raises(ConfigError, match="at least one source"):
+        TrainLexiconJob().run(["--langs", "en,fr", "--out", str(out)])
+
+
+def test_train_lexicon_on_the_bible(shared_data, tmp_path):
+    bible = shared_data / "parallel-text" / "bible"
+    if not (bible / "eus.tsv.gz").exists():
+        pytest.skip("the Bible files are not in ../shared/data/parallel-text/bible")
+    lexicon = train_lexicon("eng", "eus", read_aligned_files(bible / "eng.tsv.gz", bible / "eus.tsv.gz"),
+                            iterations=4)
+    # the 1571 Leiçarraga New Testament spells Jesus "Iesus" (with case endings: iesusec, iesusen)
+    assert max(lexicon.translations("jesus"), key=lexicon.translations("jesus").get) == "iesus"
+    assert lexicon.metadata["sizes"]["corpus_pairs"] > 7000
+
+
+@pytest.mark.slow
+def test_train_lexicon_bootstrapped_from_an_archive(spark, tmp_path):
+    root = tmp_path / "root"
+    english = ["The house is blue.", "The cat sleeps in the house.", "A blue cat and a red house."]
+    french = ["La maison est bleue.", "Le chat dort dans la maison.", "Un chat bleu et une maison rouge."]
+
+    def page(url, lang, texts, duplicate_of=None):
+        paragraphs = [{"text": t, "type": "text", "lang": lang, "boilerplate": False, "hash": str(i)}
+                      for i, t in enumerate(texts)]
+        return {"url": url, "host": "h", "lang": lang, "title": "", "paragraphs": paragraphs,
+                "main_text": "\n".join(texts), "text_truncated": False, "duplicate_of": duplicate_of}
+
+    texts = [page(f"http://h/en/{k}", "eng", english[k:] + english[:k]) for k in range(3)]
+    texts += [page(f"http://h/fr/{k}", "fra", french[k:] + french[:k]) for k in range(3)]
+    spark.createDataFrame(pd.DataFrame(texts)).write.parquet(str(root / "texts"))
+    candidates = pd.DataFrame({"host": "h", "src_url": [f"http://h/en/{k}" for k in range(3)] + ["http://h/en/0"],
+                               "trg_url": [f"http://h/fr/{k}" for k in range(3)] + ["http://h/fr/1"],
+                               "src_lang": "eng", "trg_lang": "fra",
+                               "source": ["link", "handle,similar", "link", "similar"]})
+    spark.createDataFrame(candidates).write.parquet(str(root / "candidates"))
+    report = run_job(TrainLexiconJob, spark, ["--langs", "fr,en", "--out", str(tmp_path / "lex"),
+                                              "--from-archive", str(root), "--iterations", "10"])
+    assert report["balanced"] and report["inputs"]["source_records"] == 3 and report["kept"] == 3
+    assert report["metrics"]["archive_paragraph_pairs"] == 9
+    lexicon = load_lexicon(tmp_path / "lex")
+    assert (lexicon.src_lang, lexicon.trg_lang) == ("fra", "eng")
+    assert max(lexicon.translations("maison"), key=lexicon.translations("maison").get) == "house"

@@ -1,0 +1,495 @@
+"""Word translation lexicons: tokenisation, readers, an IBM model 1 trainer, the lexicon directory.
+
+STRAND's content score (Resnik & Smith 2003, §3) links the words of two pages under a
+translation lexicon. A lexicon here is a table of symmetric association probabilities
+prob(src_word, trg_word) = sqrt(p(trg|src) · p(src|trg)), learned from any mix of:
+
+- a sentence- or verse-aligned corpus (TSV pairs, or two id-aligned `id<TAB>text` files):
+  IBM model 1 trained by EM in both directions (numpy, a few iterations);
+- a bilingual dictionary (FreeDict dictd `.index` + `.dict[.dz]`, FreeDict TEI, Bitextor `.dic`):
+  each entry's word pairs counted and normalised both ways;
+- paragraph pairs aligned inside page pairs the archive itself makes confident
+  (`paragraph_pairs`; the train-lexicon job picks the pages), so a language pair with no
+  resources still gets a lexicon.
+
+Identical strings, numbers and cognates are not stored: `cognate` and `tokenize` give tsim
+that evidence for any word. A lexicon directory holds `lexicon.tsv.gz` (src, trg, prob) and
+`parascout_lexicon.json` (languages, sources, sizes, version, date).
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+import re
+import time
+import unicodedata
+import uuid
+import xml.etree.ElementTree as ElementTree
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+LEXICON_FILE = "lexicon.tsv.gz"
+METADATA_FILE = "parascout_lexicon.json"
+FORMAT_VERSION = 1
+#: entries below this symmetric probability are dropped when a lexicon is written
+MIN_PROB = 0.01
+#: most translations kept per source word
+MAX_TRANSLATIONS = 10
+#: longer sentences are cut before EM (the link count grows with the product of the lengths)
+MAX_SENTENCE_TOKENS = 80
+#: cognates: both words at least this long and a normalised Indel similarity at least this high
+COGNATE_MIN_CHARS = 5
+COGNATE_MIN_SIMILARITY = 0.8
+
+_WORD = re.compile(r"[^\W_]+")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]")
+_ARABIC_MARKS = re.compile(r"[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
+_ARABIC_LETTERS = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ة": "ه"})
+_ARABIC_SCRIPT = re.compile(r"[\u0600-\u06ff]")
+_ARABIC_PREFIXES = ("وال", "بال", "كال", "فال", "لل", "ال")
+
+
+def tokenize(text: str | None, lang: str | None = None) -> list[str]:
+    """Lower-cased words of a text; Han and kana one token per character, Arabic script normalised.
+
+    Arabic: diacritics and tatweel removed, alef/yeh/teh-marbuta forms unified and the article
+    (with a leading w-/b-/k-/f-/l-) stripped from words longer than it, so `والكتاب` -> `كتاب`.
+    `lang` is accepted for callers that know it; the script decides (mixed pages work).
+    """
+    if not text:
+        return []
+    text = unicodedata.normalize("NFKC", text).casefold()
+    arabic = _ARABIC_SCRIPT.search(text) is not None
+    if arabic:
+        text = _ARABIC_MARKS.sub("", text).translate(_ARABIC_LETTERS)
+    tokens: list[str] = []
+    for word in _WORD.findall(text):
+        if _HAN.search(word):
+            tokens.extend(_split_han(word))
+        elif arabic and _ARABIC_SCRIPT.match(word):
+            tokens.append(_strip_arabic_article(word))
+        else:
+            tokens.append(word)
+    return tokens
+
+
+def _split_han(word: str) -> list[str]:
+    """Han/kana characters one by one; runs of other letters or digits stay whole."""
+    parts, run = [], ""
+    for char in word:
+        if _HAN.match(char):
+            if run:
+                parts.append(run)
+                run = ""
+            parts.append(char)
+        else:
+            run += char
+    if run:
+        parts.append(run)
+    return parts
+
+
+def _strip_arabic_article(word: str) -> str:
+    for prefix in _ARABIC_PREFIXES:
+        if word.startswith(prefix) and len(word) > len(prefix) + 1:
+            return word[len(prefix):]
+    return word
+
+
+def cognate(a: str, b: str) -> float:
+    """Normalised Indel similarity of two long words (0 when either is short or they differ much)."""
+    from rapidfuzz.distance import Indel
+
+    if len(a) < COGNATE_MIN_CHARS or len(b) < COGNATE_MIN_CHARS:
+        return 0.0
+    similarity = Indel.normalized_similarity(a, b)
+    return similarity if similarity >= COGNATE_MIN_SIMILARITY else 0.0
+
+
+@dataclass
+class Lexicon:
+    """Symmetric word translation probabilities for one language pair (src -> trg lookups)."""
+
+    src_lang: str
+    trg_lang: str
+    table: dict[str, dict[str, float]]
+    metadata: dict = field(default_factory=dict)
+
+    def prob(self, src_word: str, trg_word: str) -> float:
+        return self.table.get(src_word, {}).get(trg_word, 0.0)
+
+    def translations(self, src_word: str) -> dict[str, float]:
+        return self.table.get(src_word, {})
+
+    def reversed(self) -> Lexicon:
+        """The same lexicon looked up from the other side (trg -> src)."""
+        table: dict[str, dict[str, float]] = defaultdict(dict)
+        for src, row in self.table.items():
+            for trg, prob in row.items():
+                table[trg][src] = prob
+        return Lexicon(self.trg_lang, self.src_lang, dict(table), self.metadata)
+
+    def __len__(self) -> int:
+        return sum(len(row) for row in self.table.values())
+
+
+# ---- sources -------------------------------------------------------------------------------
+def _open_text(path: str | Path) -> io.TextIOBase:
+    path = str(path)
+    if path.endswith((".gz", ".dz")):
+        return io.TextIOWrapper(gzip.open(path), encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def read_tsv_pairs(path: str | Path, counts: dict | None = None) -> Iterator[tuple[str, str]]:
+    """(src, trg) texts of a `src<TAB>trg` file; other lines counted as reason:malformed_line."""
+    counts = counts if counts is not None else {}
+    with _open_text(path) as handle:
+        yield from _tsv_pairs(handle, counts)
+
+
+def _tsv_pairs(lines: Iterable[str], counts: dict) -> Iterator[tuple[str, str]]:
+    for line in lines:
+        counts["input"] = counts.get("input", 0) + 1
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) < 2 or not parts[0].strip() or not parts[1].strip():
+            counts["reason:malformed_line"] = counts.get("reason:malformed_line", 0) + 1
+            continue
+        counts["kept"] = counts.get("kept", 0) + 1
+        yield parts[0], parts[1]
+
+
+def read_aligned_files(src_path: str | Path, trg_path: str | Path, counts: dict | None = None
+                       ) -> Iterator[tuple[str, str]]:
+    """(src, trg) texts of two `id<TAB>text` files joined on id (verses missing on one side skipped)."""
+    counts = counts if counts is not None else {}
+
+    def by_id(path):
+        rows = {}
+        with _open_text(path) as handle:
+            for line in handle:
+                parts = line.rstrip("\n").split("\t", 1)
+                if len(parts) == 2 and parts[1].strip():
+                    rows[parts[0]] = parts[1]
+        return rows
+
+    src, trg = by_id(src_path), by_id(trg_path)
+    counts["input"] = counts.get("input", 0) + len(src)
+    for key, text in src.items():
+        if key in trg:
+            counts["kept"] = counts.get("kept", 0) + 1
+            yield text, trg[key]
+        else:
+            counts["reason:unaligned_id"] = counts.get("reason:unaligned_id", 0) + 1
+
+
+_DICTD_DIGITS = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
+_DICT_NOISE = re.compile(r"<[^>]*>|/[^/]*/|\([^)]*\)|\[[^\]]*\]|^\s*\d+\.\s*")
+
+
+def _dictd_number(text: str) -> int:
+    value = 0
+    for char in text:
+        value = value * 64 + _DICTD_DIGITS[char]
+    return value
+
+
+def _translation_phrases(lines: Iterable[str]) -> list[str]:
+    phrases = []
+    for line in lines:
+        cleaned = _DICT_NOISE.sub(" ", line)
+        phrases += [part.strip() for part in re.split(r"[,;]", cleaned) if part.strip()]
+    return phrases
+
+
+def read_dictd(index_path: str | Path, dict_path: str | Path, counts: dict | None = None
+               ) -> Iterator[tuple[str, str]]:
+    """(headword, translation) pairs of a dictd dictionary (FreeDict: `.index` + `.dict` or `.dict.dz`)."""
+    counts = counts if counts is not None else {}
+    opener = gzip.open if str(dict_path).endswith((".dz", ".gz")) else open
+    with opener(dict_path, "rb") as handle:
+        body = handle.read()
+    with _open_text(index_path) as handle:
+        for line in handle:
+            counts["input"] = counts.get("input", 0) + 1
+            parts = line.rstrip("\n").split("\t")
+            try:
+                headword, offset, length = parts[0], _dictd_number(parts[1]), _dictd_number(parts[2])
+            except (IndexError, KeyError):
+                counts["reason:malformed_line"] = counts.get("reason:malformed_line", 0) + 1
+                continue
+            if headword.startswith("00database") or headword.startswith("00-database"):
+                counts["reason:metadata_entry"] = counts.get("reason:metadata_entry", 0) + 1
+                continue
+            lines = body[offset:offset + length].decode("utf-8", "replace").splitlines()
+            phrases = _translation_phrases(lines[1:])
+            if not phrases:
+                counts["reason:no_translation"] = counts.get("reason:no_translation", 0) + 1
+                continue
+            counts["kept"] = counts.get("kept", 0) + 1
+            for phrase in phrases:
+                yield headword, phrase
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def read_tei(path: str | Path, counts: dict | None = None) -> Iterator[tuple[str, str]]:
+    """(headword, translation) pairs of a FreeDict TEI file (`entry/form/orth` and `cit[@type=trans]/quote`
+    or the older `trans/tr`)."""
+    counts = counts if counts is not None else {}
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        for _, element in ElementTree.iterparse(handle, events=("end",)):
+            if _local(element.tag) != "entry":
+                continue
+            counts["input"] = counts.get("input", 0) + 1
+            orths = [e.text.strip() for e in element.iter() if _local(e.tag) == "orth" and e.text and e.text.strip()]
+            translations = []
+            for e in element.iter():
+                if _local(e.tag) == "cit" and e.get("type") in ("trans", "translation"):
+                    translations += [q.text.strip() for q in e if _local(q.tag) == "quote" and q.text and q.text.strip()]
+                elif _local(e.tag) == "tr" and e.text and e.text.strip():
+                    translations.append(e.text.strip())
+            element.clear()
+            if not orths or not translations:
+                counts["reason:no_translation"] = counts.get("reason:no_translation", 0) + 1
+                continue
+            counts["kept"] = counts.get("kept", 0) + 1
+            for orth in orths:
+                for translation in translations:
+                    yield orth, translation
+
+
+def read_bitextor_dic(path: str | Path, src_lang: str, trg_lang: str, counts: dict | None = None
+                      ) -> Iterator[tuple[str, str]]:
+    """(src, trg) word pairs of a Bitextor `.dic` file (header `LANG1<TAB>LANG2`, either order)."""
+    from parascout.udfs.langs import UnknownLanguage, to_iso639_3
+
+    counts = counts if counts is not None else {}
+    with _open_text(path) as handle:
+        header = handle.readline().rstrip("\n").split("\t")
+        try:
+            first = to_iso639_3(header[0].strip())
+        except (UnknownLanguage, IndexError):
+            first = src_lang
+        swap = first == trg_lang
+        for src, trg in _tsv_pairs(handle, counts):
+            yield (trg, src) if swap else (src, trg)
+
+
+def paragraph_pairs(src_paragraphs: list[dict], trg_paragraphs: list[dict], min_length_ratio: float = 0.5
+                    ) -> list[tuple[str, str]]:
+    """Paragraph pairs of a confident page pair: non-boilerplate paragraphs aligned by their type
+    sequence (a minimal diff, as STRAND aligns markup), kept when their lengths are within a ratio."""
+    from rapidfuzz.distance import Indel
+
+    def main(paragraphs):
+        return [p for p in paragraphs or [] if not p.get("boilerplate") and (p.get("text") or "").strip()]
+
+    src, trg = main(src_paragraphs), main(trg_paragraphs)
+    pairs = []
+    for tag, i1, i2, j1, _ in Indel.opcodes([p.get("type") or "text" for p in src],
+                                            [p.get("type") or "text" for p in trg]):
+        if tag != "equal":
+            continue
+        for offset in range(i2 - i1):
+            a, b = src[i1 + offset]["text"], trg[j1 + offset]["text"]
+            if min(len(a), len(b)) >= min_length_ratio * max(len(a), len(b)):
+                pairs.append((a, b))
+    return pairs
+
+
+# ---- training ------------------------------------------------------------------------------
+def _type_counts(tokens: list[str], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    ids: dict[int, int] = {}
+    for token in tokens[:MAX_SENTENCE_TOKENS]:
+        index = vocab.setdefault(token, len(vocab))
+        ids[index] = ids.get(index, 0) + 1
+    return np.fromiter(ids.keys(), dtype=np.int64, count=len(ids)), np.fromiter(ids.values(), dtype=np.float64,
+                                                                               count=len(ids))
+
+
+def train_ibm1(pairs: list[tuple[list[str], list[str]]], iterations: int = 5) -> dict[tuple[str, str], float]:
+    """p(trg_word | src_word) of IBM model 1 (with a NULL source word) after `iterations` EM steps.
+
+    Sentences are bags of word types with counts, every (source type, target type) link of a
+    sentence pair one array entry, so an EM step is a few numpy bincounts over all links.
+    """
+    src_vocab, trg_vocab = {"<null>": 0}, {}
+    link_pair, link_group, link_src_count, group_trg_count = [], [], [], []
+    groups = 0
+    for src_tokens, trg_tokens in pairs:
+        if not src_tokens or not trg_tokens:
+            continue
+        src_ids, src_counts = _type_counts(src_tokens, src_vocab)
+        src_ids, src_counts = np.append(src_ids, 0), np.append(src_counts, 1.0)
+        trg_ids, trg_counts = _type_counts(trg_tokens, trg_vocab)
+        link_pair.append((src_ids[:, None] << 32 | trg_ids[None, :]).ravel())
+        link_src_count.append(np.repeat(src_counts, len(trg_ids)))
+        link_group.append(np.tile(np.arange(groups, groups + len(trg_ids)), len(src_ids)))
+        group_trg_count.append(trg_counts)
+        groups += len(trg_ids)
+    if not link_pair:
+        return {}
+    keys, pair_index = np.unique(np.concatenate(link_pair), return_inverse=True)
+    link_group_all = np.concatenate(link_group)
+    src_weight = np.concatenate(link_src_count)
+    trg_weight = np.concatenate(group_trg_count)
+    pair_src = (keys >> 32).astype(np.int64)
+    prob = np.ones(len(keys))
+    for _ in range(iterations):
+        weighted = src_weight * prob[pair_index]
+        totals = np.bincount(link_group_all, weighted, minlength=groups)
+        posterior = weighted / totals[link_group_all] * trg_weight[link_group_all]
+        expected = np.bincount(pair_index, posterior, minlength=len(keys))
+        prob = expected / np.bincount(pair_src, expected)[pair_src]
+    src_words = _inverse(src_vocab)
+    trg_words = _inverse(trg_vocab)
+    keep = (prob >= MIN_PROB) & (pair_src != 0)
+    return {(src_words[s], trg_words[t]): float(p)
+            for s, t, p in zip(pair_src[keep], (keys[keep] & 0xFFFFFFFF), prob[keep])}
+
+
+def _inverse(vocab: dict[str, int]) -> list[str]:
+    words = [""] * len(vocab)
+    for word, index in vocab.items():
+        words[index] = word
+    return words
+
+
+def dictionary_probabilities(entries: list[tuple[list[str], list[str]]]) -> tuple[dict, dict]:
+    """(p(trg|src), p(src|trg)) from dictionary entries: every word pair of an entry counted once."""
+    forward: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    backward: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for src_tokens, trg_tokens in entries:
+        for s in set(src_tokens):
+            for t in set(trg_tokens):
+                forward[s][t] += 1.0
+                backward[t][s] += 1.0
+
+    def normalise(table):
+        return {(a, b): count / sum(row.values()) for a, row in table.items() for b, count in row.items()}
+
+    return normalise(forward), {(s, t): p for (t, s), p in normalise(backward).items()}
+
+
+def symmetric_table(forward: dict[tuple[str, str], float], backward: dict[tuple[str, str], float],
+                    min_prob: float = MIN_PROB, max_translations: int = MAX_TRANSLATIONS
+                    ) -> dict[str, dict[str, float]]:
+    """sqrt(p(t|s) · p(s|t)) for pairs both directions know, pruned to the best per source word."""
+    rows: dict[str, dict[str, float]] = defaultdict(dict)
+    for key, p_forward in forward.items():
+        p_backward = backward.get(key)
+        if p_backward:
+            prob = math.sqrt(p_forward * p_backward)
+            if prob >= min_prob:
+                rows[key[0]][key[1]] = prob
+    return {src: dict(sorted(row.items(), key=lambda kv: -kv[1])[:max_translations]) for src, row in rows.items()}
+
+
+def merge_tables(*tables: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The highest probability any source gives each pair."""
+    merged: dict[str, dict[str, float]] = defaultdict(dict)
+    for table in tables:
+        for src, row in table.items():
+            for trg, prob in row.items():
+                if prob > merged[src].get(trg, 0.0):
+                    merged[src][trg] = prob
+    return dict(merged)
+
+
+def train_lexicon(src_lang: str, trg_lang: str, corpus: Iterable[tuple[str, str]] = (),
+                  dictionary: Iterable[tuple[str, str]] = (), iterations: int = 5,
+                  sources: list[str] | None = None) -> Lexicon:
+    """A lexicon from aligned text pairs (IBM model 1 both ways) and/or dictionary entries."""
+    started = time.process_time()
+    corpus_tokens = [(tokenize(a, src_lang), tokenize(b, trg_lang)) for a, b in corpus]
+    dictionary_tokens = [(tokenize(a, src_lang), tokenize(b, trg_lang)) for a, b in dictionary]
+    tables = []
+    if corpus_tokens:
+        forward = train_ibm1(corpus_tokens, iterations)
+        backward = {(s, t): p for (t, s), p in train_ibm1([(b, a) for a, b in corpus_tokens], iterations).items()}
+        tables.append(symmetric_table(forward, backward))
+    if dictionary_tokens:
+        tables.append(symmetric_table(*dictionary_probabilities(dictionary_tokens)))
+    table = merge_tables(*tables)
+    metadata = {"src_lang": src_lang, "trg_lang": trg_lang, "sources": sources or [],
+                "sizes": {"entries": sum(len(row) for row in table.values()), "src_words": len(table),
+                          "corpus_pairs": len(corpus_tokens), "dictionary_entries": len(dictionary_tokens)},
+                "iterations": iterations, "training_cpu_seconds": round(time.process_time() - started, 3)}
+    return Lexicon(src_lang, trg_lang, table, metadata)
+
+
+# ---- the lexicon directory -----------------------------------------------------------------
+def write_lexicon(lexicon: Lexicon, path: str | Path) -> str:
+    """Write `lexicon.tsv.gz` and `parascout_lexicon.json` into a local directory, each file replaced
+    atomically (other files there, such as a job's `_reports/`, are left alone)."""
+    target = Path(path)
+    target.mkdir(parents=True, exist_ok=True)
+    if any(p.is_file() for p in target.iterdir()) and not (target / METADATA_FILE).exists():
+        raise ValueError(f"{path} holds files and is not a lexicon directory; choose another path")
+    staging = target / f".{LEXICON_FILE}.tmp-{uuid.uuid4().hex[:8]}"
+    with gzip.open(staging, "wt", encoding="utf-8") as handle:
+        for src in sorted(lexicon.table):
+            for trg, prob in sorted(lexicon.table[src].items(), key=lambda kv: -kv[1]):
+                handle.write(f"{src}\t{trg}\t{prob:.6g}\n")
+    now = datetime.now(timezone.utc)
+    lexicon.metadata = {**lexicon.metadata, "src_lang": lexicon.src_lang, "trg_lang": lexicon.trg_lang,
+                        "format_version": FORMAT_VERSION,
+                        "version": now.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6],
+                        "date": now.isoformat(timespec="seconds")}
+    staging.replace(target / LEXICON_FILE)
+    staging = target / f".{METADATA_FILE}.tmp-{uuid.uuid4().hex[:8]}"
+    staging.write_text(json.dumps(lexicon.metadata, indent=2, default=str))
+    staging.replace(target / METADATA_FILE)
+    return str(target)
+
+
+def load_lexicon(path: str | Path) -> Lexicon:
+    """Read a lexicon directory written by `write_lexicon` (or the train-lexicon job)."""
+    folder = Path(path)
+    if not (folder / METADATA_FILE).exists():
+        raise FileNotFoundError(f"{path}: not a lexicon directory (no {METADATA_FILE}); run train-lexicon")
+    metadata = json.loads((folder / METADATA_FILE).read_text())
+    table: dict[str, dict[str, float]] = defaultdict(dict)
+    with gzip.open(folder / LEXICON_FILE, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 3:
+                table[parts[0]][parts[1]] = float(parts[2])
+    return Lexicon(metadata["src_lang"], metadata["trg_lang"], dict(table), metadata)
+
+
+def lexicon_for(lexicons: Iterable[Lexicon], src_lang: str, trg_lang: str) -> Lexicon | None:
+    """The lexicon of a language pair from a collection, reversed when stored the other way round."""
+    for lexicon in lexicons:
+        if (lexicon.src_lang, lexicon.trg_lang) == (src_lang, trg_lang):
+            return lexicon
+        if (lexicon.src_lang, lexicon.trg_lang) == (trg_lang, src_lang):
+            return lexicon.reversed()
+    return None
+
+
+def dictd_number(value: int) -> str:
+    """dictd's base-64 number (the .index offsets), for writing fixtures."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    digits = ""
+    while True:
+        digits = alphabet[value % 64] + digits
+        value //= 64
+        if not value:
+            return digits
+
+
+__all__ = ["Lexicon", "tokenize", "load_lexicon", "write_lexicon", "train_lexicon", "train_ibm1", "cognate",
+           "read_tsv_pairs", "read_aligned_files", "read_dictd", "read_tei", "read_bitextor_dic", "paragraph_pairs",
+           "lexicon_for"]
