@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from parascout.udfs import blocking
+from parascout.udfs.sites import site_of
 
 CORES = 2
 
@@ -154,7 +155,7 @@ def blocking_candidates(urls: pd.DataFrame, languages: tuple[str, str], exhausti
 
     markers = blocking.language_markers(languages)
     pool = urls[urls["lang"].isin(languages)].copy()
-    pool["site"] = [blocking.neutral_host(h, d, markers) for h, d in zip(pool["host"], pool["domain"])]
+    pool["site"] = [site_of(h, d, markers) for h, d in zip(pool["host"], pool["domain"])]
     similar, structure, cartesian = set(), set(), 0
     for site, group in pool.groupby("site"):
         counts = group["lang"].value_counts()

@@ -92,7 +92,8 @@ def archive_docs(archive: Path) -> pd.DataFrame:
 def replay_all(docs: pd.DataFrame, truth: pd.DataFrame, lang_model: str, pair_model: str) -> pd.DataFrame:
     """Summary rows of every policy on every (site, language pair) of the truth; a site spans its hosts
     (www.x.com, en.x.com, x.com) as replay-crawl groups them by default."""
-    from parascout.udfs.blocking import language_markers, neutral_host
+    from parascout.udfs.blocking import language_markers
+    from parascout.udfs.sites import site_of
     from parascout.udfs.urls import registered_domain, url_host
 
     domains = {host: registered_domain(host) for host in docs["host"].dropna().unique()}
@@ -100,7 +101,7 @@ def replay_all(docs: pd.DataFrame, truth: pd.DataFrame, lang_model: str, pair_mo
     rows, done, total = [], 0, truth.groupby(["host", "src_lang", "trg_lang"]).ngroups
     for (src, trg), language_pairs in truth.groupby(["src_lang", "trg_lang"], sort=True):
         markers = language_markers((src, trg))
-        sites = {host: neutral_host(host, domains.get(host) or registered_domain(host), markers)
+        sites = {host: site_of(host, domains.get(host) or registered_domain(host), markers)
                  for host in {*domains, *language_pairs["src_host"]}}
         doc_sites = docs["host"].map(sites)
         config = ReplayConfig(langs=(src, trg), policies=POLICIES, lang_model=lang_model, pair_model=pair_model)

@@ -22,6 +22,7 @@ from parascout.jobs.base import ConfigError, Job
 from parascout.udfs import blocking, ranking, storage
 from parascout.udfs.blocking import bind
 from parascout.udfs.langs import parse_lang_pair
+from parascout.udfs.sites import with_site
 
 URL_BAD = "missing_url_or_host"
 HTML_MIMES = ("text/html", "application/xhtml+xml")
@@ -149,15 +150,7 @@ class RankPairs(Job):
 
     def with_sites(self, frame: DataFrame) -> DataFrame:
         """Add `site` (the output `host`); URLs of sites lacking one of the languages are filtered."""
-        if self.args.group_by == "host":
-            frame = frame.withColumn("site", F.col("host"))
-        elif self.args.group_by == "domain":
-            frame = frame.withColumn("site", F.coalesce("domain", "host"))
-        else:
-            hosts = frame.select("host", "domain").where(F.col("host").isNotNull()).distinct()
-            sites = hosts.mapInPandas(bind(blocking.sites_of_hosts, languages=self.languages),
-                                      "host string, domain string, site string")
-            frame = frame.join(sites, ["host", "domain"], "left").withColumn("site", F.coalesce("site", "host"))
+        frame = with_site(frame, self.languages, self.args.group_by)
         ok = F.col("url_status") == "ok"
         both = (frame.filter(ok).groupBy("site").agg(F.countDistinct("lang").alias("n_langs"))
                 .filter(F.col("n_langs") == 2).select("site", F.lit(True).alias("bilingual")))

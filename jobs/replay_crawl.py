@@ -26,11 +26,12 @@ from parascout.udfs.replay.report import build_report, write_report
 def shortlist_site_of(shortlist_hosts, langs: tuple[str, str]):
     """Replayed host -> the shortlist's name for it: itself, or its site (rank-pairs --group-by site: www.x.com,
     fr.x.com -> x.com) when the shortlist does not list the host itself."""
-    from parascout.udfs.blocking import language_markers, neutral_host
+    from parascout.udfs.blocking import language_markers
+    from parascout.udfs.sites import site_of
     from parascout.udfs.urls import registered_domain
 
     listed, markers = set(shortlist_hosts), language_markers(langs)
-    return lambda host: host if host in listed else neutral_host(host, registered_domain(host), markers)
+    return lambda host: host if host in listed else site_of(host, registered_domain(host), markers)
 
 
 SMART_NEEDS_MODELS = "smart, smart+lang and smart+site skipped: they need the URL models (--lang-model DIR --pair-model DIR)"
@@ -178,7 +179,7 @@ class ReplayCrawlJob(Job):
         """docs and truth with `site`, the replay's unit: the host, or its language-neutral site (--group-by)."""
         from pyspark.sql import functions as F
 
-        from parascout.udfs import blocking
+        from parascout.udfs.sites import with_site
 
         url_host = F.lower(F.regexp_extract("src_url", URL_HOST_PATTERN, 1))
         truth = truth.withColumn("src_host", F.when(url_host != "", url_host).otherwise(F.col("host")))
@@ -186,8 +187,7 @@ class ReplayCrawlJob(Job):
             return docs.withColumn("site", F.col("host")), truth.withColumn("site", F.col("src_host"))
         hosts = (docs.select("host").unionByName(truth.select(F.col("src_host").alias("host")))
                  .where(F.col("host").isNotNull()).distinct())
-        sites = hosts.mapInPandas(blocking.bind(blocking.sites_of_hosts, languages=langs),
-                                  "host string, domain string, site string").select("host", "site")
+        sites = with_site(hosts, langs, self.args.group_by).select("host", "site")
         docs = docs.join(sites, "host", "left").withColumn("site", F.coalesce("site", "host"))
         truth = (truth.join(sites.withColumnRenamed("host", "src_host"), "src_host", "left")
                  .withColumn("site", F.coalesce("site", "src_host")))

@@ -14,9 +14,9 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job
-from parascout.udfs.blocking import bind, sites_of_hosts
 from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.shortlist import DEFAULT_PRECISION_KS, SHORTLIST_COLUMNS, evaluate_shortlist
+from parascout.udfs.sites import with_site
 
 
 class ShortlistJob(Job):
@@ -95,9 +95,7 @@ class ShortlistJob(Job):
         pairs = pairs.select("host", "src_url", "trg_url").distinct()
         grouped_by = self.ranked["grouped_by"]
         if grouped_by != "host":
-            sites = pairs.select("host").distinct().mapInPandas(
-                bind(sites_of_hosts, languages=self.languages_ranked(), grouped_by=grouped_by),
-                "host string, domain string, site string")
+            sites = with_site(pairs.select("host").distinct(), self.languages_ranked(), grouped_by)
             pairs = pairs.join(sites.select("host", "site"), "host").withColumn("host", F.col("site"))
         return pairs.groupBy("host").agg(F.count("*").alias("true_pairs"))
 

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from parascout.udfs import blocking
+from parascout.udfs.sites import site_of
 
 MARKERS = blocking.language_markers(("eng", "isl"))
 WORDS = [
@@ -95,9 +96,9 @@ def test_similarity_features_add_character_ngrams_of_words_only():
 
 
 def test_language_neutral_keys():
-    assert blocking.neutral_host("en.example.is", "example.is", MARKERS) == "example.is"
-    assert blocking.neutral_host("www.example.is", "example.is", MARKERS) == "example.is"
-    assert blocking.neutral_host("shop.is.example.is", "example.is", MARKERS) == "shop.example.is"
+    assert site_of("en.example.is", "example.is", MARKERS) == "example.is"
+    assert site_of("www.example.is", "example.is", MARKERS) == "example.is"
+    assert site_of("shop.is.example.is", "example.is", MARKERS) == "shop.example.is"
     assert blocking.neutral_prefixes("https://x.is/en-gb/news/2019/a.html", MARKERS) == ["news", "news/2019",
                                                                                           "news/2019"]
     english, icelandic = "https://x.is/en/news/a.html?lang=en", "https://x.is/is/news/a.html?lang=is"
