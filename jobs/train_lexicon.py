@@ -21,12 +21,12 @@ from parascout.jobs.base import ConfigError, Job
 from parascout.udfs import storage
 from parascout.udfs.langs import UnknownLanguage, parse_lang_pair
 from parascout.udfs.lexicon import (
+    paragraph_pairs,
     read_aligned_files,
     read_bitextor_dic,
     read_dictd,
     read_tei,
     read_tsv_pairs,
-    paragraph_pairs,
     train_lexicon,
     write_lexicon,
 )

@@ -26,12 +26,12 @@ import re
 import time
 import unicodedata
 import uuid
-import xml.etree.ElementTree as ElementTree
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from xml.etree import ElementTree
 
 import numpy as np
 
@@ -225,7 +225,7 @@ def read_dictd(index_path: str | Path, dict_path: str | Path, counts: dict | Non
             except (IndexError, KeyError):
                 counts["reason:malformed_line"] = counts.get("reason:malformed_line", 0) + 1
                 continue
-            if headword.startswith("00database") or headword.startswith("00-database"):
+            if headword.startswith(("00database", "00-database")):
                 counts["reason:metadata_entry"] = counts.get("reason:metadata_entry", 0) + 1
                 continue
             lines = body[offset:offset + length].decode("utf-8", "replace").splitlines()
@@ -489,7 +489,3 @@ def dictd_number(value: int) -> str:
         if not value:
             return digits
 
-
-__all__ = ["Lexicon", "tokenize", "load_lexicon", "write_lexicon", "train_lexicon", "train_ibm1", "cognate",
-           "read_tsv_pairs", "read_aligned_files", "read_dictd", "read_tei", "read_bitextor_dic", "paragraph_pairs",
-           "lexicon_for"]
