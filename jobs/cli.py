@@ -12,8 +12,11 @@ import sys
 
 import parascout.jobs as job_package
 from parascout.jobs.base import ConfigError, Job, JobFailed, spark_properties
+from parascout.udfs.extras import missing_extra_message
 
 SKIP_MODULES = {"base", "cli"}
+#: job module -> why it cannot be imported here (a missing optional dependency names its extra)
+UNAVAILABLE: dict[str, str] = {}
 
 
 def discover() -> dict[str, type[Job]]:
@@ -25,7 +28,8 @@ def discover() -> dict[str, type[Job]]:
         try:
             module = importlib.import_module(f"parascout.jobs.{module_info.name}")
         except ImportError as error:  # a job whose optional dependency is missing stays listed as broken
-            print(f"parascout: job module jobs.{module_info.name} failed to import: {error}", file=sys.stderr)
+            reason = missing_extra_message(error) if isinstance(error, ModuleNotFoundError) else str(error)
+            UNAVAILABLE[module_info.name] = reason
             continue
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if issubclass(cls, Job) and cls is not Job and cls.__module__ == module.__name__ and cls.name != "job":
@@ -37,6 +41,7 @@ def usage(registry: dict[str, type[Job]]) -> str:
     width = max((len(n) for n in registry), default=10)
     lines = ["usage: parascout <job> [--help] [arguments]", "", "jobs:"]
     lines += [f"  {name.ljust(width)}  {cls.description}" for name, cls in registry.items()]
+    lines += [f"  {module.replace('_', '-').ljust(width)}  (unavailable: {why})" for module, why in UNAVAILABLE.items()]
     lines += ["", "tools:", "  spark-properties CONF.yaml  print the conf's `spark:` section as a spark-submit --properties-file"]
     lines += ["", "Each job is also `spark-submit jobs/<job_module>.py ...`; `parascout <job> --help` shows its arguments."]
     return "\n".join(lines)
@@ -53,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         print(spark_properties(rest[0]), end="")
         return 0
     if name not in registry:
+        module = name.replace("-", "_")
+        if module in UNAVAILABLE:
+            print(f"parascout {name}: {UNAVAILABLE[module]}", file=sys.stderr)
+            return 2
         print(f"parascout: unknown job {name!r}\n\n{usage(registry)}", file=sys.stderr)
         return 2
     try:
@@ -63,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     except JobFailed as error:
         print(f"parascout {name}: FAILED: {error}", file=sys.stderr)
         return 1
+    except ModuleNotFoundError as error:
+        print(f"parascout {name}: {missing_extra_message(error)}", file=sys.stderr)
+        return 2
     return 0
 
 
