@@ -1,0 +1,46 @@
+"""udfs.progress: driver-side progress lines from Spark's status tracker; bars only on a terminal."""
+from __future__ import annotations
+
+import io
+import logging
+import time
+
+import pytest
+
+from parascout.udfs.progress import SparkProgress, format_seconds, progress_bar
+
+
+def slow_rows(rows):
+    time.sleep(0.4)
+    return rows
+
+
+@pytest.mark.slow
+def test_a_running_spark_job_logs_progress_lines(spark, caplog):
+    caplog.set_level(logging.INFO, logger="parascout.progress")
+    rdd = spark.sparkContext.parallelize(range(12), 6).map(slow_rows)
+    with SparkProgress("test-job", interval=0.2) as progress:
+        assert rdd.count() == 12
+    lines = [r.getMessage() for r in caplog.records if r.name == "parascout.progress"]
+    assert progress.lines == len(lines) >= 1
+    assert all(line.startswith("test-job: stage ") and "/6 tasks done" in line for line in lines)
+
+
+def test_no_line_without_a_spark_job():
+    class NoContext(SparkProgress):
+        def _context(self):
+            return None
+
+    with NoContext("idle", interval=0.05) as progress:
+        time.sleep(0.2)
+    assert progress.lines == 0 and progress.poll() is None
+
+
+def test_bars_are_off_when_stderr_is_not_a_terminal(monkeypatch):
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    bar = progress_bar(range(3), desc="x")
+    assert list(bar) == [0, 1, 2] and bar.disable
+
+
+def test_format_seconds():
+    assert [format_seconds(s) for s in (5, 600, 36_000)] == ["5 s", "10 min", "10.0 h"]
