@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from parascout.udfs import storage
+from parascout.udfs.progress import SparkProgress
 
 log = logging.getLogger("parascout")
 
@@ -329,7 +330,8 @@ class Job:
         self.report = JobReport(self.name, self._public_args(), self.conf)
         self.report.data["fingerprint"] = self.arguments_fingerprint()
         try:
-            self.process()
+            with SparkProgress(self.name):  # a line every few seconds while Spark stages run
+                self.process()
             self._check_bad_fraction()
         except Exception as error:
             self._write_report(self.report.finish("failed", f"{type(error).__name__}: {error}"))

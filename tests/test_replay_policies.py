@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.test_replay_simulator import HOST, NO_PAIRS, pairs, site, urls
-from parascout.udfs.replay import POLICY_NAMES, build_graph, build_truth, make_policy, simulate, strand_handles
+from parascout.udfs.replay import POLICY_NAMES, build_graph, build_truth, lss_handles, make_policy, simulate
 from parascout.udfs.replay.policies import SmartSite
 from parascout.udfs.replay.synthetic import handle_pair_scorer, marker_lang_scorer, multilingual_site, random_site
+from tests.test_replay_simulator import HOST, NO_PAIRS, pairs, site, urls
 
 LANGS = ("eng", "isl")
 LANG_SCORER = marker_lang_scorer({"eng": "/en/", "isl": "/is/"})
@@ -332,17 +332,18 @@ def test_smart_site_walks_the_smaller_language_first():
 def test_strand_fetches_the_other_language_twin_first():
     graph = build_graph(site({"/": ["/en/a", "/n1", "/n2", "/is/a"], "/en/a": [], "/n1": ["/m1"], "/n2": ["/is/b"],
                               "/is/a": [], "/m1": [], "/en/b": [], "/is/b": []}, lang={"/is/a": "isl"}))
-    result = simulate(graph, make_policy("strand", langs=LANGS, handle_function=strand_handles), NO_PAIRS,
+    result = simulate(graph, make_policy("strand", langs=LANGS, handle_function=lss_handles), NO_PAIRS,
                       seeds=urls("/", "/en/b"))
     # /is/a is queued when /en/a is fetched; /is/b is not yet known, and jumps the queue once found
     assert result.fetched_urls()[:8] == urls("/", "/en/b", "/en/a", "/is/a", "/n1", "/n2", "/is/b", "/m1")
 
 
-def test_strand_handles_stand_in():
-    handles, langs = strand_handles(urls("/en/about/", "/is/about", "/about?lang=is", "/de/about", "/is-it"), LANGS)
-    assert handles[0] == handles[1] == handles[2] == "//www.example.is/about"
-    assert handles[3] == "//www.example.is/de/about"
-    assert langs == ["eng", "isl", "isl", None, "isl"]
+def test_lss_handles_and_url_languages():
+    handles, langs = lss_handles(urls("/en/about", "/is/about", "/about?lang=is", "/de/about", "/is-it"), LANGS)
+    assert handles[0] == handles[1] == handles[2]  # the `lang=` query key is an LSS whatever its value
+    assert handles[3] != handles[0]
+    # a language named in the path; `lang=is` names none here (the stripper drops the key whatever its value)
+    assert langs == ["eng", "isl", None, None, "isl"]
 
 
 def test_strand_uses_udfs_handles_when_installed():

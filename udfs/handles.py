@@ -429,14 +429,6 @@ def strand_pairs(frame: pd.DataFrame, src_lang: str, trg_lang: str, max_bucket: 
     return pairs.reset_index(drop=True), stats
 
 
-def bucket_size_class(size: int) -> str:
-    """A coarse bucket-size label for reports: 1, 2, 3-5, 6-10, 11-50, 51-500, >500."""
-    for limit, label in ((1, "1"), (2, "2"), (5, "3-5"), (10, "6-10"), (50, "11-50"), (500, "51-500")):
-        if size <= limit:
-            return label
-    return ">500"
-
-
 def strand_candidates(pool: pd.DataFrame, stripper: HandleStripper, src_lang: str, trg_lang: str,
                       max_bucket: int = 50, learn: bool = False, min_frac: float = 0.9,
                       max_other_frac: float = 0.05, min_support: int = 5) -> tuple[pd.DataFrame, dict, pd.DataFrame]:

@@ -6,8 +6,18 @@
                       truth_pairs, budget=1.0)
     result.summary(), result.curve()
 """
-from parascout.udfs.replay.policies import POLICY_NAMES, Policy, make_policy, strand_handles
+from parascout.udfs.replay.policies import POLICY_NAMES, Policy, lss_handles, make_policy
 from parascout.udfs.replay.simulator import CrawlResult, SiteGraph, TruthIndex, build_graph, build_truth, simulate
 
-__all__ = ["POLICY_NAMES", "CrawlResult", "Policy", "SiteGraph", "TruthIndex", "build_graph", "build_truth",
-           "make_policy", "simulate", "strand_handles"]
+__all__ = [
+           "POLICY_NAMES",
+           "CrawlResult",
+           "Policy",
+           "SiteGraph",
+           "TruthIndex",
+           "build_graph",
+           "build_truth",
+           "lss_handles",
+           "make_policy",
+           "simulate",
+]

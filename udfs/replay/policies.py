@@ -492,52 +492,6 @@ def _distance_to_parallel(graph: SiteGraph, partners: list[tuple[int, ...]]) -> 
 
 
 # ---- STRAND handles ------------------------------------------------------------------------
-URL_TOKEN_DELIMITERS = "/._?&=#;,:+~-"
-EMPTY_QUERY_PARAMETER = re.compile(r"[?&][^?&=/]*=(?=[&#]|$)")
-REPEATED_SLASH = re.compile(r"/{2,}")
-
-
-@functools.lru_cache(maxsize=16)
-def _language_substrings(langs: tuple[str, ...]) -> tuple[re.Pattern, dict[str, str]]:
-    """A regex of the pair's ISO codes and locales as URL tokens, and substring -> ISO 639-3."""
-    from parascout.udfs.langs import load_languages, to_iso639_3
-
-    table = load_languages()
-    owner: dict[str, str] = {}
-    for lang in langs:
-        iso3 = to_iso639_3(lang)
-        language = table[iso3]
-        variants = {code.lower() for code in language.codes}
-        for locale in language.locales:
-            variants |= {locale.lower(), locale.lower().replace("-", "_"), locale.lower().replace("_", "-")}
-        for variant in variants:
-            owner.setdefault(variant, iso3)
-    alternatives = "|".join(re.escape(v) for v in sorted(owner, key=len, reverse=True))
-    delimiters = re.escape(URL_TOKEN_DELIMITERS)
-    pattern = re.compile(f"(?<![^{delimiters}])({alternatives})(?![^{delimiters}])")
-    return pattern, owner
-
-
-def strand_handles(urls: Sequence[str], langs: tuple[str, str]) -> tuple[list[str], list[str | None]]:
-    """Minimal STRAND stand-in: strip the pair's 639-1/639-3 codes and locales found between URL delimiters.
-
-    Returns each URL's handle (lower-cased, scheme-less, language tokens and emptied query
-    parameters removed, slashes collapsed) and the language its URL names (None if none).
-    """
-    pattern, owner = _language_substrings(tuple(langs))
-    handles, url_langs = [], []
-    for url in urls:
-        key = url_key(url).lower()
-        path_start = key.find("/", 2)
-        host, path = (key, "") if path_start < 0 else (key[:path_start], key[path_start:])
-        match = pattern.search(path)
-        url_langs.append(owner[match.group(1)] if match else None)
-        if match:
-            path = EMPTY_QUERY_PARAMETER.sub("", pattern.sub("", path))
-        handles.append(host + REPEATED_SLASH.sub("/", path).rstrip("/?&.-_"))
-    return handles, url_langs
-
-
 def lss_handles(urls: Sequence[str], langs: tuple[str, str]) -> tuple[list[str], list[str | None]]:
     """STRAND handles from udfs.handles (the full LSS lists), and the language each URL names (None if none/both)."""
     pair, first, second, plain = _strippers(tuple(langs))
@@ -566,11 +520,7 @@ def _strippers(langs: tuple[str, str]):
 
 
 def default_handle_function() -> HandleFunction:
-    """The STRAND handle function: udfs.handles' LSS stripper when installed, else `strand_handles`."""
-    try:
-        from parascout.udfs.handles import build_stripper  # noqa: F401
-    except ImportError:
-        return strand_handles
+    """The STRAND handle function: udfs.handles' LSS stripper (the full LSS lists of both languages)."""
     return lss_handles
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from parascout.udfs.replay.policies import strand_handles
+from parascout.udfs.replay.policies import lss_handles
 
 
 def multilingual_site(n_articles: int = 200, translated_share: float = 0.6, comments_per_article: int = 4,
@@ -106,7 +106,7 @@ def marker_lang_scorer(markers: dict[str, str], hit: float = 0.9, miss: float = 
 def handle_pair_scorer(langs: tuple[str, str], hit: float = 0.9, miss: float = 0.1) -> Callable:
     """P(u, v parallel) = `hit` when u and v share a STRAND handle (differ only by language codes), else `miss`."""
     def score(src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
-        src_handles, _ = strand_handles(src_urls, langs)
-        trg_handles, _ = strand_handles(trg_urls, langs)
+        src_handles, _ = lss_handles(src_urls, langs)
+        trg_handles, _ = lss_handles(trg_urls, langs)
         return np.where(np.asarray(src_handles, dtype=object) == np.asarray(trg_handles, dtype=object), hit, miss)
     return score
