@@ -1,0 +1,66 @@
+"""Sentence alignment: a hand-made pair with a 2-1 bead, deletions with a lexicon, degenerate inputs."""
+from __future__ import annotations
+
+from parascout.udfs.bitext.align import Bead, align_sentences
+
+SRC = ["The house is red.", "It stands by the river, and it is very old.", "My father built it in 1950.",
+       "We love it."]
+TRG = ["La maison est rouge.", "Elle se trouve au bord de la rivière.", "Elle est très vieille.",
+       "Mon père l'a construite en 1950.", "Nous l'aimons."]
+
+
+class TinyLexicon:
+    """A lexicon with the contract of parascout.udfs.lexicon.Lexicon (translations, prob)."""
+
+    table = {"house": {"maison": 0.9}, "red": {"rouge": 0.9}, "river": {"rivière": 0.8}, "old": {"vieille": 0.7},
+             "very": {"très": 0.8}, "father": {"père": 0.9}, "built": {"construite": 0.6},
+             "love": {"aimons": 0.5}, "cat": {"chat": 0.9}, "sleeps": {"dort": 0.8}, "garden": {"jardin": 0.9}}
+
+    def translations(self, word):
+        return self.table.get(word, {})
+
+    def prob(self, src_word, trg_word):
+        return self.translations(src_word).get(trg_word, 0.0)
+
+
+def tokenize(text, lang=None):
+    return [word.strip(".,!?'").lower() for word in text.split() if word.strip(".,!?'")]
+
+
+def shape(beads: list[Bead]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    return [(bead.src, bead.trg) for bead in beads]
+
+
+EXPECTED = [((0,), (0,)), ((1,), (1, 2)), ((2,), (3,)), ((3,), (4,))]
+
+
+def test_a_1_2_bead_is_found_by_lengths_alone_and_with_the_lexicon():
+    assert shape(align_sentences(SRC, TRG)) == EXPECTED
+    beads = align_sentences(SRC, TRG, "eng", "fra", TinyLexicon(), tokenize)
+    assert shape(beads) == EXPECTED
+    assert [bead.kind for bead in beads] == ["1-1", "1-2", "1-1", "1-1"]
+    assert all(0 < bead.score <= 1 for bead in beads)
+
+
+def test_a_2_1_bead_the_other_way_round():
+    beads = align_sentences(TRG, SRC)
+    assert shape(beads) == [(trg, src) for src, trg in EXPECTED]
+    assert beads[1].kind == "2-1"
+
+
+def test_the_lexicon_finds_an_untranslated_sentence():
+    extra = "Nobody translated this sentence, which is about something else entirely and goes on and on."
+    src = ["The cat sleeps in the garden.", "The house is red.", extra, "My father built it in 1950.", "We love it.",
+           "The cat sleeps.", "The garden is very old.", "The river is red."]
+    trg = ["Le chat dort dans le jardin.", "La maison est rouge.", "Mon père l'a construite en 1950.",
+           "Nous l'aimons.", "Le chat dort.", "Le jardin est très vieux.", "La rivière est rouge."]
+    beads = align_sentences(src, trg, "eng", "fra", TinyLexicon(), tokenize)
+    assert shape(beads) == [((0,), (0,)), ((1,), (1,)), ((2,), ())] + [((i,), (i - 1,)) for i in range(3, 8)]
+    assert beads[2].kind == "1-0"
+    assert "1-0" not in [bead.kind for bead in align_sentences(src, trg)]  # lengths alone shift instead
+
+
+def test_one_empty_side_leaves_every_sentence_unaligned():
+    assert shape(align_sentences(["A.", "B."], [])) == [((0,), ()), ((1,), ())]
+    assert shape(align_sentences([], ["A."])) == [((), (0,))]
+    assert align_sentences([], []) == []

@@ -1,0 +1,213 @@
+"""Sentence alignment inside one document pair: Gale–Church lengths, plus a lexicon (hunalign-style).
+
+A dynamic programme over beads 1-1, 1-0, 0-1, 2-1 and 1-2 minimises the sum of bead costs:
+- length (Gale & Church 1993): the target length in source-character units (divided by the
+  document's own length ratio, so Chinese against English needs no constant) against the source
+  length, delta = (l_trg/c - l_src) / sqrt(s2 · mean length), cost -log 2(1 - Phi(|delta|));
+- prior: -log P(bead type) (G&C's 0.89 for 1-1, 0.089 shared by 2-1 / 1-2, 0.0099 by 1-0 / 0-1);
+- lexicon (with `lexicon=`): hunalign's dictionary similarity, the share of words on both sides
+  with a translation (or the identical word: numbers, names) on the other side, sim in [0, 1];
+  each sentence a bead consumes costs `lexicon_weight` · (1 - sim) / 2 (a 1-0 bead has sim 0).
+The lexicon is any object with `.translations(src_word) -> {trg_word: prob}`; words come from the
+`tokenize(text, lang)` passed in. The DP runs row by row in numpy (the 0-1 moves inside a row are a
+running minimum), so a page pair costs a few hundred numpy calls, not a Python loop per cell.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import log_ndtr
+
+#: bead types (source sentences, target sentences) in the order the back-pointers use
+BEADS = ((1, 1), (1, 0), (2, 1), (1, 2), (2, 2), (3, 1), (1, 3), (0, 1))
+PRIORS = {(1, 1): 0.89, (1, 0): 0.0099 / 2, (0, 1): 0.0099 / 2, (2, 1): 0.089 / 2, (1, 2): 0.089 / 2,
+          (2, 2): 0.011, (3, 1): 0.005, (1, 3): 0.005}
+LENGTH_VARIANCE = 6.8  # Gale & Church's s2, per character
+LEXICON_WEIGHT = 8.0  # best on the tuning chapters of all three pairs (bench_sentence_align.py --tune)
+MIN_TRANSLATION_PROB = 0.05
+NULL_LENGTH_COST = 2.0  # lexicon mode: a 1-0 / 0-1 bead's length term, whatever its length (chosen on tuning books)
+MAX_LENGTH_RATIO = 8.0
+
+
+@dataclass(frozen=True)
+class Bead:
+    """One aligned unit: source sentence indices, target sentence indices, a score in [0, 1]."""
+
+    src: tuple[int, ...]
+    trg: tuple[int, ...]
+    score: float
+
+    @property
+    def kind(self) -> str:
+        return f"{len(self.src)}-{len(self.trg)}"
+
+
+def length_cost(src_chars: np.ndarray, trg_chars: np.ndarray, ratio: float) -> np.ndarray:
+    """-log P(lengths | match) of G&C with the target length in source units (broadcasts)."""
+    scaled = trg_chars / ratio
+    mean = np.maximum((src_chars + scaled) / 2.0, 1.0)
+    delta = (scaled - src_chars) / np.sqrt(LENGTH_VARIANCE * mean)
+    return -(math.log(2.0) + log_ndtr(-np.abs(delta)))
+
+
+def _window_sum(values: np.ndarray, size: int, axis: int = 0) -> np.ndarray:
+    """Sums of `size` consecutive entries along an axis (a window of sentences read as one)."""
+    if size == 1:
+        return values
+    total = np.cumsum(values, axis=axis, dtype=values.dtype)
+    total = np.concatenate([np.zeros_like(total.take([0], axis=axis)), total], axis=axis)
+    length = values.shape[axis]
+    return total.take(range(size, length + 1), axis=axis) - total.take(range(0, length - size + 1), axis=axis)
+
+
+class LexicalSimilarity:
+    """hunalign's dictionary similarity of every candidate bead of a document pair.
+
+    Only words with a link (a lexicon translation or the identical word on the other side) enter the
+    matrices: matched target words of a source window d are reachable_d @ target counts, and both
+    matched counts are linear in the other side's counts, so wider windows are window sums.
+    """
+
+    def __init__(self, src_tokens: list[list[str]], trg_tokens: list[list[str]], lexicon,
+                 min_prob: float = MIN_TRANSLATION_PROB):
+        trg_vocabulary = {word for sentence in trg_tokens for word in sentence}
+        links: dict[str, set[str]] = {}
+        for word in {word for sentence in src_tokens for word in sentence}:
+            targets = {trg for trg, prob in lexicon.translations(word).items() if prob >= min_prob}
+            targets.add(word)
+            targets &= trg_vocabulary
+            if targets:
+                links[word] = targets
+        src_index = {word: i for i, word in enumerate(links)}
+        trg_index = {word: i for i, word in enumerate({t for targets in links.values() for t in targets})}
+        self.links = np.zeros((len(src_index), len(trg_index)), dtype=np.float32)
+        for word, targets in links.items():
+            self.links[src_index[word], [trg_index[t] for t in targets]] = 1.0
+        self.src_counts = self._counts(src_tokens, src_index)
+        self.trg_counts = self._counts(trg_tokens, trg_index)
+        self.src_words = np.array([len(sentence) for sentence in src_tokens], dtype=np.float64)
+        self.trg_words = np.array([len(sentence) for sentence in trg_tokens], dtype=np.float64)
+
+    @staticmethod
+    def _counts(sentences: list[list[str]], index: dict[str, int]) -> np.ndarray:
+        counts = np.zeros((len(sentences), len(index)), dtype=np.float32)
+        for row, sentence in enumerate(sentences):
+            for word in sentence:
+                column = index.get(word)
+                if column is not None:
+                    counts[row, column] += 1.0
+        return counts
+
+    def all_beads(self, beads=None) -> dict[tuple[int, int], np.ndarray]:
+        """(matched source words + matched target words) / all words, per bead type."""
+        beads = [b for b in (beads or BEADS) if b[0] and b[1]
+                 and b[0] <= len(self.src_words) and b[1] <= len(self.trg_words)]
+        matched_trg, matched_src = {}, {}
+        for size in {di for di, _ in beads}:  # target words reachable from a source window
+            reachable = (_window_sum(self.src_counts, size) @ self.links > 0).astype(np.float32)
+            matched_trg[size] = reachable @ self.trg_counts.T
+        for size in {dj for _, dj in beads}:  # source words with a translation in a target window
+            present = (_window_sum(self.trg_counts, size).T > 0).astype(np.float32)
+            translated = (self.links @ present > 0).astype(np.float32)
+            matched_src[size] = self.src_counts @ translated
+        similarity = {}
+        for di, dj in beads:
+            matched = _window_sum(matched_trg[di], dj, axis=1) + _window_sum(matched_src[dj], di, axis=0)
+            words = _window_sum(self.src_words, di)[:, None] + _window_sum(self.trg_words, dj)[None, :]
+            similarity[(di, dj)] = np.divide(matched, words, out=np.zeros(matched.shape), where=words > 0)
+        return similarity
+
+
+def bead_costs(src: list[str], trg: list[str], similarity: dict | None, lexicon_weight: float
+               ) -> tuple[dict[tuple[int, int], np.ndarray], dict[tuple[int, int], np.ndarray]]:
+    """(cost, score) arrays per bead type: cost[(1,1)][i, j] is the bead src i .. with trg j .."""
+    src_chars = np.array([len(s) for s in src], dtype=np.float64)
+    trg_chars = np.array([len(t) for t in trg], dtype=np.float64)
+    ratio = float(np.clip(trg_chars.sum() / max(src_chars.sum(), 1.0), 1 / MAX_LENGTH_RATIO, MAX_LENGTH_RATIO))
+    lengths = {(1, 0): (src_chars, np.zeros_like(src_chars)), (0, 1): (np.zeros_like(trg_chars), trg_chars)}
+    for di, dj in BEADS:
+        if di and dj and di <= len(src) and dj <= len(trg):
+            lengths[(di, dj)] = (_window_sum(src_chars, di)[:, None], _window_sum(trg_chars, dj)[None, :])
+    costs, scores = {}, {}
+    for bead, (src_length, trg_length) in lengths.items():
+        length = length_cost(src_length, trg_length, ratio)
+        if similarity is not None and 0 in bead:  # with words to go by, a deletion's length says little
+            length = np.full_like(length, NULL_LENGTH_COST)
+        cost = length - math.log(PRIORS[bead])
+        score = np.exp(-length)  # P(|delta| at least this large): 1 for a perfect length match
+        if similarity is not None:
+            sim = similarity.get(bead, 0.0)
+            cost = cost + lexicon_weight * (1.0 - sim) * sum(bead) / 2.0
+            score = (score + sim) / 2.0
+        costs[bead], scores[bead] = cost, score
+    return costs, scores
+
+
+def _dp(costs: dict[tuple[int, int], np.ndarray], n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row-by-row DP; returns (bead choice per cell, column the 0-1 run started from per cell)."""
+    total = np.full((n + 1, m + 1), np.inf)
+    choice = np.zeros((n + 1, m + 1), dtype=np.int8)
+    run_start = np.zeros((n + 1, m + 1), dtype=np.int64)
+    insert_prefix = np.concatenate([[0.0], np.cumsum(costs[(0, 1)])])  # cost of 0-1 beads for trg 0..j-1
+    columns = np.arange(m + 1)
+    moves = [(index, bead) for index, bead in enumerate(BEADS) if bead[0] and bead in costs]
+    candidates = np.full((len(BEADS), m + 1), np.inf)
+    for i in range(n + 1):
+        candidates.fill(np.inf)
+        if i == 0:
+            candidates[0, 0] = 0.0
+        else:
+            for index, (di, dj) in moves:
+                if di <= i:
+                    bead_cost = costs[(di, dj)][i - di]
+                    if dj:
+                        candidates[index, dj:] = total[i - di, :m + 1 - dj] + bead_cost
+                    else:
+                        candidates[index] = total[i - di] + bead_cost
+        kind = np.argmin(candidates, axis=0).astype(np.int8)
+        best = candidates[kind, columns]
+        shifted = best - insert_prefix  # a 0-1 run from column k to j costs prefix[j] - prefix[k]
+        running = np.minimum.accumulate(shifted)
+        start = np.maximum.accumulate(np.where(shifted <= running, columns, 0))
+        total[i] = running + insert_prefix
+        choice[i] = kind
+        run_start[i] = start
+    return choice, run_start
+
+
+def align_sentences(src: list[str], trg: list[str], src_lang: str | None = None, trg_lang: str | None = None,
+                    lexicon=None, tokenize: Callable[[str, str | None], list[str]] | None = None,
+                    lexicon_weight: float = LEXICON_WEIGHT) -> list[Bead]:
+    """The best bead sequence of two sentence lists (length-only when no lexicon is given)."""
+    n, m = len(src), len(trg)
+    if n == 0 or m == 0:
+        return [Bead((i,), (), 0.0) for i in range(n)] + [Bead((), (j,), 0.0) for j in range(m)]
+    similarity = None
+    if lexicon is not None:
+        if tokenize is None:
+            raise ValueError("align_sentences: a lexicon needs a tokenize(text, lang) function")
+        similarity = LexicalSimilarity([tokenize(s, src_lang) for s in src], [tokenize(t, trg_lang) for t in trg],
+                                       lexicon).all_beads()
+    costs, scores = bead_costs(src, trg, similarity, lexicon_weight)
+    choice, run_start = _dp(costs, n, m)
+    beads: list[Bead] = []
+    i, j = n, m
+    while i > 0 or j > 0:
+        start = run_start[i, j]
+        if start < j or i == 0:
+            j -= 1
+            beads.append(Bead((), (j,), float(scores[(0, 1)][j])))
+            continue
+        di, dj = BEADS[choice[i, j]]
+        i, j = i - di, j - dj
+        beads.append(Bead(tuple(range(i, i + di)), tuple(range(j, j + dj)), float(_score(scores, (di, dj), i, j))))
+    return beads[::-1]
+
+
+def _score(scores: dict, bead: tuple[int, int], i: int, j: int) -> float:
+    if bead[1] == 0:
+        return scores[bead][i]
+    return scores[bead][i, j]
