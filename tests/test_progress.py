@@ -7,7 +7,9 @@ import time
 
 import pytest
 
+from parascout.jobs.base import Job
 from parascout.udfs.progress import SparkProgress, format_seconds, progress_bar
+from tests.conftest import run_job
 
 
 def slow_rows(rows):
@@ -24,6 +26,26 @@ def test_a_running_spark_job_logs_progress_lines(spark, caplog):
     lines = [r.getMessage() for r in caplog.records if r.name == "parascout.progress"]
     assert progress.lines == len(lines) >= 1
     assert all(line.startswith("test-job: stage ") and "/6 tasks done" in line for line in lines)
+
+
+class SlowJob(Job):
+    name = "slow-test"
+    description = "counts slowly"
+    outputs = ()
+
+    def process(self):
+        rows = self.spark.sparkContext.parallelize(range(8), 4).map(slow_rows).count()
+        self.report.input("rows", rows)
+        self.report.add_counts({"ok": rows})
+
+
+@pytest.mark.slow
+def test_every_job_logs_progress_while_spark_runs(spark, tmp_path, caplog, monkeypatch):
+    monkeypatch.setattr("parascout.udfs.progress.PROGRESS_SECONDS", 0.2)
+    caplog.set_level(logging.INFO, logger="parascout.progress")
+    report = run_job(SlowJob, spark, ["--root", str(tmp_path)])
+    assert report["kept"] == 8
+    assert any(r.getMessage().startswith("slow-test: stage ") for r in caplog.records)
 
 
 def test_no_line_without_a_spark_job():

@@ -26,10 +26,10 @@ PROGRESS_SECONDS = 10.0
 class SparkProgress:
     """Log the running Spark stages' progress every `interval` seconds while the block runs."""
 
-    def __init__(self, label: str, interval: float = PROGRESS_SECONDS, logger: logging.Logger | None = None,
+    def __init__(self, label: str, interval: float | None = None, logger: logging.Logger | None = None,
                  spark_context=None):
         self.label = label
-        self.interval = interval
+        self.interval = PROGRESS_SECONDS if interval is None else interval
         self.log = logger or log
         self.spark_context = spark_context
         self.lines = 0
