@@ -236,7 +236,7 @@ def bench_real_pages(repeat: int = 20) -> dict:
 
 class CountingReader(RangeReader):
     def __init__(self, settings: FetchSettings):
-        super().__init__(settings)
+        super().__init__(settings.read_settings())
         self.gets, self.bytes = 0, 0
 
     def read(self, path, start, length):

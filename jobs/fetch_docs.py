@@ -32,7 +32,7 @@ class FetchDocsJob(Job):
     outputs = ("docs",)
     BAD_REASONS = ("truncated", "bad_gzip", "not_warc", "not_http", "bad_payload", "parse_error", "fetch_failed",
                    "missing_file", "not_in_index", "no_warc_location", "bad_warc_location", "bad_wat_json",
-                   "bad_wat_file")
+                   "bad_wat_file", "bad_location", "bad_url")
 
     def __init__(self) -> None:
         super().__init__()
@@ -49,13 +49,13 @@ class FetchDocsJob(Job):
         parser.add_argument("--max-record-bytes", type=int, default=5 * MIB,
                             help="compressed records above this are not fetched (status too_large)")
         parser.add_argument("--concurrency", type=int, default=8, help="parallel range GETs per task")
-        parser.add_argument("--attempts", type=int, default=4, help="tries per range before fetch_failed")
+        parser.add_argument("--attempts", type=int, default=4,
+                            help="GETs per range at most (first try + retries; the only retry layer) before "
+                                 "fetch_failed")
         parser.add_argument("--no-coalesce", action="store_true", help="one GET per record")
         parser.add_argument("--coalesce-gap", type=int, default=64 * KIB, help="max bytes between coalesced records")
         parser.add_argument("--coalesce-span", type=int, default=8 * MIB, help="max bytes of one coalesced GET")
         parser.add_argument("--s3-endpoint", help="S3-compatible endpoint URL, passed to every task")
-        parser.add_argument("--s3-retry-mode", choices=["adaptive", "standard"], default="adaptive",
-                            help="botocore retry mode; adaptive also slows the client down after 503 SlowDown")
         parser.add_argument("--read-timeout", type=float, default=60.0, help="seconds before a GET is retried")
         parser.add_argument("--partitions", type=int, default=0, help="fetch tasks (default: Spark parallelism)")
 
@@ -72,7 +72,7 @@ class FetchDocsJob(Job):
         return FetchSettings(warc_prefix=a.warc_prefix or "", concurrency=a.concurrency, attempts=a.attempts,
                              coalesce=not a.no_coalesce, max_gap_bytes=a.coalesce_gap, max_span_bytes=a.coalesce_span,
                              max_record_bytes=a.max_record_bytes, s3_endpoint=a.s3_endpoint,
-                             s3_retry_mode=a.s3_retry_mode, read_timeout=a.read_timeout)
+                             read_timeout=a.read_timeout)
 
     def selected_urls(self) -> DataFrame:
         """Distinct URLs to fetch, joined to their best capture in `urls` (in_index false when absent)."""
@@ -169,6 +169,7 @@ class FetchDocsJob(Job):
                              (F.col("status") == "not_response").alias("other")).agg(
             F.count("*").alias("rows"), F.sum(F.when(fetched, 1).otherwise(0)).alias("records"),
             F.sum(F.when(fetched, F.col("fetch_attempts") / F.col("range_records"))).alias("requests"),
+            F.sum(F.when(fetched, (F.col("fetch_attempts") - 1) / F.col("range_records"))).alias("retries"),
             F.sum(F.when(fetched, F.col("warc_length"))).alias("bytes")).collect()
         wat_records = wat_other = 0
         for row in rows:
@@ -179,6 +180,7 @@ class FetchDocsJob(Job):
                 wat_records += 0 if row["other"] else row["rows"]
         self.report.metric("records_fetched", sum(int(row["records"] or 0) for row in rows))
         self.report.metric("get_requests", round(sum(float(row["requests"] or 0) for row in rows)))
+        self.report.metric("get_retries", round(sum(float(row["retries"] or 0) for row in rows)))
         self.report.metric("record_bytes", sum(int(row["bytes"] or 0) for row in rows))
         self.report.metric("wat_records", wat_records)
         self.report.metric("wat_non_response_records", wat_other)

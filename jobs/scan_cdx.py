@@ -112,10 +112,10 @@ class ScanCdx(Job):
             keep_revisits=self.args.keep_revisits)
 
     # ---- sources -------------------------------------------------------------------------
-    def cdx_ranges(self, path: str, filters: cdx_records.CaptureFilters) -> list[cdx.ByteRange]:
+    def cdx_ranges(self, path: str, filters: cdx_records.CaptureFilters) -> list[storage.ByteRange]:
         """Byte ranges to read under a --cdx path; ZipNum block counts go to the report."""
         prefixes = cdx.surt_prefixes(filters.hosts, filters.domains, filters.tlds) if filters.restricts_hosts else None
-        ranges, selection = cdx.cdx_byte_ranges(path, prefixes)
+        ranges, selection = cdx.cdx_byte_ranges(path, prefixes, self.args.s3_endpoint)
         if selection:
             self.add_metric("zipnum_blocks_total", selection.blocks_total)
             self.add_metric("zipnum_blocks_read", selection.blocks_selected)
@@ -125,7 +125,7 @@ class ScanCdx(Job):
                           len(ranges))
         return ranges
 
-    def cdx_lines(self, ranges: list[cdx.ByteRange], jvm_reader: bool):
+    def cdx_lines(self, ranges: list[storage.ByteRange], jvm_reader: bool):
         """(value, read_status) lines of the byte ranges: whole local files through Spark's text reader when
         `jvm_reader` (fastest), the rest (ZipNum blocks, S3, broken files) read and gunzipped in Python tasks."""
         from pyspark.sql import functions as F
@@ -157,14 +157,14 @@ class ScanCdx(Job):
         if storage.is_local(path):
             table = self.spark.read.parquet(storage.to_hadoop(storage.local_path(path)))
             return cdx_records.columnar_rows(table, crawls)
-        tasks = cdx.columnar_files(path, crawls)
+        tasks = cdx.columnar_files(path, crawls, self.args.s3_endpoint)
         self.add_metric("columnar_files_read", len(tasks))
         task_frame = self.spark.createDataFrame(self.spark.sparkContext.parallelize(tasks, max(len(tasks), 1)),
                                                 "path string, crawl string")
         return task_frame.mapInArrow(cdx.parquet_reader(cdx_records.columnar_arrow_schema(), self.args.s3_endpoint),
                                      ", ".join(f"{name} {kind}" for name, kind in cdx_records.COLUMNAR_FIELDS))
 
-    def records(self, filters: cdx_records.CaptureFilters, ranges: list[cdx.ByteRange], api_lines: list[str] | None,
+    def records(self, filters: cdx_records.CaptureFilters, ranges: list[storage.ByteRange], api_lines: list[str] | None,
                 jvm_reader: bool):
         """Parsed records of every source, one schema, each with a bad-input `reason` (null when good)."""
         line_sources = [self.cdx_lines(ranges, jvm_reader)] if ranges else []
@@ -178,7 +178,6 @@ class ScanCdx(Job):
 
     # ---- the scan ------------------------------------------------------------------------
     def process(self) -> None:
-        cdx.use_s3_endpoint(self.args.s3_endpoint)
         self.report.metric("spark_master", self.spark.sparkContext.master)
         filters = self.filters()
         ranges = [r for path in self.args.cdx for r in self.cdx_ranges(path, filters)]

@@ -1,12 +1,14 @@
 """Fault injection: a real S3 server (moto) behind a proxy that answers 503 SlowDown, stalls past the
-client's read timeout, or cuts bodies short, for a deterministic share of range GETs. Nothing may be lost:
-every record ends ok or with a reason, and the job report balances."""
+client's read timeout, cuts bodies short (with or without a Content-Length), or ignores Range (a 200 with
+the whole object), for a deterministic share of range GETs. Nothing may be lost or misread: every record
+ends ok (with its own bytes) or with a reason, retries cost exactly --attempts GETs, the report balances."""
 from __future__ import annotations
 
 import http.client
 import random
 import threading
 import time
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 from urllib.parse import urlsplit
@@ -17,10 +19,10 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from parascout.jobs.fetch_docs import FetchDocsJob
+from parascout.udfs.warc_fetch import FetchSettings, fetch_documents
 from tests.conftest import run_job
 from tests.test_fetch_docs import urls_rows, write_table
 from tests.test_warc_fetch import build_mixed_warc
-from parascout.udfs.warc_fetch import FetchSettings, fetch_documents
 
 SLOWDOWN_XML = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
                 b"<Message>Please reduce your request rate.</Message><RequestId>fault-proxy</RequestId></Error>")
@@ -31,15 +33,17 @@ class FaultProxy:
     """A ThreadingHTTPServer on 127.0.0.1 forwarding to moto, injecting faults into a share of range GETs."""
 
     def __init__(self, upstream: str, slowdown: float = 0.0, stall: float = 0.0, truncate: float = 0.0,
-                 stall_seconds: float = 1.5, doomed: str = "doomed", seed: int = 7):
+                 cut_unsized: float = 0.0, ignore_range: float = 0.0, stall_seconds: float = 1.5,
+                 doomed: str = "doomed", seed: int = 7):
         self.upstream = urlsplit(upstream)
-        self.shares = [("slowdown", slowdown), ("stall", stall), ("truncate", truncate)]
+        self.shares = [("slowdown", slowdown), ("stall", stall), ("truncate", truncate),
+                       ("cut_unsized", cut_unsized), ("ignore_range", ignore_range)]
         self.stall_seconds = stall_seconds
         self.doomed = doomed
         self.random = random.Random(seed)
         self.lock = threading.Lock()
         self.range_gets = 0
-        self.injected = {"slowdown": 0, "stall": 0, "truncate": 0, "doomed": 0}
+        self.injected = {kind: 0 for kind, share in self.shares if share} | {"doomed": 0}
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -99,28 +103,31 @@ class FaultProxy:
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length) if length else None
         upstream = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=30)
-        headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_HEADERS}
+        dropped = HOP_HEADERS | ({"range"} if fault == "ignore_range" else set())
+        headers = {k: v for k, v in handler.headers.items() if k.lower() not in dropped}
         upstream.request(method, handler.path, body=body, headers=headers)
         response = upstream.getresponse()
         data = response.read()
         upstream.close()
         kept = {k: v for k, v in response.getheaders() if k.lower() not in HOP_HEADERS | {"content-length"}}
-        self.reply(handler, response.status, kept, data, cut=fault == "truncate" and len(data) > 1)
+        cut = fault in ("truncate", "cut_unsized") and len(data) > 1
+        self.reply(handler, response.status, kept, data, cut=cut, sized=fault != "cut_unsized")
 
     @staticmethod
-    def reply(handler, status: int, headers: dict, data: bytes, cut: bool = False) -> None:
+    def reply(handler, status: int, headers: dict, data: bytes, cut: bool = False, sized: bool = True) -> None:
         try:
             handler.send_response(status)
             for key, value in headers.items():
                 handler.send_header(key, value)
-            handler.send_header("Content-Length", str(len(data)))
-            if cut:
+            if sized:
+                handler.send_header("Content-Length", str(len(data)))
+            if cut or not sized:
                 handler.send_header("Connection", "close")
             handler.end_headers()
             if handler.command != "HEAD":
                 handler.wfile.write(data[: len(data) // 2] if cut else data)
             handler.wfile.flush()
-            if cut:
+            if cut or not sized:
                 handler.close_connection = True
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a stall): fine
             handler.close_connection = True
@@ -159,14 +166,42 @@ def test_faults_are_retried_and_nothing_is_lost(tmp_path, moto_endpoint):
     expected["http://doomed.example.com/x"] = "fetch_failed"
     with FaultProxy(moto_endpoint, slowdown=0.15, stall=0.05, truncate=0.15) as proxy:
         settings = FetchSettings(warc_prefix="s3://faults-unit/", s3_endpoint=proxy.endpoint, coalesce=False,
-                                 concurrency=6, attempts=6, backoff_seconds=0.05, read_timeout=1.0, s3_retry_attempts=3,
-                                 s3_retry_mode="standard", connect_timeout=2.0, max_record_bytes=16 * 1024)
+                                 concurrency=6, attempts=6, backoff_seconds=0.05, read_timeout=1.0,
+                                 connect_timeout=2.0, max_record_bytes=16 * 1024)
         docs = pd.concat(list(fetch_documents(iter([pd.DataFrame(rows)]), settings)), ignore_index=True)
     assert len(docs) == len(rows) and docs["url"].is_unique
     assert dict(zip(docs["url"], docs["status"])) == expected
     assert all(count > 0 for kind, count in proxy.injected.items()), proxy.injected
     doomed = docs.set_index("url").loc["http://doomed.example.com/x"]
-    assert doomed["fetch_attempts"] >= settings.attempts and "SlowDown" in doomed["error"]
+    assert doomed["fetch_attempts"] == settings.attempts == proxy.injected["doomed"] and "SlowDown" in doomed["error"]
+    assert docs.loc[docs["status"] != "too_large", "fetch_attempts"].sum() == proxy.range_gets
+
+
+def test_a_range_always_throttled_costs_exactly_attempts_gets(tmp_path, moto_endpoint):
+    rows = [{"url": "http://doomed.example.com/x", "warc_filename": "crawl-data/doomed.warc.gz",
+             "warc_offset": 0, "warc_length": 500}]
+    with FaultProxy(moto_endpoint) as proxy:
+        settings = FetchSettings(warc_prefix="s3://faults-unit/", s3_endpoint=proxy.endpoint, attempts=4,
+                                 backoff_seconds=0.01)
+        started = time.monotonic()
+        docs = pd.concat(list(fetch_documents(iter([pd.DataFrame(rows)]), settings)), ignore_index=True)
+    assert proxy.range_gets == proxy.injected["doomed"] == 4  # not 4 x botocore's own retries
+    assert docs["status"].tolist() == ["fetch_failed"] and docs["fetch_attempts"].tolist() == [4]
+    assert time.monotonic() - started < 5
+
+
+def test_cut_bodies_without_length_and_ignored_ranges_never_give_wrong_bytes(tmp_path, moto_endpoint):
+    rows, expected = upload_archive(tmp_path, moto_endpoint, "faults-range", files=2)
+    local = {row["url"]: row for row in rows}
+    with FaultProxy(moto_endpoint, cut_unsized=0.25, ignore_range=0.3, seed=3) as proxy:
+        settings = FetchSettings(warc_prefix="s3://faults-range/", s3_endpoint=proxy.endpoint, attempts=8,
+                                 backoff_seconds=0.01, max_record_bytes=16 * 1024, concurrency=4, coalesce=False)
+        docs = pd.concat(list(fetch_documents(iter([pd.DataFrame(rows)]), settings)), ignore_index=True)
+    assert proxy.injected["cut_unsized"] > 0 and proxy.injected["ignore_range"] > 0, proxy.injected
+    assert dict(zip(docs["url"], docs["status"])) == expected  # cut bodies retried, full objects sliced
+    for url, text in zip(docs["url"], docs["title"]):
+        if local[url]["url"].endswith(".html") and expected[url] == "ok":
+            assert text == "Page " + url.rsplit("page-", 1)[1].removesuffix(".html")  # its own page, no other
     assert docs.loc[docs["status"] != "too_large", "fetch_attempts"].sum() == proxy.range_gets
 
 
@@ -184,5 +219,10 @@ def test_fetch_docs_job_through_the_fault_proxy(spark, tmp_path, moto_endpoint):
     docs = spark.read.parquet(str(root / "docs")).select("url", "status").toPandas()
     assert docs["url"].is_unique and dict(zip(docs["url"], docs["status"])) == expected
     assert report["balanced"] and report["inputs"]["requested"] == len(expected)
-    assert report["kept"] == 24 and report["bad"] == {"truncated": 4, "bad_gzip": 2}
-    assert report["metrics"]["get_requests"] == proxy.range_gets and sum(proxy.injected.values()) > 0
+    by_status = Counter(expected.values())
+    assert report["kept"] == by_status["ok"] == 24 and report["bad"] == {s: by_status[s] for s in report["bad"]}
+    assert sum(report["bad"].values()) + sum(report["filtered"].get(s, 0) for s in by_status) == len(expected) - 24
+    metrics = report["metrics"]
+    assert metrics["get_requests"] == proxy.range_gets and sum(proxy.injected.values()) > 0
+    fetched = sum(n for s, n in by_status.items() if s != "too_large")  # one range per record (no coalescing)
+    assert metrics["get_retries"] == metrics["get_requests"] - fetched > 0

@@ -5,10 +5,9 @@ import boto3
 import pytest
 
 from parascout.jobs.scan_cdx import ScanCdx
+from parascout.udfs.cdx import write_zipnum
 from tests.conftest import run_job
 from tests.test_scan_cdx import CDX, CRAWL, site_lines, urls_of, write_columnar_index
-from parascout.udfs import storage
-from parascout.udfs.cdx import write_zipnum
 
 # Spark's Python workers inherit the environment the JVM started with (the `spark` fixture starts it
 # after collection), so dummy credentials are set here; the endpoint itself travels as --s3-endpoint.
@@ -37,16 +36,13 @@ def s3_archive(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_scan_reads_zipnum_blocks_and_columnar_files_from_s3(spark, tmp_path, s3_archive, monkeypatch):
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_archive)  # undone after the test (the job sets it too)
-    storage.s3_client.cache_clear()
-    try:
-        report = run_job(ScanCdx, spark, [
-            "--root", str(tmp_path), "--s3-endpoint", s3_archive, "--cdx", "s3://archive/indexes",
-            "--index-parquet", "s3://archive/cc-index/table/cc-main/warc", "--crawl", CRAWL,
-            "--hosts", "www.site07.is,www.example.is"])
-    finally:
-        storage.s3_client.cache_clear()
+def test_scan_reads_zipnum_blocks_and_columnar_files_from_s3(spark, tmp_path, s3_archive):
+    assert "AWS_ENDPOINT_URL" not in os.environ  # the endpoint travels as a parameter, to the tasks too
+    report = run_job(ScanCdx, spark, [
+        "--root", str(tmp_path), "--s3-endpoint", s3_archive, "--cdx", "s3://archive/indexes",
+        "--index-parquet", "s3://archive/cc-index/table/cc-main/warc", "--crawl", CRAWL,
+        "--hosts", "www.site07.is,www.example.is"])
+    assert "AWS_ENDPOINT_URL" not in os.environ
     metrics = report["metrics"]
     assert metrics["zipnum_blocks_total"] == 24 and metrics["zipnum_blocks_read"] == 1
     assert metrics["columnar_files_read"] == 1  # crawl=CC-MAIN-2024-33/subset=warc only
@@ -59,7 +55,7 @@ def test_scan_reads_zipnum_blocks_and_columnar_files_from_s3(spark, tmp_path, s3
 
 
 @pytest.mark.slow
-def test_a_missing_or_cut_short_s3_cdx_file_is_counted_not_fatal(spark, tmp_path, s3_archive, monkeypatch):
+def test_a_missing_or_cut_short_s3_cdx_file_is_counted_not_fatal(spark, tmp_path, s3_archive):
     local = tmp_path / "zipnum"
     write_zipnum(site_lines(), str(local), block_lines=50, lines_per_file=400)  # 3 files of 8 blocks
     client = boto3.client("s3", endpoint_url=s3_archive)
@@ -67,13 +63,8 @@ def test_a_missing_or_cut_short_s3_cdx_file_is_counted_not_fatal(spark, tmp_path
     client.upload_file(str(local / "cluster.idx"), "broken", "indexes/cluster.idx")
     client.put_object(Bucket="broken", Key="indexes/cdx-00000.gz", Body=(local / "cdx-00000.gz").read_bytes()[:3000])
     client.upload_file(str(local / "cdx-00002.gz"), "broken", "indexes/cdx-00002.gz")  # cdx-00001.gz is missing
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_archive)
-    storage.s3_client.cache_clear()
-    try:
-        report = run_job(ScanCdx, spark, ["--root", str(tmp_path / "out"), "--s3-endpoint", s3_archive,
-                                          "--cdx", "s3://broken/indexes", "--tlds", "is", "--crawl", CRAWL])
-    finally:
-        storage.s3_client.cache_clear()
+    report = run_job(ScanCdx, spark, ["--root", str(tmp_path / "out"), "--s3-endpoint", s3_archive,
+                                      "--cdx", "s3://broken/indexes", "--tlds", "is", "--crawl", CRAWL])
     assert report["metrics"]["zipnum_blocks_read"] == 24
     assert report["bad"] == {"truncated_gzip": 1, "unreadable": 1} and report["balanced"]
     # the whole third file and the lines of the first file before the cut are read

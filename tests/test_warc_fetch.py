@@ -9,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes, write_warc
+from parascout.udfs.documents import parse_record
 from parascout.udfs.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
+from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes, write_warc
 
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
@@ -26,13 +27,14 @@ def build_mixed_warc(folder: Path, good: int = 6, name: str = "mixed.warc.gz") -
         records.append((url, record_bytes(url, html_page(f"Page {i}", [text] * (2 + i % 3), images=(f"p{i}.jpg",)))))
         expected[url] = "ok"
     cut = record_bytes("http://site0.example.com/cut.html", html_page("cut", [ENGLISH] * 3))
-    records.append(("http://site0.example.com/cut.html", cut[: len(cut) // 2]))
-    expected["http://site0.example.com/cut.html"] = "truncated"
-    records.append(("http://site0.example.com/garbage", os.urandom(300)))
-    expected["http://site0.example.com/garbage"] = "bad_gzip"
-    records.append(("http://site0.example.com/doc.pdf", record_bytes("http://site0.example.com/doc.pdf",
-                                                                      b"%PDF-1.4 ...", "application/pdf")))
-    expected["http://site0.example.com/doc.pdf"] = "not_html"
+    broken = [("http://site0.example.com/cut.html", cut[: len(cut) // 2]),
+              ("http://site0.example.com/garbage", os.urandom(300)),
+              ("http://site0.example.com/doc.pdf", record_bytes("http://site0.example.com/doc.pdf", b"%PDF-1.4 ...",
+                                                                "application/pdf"))]
+    for url, data in broken:  # what the record parser says of these bytes (udfs.documents owns those reasons)
+        records.append((url, data))
+        expected[url] = parse_record(data, url)["status"]
+        assert expected[url] != "ok"
     big = record_bytes("http://site0.example.com/big.html", html_page("big", [os.urandom(20000).hex()]))
     records.append(("http://site0.example.com/big.html", big))
     expected["http://site0.example.com/big.html"] = "too_large"
@@ -49,7 +51,8 @@ class CountingReader(RangeReader):
     """A RangeReader that counts the GETs it makes."""
 
     def __init__(self, settings: FetchSettings):
-        super().__init__(settings)
+        super().__init__(settings.read_settings())
+        self.settings = settings
         self.calls = 0
         self.lock = threading.Lock()
 
@@ -66,9 +69,9 @@ def fetch_all(rows: list[dict], settings: FetchSettings, reader: RangeReader | N
 
 def test_plan_ranges_coalesces_neighbours_within_limits():
     ranges = plan_ranges([0, 100, 250, 10_000, 10_050], [100, 100, 50, 50, 50], max_gap=100, max_span=1000)
-    assert [(r.start, r.end, r.members) for r in ranges] == [(0, 300, [0, 1, 2]), (10_000, 10_100, [3, 4])]
+    assert [(r.offset, r.end, r.members) for r in ranges] == [(0, 300, [0, 1, 2]), (10_000, 10_100, [3, 4])]
     capped = plan_ranges([0, 100, 200, 300], [100] * 4, max_gap=10, max_span=250)
-    assert [(r.start, r.end) for r in capped] == [(0, 200), (200, 400)]
+    assert [(r.offset, r.end) for r in capped] == [(0, 200), (200, 400)]
     assert len(plan_ranges([0, 100, 200], [100] * 3, max_gap=-1, max_span=0)) == 3
     assert plan_ranges([500, 0], [10, 10], max_gap=1000)[0].members == [1, 0]
 
@@ -104,10 +107,14 @@ def test_coalescing_reduces_gets(tmp_path):
 
 
 class RangeServer(BaseHTTPRequestHandler):
-    """Serves files with HTTP Range; the first `throttle` requests get 429/503 with Retry-After."""
+    """Serves files with HTTP Range; the first `throttle` requests get 429/503 with Retry-After; with
+    `ignore_range` every answer is a 200 with the whole file; every `cut_every`-th answer stops halfway
+    through its body without a Content-Length (the connection closes)."""
 
     root: Path
     throttle = 0
+    ignore_range = False
+    cut_every = 0
     seen: list[int]
 
     def do_GET(self):
@@ -124,11 +131,19 @@ class RangeServer(BaseHTTPRequestHandler):
             return
         data = path.read_bytes()
         start, end = (int(x) for x in self.headers["Range"].split("=")[1].split("-"))
-        if start >= len(data):
+        if start >= len(data) and not self.ignore_range:
             self.send_error(416)
             return
-        body = data[start:end + 1]
-        self.send_response(206)
+        body = data if self.ignore_range else data[start:end + 1]
+        self.send_response(200 if self.ignore_range else 206)
+        if not self.ignore_range:
+            self.send_header("Content-Range", f"bytes {start}-{start + len(body) - 1}/{len(data)}")
+        if self.cut_every and len(self.seen) % self.cut_every == 0:
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(body[: len(body) // 2])
+            self.close_connection = True
+            return
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -139,7 +154,8 @@ class RangeServer(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def http_root(tmp_path):
-    handler = type("Handler", (RangeServer,), {"root": tmp_path, "throttle": 3, "seen": []})
+    handler = type("Handler", (RangeServer,), {"root": tmp_path, "throttle": 3, "seen": [], "ignore_range": False,
+                                               "cut_every": 0})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -168,6 +184,58 @@ def test_http_gives_up_after_the_configured_attempts(tmp_path, http_root):
     docs = fetch_all(rows[:1], settings)
     assert docs["status"].tolist() == ["fetch_failed"] and docs["fetch_attempts"].tolist() == [3]
     assert "HTTP 429" in docs["error"][0] or "HTTP 503" in docs["error"][0]
+
+
+def titles_are_their_own(docs: pd.DataFrame) -> bool:
+    """Each ok page carries its own title ('Page i' for page-i.html), never a neighbour's bytes."""
+    pages = docs[(docs["status"] == "ok") & docs["url"].str.contains("/page-")]
+    return len(pages) > 0 and all(title == "Page " + url.rsplit("page-", 1)[1].removesuffix(".html")
+                                  for url, title in zip(pages["url"], pages["title"]))
+
+
+def test_a_server_ignoring_range_gives_each_record_its_own_bytes(tmp_path, http_root):
+    prefix, handler = http_root
+    handler.throttle, handler.ignore_range = 0, True
+    rows, expected = build_mixed_warc(tmp_path)
+    settings = FetchSettings(warc_prefix=prefix, max_record_bytes=16 * 1024, coalesce=False, backoff_seconds=0.0)
+    docs = fetch_all(rows, settings)
+    assert dict(zip(docs["url"], docs["status"])) == expected and titles_are_their_own(docs)
+    assert docs["fetch_attempts"].sum() == len(handler.seen) == len(rows) - 1  # one GET each, no retry
+
+
+def test_a_body_cut_short_without_content_length_is_retried(tmp_path, http_root):
+    prefix, handler = http_root
+    handler.throttle, handler.cut_every = 0, 2  # every second answer stops halfway, with no length to check
+    rows, expected = build_mixed_warc(tmp_path)
+    settings = FetchSettings(warc_prefix=prefix, max_record_bytes=16 * 1024, coalesce=False, backoff_seconds=0.0,
+                             concurrency=1, attempts=3)
+    docs = fetch_all(rows, settings)
+    assert dict(zip(docs["url"], docs["status"])) == expected and titles_are_their_own(docs)
+    fetched = docs[docs["status"] != "too_large"]
+    assert (fetched["fetch_attempts"] == 2).sum() >= len(fetched) // 2 - 1  # the cut answers were retried
+    assert fetched["fetch_attempts"].sum() == len(handler.seen)
+
+
+def test_file_names_leaving_the_prefix_and_non_regular_files_are_bad_location(tmp_path):
+    prefix = tmp_path / "warc"
+    prefix.mkdir()
+    rows, expected = build_mixed_warc(prefix, good=2)
+    outside = tmp_path / "outside.warc.gz"
+    outside.write_bytes((prefix / "mixed.warc.gz").read_bytes())
+    (prefix / "escape.warc.gz").symlink_to(outside)  # a symlink out of the prefix
+    (prefix / "inside.warc.gz").symlink_to(prefix / "mixed.warc.gz")  # one that stays inside is fine
+    os.mkfifo(prefix / "pipe.warc.gz")  # opening a FIFO for reading would block the task forever
+    first = rows[0]
+    probes = {"../outside.warc.gz": "bad_location", "sub/../../outside.warc.gz": "bad_location",
+              "escape.warc.gz": "bad_location", "pipe.warc.gz": "bad_location", "inside.warc.gz": "ok",
+              str(outside): "missing_file"}  # an absolute name is read under the prefix, where it is absent
+    for index, (name, status) in enumerate(probes.items()):
+        rows.append({**first, "url": f"http://probe.example.com/{index}", "warc_filename": name})
+        expected[f"http://probe.example.com/{index}"] = status
+    settings = FetchSettings(warc_prefix=str(prefix), max_record_bytes=16 * 1024, coalesce=False)
+    docs = fetch_all(rows, settings)
+    assert dict(zip(docs["url"], docs["status"])) == expected
+    assert not docs.loc[docs["status"] == "bad_location", "title"].notna().any()
 
 
 def test_s3_range_reads_against_moto(tmp_path):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import bisect
 import contextlib
 import gzip
-import io
 import itertools
 import json
 import os
@@ -28,8 +27,8 @@ import numpy as np
 import pyarrow as pa
 
 from parascout.udfs import storage
+from parascout.udfs.storage import ByteRange, RangeFile, RangeReader, ReadError, ReadSettings
 from parascout.udfs.urls import host_surt
-from parascout.udfs.warc_fetch import FetchError, FetchSettings, RangeReader
 
 ZIPNUM_BLOCK_LINES = 3000
 CDX_FIELD_ORDER = ("url", "mime", "mime-detected", "status", "digest", "length", "offset",
@@ -86,16 +85,6 @@ def write_zipnum(lines: Iterable[str], out_dir: str, block_lines: int = ZIPNUM_B
 
 
 # ---- ZipNum: which blocks can hold a host, domain or TLD --------------------------------
-@dataclass(frozen=True)
-class ByteRange:
-    """Bytes [offset, offset + length) of a file; length -1 is the whole file."""
-
-    path: str
-    offset: int = 0
-    length: int = -1
-    blocks: int = 0
-
-
 @dataclass
 class ZipNumSelection:
     ranges: list[ByteRange]
@@ -133,42 +122,37 @@ def select_zipnum_ranges(cluster_lines: Iterable[str], base_dir: str, prefixes: 
     """Byte ranges of the ZipNum blocks that can match `prefixes` (all blocks when None), adjacent ones merged."""
     ranges: list[ByteRange] = []
     total = selected = selected_bytes = 0
-    pending: list = []  # [file, offset, length, blocks] of the range being grown
-
-    def take(name: str, offset: int, length: int) -> None:
+    def take(name: str, offset: int, length: int, block: int) -> None:
         nonlocal selected, selected_bytes
         selected += 1
         selected_bytes += length
-        if pending and pending[0] == name and pending[1] + pending[2] == offset \
-                and pending[2] + length <= max_range_bytes:
-            pending[2] += length
-            pending[3] += 1
+        path = storage.join(base_dir, name)
+        last = ranges[-1] if ranges else None
+        if last and last.path == path and last.end == offset and last.length + length <= max_range_bytes:
+            last.length += length
+            last.members.append(block)
             return
-        if pending:
-            ranges.append(ByteRange(storage.join(base_dir, pending[0]), pending[1], pending[2], pending[3]))
-        pending[:] = [name, offset, length, 1]
+        ranges.append(ByteRange(path, offset, length, [block]))
 
     previous = None
     for line in cluster_lines:
         if not line.strip():
             continue
         key, name, offset, length = line.rstrip("\n").split("\t")[:4]
-        entry = (key.split(" ", 1)[0], name, int(offset), int(length))
+        entry = (key.split(" ", 1)[0], name, int(offset), int(length), total)
         total += 1
         if previous and (prefixes is None or _block_may_match(previous[0], entry[0], prefixes)):
             take(*previous[1:])
         previous = entry
     if previous and (prefixes is None or _block_may_match(previous[0], None, prefixes)):
         take(*previous[1:])
-    if pending:
-        ranges.append(ByteRange(storage.join(base_dir, pending[0]), pending[1], pending[2], pending[3]))
     return ZipNumSelection(ranges, total, selected, selected_bytes)
 
 
-def iter_text_lines(path: str, chunk_bytes: int = READ_CHUNK_BYTES) -> Iterator[str]:
+def iter_text_lines(path: str, chunk_bytes: int = READ_CHUNK_BYTES, endpoint: str | None = None) -> Iterator[str]:
     """Lines of a (possibly remote) UTF-8 text file such as cluster.idx, streamed."""
     tail = b""
-    with contextlib.closing(storage.open_binary(path)) as handle:
+    with contextlib.closing(storage.open_binary(path, endpoint)) as handle:
         while chunk := handle.read(chunk_bytes):
             *lines, tail = (tail + chunk).split(b"\n")
             yield from (line.decode("utf-8") for line in lines)
@@ -176,27 +160,28 @@ def iter_text_lines(path: str, chunk_bytes: int = READ_CHUNK_BYTES) -> Iterator[
         yield tail.decode("utf-8")
 
 
-def cdx_byte_ranges(path: str, prefixes: list[str] | None) -> tuple[list[ByteRange], ZipNumSelection | None]:
+def cdx_byte_ranges(path: str, prefixes: list[str] | None, endpoint: str | None = None
+                    ) -> tuple[list[ByteRange], ZipNumSelection | None]:
     """What to read under a CDX path: the ZipNum blocks that can match `prefixes` (all when None; local
     collections then as whole files) with the selection made, else every CDX file (by CDX_FILE_SUFFIXES;
     a file given by name is always read)."""
     cluster_idx = storage.join(path, "cluster.idx")
-    if storage.exists(cluster_idx):
-        selection = select_zipnum_ranges(iter_text_lines(cluster_idx), path, prefixes)
+    if storage.exists(cluster_idx, endpoint):
+        selection = select_zipnum_ranges(iter_text_lines(cluster_idx, endpoint=endpoint), path, prefixes)
         if prefixes is None and storage.is_local(path):  # all of it: whole files, which Spark reads fastest
             files = dict.fromkeys(r.path for r in selection.ranges)
             return [ByteRange(f) for f in files], selection
         return selection.ranges, selection
-    files = [f for f in storage.list_files(path) if f == path or (
+    files = [f for f in storage.list_files(path, endpoint=endpoint) if f == path or (
         f.endswith(CDX_FILE_SUFFIXES) and not os.path.basename(f).startswith((".", "_")))]
     return [ByteRange(f) for f in files], None
 
 
-def columnar_files(path: str, crawls: Iterable[str] = ()) -> list[tuple[str, str | None]]:
+def columnar_files(path: str, crawls: Iterable[str] = (), endpoint: str | None = None) -> list[tuple[str, str | None]]:
     """(file, crawl) of the Parquet files of a columnar index table in subset=warc and the wanted crawls."""
     wanted = set(crawls)
     found = []
-    for name in storage.list_files(path, ".parquet"):
+    for name in storage.list_files(path, ".parquet", endpoint):
         parts = name.split("/")
         crawl = next((p.removeprefix("crawl=") for p in parts if p.startswith("crawl=")), None)
         subset = next((p.removeprefix("subset=") for p in parts if p.startswith("subset=")), "warc")
@@ -276,100 +261,47 @@ def jvm_readable(byte_range: ByteRange) -> bool:
     if byte_range.length >= 0 or not storage.is_local(byte_range.path):
         return False
     try:
-        with open(storage.local_path(byte_range.path), "rb") as handle:
+        with storage.open_regular_file(byte_range.path) as handle:
             is_gzip = handle.read(2) == GZIP_MAGIC
-    except OSError:
+    except (OSError, storage.BadLocation):
         return False
     return is_gzip == byte_range.path.endswith(".gz")
 
 
 def byte_reader(s3_endpoint: str | None = None) -> RangeReader:
-    """fetch-docs' range reader (retries with backoff, S3 SlowDown and HTTP Retry-After honoured) for CDX
-    blocks and columnar-index bytes; one per task."""
-    return RangeReader(FetchSettings(warc_prefix="", concurrency=1,
-                                     s3_endpoint=s3_endpoint or os.environ.get("AWS_ENDPOINT_URL")))
+    """The range reader for CDX blocks and columnar-index bytes (storage's: verified, retried); one per task."""
+    return RangeReader(ReadSettings(endpoint=s3_endpoint, pool_size=1))
 
 
 def range_chunks(byte_range: ByteRange, reader: RangeReader | None = None,
                  chunk_bytes: int = READ_CHUNK_BYTES) -> Iterator[bytes]:
     """The bytes of a range: one ranged GET (a file that ends early gives fewer bytes), or a whole file
-    streamed in chunks. Raises OSError or FetchError when the bytes cannot be read."""
+    streamed in chunks. Raises OSError or ReadError when the bytes cannot be read."""
+    reader = reader or byte_reader()
     if byte_range.length >= 0:
-        yield (reader or byte_reader()).read(byte_range.path, byte_range.offset, byte_range.length)[0]
+        yield reader.read(byte_range.path, byte_range.offset, byte_range.length)[0]
         return
-    with contextlib.closing(storage.open_binary(byte_range.path)) as handle:
-        while chunk := handle.read(chunk_bytes):
-            yield chunk
-
-
-def use_s3_endpoint(endpoint: str | None) -> None:
-    """Point this process's boto3 client at an S3-compatible endpoint (executors do not inherit driver env)."""
-    if endpoint and os.environ.get("AWS_ENDPOINT_URL") != endpoint:
-        os.environ["AWS_ENDPOINT_URL"] = endpoint
-        storage.s3_client.cache_clear()
+    yield from reader.stream(byte_range.path, chunk_bytes if storage.is_local(byte_range.path)
+                             else storage.STREAM_CHUNK_BYTES)
 
 
 def range_reader(s3_endpoint: str | None = None) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A mapInArrow function: (path, offset, length) rows in, (value, read_status) line batches out."""
 
     def read(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        use_s3_endpoint(s3_endpoint)
         reader = byte_reader(s3_endpoint)
         for batch in tasks:
             for task in batch.to_pylist():
                 byte_range = ByteRange(task["path"], task["offset"], task["length"])
                 try:
                     yield from cdx_line_batches(range_chunks(byte_range, reader))
-                except (OSError, FetchError):  # missing file, or a remote read that failed after its retries
+                except (OSError, ReadError):  # missing file, or a remote read that failed after its retries
                     yield problem_batch("unreadable")
 
     return read
 
 
 # ---- columnar index Parquet on object stores (read in Python tasks) -------------------------
-class RangeFile(io.RawIOBase):
-    """A seekable read-only file over ranged reads, so pyarrow reads only footers and wanted columns."""
-
-    def __init__(self, path: str, size: int, reader: RangeReader):
-        self.path, self.size, self.position, self.reader = path, size, 0, reader
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self.position
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]
-        self.position = max(0, base + offset)
-        return self.position
-
-    def readinto(self, buffer) -> int:
-        length = min(len(buffer), self.size - self.position)
-        if length <= 0:
-            return 0
-        try:
-            data = self.reader.read(self.path, self.position, length)[0]
-        except FetchError as error:
-            raise OSError(str(error)) from None
-        if len(data) != length:
-            raise OSError(f"{self.path}: {len(data)} of {length} bytes at {self.position} (the file ended)")
-        buffer[:length] = data
-        self.position += length
-        return length
-
-
-def object_size(path: str) -> int:
-    """Size in bytes of a local or s3:// file."""
-    if storage.is_local(path):
-        return os.path.getsize(storage.local_path(path))
-    bucket, key = storage._bucket_key(path)
-    return int(storage.s3_client().head_object(Bucket=bucket, Key=key)["ContentLength"])
-
-
 def parquet_reader(schema: pa.Schema, s3_endpoint: str | None = None
                    ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A mapInArrow function: (path, crawl) rows in, batches of those Parquet files cast to `schema` out.
@@ -379,12 +311,11 @@ def parquet_reader(schema: pa.Schema, s3_endpoint: str | None = None
     import pyarrow.parquet as pq
 
     def read(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        use_s3_endpoint(s3_endpoint)
         reader = byte_reader(s3_endpoint)
         for batch in tasks:
             for task in batch.to_pylist():
-                parquet = pq.ParquetFile(pa.PythonFile(RangeFile(task["path"], object_size(task["path"]), reader),
-                                                       mode="r"))
+                size = storage.object_size(task["path"], s3_endpoint)
+                parquet = pq.ParquetFile(pa.PythonFile(RangeFile(task["path"], size, reader), mode="r"))
                 present = [f.name for f in schema if f.name in parquet.schema_arrow.names]
                 for part in parquet.iter_batches(columns=present, batch_size=65536):
                     size = part.num_rows

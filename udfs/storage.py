@@ -1,19 +1,44 @@
-"""Paths and bytes on local disk, file://, s3:// and https:// — no SparkSession here.
+"""Paths, clients and bytes on local disk, file://, s3:// and https:// — every byte parascout reads or writes.
 
-Small files (reports, markers) and pandas-written tables go through pyarrow.fs;
-whole archive files stream through `open_binary` (boto3 on s3://, requests on
-https://); byte ranges of them (CDX blocks, WARC records, Parquet footers) are
-read by udfs.warc_fetch.RangeReader. boto3 honours AWS_ENDPOINT_URL, which is
-how tests point it at a moto server on 127.0.0.1.
+- Tables and small files (reports, markers) go through pyarrow.fs (`exists`, `read_text`, `write_text`,
+  `write_parquet_table`); folders of objects are copied by `upload_dir` / `download_dir`.
+- Archive bytes (CDX blocks, WARC records, Parquet footers, whole CDX and WAT files) are read by
+  `RangeReader`: byte-range GETs whose responses are verified (206 with the asked Content-Range, or a
+  full-object 200 sliced), retried by one loop only (`ReadSettings.attempts` tries per range; botocore's
+  own retries are off for these GETs), and failures classified (`ReadError.reason`).
+- Locations named by index lines are untrusted: `resolve_under` keeps a file name under its prefix
+  (`..` and symlinks included) and only regular files are opened (a FIFO never blocks a task).
+
+S3 clients come from one factory, `s3_client(endpoint, ...)`; the endpoint is a parameter (None: boto3's
+own resolution, AWS_ENDPOINT_URL included), never set in the environment by parascout.
 """
 from __future__ import annotations
 
 import functools
+import io
 import os
+import random
+import re
+import stat
+import time
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
+S3_SCHEMES = ("s3", "s3a", "s3n")
+HTTP_SCHEMES = ("http", "https")
+READ_CHUNK_BYTES = 1 << 20
+#: whole remote files are streamed as ranged GETs of this size (each retried on its own, resumed at its offset)
+STREAM_CHUNK_BYTES = 8 << 20
+MAX_RETRY_AFTER_SECONDS = 30.0
+#: what a failed range read becomes (docs status / CDX read status)
+READ_FAILURES = ("missing_file", "bad_location", "fetch_failed")
+_CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)-(\d+)/(\d+|\*)\s*$", re.IGNORECASE)
 
+
+# ---- paths -------------------------------------------------------------------------------
 def scheme(path: str) -> str:
     return urlsplit(path).scheme if "://" in path else ""
 
@@ -35,13 +60,69 @@ def to_hadoop(path: str) -> str:
     return os.path.abspath(path) if scheme(path) == "" else path
 
 
-def _arrow_fs(path: str):
+def bucket_key(path: str) -> tuple[str, str]:
+    """s3://bucket/key -> (bucket, key)."""
+    parts = urlsplit(path)
+    return parts.netloc, parts.path.lstrip("/")
+
+
+class BadLocation(ValueError):
+    """A file name that leaves its prefix, or names something that is not a regular file."""
+
+
+def resolve_under(prefix: str, name: str) -> str:
+    """PREFIX + name (one slash between), refusing names that leave the prefix: a `..` segment anywhere,
+    and for local prefixes any path whose real location (symlinks resolved) is outside the prefix's."""
+    if not prefix:
+        return name
+    if any(part == ".." for part in re.split(r"[/\\]", name)) or "\x00" in name:
+        raise BadLocation(f"{name!r} leaves the prefix {prefix}")
+    joined = f"{prefix.rstrip('/')}/{name.lstrip('/')}"
+    if is_local(prefix):
+        root = os.path.realpath(local_path(prefix))
+        real = os.path.realpath(local_path(joined))
+        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+            raise BadLocation(f"{name!r} resolves to {real}, outside {root}")
+    return joined
+
+
+def open_regular_file(path: str):
+    """A local file opened for reading, only when it is a regular file (a FIFO or a device would block or never
+    end: BadLocation). Opened non-blocking, checked on the open descriptor, then switched back to blocking."""
+    descriptor = os.open(local_path(path), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise BadLocation(f"{path} is not a regular file")
+        os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+# ---- clients -----------------------------------------------------------------------------
+@functools.lru_cache(maxsize=16)
+def s3_client(endpoint: str | None = None, connect_timeout: float = 10.0, read_timeout: float = 60.0,
+              pool_size: int = 16, retry_attempts: int = 3):
+    """The one boto3 S3 client factory, cached per settings. Range reads ask for retry_attempts=1 (their
+    retries are RangeReader's loop); listing, HEAD and directory sync keep botocore's standard retries."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(retries={"mode": "standard", "total_max_attempts": retry_attempts},
+                    max_pool_connections=max(pool_size, 10), connect_timeout=connect_timeout,
+                    read_timeout=read_timeout)
+    return boto3.client("s3", endpoint_url=endpoint or None, config=config)
+
+
+def _arrow_fs(path: str, endpoint: str | None = None):
+    """(pyarrow filesystem, path inside it) for a local, file://, s3:// or gs:// path."""
     from pyarrow import fs
 
     if is_local(path):
         return fs.LocalFileSystem(), os.path.abspath(local_path(path))
     uri = path.replace("s3a://", "s3://", 1).replace("s3n://", "s3://", 1)
-    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+    endpoint = endpoint or (os.environ.get("AWS_ENDPOINT_URL") if uri.startswith("s3://") else None)
     if uri.startswith("s3://") and endpoint:
         parts = urlsplit(endpoint)
         filesystem = fs.S3FileSystem(endpoint_override=parts.netloc, scheme=parts.scheme or "http",
@@ -50,10 +131,10 @@ def _arrow_fs(path: str):
     return fs.FileSystem.from_uri(uri)
 
 
-def exists(path: str) -> bool:
+def exists(path: str, endpoint: str | None = None) -> bool:
     from pyarrow import fs
 
-    filesystem, inner = _arrow_fs(path)
+    filesystem, inner = _arrow_fs(path, endpoint)
     return filesystem.get_file_info(inner).type != fs.FileType.NotFound
 
 
@@ -103,41 +184,7 @@ def write_parquet_table(frame, path: str, partition_by: list[str] | None = None)
     filesystem.move(temporary, inner)
 
 
-# ---- archive bytes ----------------------------------------------------------------------
-@functools.lru_cache(maxsize=1)
-def s3_client():
-    """A boto3 S3 client with adaptive retries (backs off on 503 SlowDown); one per process."""
-    import boto3
-    from botocore.config import Config
-
-    config = Config(retries={"max_attempts": 8, "mode": "adaptive"}, max_pool_connections=16)
-    return boto3.client("s3", config=config)
-
-
-def _bucket_key(path: str) -> tuple[str, str]:
-    parts = urlsplit(path)
-    return parts.netloc, parts.path.lstrip("/")
-
-
-def open_binary(path: str):
-    """A readable binary file object for a whole local, s3:// or https:// file."""
-    kind = scheme(path)
-    if kind in ("", "file"):
-        return open(local_path(path), "rb")
-    if kind in ("s3", "s3a", "s3n"):
-        bucket, key = _bucket_key(path)
-        return s3_client().get_object(Bucket=bucket, Key=key)["Body"]
-    if kind in ("http", "https"):
-        import requests
-
-        response = requests.get(path, stream=True, timeout=60)
-        response.raise_for_status()
-        response.raw.decode_content = False
-        return response.raw
-    raise ValueError(f"unsupported path scheme {kind!r} in {path}")
-
-
-def list_files(path: str, suffix: str = "") -> list[str]:
+def list_files(path: str, suffix: str = "", endpoint: str | None = None) -> list[str]:
     """Files under a local or s3:// folder (or the path itself when it is a file), sorted."""
     kind = scheme(path)
     if kind in ("", "file"):
@@ -148,10 +195,335 @@ def list_files(path: str, suffix: str = "") -> list[str]:
         for folder, _, names in os.walk(base):
             found.extend(os.path.join(folder, n) for n in names if n.endswith(suffix))
         return sorted(found)
-    if kind in ("s3", "s3a", "s3n"):
-        bucket, prefix = _bucket_key(path)
-        paginator = s3_client().get_paginator("list_objects_v2")
+    if kind in S3_SCHEMES:
+        bucket, prefix = bucket_key(path)
+        paginator = s3_client(endpoint).get_paginator("list_objects_v2")
         keys = [obj["Key"] for page in paginator.paginate(Bucket=bucket, Prefix=prefix)
                 for obj in page.get("Contents", []) if obj["Key"].endswith(suffix)]
         return sorted(f"{kind}://{bucket}/{key}" for key in keys)
     return [path]
+
+
+def object_size(path: str, endpoint: str | None = None) -> int:
+    """Size in bytes of a local or s3:// file."""
+    if is_local(path):
+        return os.path.getsize(local_path(path))
+    bucket, key = bucket_key(path)
+    return int(s3_client(endpoint).head_object(Bucket=bucket, Key=key)["ContentLength"])
+
+
+def upload_dir(local: str | Path, remote: str, endpoint: str | None = None) -> int:
+    """Copy every file under a local folder to an s3:// prefix (keys relative to the folder); files copied."""
+    local = Path(local)
+    bucket, prefix = bucket_key(remote)
+    client = s3_client(endpoint)
+    files = [path for path in sorted(local.rglob("*")) if path.is_file()]
+    for path in files:
+        key = "/".join(p for p in (prefix.rstrip("/"), path.relative_to(local).as_posix()) if p)
+        client.upload_file(str(path), bucket, key)
+    return len(files)
+
+
+def download_dir(remote: str, local: str | Path, endpoint: str | None = None) -> int:
+    """Copy every object under an s3:// prefix into a local folder (paths relative to the prefix); objects
+    copied. A key that would land outside the folder is refused (BadLocation)."""
+    local = Path(local)
+    bucket, prefix = bucket_key(remote)
+    prefix = prefix.rstrip("/") + "/"
+    client = s3_client(endpoint)
+    found = 0
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for item in page.get("Contents", []):
+            relative = item["Key"][len(prefix):]
+            if not relative or relative.endswith("/"):
+                continue
+            destination = Path(resolve_under(str(local), relative))
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            client.download_file(bucket, item["Key"], str(destination))
+            found += 1
+    return found
+
+
+# ---- byte ranges -------------------------------------------------------------------------
+@dataclass
+class ByteRange:
+    """Bytes [offset, offset + length) of a file (length -1: to its end); `members` are what the range
+    serves (record rows of fetch-docs, ZipNum block numbers of scan-cdx)."""
+
+    path: str
+    offset: int = 0
+    length: int = -1
+    members: list[int] = field(default_factory=list)
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.length
+
+
+@dataclass(frozen=True)
+class ReadSettings:
+    """How RangeReader reads: `attempts` is the total number of GETs one range may cost."""
+
+    endpoint: str | None = None
+    attempts: int = 4
+    backoff_seconds: float = 0.5
+    connect_timeout: float = 10.0
+    read_timeout: float = 60.0
+    pool_size: int = 8
+
+
+class ReadError(Exception):
+    """A range could not be read; `reason` is one of READ_FAILURES (or "retry" inside the loop)."""
+
+    def __init__(self, reason: str, detail: str, attempts: int = 1, retry_after: float | None = None):
+        super().__init__(f"{reason} after {attempts} request(s): {detail}")
+        self.reason = reason
+        self.detail = detail
+        self.attempts = attempts
+        self.retry_after = retry_after
+
+
+class RangeReader:
+    """Reads byte ranges of local, s3:// and https:// files; the one place remote reads are retried.
+
+    Every response is verified: a 206 must carry the Content-Range asked for and that many bytes; a 200
+    (a server that ignores Range) is skipped to the offset and sliced; a body cut short (with or without a
+    Content-Length) is retried. Throttling (S3 SlowDown, HTTP 429/503) backs off exponentially with jitter,
+    honouring Retry-After.
+    """
+
+    def __init__(self, settings: ReadSettings | None = None):
+        self.settings = settings or ReadSettings()
+        self._http = None
+
+    def read(self, path: str, start: int, length: int) -> tuple[bytes, int]:
+        """(bytes, GETs made); fewer bytes than asked means the file ended. Raises ReadError."""
+        kind = scheme(path)
+        if kind in ("", "file"):
+            return self._read_local(path, start, length), 1
+        if kind not in S3_SCHEMES + HTTP_SCHEMES:
+            raise ReadError("missing_file", f"unsupported scheme {kind!r}", 0)
+        attempts, last_error = self.settings.attempts, ""
+        for attempt in range(attempts):
+            try:
+                return (self._read_http if kind in HTTP_SCHEMES else self._read_s3)(path, start, length), attempt + 1
+            except ReadError as error:
+                if error.reason != "retry":
+                    raise ReadError(error.reason, error.detail, attempt + 1) from None
+                last_error, wait_seconds = error.detail, error.retry_after
+            except Exception as error:  # noqa: BLE001 - timeouts, resets, cut bodies: all retried
+                last_error, wait_seconds = f"{type(error).__name__}: {error}", None
+            if attempt + 1 < attempts:
+                time.sleep(wait_seconds if wait_seconds is not None else self._backoff(attempt))
+        raise ReadError("fetch_failed", last_error[:300], attempts)
+
+    def stream(self, path: str, chunk_bytes: int = STREAM_CHUNK_BYTES) -> Iterator[bytes]:
+        """A whole file in chunks: local files read directly, remote ones as consecutive ranged GETs (each
+        retried on its own, so a dropped connection resumes at the last good offset)."""
+        if is_local(path):
+            try:
+                handle = open_regular_file(path)
+            except BadLocation as error:
+                raise ReadError("bad_location", str(error)) from None
+            with handle:
+                while chunk := handle.read(chunk_bytes):
+                    yield chunk
+            return
+        offset = 0
+        while True:
+            chunk = self.read(path, offset, chunk_bytes)[0]
+            if chunk:
+                yield chunk
+            if len(chunk) < chunk_bytes:
+                return
+            offset += len(chunk)
+
+    def _backoff(self, attempt: int) -> float:
+        return self.settings.backoff_seconds * (2 ** attempt) * (0.5 + random.random())
+
+    @staticmethod
+    def _read_local(path: str, start: int, length: int) -> bytes:
+        try:
+            with open_regular_file(path) as handle:
+                handle.seek(start)
+                return handle.read(length)
+        except BadLocation as error:
+            raise ReadError("bad_location", str(error), 1) from None
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as error:
+            raise ReadError("missing_file", str(error), 1) from None
+
+    def _read_s3(self, path: str, start: int, length: int) -> bytes:
+        from botocore.exceptions import ClientError
+
+        settings = self.settings
+        client = s3_client(settings.endpoint, settings.connect_timeout, settings.read_timeout, settings.pool_size,
+                           retry_attempts=1)
+        bucket, key = bucket_key(path)
+        try:
+            response = client.get_object(Bucket=bucket, Key=key, Range=f"bytes={start}-{start + length - 1}")
+        except ClientError as error:
+            code = str(error.response.get("Error", {}).get("Code", ""))
+            if code in ("NoSuchKey", "NoSuchBucket", "404", "NotFound"):
+                raise ReadError("missing_file", f"{code}: s3://{bucket}/{key}") from None
+            if code in ("InvalidRange", "416"):
+                return b""
+            raise ReadError("retry", f"{code}: {error}") from None
+        body = response["Body"]
+        try:
+            return verified_range(response["ResponseMetadata"]["HTTPStatusCode"], response.get("ContentRange"),
+                                  response.get("ContentLength"), body, start, length)
+        finally:
+            body.close()
+
+    def _session(self):
+        if self._http is None:
+            import requests
+            from requests.adapters import HTTPAdapter
+
+            session = requests.Session()
+            adapter = HTTPAdapter(pool_connections=4, pool_maxsize=max(self.settings.pool_size, 4), max_retries=0)
+            session.mount("http://", adapter)
+            session.mount("https://", adapter)
+            self._http = session
+        return self._http
+
+    def _read_http(self, url: str, start: int, length: int) -> bytes:
+        response = self._session().get(url, headers={"Range": f"bytes={start}-{start + length - 1}"}, stream=True,
+                                       timeout=(self.settings.connect_timeout, self.settings.read_timeout))
+        with response:
+            status = response.status_code
+            if status in (404, 403, 410):
+                raise ReadError("missing_file", f"HTTP {status}: {url}")
+            if status == 416:
+                return b""
+            if status == 429 or status >= 500:
+                raise ReadError("retry", f"HTTP {status}", 1, _retry_after(response.headers.get("Retry-After")))
+            response.raw.decode_content = False
+            content_length = response.headers.get("Content-Length")
+            return verified_range(status, response.headers.get("Content-Range"),
+                                  int(content_length) if content_length and content_length.isdigit() else None,
+                                  response.raw, start, length)
+
+
+def verified_range(status: int, content_range: str | None, content_length: int | None, body, start: int,
+                   length: int) -> bytes:
+    """The bytes [start, start + length) out of a ranged GET's response, or ReadError("retry") when the
+    response is not what was asked: a 206 must name exactly that range (clipped at the file's end) and carry
+    all of it; a 200 is the whole object, read up to the range and sliced (never another offset's bytes)."""
+    if status == 206:
+        match = _CONTENT_RANGE.match(content_range or "")
+        if not match:
+            raise ReadError("retry", f"206 without a usable Content-Range ({content_range!r})")
+        first, last, total = int(match[1]), int(match[2]), match[3]
+        wanted_last = start + length - 1 if total == "*" else min(start + length - 1, int(total) - 1)
+        if first != start or last != wanted_last:
+            raise ReadError("retry", f"asked bytes {start}-{start + length - 1}, got Content-Range {content_range}")
+        data = _read_exactly(body, last - first + 1)
+        if len(data) < last - first + 1:
+            raise ReadError("retry", f"body cut short: {len(data)} of {last - first + 1} bytes")
+        return data
+    if status == 200:  # the server ignored Range: skip to our offset, take our slice, drop the rest
+        skipped = _skip(body, start)
+        data = _read_exactly(body, length) if skipped == start else b""
+        if content_length is not None:
+            expected = max(0, min(length, content_length - start))
+            if len(data) < expected:
+                raise ReadError("retry", f"body cut short: {start + len(data)} of {content_length} bytes")
+        return data
+    raise ReadError("retry", f"HTTP {status} to a range request")
+
+
+def _read_exactly(body, size: int) -> bytes:
+    """Up to `size` bytes of a stream (fewer only when it ends)."""
+    parts, remaining = [], size
+    while remaining > 0:
+        chunk = body.read(min(remaining, READ_CHUNK_BYTES))
+        if not chunk:
+            break
+        parts.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(parts)
+
+
+def _skip(body, count: int) -> int:
+    skipped = 0
+    while skipped < count:
+        chunk = body.read(min(count - skipped, READ_CHUNK_BYTES))
+        if not chunk:
+            break
+        skipped += len(chunk)
+    return skipped
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return min(float(value), MAX_RETRY_AFTER_SECONDS) if value is not None else None
+    except ValueError:
+        return None
+
+
+class RangeFile(io.RawIOBase):
+    """A seekable read-only file over ranged reads, so pyarrow reads only footers and wanted columns."""
+
+    def __init__(self, path: str, size: int, reader: RangeReader):
+        self.path, self.size, self.position, self.reader = path, size, 0, reader
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]
+        self.position = max(0, base + offset)
+        return self.position
+
+    def readinto(self, buffer) -> int:
+        length = min(len(buffer), self.size - self.position)
+        if length <= 0:
+            return 0
+        try:
+            data = self.reader.read(self.path, self.position, length)[0]
+        except ReadError as error:
+            raise OSError(str(error)) from None
+        if len(data) != length:
+            raise OSError(f"{self.path}: {len(data)} of {length} bytes at {self.position} (the file ended)")
+        buffer[:length] = data
+        self.position += length
+        return length
+
+
+class _ChunkStream(io.RawIOBase):
+    """A readable stream over an iterator of byte chunks."""
+
+    def __init__(self, chunks: Iterator[bytes]):
+        self.chunks, self.pending = chunks, b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not self.pending:
+            self.pending = next(self.chunks, None)
+            if self.pending is None:
+                self.pending = b""
+                return 0
+        size = min(len(buffer), len(self.pending))
+        buffer[:size], self.pending = self.pending[:size], self.pending[size:]
+        return size
+
+
+def open_binary(path: str, endpoint: str | None = None, settings: ReadSettings | None = None):
+    """A readable binary stream over a whole local, s3:// or https:// file (remote bytes through RangeReader:
+    verified, retried and resumed chunk by chunk). Raises ReadError / OSError when it cannot be read."""
+    if is_local(path):
+        try:
+            return open_regular_file(path)
+        except BadLocation as error:
+            raise ReadError("bad_location", str(error)) from None
+    reader = RangeReader(settings or ReadSettings(endpoint=endpoint))
+    return io.BufferedReader(_ChunkStream(reader.stream(path)), buffer_size=READ_CHUNK_BYTES)

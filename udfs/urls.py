@@ -6,11 +6,15 @@ never fetches the list.
 from __future__ import annotations
 
 import functools
+import re
 from urllib.parse import urlsplit
 
 import tldextract
 
 MAX_URL_CHARS = 8192
+#: C0 controls and DEL: never part of a URL as crawled (NUL, CR/LF, ESC...); a URL holding one is bad input
+CONTROL_CHARACTERS = "".join(map(chr, range(0x20))) + "\x7f"
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 @functools.lru_cache(maxsize=1)
@@ -37,6 +41,11 @@ def public_suffix_spec() -> bytes:
             except idna.IDNAError:
                 pass  # a rule IDNA 2008 cannot encode matches no xn-- label in tldextract either
     return SPEC_RULE_SEPARATOR.join(sorted(rules)).encode("utf-8")
+
+
+def has_control_characters(text: str) -> bool:
+    """Does the text hold a C0 control character or DEL (CONTROL_CHARACTERS)?"""
+    return _CONTROL.search(text) is not None
 
 
 def url_host(url: str) -> str | None:

@@ -97,21 +97,9 @@ def _cached_s3_copy(path: str) -> Path:
     target = root / hashlib.sha256(path.rstrip("/").encode()).hexdigest()[:16]
     if (target / ".complete").exists():
         return target
-    bucket, _, prefix = path.split("://", 1)[1].partition("/")
-    prefix = prefix.rstrip("/") + "/"
-    client = storage.s3_client()
     staging = target.with_name(target.name + f".tmp-{os.getpid()}")
-    found = 0
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        for item in page.get("Contents", []):
-            relative = item["Key"][len(prefix):]
-            if not relative or relative.endswith("/"):
-                continue
-            destination = staging / relative
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            client.download_file(bucket, item["Key"], str(destination))
-            found += 1
-    if not found:
+    staging.mkdir(parents=True, exist_ok=True)
+    if not storage.download_dir(path, staging):
         raise ValueError(f"{path}: no objects under this prefix")
     (staging / ".complete").write_text(path)
     if target.exists():

@@ -654,7 +654,7 @@ def write_model_dir(result: TrainingResult, out: str) -> str:
     for path in staging.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     if local_out is None:
-        _upload_dir(staging, out)
+        storage.upload_dir(staging, out)
         shutil.rmtree(staging)
         return out
     target = Path(local_out)
@@ -669,12 +669,3 @@ def write_model_dir(result: TrainingResult, out: str) -> str:
     else:
         staging.rename(target)
     return str(target)
-
-
-def _upload_dir(local: Path, remote: str) -> None:
-    client = storage.s3_client()
-    bucket, _, prefix = remote.replace("s3a://", "s3://").replace("s3n://", "s3://")[len("s3://"):].partition("/")
-    for path in sorted(local.rglob("*")):
-        if path.is_file():
-            key = "/".join(p for p in (prefix.rstrip("/"), path.relative_to(local).as_posix()) if p)
-            client.upload_file(str(path), bucket, key)
