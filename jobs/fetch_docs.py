@@ -18,8 +18,8 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job
-from parascout.udfs import storage
-from parascout.udfs.documents import DOC_COLUMNS, DOCS_SCHEMA
+from parascout.udfs import storage, warc_record
+from parascout.udfs.documents import DOC_COLUMNS, DOCS_SCHEMA, parse_record
 from parascout.udfs.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
 from parascout.udfs.wat import read_wat_files
 
@@ -58,6 +58,8 @@ class FetchDocsJob(Job):
         parser.add_argument("--s3-endpoint", help="S3-compatible endpoint URL, passed to every task")
         parser.add_argument("--read-timeout", type=float, default=60.0, help="seconds before a GET is retried")
         parser.add_argument("--partitions", type=int, default=0, help="fetch tasks (default: Spark parallelism)")
+        parser.add_argument("--record-seconds", type=float, default=warc_record.RECORD_SECONDS,
+                            help="time limit to parse one record (status timeout); 0: none")
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
@@ -66,6 +68,8 @@ class FetchDocsJob(Job):
         for name in ("max_record_bytes", "concurrency", "attempts", "coalesce_span"):
             if getattr(args, name) <= 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
+        if args.record_seconds < 0:
+            raise ConfigError("--record-seconds must be 0 (no limit) or positive")
 
     def settings(self) -> FetchSettings:
         a = self.args
@@ -103,7 +107,35 @@ class FetchDocsJob(Job):
         partitions = self.args.partitions or self.spark.sparkContext.defaultParallelism
         return (selection.repartition(partitions, "warc_filename")
                 .sortWithinPartitions("warc_filename", "warc_offset")
-                .mapInPandas(functools.partial(fetch_documents, settings=self.settings()), DOCS_SCHEMA))
+                .mapInPandas(functools.partial(fetch_documents, settings=self.settings(), parse=functools.partial(
+                    parse_record, record_seconds=self.args.record_seconds or None)), DOCS_SCHEMA))
+
+    def resolve_revisits(self, fresh: DataFrame) -> DataFrame:
+        """Each revisit row replaced by its original's doc where `urls` holds the original capture (same URL and
+        time as WARC-Refers-To-Target-URI / -Date); the rest stay `revisit_unresolved`."""
+        revisits = fresh.where("source = 'warc' AND status = 'revisit_unresolved' AND refers_to_url IS NOT NULL")
+        urls = self.read_table("urls")
+        if "fetch_time" not in urls.columns or revisits.isEmpty():
+            return fresh
+        when = (F.date_format("fetch_time", "yyyyMMddHHmmss") if dict(urls.dtypes)["fetch_time"] == "timestamp"
+                else F.substring(F.regexp_replace(F.col("fetch_time").cast("string"), "[^0-9]", ""), 1, 14))
+        captures = urls.select(F.col("url").alias("refers_to_url"), when.alias("when"),
+                               F.col("warc_filename").alias("file"), F.col("warc_offset").cast("long").alias("offset"),
+                               F.col("warc_length").cast("long").alias("length"))
+        wanted = revisits.select("url", "host", "refers_to_url", "refers_to_date", "warc_filename", "warc_offset",
+                                 F.substring(F.regexp_replace("refers_to_date", "[^0-9]", ""), 1, 14).alias("when"))
+        matched = (wanted.join(captures, ["refers_to_url", "when"])
+                   .where((F.col("file") != F.col("warc_filename")) | (F.col("offset") != F.col("warc_offset")))
+                   .withColumn("_rank", F.row_number().over(Window.partitionBy("url").orderBy("file", "offset")))
+                   .where("_rank = 1"))
+        selection = matched.select("url", "host", F.col("file").alias("warc_filename"),
+                                   F.col("offset").alias("warc_offset"), F.col("length").alias("warc_length"),
+                                   F.lit(True).alias("in_index"))
+        originals = self.fetch_warc(selection).drop("refers_to_url", "refers_to_date").join(
+            matched.select("url", "refers_to_url", "refers_to_date"), "url").withColumn("is_new", F.lit(True))
+        replaced = originals.select("url", F.lit("warc").alias("source"))
+        resolved = fresh.join(replaced, ["url", "source"], "left_anti").unionByName(originals)
+        return self.persist(resolved, StorageLevel.DISK_ONLY)
 
     def read_wat(self) -> DataFrame:
         files = [f for path in self.args.wat for f in storage.list_files(path)]
@@ -134,6 +166,8 @@ class FetchDocsJob(Job):
             new_rows.append(self.read_wat())
         fresh = functools.reduce(DataFrame.unionByName, new_rows).withColumn("is_new", F.lit(True))
         fresh = self.persist(fresh, StorageLevel.DISK_ONLY)  # fetched once, counted and written from disk
+        if self.args.warc_prefix:
+            fresh = self.resolve_revisits(fresh)
         wat_records = self.summarise_fresh(fresh)
         self.report.input("requested", selected + wat_records + self.report.data["bad"].get("bad_wat_file", 0))
         self.report.metric("selected_urls", selected)
@@ -151,7 +185,7 @@ class FetchDocsJob(Job):
                 continue
             reason = row["status"] if row["first"] else "duplicate"
             counts[reason] = counts.get(reason, 0) + row["count"]
-        self.report.add_counts(counts, bad_reasons=self.BAD_REASONS)
+        self.report.add_counts(counts, bad_reasons=(*self.BAD_REASONS, *warc_record.BAD_REASONS))
         self.report.metric("carried_over", carried_over)
         self.write_table(ranked.where("_rank = 1").select(*DOC_COLUMNS), "docs")
         for frame in self.cached:

@@ -1,8 +1,9 @@
 """One archived WARC record -> the document features parascout keeps (the `docs` table).
 
 `parse_record(data, url)` takes the bytes of one record exactly as a byte-range GET
-returns them (a gzip member, or an uncompressed record) and returns a dict of the
-`docs` columns: status ('ok' or the reason it is not usable), HTTP status and type,
+returns them (a gzip member, or an uncompressed record), decodes it with
+udfs.warc_record (bounded, every record type a status) within a time limit, and
+returns a dict of the `docs` columns: status ('ok' or the reason it is not usable), HTTP status and type,
 the charset used and where it came from, CLD2's language with its reliability and
 share, text length, paragraph count, outlinks resolved against the base URL and
 normalised (with a same-host flag), image file names, and the STRAND linearisation
@@ -12,18 +13,26 @@ from __future__ import annotations
 
 import codecs
 import functools
-import io
 import re
-import zlib
 from html.parser import HTMLParser
 from posixpath import basename
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 import pycld2
-from warcio.archiveiterator import ArchiveIterator
 
 from parascout.udfs.langs import cld2_to_iso639_3
 from parascout.udfs.urls import url_host
+from parascout.udfs.warc_record import (
+    MAX_IMAGES,
+    MAX_OUTLINK_CHARS,
+    RECORD_SECONDS,
+    DecodedRecord,
+    LinkBudget,
+    RecordTimeout,
+    TimeLimit,
+    bound_links,
+    decode_record,
+)
 
 #: Spark DDL of the `docs` table (the fetch-docs job's output schema)
 DOCS_SCHEMA = (
@@ -32,16 +41,15 @@ DOCS_SCHEMA = (
     "text_chars int, paragraphs int, outlinks array<string>, outlinks_same_host array<boolean>, "
     "images array<string>, structure array<string>, title string, "
     "http_status int, content_type string, charset string, charset_source string, warc_truncated string, "
-    "warc_filename string, warc_offset bigint, warc_length bigint, fetch_attempts int, range_records int"
+    "warc_filename string, warc_offset bigint, warc_length bigint, fetch_attempts int, range_records int, "
+    "refers_to_url string, refers_to_date string, outlinks_cut int, images_cut int"
 )
 DOC_COLUMNS = [part.strip().split(" ", 1)[0] for part in DOCS_SCHEMA.split(", ")]
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
-MAX_UNCOMPRESSED_BYTES = 32 * 1024 * 1024
 MAX_STRUCTURE_TOKENS = 10_000
-MAX_OUTLINKS = 2_000
-MAX_IMAGES = 500
 MAX_TITLE_CHARS = 500
+MAX_IMAGE_NAME_CHARS = 256
 
 SKIPPED_CONTENT_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "title"})
 VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
@@ -67,72 +75,48 @@ def empty_doc(status: str, error: str | None = None) -> dict:
     return {"status": status, "error": error, "source": "warc", "cld2_lang": None, "cld2_reliable": None,
             "cld2_percent": None, "html_lang": None, "text_chars": None, "paragraphs": None, "outlinks": None,
             "outlinks_same_host": None, "images": None, "structure": None, "title": None, "http_status": None,
-            "content_type": None, "charset": None, "charset_source": None, "warc_truncated": None}
+            "content_type": None, "charset": None, "charset_source": None, "warc_truncated": None,
+            "refers_to_url": None, "refers_to_date": None, "outlinks_cut": None, "images_cut": None}
 
 
-def gunzip_member(data: bytes, limit: int = MAX_UNCOMPRESSED_BYTES) -> tuple[bytes | None, str | None]:
-    """Inflate one gzip member: (bytes, None) or (None, 'bad_gzip' | 'truncated' | 'too_large')."""
-    if data[:2] != b"\x1f\x8b":
-        return (data, None) if data[:5] == b"WARC/" else (None, "bad_gzip")
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+def parse_record(data: bytes, url: str | None = None, record_seconds: float | None = RECORD_SECONDS) -> dict:
+    """Features of one WARC response record; status 'ok' or the reason it cannot be used (`timeout` included)."""
     try:
-        raw = inflater.decompress(data, limit)
-    except zlib.error:
-        return None, "bad_gzip"
-    if inflater.unconsumed_tail:
-        return None, "too_large"
-    if not inflater.eof:
-        return None, "truncated"
-    return raw, None
+        with TimeLimit(record_seconds):
+            return _record_features(data, url)
+    except RecordTimeout:
+        return empty_doc("timeout", f"parsing the record took longer than {record_seconds} s")
 
 
-def parse_record(data: bytes, url: str | None = None) -> dict:
-    """Features of one WARC response record; status 'ok' or the reason it cannot be used."""
-    raw, problem = gunzip_member(data)
-    if problem:
-        return empty_doc(problem)
-    try:
-        record = next(iter(ArchiveIterator(io.BytesIO(raw), no_record_parse=False)))
-    except StopIteration:
-        return empty_doc("not_warc", "no record in the bytes")
-    except Exception as error:  # noqa: BLE001 - warcio raises many types on malformed headers
-        return empty_doc("not_warc", f"{type(error).__name__}: {error}"[:200])
-    if record.rec_type != "response":
-        return empty_doc("not_response", record.rec_type)
-    doc = empty_doc("ok")
-    doc["warc_truncated"] = record.rec_headers.get_header("WARC-Truncated")
-    url = url or record.rec_headers.get_header("WARC-Target-URI")
-    if record.http_headers is None:
-        return {**doc, "status": "not_http"}
-    doc["http_status"] = _int_or_none(record.http_headers.get_statuscode())
-    header_type = record.http_headers.get_header("Content-Type") or ""
-    doc["content_type"] = header_type.split(";")[0].strip().lower() or None
-    status = doc["http_status"] or 0
+def _wants_body(record: DecodedRecord) -> bool:
+    """Decode the HTTP body only of 2xx pages that are (or may be) HTML."""
+    return 200 <= (record.http_status or 0) < 300 and record.content_type in (*HTML_TYPES, None)
+
+
+def _record_features(data: bytes, url: str | None) -> dict:
+    record = decode_record(data, wants_body=_wants_body)
+    doc = {**empty_doc(record.status, record.error), "warc_truncated": record.warc_truncated,
+           "http_status": record.http_status, "content_type": record.content_type,
+           "refers_to_url": record.refers_to_uri, "refers_to_date": record.refers_to_date}
+    if record.status != "ok":
+        return doc
+    url = url or record.target_uri
+    status = record.http_status
     if 300 <= status < 400:
-        location = record.http_headers.get_header("Location")
+        location = record.http_headers.get("location")
         target = normalise_link(url, location) if location else None
         return {**doc, "status": "http_redirect", "outlinks": [target] if target else [],
                 "outlinks_same_host": [url_host(target) == url_host(url)] if target else []}
     if status >= 400 or status < 200:
         return {**doc, "status": "http_error"}
-    try:
-        payload = record.content_stream().read()
-    except Exception as error:  # noqa: BLE001 - broken chunked or content encodings
-        return {**doc, "status": "bad_payload", "error": f"{type(error).__name__}: {error}"[:200]}
-    if doc["content_type"] not in HTML_TYPES and not (doc["content_type"] is None and _looks_like_html(payload)):
+    payload = record.body
+    if payload is None or (doc["content_type"] is None and not _looks_like_html(payload)):
         return {**doc, "status": "not_html"}
-    text, doc["charset"], doc["charset_source"] = decode_html(payload, header_type)
+    text, doc["charset"], doc["charset_source"] = decode_html(payload, record.http_headers.get("content-type", ""))
     try:
         return {**doc, **html_features(text, url)}
     except Exception as error:  # noqa: BLE001 - a bad page becomes a status, never a crash
         return {**doc, "status": "parse_error", "error": f"{type(error).__name__}: {error}"[:200]}
-
-
-def _int_or_none(value) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def _looks_like_html(payload: bytes) -> bool:
@@ -242,6 +226,7 @@ class StrandParser(HTMLParser):
         self.chunks: list[str] = []
         self.paragraphs = 0
         self.links: list[tuple[str, str]] = []  # (url, host)
+        self.link_budget = LinkBudget()
         self.images: list[str] = []
         self.title_parts: list[str] = []
         self.html_lang: str | None = None
@@ -265,14 +250,15 @@ class StrandParser(HTMLParser):
         if tag in BLOCK_TAGS:
             self._end_block()
         attributes = dict(attrs)
-        if tag == "base" and attributes.get("href") and self.base_url is not None:
+        if tag == "base" and attributes.get("href") and self.base_url is not None \
+                and len(attributes["href"]) <= MAX_OUTLINK_CHARS:
             self.base_url = urljoin(self.base_url, attributes["href"].strip())
         elif tag == "html" and attributes.get("lang"):
             self.html_lang = attributes["lang"].strip()[:20]
         elif tag in LINK_ATTRIBUTES or (tag == "link" and "alternate" in (attributes.get("rel") or "").lower()):
             href = attributes.get(LINK_ATTRIBUTES.get(tag, "href"))
             resolved = _resolve_link(self.base_url or "", href.strip()) if href else None
-            if resolved and len(self.links) < MAX_OUTLINKS:
+            if resolved and self.link_budget.admit(resolved[0]):
                 self.links.append(resolved)
         elif tag == "img":
             name = image_file_name(self.base_url, attributes.get("src") or attributes.get("data-src"))
@@ -322,12 +308,14 @@ def html_features(html: str, url: str | None) -> dict:
     lang, reliable, percent = cld2_language(text)
     host = url_host(url) if url else None
     links = dict(parser.links)  # first occurrence order, one host per URL
-    outlinks = list(links)
+    outlinks, outlinks_cut = list(links), parser.link_budget.cut
+    images, images_cut = bound_links(dict.fromkeys(parser.images), LinkBudget(MAX_IMAGES, MAX_IMAGE_NAME_CHARS))
     title = WHITESPACE.sub(" ", "".join(parser.title_parts)).strip()[:MAX_TITLE_CHARS] or None
     return {
         "status": "ok", "cld2_lang": lang, "cld2_reliable": reliable, "cld2_percent": percent,
         "html_lang": parser.html_lang, "text_chars": len(text), "paragraphs": parser.paragraphs,
         "outlinks": outlinks, "outlinks_same_host": [links[link] == host for link in outlinks],
-        "images": list(dict.fromkeys(parser.images)), "structure": parser.structure, "title": title,
+        "images": images, "structure": parser.structure, "title": title,
+        "outlinks_cut": outlinks_cut, "images_cut": images_cut,
         "error": "structure_truncated" if parser.structure_truncated else None,
     }

@@ -19,14 +19,13 @@ from warcio.archiveiterator import ArchiveIterator
 from parascout.udfs import storage
 from parascout.udfs.documents import (
     DOC_COLUMNS,
-    MAX_IMAGES,
-    MAX_OUTLINKS,
     MAX_TITLE_CHARS,
     empty_doc,
     image_file_name,
     normalise_link,
 )
 from parascout.udfs.urls import url_host
+from parascout.udfs.warc_record import MAX_IMAGES, LinkBudget
 
 LINK_PATHS = frozenset({"A@/href", "AREA@/href", "FRAME@/src", "IFRAME@/src"})
 IMAGE_PATHS = frozenset({"IMG@/src", "IMG@/data-src"})
@@ -50,7 +49,7 @@ def wat_document(envelope: dict) -> dict:
         return {**doc, "status": "not_html"}
     head = html.get("Head") or {}
     base = urljoin(url, head["Base"]) if isinstance(head.get("Base"), str) else url
-    outlinks, images = [], []
+    outlinks, images, budget = [], [], LinkBudget()
     alternates = [item for item in head.get("Link") or [] if "alternate" in str(item.get("rel", "")).lower()]
     for item in [*(html.get("Links") or []), *alternates]:
         path, target = item.get("path", ""), item.get("url") or item.get("href")
@@ -60,13 +59,14 @@ def wat_document(envelope: dict) -> dict:
                 images.append(name)
         elif path in LINK_PATHS or item in alternates:
             link = normalise_link(base, target)
-            if link and len(outlinks) < MAX_OUTLINKS:
+            if link and budget.admit(link):
                 outlinks.append(link)
     outlinks = list(dict.fromkeys(outlinks))
     title = head.get("Title")
     status = doc["http_status"] or 0
     return {**doc, "status": "ok" if 200 <= status < 300 else "http_redirect" if 300 <= status < 400 else "http_error",
             "outlinks": outlinks, "outlinks_same_host": [url_host(link) == doc["host"] for link in outlinks],
+            "outlinks_cut": budget.cut,
             "images": list(dict.fromkeys(images)), "title": title.strip()[:MAX_TITLE_CHARS] if title else None}
 
 
