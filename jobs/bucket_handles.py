@@ -139,7 +139,7 @@ class BucketHandlesJob(Job):
         from pyspark.sql import functions as F
 
         args = self.args
-        tokens = valid.select("host", "lang", F.explode(handles.url_tokens_column(
+        tokens = valid.select("host", "lang", F.explode(handles.learnable_tokens_column(
             F.col("url"), self.stripper.known, self.stripper.language_keys))
                               .alias("token"))
         per_lang = [(name, F.col("lang") == lang) for name, lang in (("a", src), ("b", trg))]

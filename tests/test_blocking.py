@@ -82,11 +82,11 @@ def true_pairs(urls: pd.DataFrame) -> set[tuple[str, str]]:
 
 
 def test_url_tokens_drop_host_markers_and_scheme():
-    tokens = blocking.url_tokens("https://www.example.is/en/News/Bernal15EN.htm?lang=en&id=7", MARKERS,
+    tokens = blocking.similarity_tokens("https://www.example.is/en/News/Bernal15EN.htm?lang=en&id=7", MARKERS,
                                  "www.example.is")
     assert tokens == {"news", "bernal", "15", "htm", "lang", "id", "7"}
-    assert blocking.url_tokens("https://en.example.is/a", MARKERS, "example.is") == {"a"}
-    assert blocking.url_tokens(None, MARKERS) == frozenset()
+    assert blocking.similarity_tokens("https://en.example.is/a", MARKERS, "example.is") == {"a"}
+    assert blocking.similarity_tokens(None, MARKERS) == frozenset()
 
 
 def test_similarity_features_add_character_ngrams_of_words_only():

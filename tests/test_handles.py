@@ -140,7 +140,7 @@ def test_learned_lss_finds_host_specific_markers():
 
 
 def test_learned_tokens_keep_key_value_and_skip_known_lss():
-    assert handles.url_tokens("http://h.de/index.php?article_id=1084&clang=1#x") == {
+    assert handles.learnable_tokens("http://h.de/index.php?article_id=1084&clang=1#x") == {
         "index", "php", "article", "id=1084", "clang=1"}
     assert handles.is_known_token("lang=fr", EN_FR.known) and handles.is_known_token("en", EN_FR.known)
     assert not handles.is_known_token("clang=1", EN_FR.known)
@@ -174,11 +174,11 @@ def test_jvm_and_python_agree(spark, shared_data):
     url = F.col("url")
     rows = frame.select("url", handles.handle_column(url, EN_FR).alias("handle"),
                         handles.url_problem_column(url).alias("problem"),
-                        handles.url_tokens_column(url, EN_FR.known, EN_FR.language_keys).alias("tokens")).collect()
+                        handles.learnable_tokens_column(url, EN_FR.known, EN_FR.language_keys).alias("tokens")).collect()
     for row in rows:
         assert row["problem"] == url_problem(row["url"]), row["url"]
         assert row["handle"] == EN_FR.handle(row["url"]), row["url"]
-        assert set(row["tokens"]) == {t for t in handles.url_tokens(row["url"])
+        assert set(row["tokens"]) == {t for t in handles.learnable_tokens(row["url"])
                                       if not handles.is_known_token(t, EN_FR.known, EN_FR.language_keys)}, row["url"]
     learned = spark.createDataFrame([("h", t) for t in ("gb", "clang=1", "frx", "a")], "host string, token string")
     pattern = learned.groupBy("host").agg(handles.learned_pattern_column(F.col("token")).alias("p")).first()["p"]

@@ -36,7 +36,7 @@ def jaccard_pair_model(src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
     """A lenient pair scorer: token Jaccard of the two URLs."""
     scores = []
     for s, t in zip(src_urls, trg_urls):
-        a, b = blocking.url_tokens(s, MARKERS), blocking.url_tokens(t, MARKERS)
+        a, b = blocking.similarity_tokens(s, MARKERS), blocking.similarity_tokens(t, MARKERS)
         scores.append(len(a & b) / len(a | b) if a | b else 0.0)
     return np.array(scores)
 

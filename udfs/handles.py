@@ -343,7 +343,7 @@ def url_flags_columns(url) -> dict:
 
 
 # ---- learned LSS (host-specific markers) --------------------------------------------------
-def url_tokens(url: str) -> set[str]:
+def learnable_tokens(url: str) -> set[str]:
     """Distinct path/query tokens of a URL worth learning (lower-cased; key=value kept whole)."""
     lowered = url.lower().split("#", 1)[0]
     after_scheme = lowered.split("://", 1)[-1]
@@ -351,8 +351,8 @@ def url_tokens(url: str) -> set[str]:
     return {t for t in _TOKEN_SPLIT_RE.split(after_scheme[cut:]) if t and _TOKEN_SHAPE_RE.match(t)}
 
 
-def url_tokens_column(url, known: Iterable[str] = (), language_keys: Iterable[str] = ()):
-    """`url_tokens` on the JVM, minus known tokens (as `is_known_token`): an array column."""
+def learnable_tokens_column(url, known: Iterable[str] = (), language_keys: Iterable[str] = ()):
+    """`learnable_tokens` on the JVM, minus known tokens (as `is_known_token`): an array column."""
     from pyspark.sql import functions as F
 
     body = F.regexp_replace(F.lower(url), "#[\\s\\S]*", "")
@@ -383,7 +383,7 @@ def learn_lss(frame: pd.DataFrame, src_lang: str, trg_lang: str, known: frozense
             continue
         counts = {lang: Counter() for lang in (src_lang, trg_lang)}
         for url, lang in zip(group["url"], group["lang"]):
-            counts[lang].update(url_tokens(url))
+            counts[lang].update(learnable_tokens(url))
         for lang, other in ((src_lang, trg_lang), (trg_lang, src_lang)):
             for token, support in counts[lang].items():
                 frac, frac_other = support / totals[lang], counts[other].get(token, 0) / totals[other]

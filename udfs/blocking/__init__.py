@@ -88,7 +88,7 @@ from parascout.udfs.blocking.tokens import (  # noqa: F401
     neutral_handle,
     neutral_prefixes,
     similarity_features,
+    similarity_tokens,
     tokenize_text,
     url_features,
-    url_tokens,
 )

@@ -53,7 +53,7 @@ def tokenize_text(text: str) -> list[str]:
     return [token for token in TOKEN_SPLIT.split(LETTER_DIGIT_BOUNDARY.sub(" ", text.lower())) if token]
 
 
-def url_tokens(url: str, markers: frozenset[str] = frozenset(), strip_host: str | None = None) -> frozenset[str]:
+def similarity_tokens(url: str, markers: frozenset[str] = frozenset(), strip_host: str | None = None) -> frozenset[str]:
     """The URL's token set for similarity: path, query and the host left of `strip_host`, minus markers."""
     try:
         parts = urlsplit(unquote(url.strip()))
@@ -78,7 +78,7 @@ def similarity_features(tokens: frozenset[str], ngram: int = CHAR_NGRAM) -> froz
 
 def url_features(url: str, markers: frozenset[str] = frozenset(), strip_host: str | None = None) -> frozenset[str]:
     """What token Jaccard compares for a URL: its tokens and their character n-grams ('/en/' and '/' match)."""
-    return similarity_features(url_tokens(url, markers, strip_host)) or EMPTY_URL_FEATURES
+    return similarity_features(similarity_tokens(url, markers, strip_host)) or EMPTY_URL_FEATURES
 
 
 def is_language_segment(segment: str, markers: frozenset[str]) -> bool:
