@@ -253,7 +253,7 @@ def test_time_limit_interrupts_a_worker_thread_and_never_fires_late():
 
 
 def test_a_record_over_its_time_limit_is_a_timeout_row(monkeypatch):
-    monkeypatch.setattr(documents, "html_features", lambda html, url: {"status": busy(30.0)})
+    monkeypatch.setattr(documents, "html_features", lambda html, url, *_: {"status": busy(30.0)})
     started = time.monotonic()
     doc = parse_record(warc_record("response", "http://a.example/", http_response(PAGE)), record_seconds=0.3)
     assert doc["status"] == "timeout" and "0.3" in doc["error"] and time.monotonic() - started < 3.0
