@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from parascout.udfs.replay import build_graph, build_truth, make_policy, metrics, simulate
-from parascout.udfs.replay.simulator import checkpoints_for, url_key
+from parascout.udfs.replay.graph import url_key
+from parascout.udfs.replay.simulator import checkpoints_for
 
 HOST = "www.example.is"
 
@@ -219,3 +220,27 @@ def test_a_site_graph_follows_links_between_its_hosts_even_when_flagged_off_host
     assert result.fetched == 3 and result.pairs_found == 1
     alone = build_graph(docs.iloc[[1]])  # one host: its flags decide, other hosts are out of scope
     assert alone.n_offhost_links == 1 and alone.links == [[]]
+
+
+@pytest.mark.parametrize("budget", [1.5, 2.0])
+@pytest.mark.parametrize("n_articles", [10, 12])  # 21 pages: smart+site rescores at fetch 21
+def test_a_rescoring_policy_runs_past_the_archived_documents(budget, n_articles):
+    """Budgets above 1: once every page is fetched, a rescore drops the queue's stale entries and the crawl stops
+    there (it used to pop from the emptied heap: IndexError)."""
+    pages = {"/": [f"/a{i}" for i in range(n_articles)] + [f"/a{i}?l=2" for i in range(n_articles)]}
+    for i in range(n_articles):
+        pages[f"/a{i}"] = ["/", f"/a{i}?l=2", f"/a{(i + 1) % n_articles}"]
+        pages[f"/a{i}?l=2"] = ["/", f"/a{i}", f"/a{(i + 1) % n_articles}?l=2"]
+    docs = site(pages, lang={path: "isl" for path in pages if "?" in path})
+    graph = build_graph(docs)
+
+    def lang_scorer(batch):
+        return pd.DataFrame({"eng": np.full(len(batch), 0.5), "isl": np.full(len(batch), 0.5)})
+
+    def pair_scorer(src_urls, trg_urls):
+        return np.array([0.9 if s.split("?")[0] == t.split("?")[0] else 0.1 for s, t in zip(src_urls, trg_urls)])
+
+    policy = make_policy("smart+site", langs=("eng", "isl"), lang_scorer=lang_scorer, pair_scorer=pair_scorer)
+    result = simulate(graph, policy, pairs(*[(f"/a{i}", f"/a{i}?l=2") for i in range(n_articles)]), budget=budget)
+    assert result.fetched == graph.n_docs == 2 * n_articles + 1 and result.stopped == "frontier_exhausted"
+    assert result.budget_fetches == round(budget * graph.n_docs) and result.pairs_found == n_articles

@@ -6,8 +6,9 @@
                       truth_pairs, budget=1.0)
     result.summary(), result.curve()
 """
+from parascout.udfs.replay.graph import SiteGraph, TruthIndex, build_graph, build_truth
 from parascout.udfs.replay.policies import POLICY_NAMES, Policy, lss_handles, make_policy
-from parascout.udfs.replay.simulator import CrawlResult, SiteGraph, TruthIndex, build_graph, build_truth, simulate
+from parascout.udfs.replay.simulator import CrawlResult, simulate
 
 __all__ = [
            "POLICY_NAMES",

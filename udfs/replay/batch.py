@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from parascout.udfs.replay import metrics
+from parascout.udfs.replay.graph import build_graph, build_truth
 from parascout.udfs.replay.policies import MODEL_POLICIES, make_policy
-from parascout.udfs.replay.simulator import build_graph, build_truth, simulate
+from parascout.udfs.replay.simulator import simulate
 
 log = logging.getLogger("parascout.replay")
 

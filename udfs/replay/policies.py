@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 from scipy import sparse
 
-from parascout.udfs.replay.simulator import SiteGraph, TruthIndex, url_key
+from parascout.udfs.replay.graph import SiteGraph, TruthIndex, url_key
 
 LangScorer = Callable[[list[str]], "object"]
 PairScorer = Callable[[list[str], list[str]], np.ndarray]
@@ -41,6 +41,7 @@ class Policy:
     fifo = False
     per_edge = False
     dynamic = False
+    rescores = False
 
     def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
         """Per-host set-up before the crawl (called once per simulate)."""
@@ -56,6 +57,14 @@ class Policy:
     def on_fetch(self, node: int, node_priorities: list[float]) -> Iterable[int]:
         """After fetching `node`: raise entries of node_priorities and return the raised pages."""
         return ()
+
+    def next_rescore(self, fetched: int) -> int:
+        """The fetch count at which a `rescores` policy wants its links re-scored next."""
+        raise NotImplementedError(f"{self.name} does not rescore")
+
+    def rescore(self, graph: SiteGraph, fetched: np.ndarray, discovered: np.ndarray) -> np.ndarray:
+        """New priorities of every scored link (same order as the per-edge `priority` call), for `rescores`."""
+        raise NotImplementedError(f"{self.name} does not rescore")
 
 
 class Bfs(Policy):

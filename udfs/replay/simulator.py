@@ -32,174 +32,6 @@ FETCHED = TOP - 1                   # int64 maximum: above every float order, a 
 SEED_ORDER = 0x7FF0_0000_0000_0000  # the order of +inf: seeds come first
 
 
-def url_key(url: str) -> str:
-    """The identity of a URL in the replay: the URL without its scheme ('//host/path?query')."""
-    cut = url.find("://")
-    return url[cut + 1:] if cut >= 0 else url
-
-
-@dataclass
-class SiteGraph:
-    """One host's link graph: URLs interned to ids, archived documents first."""
-
-    host: str
-    urls: list[str]
-    index: dict[str, int]
-    links: list[list[int]]
-    langs: list[str | None]
-    sizes: list[int]
-    n_docs: int
-    n_offhost_links: int = 0
-    n_duplicate_rows: int = 0
-    scope: frozenset[str] = frozenset()  # the hosts crawled (besides `host`): more than one for a site
-    _csr: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def n_nodes(self) -> int:
-        return len(self.urls)
-
-    @property
-    def n_links(self) -> int:
-        return sum(len(targets) for targets in self.links)
-
-    def node(self, url: str, add: bool = False) -> int | None:
-        """The id of a URL; with add=True an unknown URL becomes a page missing from the archive."""
-        key = url_key(url)
-        found = self.index.get(key)
-        if found is None and add:
-            found = self.index[key] = len(self.urls)
-            self.urls.append(url)
-            self.links.append([])
-            self.langs.append(None)
-            self.sizes.append(0)
-        return found
-
-    def home(self) -> int:
-        """The site's home page as the paper seeds a crawl: the root URL of the host (or, for a site, of its
-        name, its www host, then its shortest-named host with an archived root), else its shortest archived URL."""
-        roots = [self.host, f"www.{self.host}", *sorted(self.scope, key=lambda host: (len(host), host))]
-        for host in roots:
-            root = self.index.get(f"//{host}/")
-            if root is not None and root < self.n_docs:
-                return root
-        if self.n_docs:
-            return min(range(self.n_docs), key=lambda node: (len(self.urls[node]), self.urls[node]))
-        return self.node(f"https://{self.host}/", add=True)
-
-    def csr(self) -> tuple[np.ndarray, np.ndarray]:
-        """(offsets, targets): the links of page u are targets[offsets[u]:offsets[u + 1]] (cached)."""
-        if self._csr is None or len(self._csr[0]) != self.n_nodes + 1:
-            counts = np.fromiter((len(targets) for targets in self.links), dtype=np.int64, count=self.n_nodes)
-            offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            targets = np.fromiter(chain.from_iterable(self.links), dtype=np.int64, count=int(offsets[-1]))
-            self._csr = (offsets, targets)
-        return self._csr
-
-
-def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
-    """Intern one host's or site's `docs` rows (url, status, cld2_lang, outlinks[, host, outlinks_same_host,
-    warc_length]); `host` names the graph (default: the docs' host). A link is inside the crawl scope when it
-    points to `host` or to a host of the docs rows."""
-    if host is None:
-        host = str(docs["host"].iloc[0]) if "host" in docs and len(docs) else _host_of(docs)
-    scope = frozenset(h for h in docs["host"].dropna().unique()) if "host" in docs else frozenset()
-    scope |= {host}
-    rows = docs.assign(_not_ok=docs["status"].ne("ok"), _key=docs["url"].map(url_key))
-    rows = rows.sort_values(["_not_ok", "_key"], kind="stable")
-    unique = rows.drop_duplicates("_key", keep="first")
-    urls, keys = unique["url"].tolist(), unique["_key"].tolist()
-    index = {key: node for node, key in enumerate(keys)}
-    n_docs = int((~unique["_not_ok"]).sum())
-    langs = [lang if isinstance(lang, str) else None for lang in unique.get("cld2_lang", [None] * len(unique))]
-    sizes = _int_list(unique["warc_length"]) if "warc_length" in unique else [0] * len(unique)
-    same_host_flags = unique["outlinks_same_host"].tolist() if "outlinks_same_host" in unique else None
-    prefixes = (f"//{host}/", f"//{host}:")
-    site = len(scope) > 1  # a link flagged off-host may point to another host of the site
-    links: list[list[int]] = []
-    offhost = 0
-    for row, outlinks in enumerate(unique["outlinks"].tolist()):
-        if outlinks is None or len(outlinks) == 0:
-            links.append([])
-            continue
-        flags = same_host_flags[row] if same_host_flags is not None else None
-        targets: dict[int, None] = {}
-        for position, link in enumerate(outlinks):
-            key = url_key(link)
-            same = flags[position] if flags is not None and flags[position] is not None else key.startswith(prefixes)
-            if not same and site:
-                same = _key_host(key) in scope
-            if not same:
-                offhost += 1
-                continue
-            target = index.get(key)
-            if target is None:
-                target = index[key] = len(urls)
-                urls.append(link)
-                langs.append(None)
-                sizes.append(0)
-            if target != row:
-                targets[target] = None
-        links.append(list(targets))
-    links.extend([] for _ in range(len(urls) - len(links)))
-    return SiteGraph(host=host, urls=urls, index=index, links=links, langs=langs, sizes=sizes, n_docs=n_docs,
-                     n_offhost_links=offhost, n_duplicate_rows=len(rows) - len(unique), scope=scope)
-
-
-def _key_host(key: str) -> str:
-    """'//host:8080/path' -> 'host' (lower-cased)."""
-    end = len(key)
-    for stop in "/?#":
-        found = key.find(stop, 2)
-        if 0 <= found < end:
-            end = found
-    return key[2:end].rsplit("@", 1)[-1].split(":", 1)[0].lower()
-
-
-def _host_of(docs: pd.DataFrame) -> str:
-    from parascout.udfs.urls import url_host
-
-    return url_host(str(docs["url"].iloc[0])) or "" if len(docs) else ""
-
-
-def _int_list(values: pd.Series) -> list[int]:
-    return [0 if pd.isna(v) else int(v) for v in values.tolist()]
-
-
-@dataclass
-class TruthIndex:
-    """Truth pairs resolved to graph ids: partners of every archived parallel document."""
-
-    partners: list[tuple[int, ...]]
-    n_pairs: int
-    n_parallel_docs: int
-    n_input_pairs: int
-    n_unusable_pairs: int
-
-
-def build_truth(graph: SiteGraph, pairs: pd.DataFrame | Iterable[tuple[str, str]]) -> TruthIndex:
-    """Resolve (src_url, trg_url) pairs; a pair is usable when both sides are archived documents."""
-    if isinstance(pairs, pd.DataFrame):
-        pairs = zip(pairs["src_url"].tolist(), pairs["trg_url"].tolist())
-    partners: list[list[int]] = [[] for _ in range(graph.n_docs)]
-    seen: set[tuple[int, int]] = set()
-    n_input = unusable = 0
-    for src_url, trg_url in pairs:
-        n_input += 1
-        src, trg = graph.index.get(url_key(src_url)), graph.index.get(url_key(trg_url))
-        if src is None or trg is None or src >= graph.n_docs or trg >= graph.n_docs or src == trg:
-            unusable += 1
-            continue
-        pair = (min(src, trg), max(src, trg))
-        if pair in seen:
-            continue
-        seen.add(pair)
-        partners[src].append(trg)
-        partners[trg].append(src)
-    n_parallel = sum(1 for found in partners if found)
-    return TruthIndex(partners=[tuple(found) for found in partners], n_pairs=len(seen),
-                      n_parallel_docs=n_parallel, n_input_pairs=n_input, n_unusable_pairs=unusable)
-
-
 @dataclass
 class CrawlResult:
     """What one replayed crawl fetched, and when each parallel document and pair was found."""
@@ -350,10 +182,9 @@ def reachable(graph: SiteGraph, seeds: list[int], follows: Sequence[bool] | None
     return order
 
 
-def simulate(graph: SiteGraph, policy, truth_pairs, budget: float = 1.0, seeds: Iterable[str] | None = None,
+def simulate(graph: SiteGraph, policy: Policy | str, truth_pairs, budget: float = 1.0, seeds: Iterable[str] | None = None,
              count_missing_as_fetch: bool = True, sample_every: float = 0.01) -> CrawlResult:
     """Replay `policy` on `graph` for budget × (archived documents) fetches; returns the yield record."""
-    from parascout.udfs.replay.policies import make_policy
 
     if isinstance(policy, str):
         policy = make_policy(policy)
@@ -456,7 +287,7 @@ def _crawl_priority(graph: SiteGraph, policy, seeds: list[int], follows, priorit
     edge_orders, node_orders, node_priorities, positions = priorities
     fetch, pushed = tally.fetch, []
     on_fetch = policy.on_fetch if policy.dynamic else None
-    rescores = bool(getattr(policy, "rescores", False)) and positions is not None
+    rescores = policy.rescores and positions is not None
     next_rescore = policy.next_rescore(0) if rescores else budget + 1
     edge_sources = np.repeat(np.arange(graph.n_nodes), np.diff(graph.csr()[0]))[positions] if rescores else None
     best = np.full(graph.n_nodes, NEVER_SEEN, dtype=np.int64)
