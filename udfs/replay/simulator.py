@@ -19,10 +19,12 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush
-from itertools import chain
 
 import numpy as np
 import pandas as pd
+
+from parascout.udfs.replay.graph import SiteGraph, TruthIndex, build_truth
+from parascout.udfs.replay.policies import Policy, make_policy
 
 MAGNITUDE_BITS = 0x7FFF_FFFF_FFFF_FFFF
 TOP = 1 << 63                       # heap keys are (TOP - order) << 32 | discovery counter
@@ -300,6 +302,7 @@ def _crawl_priority(graph: SiteGraph, policy, seeds: list[int], follows, priorit
         if tally.count >= next_rescore:
             heap = _rescore(graph, policy, positions, edge_sources, edge_orders, best, heap, pushed)
             next_rescore = max(policy.next_rescore(tally.count), tally.count + 1)
+            continue  # the rebuilt heap drops stale entries: it may be empty now
         key = heappop(heap)
         node = pushed[key & COUNTER_MASK]
         if best[node] != TOP - (key >> 32):
