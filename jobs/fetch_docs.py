@@ -204,7 +204,9 @@ class FetchDocsJob(Job):
             F.count("*").alias("rows"), F.sum(F.when(fetched, 1).otherwise(0)).alias("records"),
             F.sum(F.when(fetched, F.col("fetch_attempts") / F.col("range_records"))).alias("requests"),
             F.sum(F.when(fetched, (F.col("fetch_attempts") - 1) / F.col("range_records"))).alias("retries"),
-            F.sum(F.when(fetched, F.col("warc_length"))).alias("bytes")).collect()
+            F.sum(F.when(fetched, F.col("warc_length"))).alias("bytes"),
+            F.sum("outlinks_cut").alias("outlinks_cut"), F.sum("images_cut").alias("images_cut"),
+            F.sum(F.when((F.col("outlinks_cut") > 0) | (F.col("images_cut") > 0), 1)).alias("cut_docs")).collect()
         wat_records = wat_other = 0
         for row in rows:
             if row["unkeyed"]:
@@ -218,6 +220,8 @@ class FetchDocsJob(Job):
         self.report.metric("record_bytes", sum(int(row["bytes"] or 0) for row in rows))
         self.report.metric("wat_records", wat_records)
         self.report.metric("wat_non_response_records", wat_other)
+        for name in ("outlinks_cut", "images_cut", "cut_docs"):  # links over the per-record caps (warc_record)
+            self.report.metric(name, sum(int(row[name] or 0) for row in rows))
         return wat_records
 
 

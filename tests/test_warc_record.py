@@ -282,6 +282,8 @@ def test_fetch_docs_accounts_for_every_record_type(spark, tmp_path):
         ("http://a.example/info", warc_record("warcinfo", "http://a.example/info", b"software: x\r\n"), None),
         ("http://a.example/what", warc_record("unknown", "http://a.example/what", b"??"), None),
         ("http://a.example/bomb", warc_record("response", "http://a.example/bomb", bomb_body), None),
+        ("http://a.example/links", warc_record("response", "http://a.example/links", http_response(
+            f'<html><body><a href="/{"z" * 5_000}">x</a><a href="/b">b</a></body></html>'.encode())), None),
     ]
     urls = urls_rows(write_warc(archive / "types.warc.gz", [(url, data) for url, data, _ in records]))
     for row, (_, _, when) in zip(urls, records):
@@ -293,9 +295,12 @@ def test_fetch_docs_accounts_for_every_record_type(spark, tmp_path):
         "http://a.example/page": "ok", "http://a.example/old": "revisit_unresolved",
         "http://a.example/req": "request_record", "http://a.example/meta": "metadata_record",
         "http://a.example/info": "warcinfo_record", "http://a.example/what": "unknown_record_type",
-        "http://a.example/bomb": "too_large"}
+        "http://a.example/bomb": "too_large", "http://a.example/links": "ok"}
     page = docs["http://a.example/page"]
     assert page["refers_to_url"] == "http://a.example/page" and page["warc_offset"] == 0 and page["title"] == "Report"
-    assert report["balanced"] and report["inputs"]["requested"] == 7 and report["kept"] == 1
+    assert docs["http://a.example/links"]["outlinks"] == ["http://a.example/b"]
+    assert docs["http://a.example/links"]["outlinks_cut"] == 1
+    assert report["balanced"] and report["inputs"]["requested"] == 8 and report["kept"] == 2
+    assert report["metrics"]["outlinks_cut"] == 1 and report["metrics"]["cut_docs"] == 1
     assert report["filtered"] == {"revisit_unresolved": 1, "request_record": 1, "metadata_record": 1,
                                   "warcinfo_record": 1, "unknown_record_type": 1, "too_large": 1}
