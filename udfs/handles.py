@@ -123,7 +123,7 @@ def language_substrings(language: str, lss_conf: dict | None = None) -> list[str
     entry = load_languages()[iso3]
     conf = (lss_conf or load_lss_conf())["languages"].get(iso3, {})
     words: set[str] = set()
-    for text in (*entry.codes, entry.name, entry.endonym or "", *entry.names, *conf.get("extra", ())):
+    for text in (*entry.codes, *entry.names_in_urls, *conf.get("extra", ())):
         words |= _url_variants(text)
     if entry.iso639_1:
         words.add(f"{entry.iso639_1}-{entry.iso639_1}")

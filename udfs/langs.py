@@ -31,6 +31,17 @@ class Language:
         """Every short code that may stand for this language in a URL."""
         return tuple(c for c in (self.iso639_1, self.iso639_3, self.iso639_2b) if c)
 
+    @property
+    def names_in_urls(self) -> tuple[str, ...]:
+        """Names a URL may use for the language: English name(s) and endonym (as written in the table)."""
+        return tuple(n for n in (self.name, self.endonym or "", *self.names) if n)
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        """The one source of language markers: codes, names, endonym and locales (en, eng, english, en-gb).
+        URL tokenisers, handle LSS lists and the URL models derive their marker sets from this."""
+        return (*self.codes, *self.names_in_urls, *self.locales)
+
 
 class UnknownLanguage(ValueError):
     pass

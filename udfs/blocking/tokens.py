@@ -39,11 +39,9 @@ def language_markers(languages: tuple[str, ...]) -> frozenset[str]:
         if language is None:
             markers.add(iso3)
             continue
-        markers.update(code.lower() for code in language.codes)
-        for name in (language.name, language.endonym or "", *language.names):
-            markers.update(tokenize_text(name))
-        for locale in language.locales:
-            markers.add(re.sub(r"[-_]", "", locale.lower()))
+        for word in (*language.codes, *language.names_in_urls):
+            markers.update(tokenize_text(word))
+        markers.update(re.sub(r"[-_]", "", locale.lower()) for locale in language.locales)  # en-gb -> engb
     markers.discard("")
     return frozenset(markers)
 
