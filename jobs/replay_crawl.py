@@ -43,7 +43,7 @@ URL_HOST_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^:/?#]+)"
 
 class ReplayCrawlJob(Job):
     name = "replay-crawl"
-    description = "replay crawl policies (bfs, bfs+cld2, smart, strand, random, oracle) over archived link graphs"
+    description = ("replay crawl policies (" + ", ".join(POLICY_NAMES) + ") over archived link graphs")
     outputs = ("replay_summary", "replay_curves", "replay_deciles")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
