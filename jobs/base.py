@@ -13,17 +13,18 @@ import hashlib
 import json
 import logging
 import os
-from importlib import resources
+import re
 import sys
 import time
 import uuid
 from datetime import datetime, timezone
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from parascout.udfs import storage
+from parascout.udfs import storage, tables
 from parascout.udfs.progress import SparkProgress
 
 log = logging.getLogger("parascout")
@@ -37,6 +38,25 @@ class JobFailed(RuntimeError):
     """The job ran but its result must not be trusted (e.g. too much bad input)."""
 
 
+#: keys whose values are credentials, at any depth of the arguments and the --conf YAML (its `spark:` section too)
+SECRET_KEY = re.compile(r"secret|password|passwd|token|credential|access[._-]?key", re.IGNORECASE)
+#: the user:password@ part of a URL
+URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#@\s]+@")
+REDACTED = "***"
+
+
+def redact(value: Any) -> Any:
+    """A copy of a report value with credentials replaced: secret-looking keys and userinfo in URLs."""
+    if isinstance(value, dict):
+        return {key: REDACTED if SECRET_KEY.search(str(key)) and item is not None else redact(item)
+                for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact(item) for item in value]
+    if isinstance(value, str):
+        return URL_USERINFO.sub(rf"\g<scheme>{REDACTED}@", value)
+    return value
+
+
 class JobReport:
     """Counters of one run: input = kept + filtered(reason) + bad(reason), nothing silent."""
 
@@ -44,8 +64,8 @@ class JobReport:
         self.data: dict[str, Any] = {
             "job": job,
             "status": "running",
-            "args": args,
-            "conf": conf,
+            "args": redact(args),
+            "conf": redact(conf),
             "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "inputs": {},
             "kept": 0,
@@ -102,15 +122,26 @@ class JobReport:
         name = self.data.get("primary_input")
         return self.data["inputs"].get(name) if name else None
 
+    @property
+    def accounted(self) -> int:
+        return self.data["kept"] + self.total_filtered + self.total_bad
+
+    def check_balance(self) -> None:
+        """Raise JobFailed when the primary input is not all kept, filtered or bad: something vanished."""
+        primary = self.primary_count
+        if primary is not None and self.accounted != primary:
+            raise JobFailed(f"the report does not balance: {primary} {self.data['primary_input']} in, "
+                            f"{self.accounted} accounted for (kept {self.data['kept']}, filtered {self.data['filtered']}, "
+                            f"bad {self.data['bad']})")
+
     def finish(self, status: str, error: str | None = None) -> dict:
         primary = self.primary_count
         if primary is not None:
-            accounted = self.data["kept"] + self.total_filtered + self.total_bad
-            self.data["accounted"] = accounted
-            self.data["balanced"] = accounted == primary
+            self.data["accounted"] = self.accounted
+            self.data["balanced"] = self.accounted == primary
         self.data["status"] = status
         if error:
-            self.data["error"] = error
+            self.data["error"] = redact(error)
         self.data["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self.data["seconds"] = round(time.monotonic() - self._started, 3)
         return self.data
@@ -134,6 +165,7 @@ class Job:
         self.spark_conf: dict[str, str] = {}
         self.report: JobReport | None = None
         self._spark = None
+        self._staged: dict[str, tuple[str, int]] = {}  # table -> (version written by this run, rows)
         self.log = logging.getLogger(f"parascout.{self.name}")
 
     # ---- arguments -------------------------------------------------------------------
@@ -239,49 +271,81 @@ class Job:
     def table_path(self, table: str) -> str:
         return storage.join(self.args.root, table)
 
+    def table_location(self, table: str) -> str | None:
+        """Where `table`'s data is: this run's new version once written, else the current version (None: absent)."""
+        if table in self._staged:
+            return tables.version_path(self.table_path(table), self._staged[table][0])
+        return tables.table_location(self.table_path(table))
+
     def table_exists(self, table: str) -> bool:
-        return storage.exists(storage.join(self.table_path(table), "_SUCCESS"))
+        return self.table_location(table) is not None
 
     def read_table(self, table: str):
-        path = self.table_path(table)
-        if not self.table_exists(table):
-            raise ConfigError(f"{self.name}: table {table!r} not found at {path}; run the job that writes it first")
-        return self.spark.read.parquet(path)
+        location = self.table_location(table)
+        if location is None:
+            raise ConfigError(f"{self.name}: table {table!r} not found at {self.table_path(table)}; "
+                              "run the job that writes it first")
+        return self.spark.read.parquet(location)
 
-    def write_table(self, df, table: str, partition_by: list[str] | None = None) -> int:
-        """Write a DataFrame atomically (temporary folder, then rename) and return its row count."""
-        final = self.table_path(table)
-        temporary = storage.join(self.args.root, "_tmp", f"{table}-{uuid.uuid4().hex[:12]}")
-        writer = df.write.mode("overwrite")
-        if partition_by:
-            writer = writer.partitionBy(*partition_by)
-        writer.parquet(temporary)
-        rows = self.spark.read.parquet(temporary).count()
-        self._hadoop_replace(temporary, final)
+    def write_table(self, df, table: str) -> int:
+        """Write a DataFrame as a new version of `table` beside the current one and return its row count.
+
+        The job's later steps read the new version; readers elsewhere keep the current one until the job
+        succeeds and `commit_outputs` switches the manifest (see parascout.udfs.tables)."""
+        table_dir = self.table_path(table)
+        self._remove_versions(table_dir, keep=self._current_version(table_dir))  # stale: failed or killed runs
+        version = tables.new_version()
+        location = tables.version_path(table_dir, version)
+        df.write.mode("errorifexists").parquet(location)
+        rows = self.spark.read.parquet(location).count()
+        self._staged[table] = (version, rows)
         if self.report:
             self.report.output(table, rows)
-        self.log.info("wrote %s: %d rows -> %s", table, rows, final)
+        self.log.info("wrote %s: %d rows -> %s", table, rows, location)
         return rows
 
-    def write_pandas(self, frame, table: str, partition_by: list[str] | None = None) -> int:
-        """Write a pandas DataFrame as a Parquet table (no Spark needed), atomically."""
-        storage.write_parquet_table(frame, self.table_path(table), partition_by=partition_by)
-        if self.report:
-            self.report.output(table, len(frame))
-        self.log.info("wrote %s: %d rows -> %s", table, len(frame), self.table_path(table))
-        return len(frame)
+    def commit_outputs(self) -> None:
+        """Switch every table this run wrote to its new version, then remove the versions it replaced."""
+        for table, (version, rows) in list(self._staged.items()):
+            tables.write_manifest(self.table_path(table), version, rows=rows, job=self.name,
+                                  run_id=self.report.data["run_id"])
+            del self._staged[table]
+            self._remove_versions(self.table_path(table), keep=version, legacy_too=True)
 
-    def _hadoop_replace(self, source: str, target: str) -> None:
-        jvm = self.spark.sparkContext._jvm
-        hadoop_conf = self.spark.sparkContext._jsc.hadoopConfiguration()
-        source_path = jvm.org.apache.hadoop.fs.Path(storage.to_hadoop(source))
-        target_path = jvm.org.apache.hadoop.fs.Path(storage.to_hadoop(target))
-        fs = source_path.getFileSystem(hadoop_conf)
-        if fs.exists(target_path):
-            fs.delete(target_path, True)
-        fs.mkdirs(target_path.getParent())
-        if not fs.rename(source_path, target_path):
-            raise OSError(f"could not move {source} to {target}")
+    def discard_outputs(self) -> None:
+        """A failed run: remove the versions it wrote (best effort; the next write removes what is left)."""
+        for table, (version, _) in self._staged.items():
+            try:
+                self._hadoop_fs(self.table_path(table)).delete(self._hadoop_path(
+                    tables.version_path(self.table_path(table), version)), True)
+            except Exception as error:  # noqa: BLE001 - the job's own error is the one to report
+                self.log.warning("could not remove the unfinished %s version %s: %s", table, version, error)
+        self._staged = {}
+
+    @staticmethod
+    def _current_version(table_dir: str) -> str | None:
+        manifest = tables.read_manifest(table_dir)
+        return manifest["version"] if manifest else None
+
+    def _remove_versions(self, table_dir: str, keep: str | None, legacy_too: bool = False) -> None:
+        """Delete the table folder's version folders but `keep`; with `legacy_too`, also files of a plain table
+        that the manifest replaced (everything but the manifest)."""
+        fs, folder = self._hadoop_fs(table_dir), self._hadoop_path(table_dir)
+        if not fs.exists(folder):
+            return
+        for status in fs.listStatus(folder):
+            name = status.getPath().getName()
+            is_version = name.startswith(tables.VERSION_PREFIX)
+            if name == tables.MANIFEST or (is_version and name == tables.VERSION_PREFIX + str(keep)):
+                continue
+            if is_version or legacy_too:
+                fs.delete(status.getPath(), True)
+
+    def _hadoop_path(self, path: str):
+        return self.spark.sparkContext._jvm.org.apache.hadoop.fs.Path(storage.to_hadoop(path))
+
+    def _hadoop_fs(self, path: str):
+        return self._hadoop_path(path).getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())
 
     def count_by(self, df, column: str) -> dict[str, int]:
         """Counts of a DataFrame by the values of a (small-cardinality) reason column."""
@@ -304,18 +368,19 @@ class Job:
         return {k: v for k, v in vars(self.args).items() if k not in skip}
 
     def already_done(self) -> dict | None:
-        """The previous report when this exact run already finished and its outputs exist."""
+        """The previous report when this exact run already finished and its outputs are still the ones it wrote."""
         if self.args.force or not self.args.root or not storage.exists(self.report_path()):
             return None
         previous = json.loads(storage.read_text(self.report_path()))
         if previous.get("status") != "ok" or previous.get("fingerprint") != self.arguments_fingerprint():
             return None
-        if not all(self.table_exists(table) for table in self.outputs):
-            return None
+        written_by = [(tables.read_manifest(self.table_path(table)) or {}).get("run_id") for table in self.outputs]
+        if any(run_id != previous.get("run_id") for run_id in written_by):
+            return None  # an output is missing, or a later (or interrupted) run replaced it
         return previous
 
     def run(self, argv: list[str] | None = None) -> dict:
-        """Parse arguments, run the job, write the report; returns the report."""
+        """Parse arguments, run the job, switch its outputs in and write the report; returns the report."""
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                             stream=sys.stderr)
         self.args = self.parse_arguments(argv)
@@ -328,12 +393,16 @@ class Job:
             previous["skipped_rerun"] = True
             return previous
         self.report = JobReport(self.name, self._public_args(), self.conf)
+        self.report.data["run_id"] = uuid.uuid4().hex
         self.report.data["fingerprint"] = self.arguments_fingerprint()
         try:
             with SparkProgress(self.name):  # a line every few seconds while Spark stages run
                 self.process()
+            self.report.check_balance()
             self._check_bad_fraction()
+            self.commit_outputs()
         except Exception as error:
+            self.discard_outputs()
             self._write_report(self.report.finish("failed", f"{type(error).__name__}: {error}"))
             raise
         data = self.report.finish("ok")

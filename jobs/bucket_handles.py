@@ -156,7 +156,7 @@ class BucketHandlesJob(Job):
                          .select("host", "token", F.lit(lang).alias("lang"), F.col(f"s_{mine}").alias("support"),
                                  F.round(frac, 4).alias("frac_lang"), F.round(frac_other, 4).alias("frac_other")))
         n_learned = self.write_table(sides[0].unionByName(sides[1]), "learned_lss")
-        learned = self.spark.read.parquet(self.table_path("learned_lss"))
+        learned = self.read_table("learned_lss")
         top = learned.orderBy(F.desc("support"), "host", "token").limit(25).collect()
         self.report.metric("learned_lss", {
             "tokens": n_learned, "hosts": learned.select("host").distinct().count(),

@@ -113,7 +113,7 @@ class ReplayCrawlJob(Job):
         self.write_table(_exploded(results, "decile_", ["fetched", "docs_found", "docs_in_decile", "share"])
                          .select("host", "policy", (F.col("position") + 1).alias("decile"), "fetched", "docs_found",
                                  "docs_in_decile", F.col("share").alias("share_of_parallel_docs")), "replay_deciles")
-        summary = self.spark.read.parquet(self.table_path("replay_summary")).toPandas()  # hosts × policies rows
+        summary = self.read_table("replay_summary").toPandas()  # hosts × policies rows
         means = _means(results.where(F.col("status") == "ok")).toPandas()  # policies × 111 rows
         results.unpersist()
         self._account(summary, reasons.get("ok", (0, 0))[0])

@@ -2,8 +2,9 @@ import json
 
 import pytest
 
-from parascout.jobs.base import ConfigError, Job, JobFailed
+from parascout.jobs.base import ConfigError, Job, JobFailed, redact
 from parascout.jobs.cli import discover, main
+from parascout.udfs import tables
 from tests.conftest import run_job
 
 
@@ -17,6 +18,9 @@ class CountJob(Job):
         super().add_arguments(parser)
         parser.add_argument("--n", type=int, default=10)
         parser.add_argument("--bad-every", type=int, default=0)
+        parser.add_argument("--fail-after-write", action="store_true")
+        parser.add_argument("--lose", type=int, default=0, help="count this many fewer records than were read")
+        parser.add_argument("--endpoint", help="a URL that may carry credentials")
 
     def process(self):
         from pyspark.sql import functions as F
@@ -25,9 +29,11 @@ class CountJob(Job):
             "reason",
             F.when((F.lit(self.args.bad_every) > 0) & (F.col("id") % F.lit(max(self.args.bad_every, 1)) == 0), "bad_x")
             .when(F.col("id") % 2 == 1, "odd").otherwise("ok"))
-        self.report.input("numbers", self.args.n)
+        self.report.input("numbers", self.args.n + self.args.lose)
         self.report.add_counts(self.count_by(df, "reason"), bad_reasons=("bad_x",))
         self.write_table(df.where("reason = 'ok'"), "numbers")
+        if self.args.fail_after_write:
+            raise RuntimeError("killed after writing")
 
 
 def test_report_balances_and_is_written(spark, tmp_path):
@@ -37,8 +43,51 @@ def test_report_balances_and_is_written(spark, tmp_path):
     assert report["outputs"]["numbers"] == 5
     on_disk = json.loads((tmp_path / "_reports" / "count-test.json").read_text())
     assert on_disk["inputs"] == {"numbers": 10}
-    assert not any((tmp_path / "_tmp").iterdir())
+    manifest = json.loads((tmp_path / "numbers" / "_manifest.json").read_text())
+    assert manifest["rows"] == 5 and manifest["run_id"] == report["run_id"]
+    # one version folder of plain Parquet: readable by Spark (and pandas) as a folder, or at its location
+    assert [p.name for p in (tmp_path / "numbers").iterdir() if p.is_dir()] == [f"version={manifest['version']}"]
     assert spark.read.parquet(str(tmp_path / "numbers")).count() == 5
+    assert spark.read.parquet(tables.table_location(str(tmp_path / "numbers"))).count() == 5
+
+
+def numbers_of(spark, root) -> list[int]:
+    return sorted(row.id for row in spark.read.parquet(tables.table_location(str(root / "numbers"))).collect())
+
+
+def test_interrupted_switch_keeps_the_old_version_and_the_rerun_redoes_the_work(spark, tmp_path, monkeypatch):
+    first = run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "4"])
+    assert numbers_of(spark, tmp_path) == [0, 2]
+
+    def interrupted(*args, **kwargs):
+        raise OSError("killed during the switch")
+
+    monkeypatch.setattr(tables, "write_manifest", interrupted)
+    with pytest.raises(OSError, match="killed"):
+        run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "8"])
+    monkeypatch.undo()
+    assert numbers_of(spark, tmp_path) == [0, 2]  # the old version, whole
+    assert json.loads((tmp_path / "numbers" / "_manifest.json").read_text())["run_id"] == first["run_id"]
+    failed = json.loads((tmp_path / "_reports" / "count-test.json").read_text())
+    assert failed["status"] == "failed" and "killed during the switch" in failed["error"]
+    assert len([p for p in (tmp_path / "numbers").iterdir() if p.is_dir()]) == 1  # the new version was removed
+
+    again = run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "8"])
+    assert "skipped_rerun" not in again and again["outputs"]["numbers"] == 4
+    assert numbers_of(spark, tmp_path) == [0, 2, 4, 6]
+
+
+def test_a_failed_job_leaves_no_new_version_and_stale_versions_are_removed(spark, tmp_path):
+    run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "4"])
+    with pytest.raises(RuntimeError, match="killed after writing"):
+        run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "8", "--fail-after-write"])
+    assert numbers_of(spark, tmp_path) == [0, 2]
+    stale = tmp_path / "numbers" / "version=v20000101T000000-deadbeef"  # as a killed run leaves it
+    stale.mkdir()
+    (stale / "part-00000.parquet").write_bytes(b"half")
+    report = run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "8"])
+    assert report["status"] == "ok" and numbers_of(spark, tmp_path) == [0, 2, 4, 6]
+    assert not stale.exists()
 
 
 def test_rerun_with_same_arguments_is_skipped(spark, tmp_path):
@@ -72,6 +121,7 @@ def test_too_much_bad_input_fails_with_a_report(spark, tmp_path):
         run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "10", "--bad-every", "1"])
     report = json.loads((tmp_path / "_reports" / "count-test.json").read_text())
     assert report["status"] == "failed" and report["bad"] == {"bad_x": 10}
+    assert tables.table_location(str(tmp_path / "numbers")) is None  # nothing readable from a failed run
 
 
 def test_cli_lists_jobs(capsys):
@@ -79,3 +129,31 @@ def test_cli_lists_jobs(capsys):
     assert "usage: parascout" in capsys.readouterr().out
     assert main(["no-such-job"]) == 2
     assert all(cls.description for cls in discover().values())
+
+
+def test_a_report_that_does_not_balance_fails_the_job(spark, tmp_path, capsys):
+    with pytest.raises(JobFailed, match="does not balance: 12 numbers in, 10 accounted"):
+        run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "10", "--lose", "2"])
+    report = json.loads((tmp_path / "_reports" / "count-test.json").read_text())
+    assert report["status"] == "failed" and report["balanced"] is False and report["accounted"] == 10
+    assert tables.table_location(str(tmp_path / "numbers")) is None
+
+
+def test_reports_redact_credentials(spark, tmp_path):
+    conf = tmp_path / "c.yaml"
+    conf.write_text("spark:\n  spark.hadoop.fs.s3a.secret.key: SECRET1\n  spark.hadoop.fs.s3a.access.key: AKIA1\n"
+                    "  spark.sql.shuffle.partitions: '3'\nstorage:\n  nested: {db_password: SECRET2, api_token: SECRET3}\n")
+    run_job(CountJob, spark, ["--root", str(tmp_path), "--conf", str(conf), "--n", "2",
+                              "--endpoint", "https://user:SECRET4@minio.local:9000/bucket"])
+    text = (tmp_path / "_reports" / "count-test.json").read_text()
+    assert not any(secret in text for secret in ("SECRET1", "AKIA1", "SECRET2", "SECRET3", "SECRET4"))
+    report = json.loads(text)
+    assert report["conf"]["spark"] == {"spark.hadoop.fs.s3a.secret.key": "***",
+                                       "spark.hadoop.fs.s3a.access.key": "***", "spark.sql.shuffle.partitions": "3"}
+    assert report["args"]["endpoint"] == "https://***@minio.local:9000/bucket"
+
+
+def test_redact_walks_any_nesting():
+    assert redact({"a": [{"Credentials": {"x": 1}}, "s3://k:s@b/p", ("http://u@h/",)], "token": None}) == {
+        "a": [{"Credentials": "***"}, "s3://***@b/p", ["http://***@h/"]], "token": None}
+    assert redact("see https://example.org/a@b and mailto:x@y") == "see https://example.org/a@b and mailto:x@y"

@@ -46,7 +46,7 @@ def test_every_step_ran_and_balanced(demo_root):
         assert step_report.get("balanced", True), (name, step_report)
     for table in ("urls", "hosts", "candidates", "scored_pairs", "alignment", "docs", "verified_pairs",
                   "shortlist", "replay_summary", "replay_curves"):
-        assert (demo_root / table / "_SUCCESS").exists(), table
+        assert (demo_root / table / "_manifest.json").exists(), table
     ranking = json.loads((demo_root / "_reports" / "rank-pairs.json").read_text())["metrics"]
     assert ranking["candidates_per_source"].get("link", 0) > 0  # docs were there: switcher links took part
 

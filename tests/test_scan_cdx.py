@@ -15,6 +15,7 @@ import pytest
 from parascout.jobs.base import ConfigError, JobFailed
 from parascout.jobs.scan_cdx import ScanCdx
 from tests.conftest import run_job
+from parascout.udfs import tables
 from parascout.udfs.cdx import format_cdx_line, write_zipnum
 from parascout.udfs.urls import surt
 
@@ -64,7 +65,7 @@ def test_every_line_is_kept_filtered_or_bad_and_urls_are_laid_out_by_host(spark,
         "news.example.co.uk": ("example.co.uk", 2, {"eng": 2}, False)}
 
     # each host lives in one output file, sorted by (host, surt) inside it
-    files = sorted((tmp_path / "urls").glob("part-*.parquet"))
+    files = sorted((tmp_path / "urls").glob("version=*/part-*.parquet"))
     hosts_seen = []
     for path in files:
         part = pq.read_table(path, columns=["host", "surt"]).to_pandas()
@@ -240,6 +241,7 @@ def test_too_much_bad_input_fails_with_a_clear_message(spark, tmp_path):
         run_job(ScanCdx, spark, ["--root", str(tmp_path), "--cdx", str(CDX / "broken.cdx")])
     written = json.loads((tmp_path / "_reports" / "scan-cdx.json").read_text())
     assert written["status"] == "failed" and written["bad"]["malformed_line"] == 2
+    assert tables.table_location(str(tmp_path / "urls")) is None  # no urls for the next job to read
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from parascout.udfs import storage
+from parascout.udfs import storage, tables
 from parascout.udfs.url_models import METADATA_FILE, METRICS_FILE
 from parascout.udfs.url_models.evaluation import classification_report
 from parascout.udfs.url_models.negatives import DEFAULT_STRATEGIES, generate_negatives
@@ -174,8 +174,9 @@ def _split_key(host: str) -> str:
 def _urls_source(path: str) -> str:
     """A Parquet file/folder, or a dataset root holding urls/."""
     candidate = storage.join(path, "urls")
-    if storage.exists(storage.join(candidate, "_SUCCESS")) or (storage.is_local(path) and os.path.isdir(candidate)):
-        return candidate
+    location = tables.table_location(candidate)  # the current version of a table written by scan-cdx
+    if location or (storage.is_local(path) and os.path.isdir(candidate)):
+        return location or candidate
     return path
 
 

@@ -1,0 +1,53 @@
+"""Versioned tables under a dataset root: version folders of plain Parquet and a manifest naming the current one.
+
+    ROOT/docs/_manifest.json                        {"version": "v20261125T030102-3f9a1c2e", "rows": ..., ...}
+    ROOT/docs/version=v20261125T030102-3f9a1c2e/    part-*.parquet, _SUCCESS (written by Spark)
+
+A job writes a new version folder beside the current one and switches by writing the manifest last (one small
+object: a rename on local disks and HDFS, a single PUT on object stores), so a reader that resolves the manifest sees
+the old version or the new one, never half of one; a failed job leaves no manifest pointing at its data. Old and
+stale versions are removed after the switch (Job.write_table / Job.commit_outputs).
+
+Reading a table with another tool: read `table_location(ROOT/docs)` (the current version folder), or the table
+folder itself while no job is writing it (it then holds one version folder, seen as a `version` column).
+A folder of Parquet files with `_SUCCESS` and no manifest (written by another tool) is read as it is.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime, timezone
+
+from parascout.udfs import storage
+
+MANIFEST = "_manifest.json"
+VERSION_PREFIX = "version="
+
+
+def new_version() -> str:
+    """A version name that sorts by time and never repeats."""
+    return f"v{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+
+
+def version_path(table_dir: str, version: str) -> str:
+    return storage.join(table_dir, VERSION_PREFIX + version)
+
+
+def read_manifest(table_dir: str) -> dict | None:
+    """The table's manifest, or None when it has none (never written, or written by another tool)."""
+    path = storage.join(table_dir, MANIFEST)
+    return json.loads(storage.read_text(path)) if storage.exists(path) else None
+
+
+def write_manifest(table_dir: str, version: str, **facts) -> None:
+    """Make `version` the table's current version: the switch, written after the version's data."""
+    manifest = {"version": version, "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **facts}
+    storage.write_text(storage.join(table_dir, MANIFEST), json.dumps(manifest, indent=2, default=str))
+
+
+def table_location(table_dir: str) -> str | None:
+    """The folder holding the table's current data, or None when there is no complete table."""
+    manifest = read_manifest(table_dir)
+    if manifest is not None:
+        return version_path(table_dir, manifest["version"])
+    return table_dir if storage.exists(storage.join(table_dir, "_SUCCESS")) else None
