@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import random
 import threading
 import time
 import tracemalloc
@@ -304,3 +305,23 @@ def test_fetch_docs_accounts_for_every_record_type(spark, tmp_path):
     assert report["metrics"]["outlinks_cut"] == 1 and report["metrics"]["cut_docs"] == 1
     assert report["filtered"] == {"revisit_unresolved": 1, "request_record": 1, "metadata_record": 1,
                                   "warcinfo_record": 1, "unknown_record_type": 1, "too_large": 1}
+
+
+def test_mutated_real_records_never_raise_and_get_known_reasons(shared_data):
+    data = (shared_data / "cc-sample" / "CC-MAIN-2020-34-excerpt.warc.gz").read_bytes()
+    raws = [zlib.decompress(data[o:o + n], 31)[:6000] for o, n in gzip_members(data)]
+    rng, known = random.Random(5), BAD_REASONS | FILTERED_REASONS | {"ok"}
+    statuses = set()
+    for i in range(600):  # bytes flipped, cut out, or header lines inserted; every other one gzipped
+        raw = bytearray(rng.choice(raws))
+        for _ in range(rng.randint(1, 6)):
+            position = rng.randrange(len(raw))
+            if rng.random() < 0.4:
+                raw[position] = rng.randrange(256)
+            elif rng.random() < 0.5:
+                del raw[position:position + rng.randint(1, 40)]
+            else:
+                raw[position:position] = rng.choice([b"\r\n", b":", b"\0", b"Content-Length: 99999999\r\n",
+                                                     b"Transfer-Encoding: chunked\r\n", b"Content-Encoding: br\r\n"])
+        statuses.add(decode_record(gzip.compress(bytes(raw)) if i % 2 else bytes(raw)).status)
+    assert statuses <= known and {"truncated", "not_warc", "request_record"} <= statuses

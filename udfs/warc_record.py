@@ -56,6 +56,7 @@ RETRYABLE_REASONS = frozenset({"cut_short"})
 GZIP_MAGIC = b"\x1f\x8b"
 ARC_HEADER = re.compile(rb"[a-z][a-z0-9+.\-]*:\S* \d{1,3}(?:\.\d{1,3}){3} \d{8,14} ", re.IGNORECASE)
 STREAM_CHUNK = 64 * 1024
+DIGITS = re.compile("[0-9]{1,15}")
 
 
 class RecordTimeout(BaseException):
@@ -112,6 +113,8 @@ def decode_record(data: bytes, limit: int = MAX_UNCOMPRESSED_BYTES,
                 record.body = decode_body(body, record.http_headers, limit, record.flags)
     except RecordProblem as problem:
         record.fail(problem.reason, problem.detail)
+    except (OSError, ValueError, UnicodeError) as error:  # FastWARC on headers no fuzzing has produced yet
+        record.fail("not_warc", f"{type(error).__name__}: {error}")
     return record
 
 
@@ -163,11 +166,11 @@ def _warc_headers(raw: bytes, record: DecodedRecord) -> WarcRecord:
     record.warc_type = (headers.get("WARC-Type") or "").strip().lower() or None
     record.target_uri = headers.get("WARC-Target-URI")
     record.warc_truncated = headers.get("WARC-Truncated")
-    declared = headers.get("Content-Length")
-    if declared is None or not declared.strip().isdigit():
+    declared = (headers.get("Content-Length") or "").strip(" \t")
+    if not DIGITS.fullmatch(declared):
         raise RecordProblem("not_warc", f"Content-Length {declared!r}")
     if fast.content_length < int(declared):
-        raise RecordProblem("truncated", f"block of {fast.content_length} bytes, Content-Length {int(declared)}")
+        raise RecordProblem("truncated", f"block of {fast.content_length} bytes, Content-Length {declared}")
     if record.warc_type == "revisit":
         record.refers_to_uri = headers.get("WARC-Refers-To-Target-URI")
         record.refers_to_date = headers.get("WARC-Refers-To-Date")
