@@ -325,3 +325,11 @@ def test_mutated_real_records_never_raise_and_get_known_reasons(shared_data):
                                                      b"Transfer-Encoding: chunked\r\n", b"Content-Encoding: br\r\n"])
         statuses.add(decode_record(gzip.compress(bytes(raw)) if i % 2 else bytes(raw)).status)
     assert statuses <= known and {"truncated", "not_warc", "request_record"} <= statuses
+
+
+def test_fetch_docs_refuses_a_negative_record_time_limit(tmp_path):
+    from parascout.jobs.base import ConfigError
+    from parascout.jobs.fetch_docs import FetchDocsJob
+
+    with pytest.raises(ConfigError, match="--record-seconds"):
+        FetchDocsJob().run(["--root", str(tmp_path), "--warc-prefix", str(tmp_path), "--record-seconds", "-1"])
