@@ -1,12 +1,15 @@
-"""verify-pairs: judge candidate pairs from archived content (STRAND structure + ILSP-FC signals).
+"""verify-pairs: judge candidate pairs by their structure (STRAND) and by what the pages say (tsim).
 
-Joins each pair to `docs` on both sides, drops from each page the images that
-appear on more than 10% of its host's pages, and computes dp, n, r, p, image
-Jaccard, length and paragraph ratios and the CLD2 language check. The decision
-is Resnik & Smith's dp < --max-dp and p < --max-p, or a small decision tree
-learned from --learn-from labelled pairs; the rule used is written into the
-report. Pairs whose documents are missing or failed stay in `verified_pairs`
-with that reason (counted as bad input).
+Each host's pairs are cogrouped with its pages (`docs`, boilerplate images removed, joined with
+`texts`): dp, n, r, p, image Jaccard, length and paragraph ratios, the CLD2 check, and from the
+texts tsim / tsim_idf under `--lexicon` (train-lexicon; without one only identical strings, numbers
+and cognates link), number and rare-token overlap, paragraph correlations (udfs.verification).
+The decision needs no labels: a logistic model fitted on pairs the archive itself labels
+(switcher-linked and handle-matched pairs whose tsim_idf beats nearly all random same-site pairs,
+against `--random-pairs` random same-site pairs per host); `--learn-from` labelled pairs replace
+the self labels; `--decision strand` (or no `texts` table) keeps Resnik & Smith's structural rule
+dp < --max-dp and p < --max-p. Parallel pairs are then aligned 1-1 per host and language pair.
+Pairs whose documents are missing or failed stay in `verified_pairs` with that reason (bad input).
 """
 from __future__ import annotations
 
@@ -17,41 +20,63 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job
-from parascout.udfs.structure import RULE_FEATURES, ThresholdRule, TreeRule, feature_matrix
+from parascout.udfs.lexicon import load_lexicon
+from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.verification import (
     BOILERPLATE_IMAGE_SHARE,
     DOCUMENT_REASONS,
+    FEATURES_SCHEMA,
     MIN_BOILERPLATE_DOCS,
     VERIFIED_SCHEMA,
-    verify_batches,
+    ContentModel,
+    decide_host,
+    self_labels,
+    verify_host,
 )
 
 ARROW_BATCH_ROWS = 256
 DOC_FEATURES = ["status", "cld2_lang", "cld2_reliable", "text_chars", "paragraphs", "images", "structure"]
 
 
+def verify_cogroup(pairs, pages, rule: dict, lexicons: list, random_count: int, seed: int):
+    """cogroup body: one host's pairs and pages -> feature rows."""
+    return verify_host(pairs, pages, rule, lexicons, random_count, seed)
+
+
 class VerifyPairsJob(Job):
     name = "verify-pairs"
-    description = "verify candidate pairs from archived content: STRAND dp/n/r/p, shared images, lengths, CLD2"
+    description = "verify candidate pairs by structure (STRAND) and content (tsim under a lexicon), 1-1 aligned"
     outputs = ("verified_pairs",)
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
         parser.add_argument("--pairs", choices=["scored_pairs", "candidates"],
                             help="pairs table to verify (default: scored_pairs if it exists, else candidates)")
+        parser.add_argument("--lexicon", action="append", default=[], metavar="DIR",
+                            help="lexicon directory from train-lexicon (repeatable, one per language pair)")
+        parser.add_argument("--decision", choices=["content", "strand"], default="content",
+                            help="content: the self-labelled model over structure + tsim (needs texts); "
+                                 "strand: the structural rule alone")
+        parser.add_argument("--random-pairs", type=int, default=50,
+                            help="random same-site page pairs per host and language pair (the negatives)")
+        parser.add_argument("--seed", type=int, default=13, help="seed of the random same-site pairs")
         parser.add_argument("--max-dp", type=float, default=0.2, help="STRAND: largest difference percentage")
         parser.add_argument("--max-p", type=float, default=0.05, help="STRAND: largest p of the length correlation")
         parser.add_argument("--learn-from", metavar="PARQUET",
-                            help="labelled pairs (src_url, trg_url, label) to learn a decision tree from")
-        parser.add_argument("--max-depth", type=int, default=3, help="depth of the learned tree")
-        parser.add_argument("--max-train", type=int, default=100_000, help="most labelled pairs used for learning")
+                            help="labelled pairs (src_url, trg_url, label) to fit the decision on, not self labels")
+        parser.add_argument("--max-train", type=int, default=100_000, help="most labelled pairs used for fitting")
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
         if not 0 < args.max_dp <= 1 or not 0 < args.max_p <= 1:
             raise ConfigError("--max-dp and --max-p must be in (0, 1]")
-        if args.max_depth < 1:
-            raise ConfigError("--max-depth must be at least 1")
+        if args.random_pairs < 0 or args.max_train < 1:
+            raise ConfigError("--random-pairs must be >= 0 and --max-train >= 1")
+        for path in args.lexicon:
+            try:
+                load_lexicon(path)
+            except FileNotFoundError as error:
+                raise ConfigError(f"--lexicon: {error}") from error
 
     def documents(self) -> DataFrame:
         """docs with `images` reduced to the host-distinctive ones (boilerplate images removed)."""
@@ -69,41 +94,65 @@ class VerifyPairsJob(Job):
                 .withColumn("images", F.when(F.col("status") == "ok", F.coalesce(
                     "distinctive_images", F.array().cast("array<string>")))).drop("distinctive_images"))
 
-    @staticmethod
-    def join_documents(pairs: DataFrame, docs: DataFrame) -> DataFrame:
-        """Each pair with the features of both documents (columns src_* / trg_*; null when missing)."""
-        for column in ("host", "src_lang", "trg_lang"):
-            if column not in pairs.columns:
-                pairs = pairs.withColumn(column, F.lit(None).cast("string"))
-        joined = pairs.select("host", "src_url", "trg_url", "src_lang", "trg_lang")
-        for side in ("src", "trg"):
-            renamed = docs.select(F.col("url").alias(f"{side}_url"),
-                                  *[F.col(c).alias(f"{side}_{c}") for c in DOC_FEATURES])
-            joined = joined.join(renamed, f"{side}_url", "left")
-        return joined
+    def pages(self, pairs: DataFrame, docs: DataFrame) -> DataFrame:
+        """The pages of each pair's host (`pair_host`): doc features and, where present, texts."""
+        keys = (pairs.select(F.col("host").alias("pair_host"), F.col("src_url").alias("url"))
+                .unionByName(pairs.select(F.col("host").alias("pair_host"), F.col("trg_url").alias("url")))
+                .distinct())
+        pages = keys.join(docs.select("url", *DOC_FEATURES), "url")
+        if self.table_exists("texts"):
+            texts = self.read_table("texts").dropDuplicates(["url"]).select(
+                "url", F.col("paragraphs").alias("text_paragraphs"), "main_text", "duplicate_of")
+            return pages.join(texts, "url", "left")
+        return (pages.withColumn("text_paragraphs", F.lit(None))
+                .withColumn("main_text", F.lit(None).cast("string"))
+                .withColumn("duplicate_of", F.lit(None).cast("string")))
 
-    def learn_rule(self, docs: DataFrame) -> TreeRule:
+    def features(self, pairs: DataFrame, docs: DataFrame, random_count: int) -> DataFrame:
+        """FEATURES_SCHEMA rows: every pair, plus random same-site pairs (role 'random')."""
+        for column in ("host", "src_lang", "trg_lang", "source", "role"):
+            if column not in pairs.columns:
+                pairs = pairs.withColumn(column, F.lit("candidate" if column == "role" else None).cast("string"))
+        pairs = pairs.select("host", "src_url", "trg_url", "src_lang", "trg_lang", "source", "role")
+        lexicons = [load_lexicon(path) for path in self.args.lexicon]
+        body = functools.partial(verify_cogroup, rule=ThresholdRule(self.args.max_dp, self.args.max_p).to_dict(),
+                                 lexicons=lexicons, random_count=random_count, seed=self.args.seed)
+        return (pairs.groupBy("host").cogroup(self.pages(pairs, docs).groupBy("pair_host"))
+                .applyInPandas(body, FEATURES_SCHEMA))
+
+    def labelled_pairs(self, docs: DataFrame) -> DataFrame:
+        """--learn-from pairs with their host and languages (from the source page's doc)."""
         labelled = self.spark.read.parquet(self.args.learn_from)
         label = "label" if "label" in labelled.columns else "parallel"
         if label not in labelled.columns or not {"src_url", "trg_url"} <= set(labelled.columns):
             raise ConfigError("--learn-from needs columns src_url, trg_url and label (or parallel)")
-        threshold = ThresholdRule(self.args.max_dp, self.args.max_p)
-        features = (self.join_documents(labelled, docs)
-                    .mapInPandas(functools.partial(verify_batches, rule=threshold.to_dict()), VERIFIED_SCHEMA)
-                    .where(F.col("reason").isNull() | ~F.col("reason").isin(*DOCUMENT_REASONS))
-                    .join(labelled.select("src_url", "trg_url", F.col(label).cast("boolean").alias("label")),
-                          ["src_url", "trg_url"]))
-        rows = features.limit(self.args.max_train).toPandas()  # bounded by --max-train
-        if rows.empty:
-            raise ConfigError("--learn-from: none of the labelled pairs has both documents in docs")
-        rule = TreeRule.fit(feature_matrix(rows), rows["label"], max_depth=self.args.max_depth)
-        learned = [rule.decide(row)[0] and row["lang_ok"] for row in rows.to_dict("records")]
-        self.report.metric("learned_from", {"pairs": len(rows), "positives": int(rows["label"].sum()),
-                                            "accuracy": round(float((rows["label"] == learned).mean()), 4),
-                                            "threshold_rule_accuracy": round(float(
-                                                (rows["label"] == rows["parallel"]).mean()), 4),
-                                            "features": list(RULE_FEATURES)})
-        return rule
+        sides = [docs.select(F.col("url").alias(f"{side}_url"), F.col("cld2_lang").alias(f"{side}_lang"),
+                             *([F.col("host")] if side == "src" else [])) for side in ("src", "trg")]
+        return (labelled.select("src_url", "trg_url", F.col(label).cast("boolean").alias("label"))
+                .join(sides[0], "src_url").join(sides[1], "trg_url")
+                .withColumn("source", F.lit("labelled")).withColumn("role", F.lit("labelled")))
+
+    def fit_model(self, features: DataFrame, docs: DataFrame) -> ContentModel:
+        """The decision: fitted on --learn-from labels, else on the archive's own labels."""
+        if self.args.learn_from:
+            labelled = self.labelled_pairs(docs)
+            rows = (self.features(labelled.drop("label"), docs, 0).join(
+                labelled.select("src_url", "trg_url", "label"), ["src_url", "trg_url"])
+                .where(F.col("reason").isNull() | ~F.col("reason").isin(*DOCUMENT_REASONS)).limit(self.args.max_train).toPandas())  # bounded by --max-train
+            if rows.empty:
+                raise ConfigError("--learn-from: none of the labelled pairs has both documents in docs")
+            model = ContentModel.fit(rows, rows["label"], method="learned-logistic", min_labels=1)
+            stats = {"pairs": len(rows), "positives": int(rows["label"].sum())}
+        else:
+            candidates = features.where(F.col("role").isin("candidate", "random") & F.col("tsim").isNotNull())
+            sample = candidates.where((F.col("role") == "random") | F.col("source").rlike("link|handle"))
+            rows, stats = self_labels(sample.limit(self.args.max_train).toPandas())  # bounded by --max-train
+            model = ContentModel.fit(rows, rows["label"], null_threshold=stats["null_tsim_idf_quantile"]) \
+                if len(rows) else ContentModel(None, 0.0, (), (), 1.0, "null-threshold")
+        predicted = model.predict(rows) >= 0.5 if len(rows) else []
+        stats["training_accuracy"] = round(float((predicted == rows["label"]).mean()), 4) if len(rows) else None
+        self.report.metric("learned_from" if self.args.learn_from else "self_labels", stats)
+        return model
 
     @contextlib.contextmanager
     def arrow_batch_rows(self, rows: int):
@@ -124,12 +173,21 @@ class VerifyPairsJob(Job):
         pairs = self.read_table(table)
         self.report.input(table, pairs.count())
         docs = self.documents()
+        content = self.args.decision == "content" and (self.table_exists("texts") or bool(self.args.learn_from))
+        if self.args.decision == "content" and not content:
+            self.log.warning("no texts table under --root: deciding by the structural rule alone")
+        self.report.metric("lexicons", [load_lexicon(path).metadata.get("version") for path in self.args.lexicon])
         with self.arrow_batch_rows(ARROW_BATCH_ROWS):  # two token sequences per row: keep batches small
-            rule = self.learn_rule(docs) if self.args.learn_from else ThresholdRule(self.args.max_dp, self.args.max_p)
-            self.report.metric("rule", rule.to_dict())
-            verified = self.join_documents(pairs, docs).mapInPandas(
-                functools.partial(verify_batches, rule=rule.to_dict()), VERIFIED_SCHEMA)
+            features = self.features(pairs, docs, self.args.random_pairs if content else 0).persist()
+            model = self.fit_model(features, docs) if content else None
+            self.report.metric("rule", model.to_dict() if model else ThresholdRule(
+                self.args.max_dp, self.args.max_p).to_dict())
+            verified = (features.where(F.col("role") == "candidate")
+                        .groupBy("host", "src_lang", "trg_lang")
+                        .applyInPandas(functools.partial(decide_host, model=model.to_dict() if model else None),
+                                       VERIFIED_SCHEMA))
             self.write_table(verified, "verified_pairs")
+            features.unpersist()
         written = self.read_table("verified_pairs")
         reasons = written.withColumn("outcome", F.when(F.col("parallel"), F.lit("ok")).otherwise(F.col("reason")))
         self.report.add_counts(self.count_by(reasons, "outcome"), bad_reasons=DOCUMENT_REASONS)

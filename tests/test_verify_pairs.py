@@ -1,19 +1,32 @@
 """verify-pairs: STRAND + ILSP-FC signals on docs built from real parses; every pair accounted by reason."""
 from __future__ import annotations
 
+import json
 import random
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from parascout.jobs.verify_pairs import VerifyPairsJob
-from tests.conftest import run_job
-from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes
 from parascout.udfs import storage
 from parascout.udfs.documents import DOC_COLUMNS, empty_doc, parse_record
+from parascout.udfs.lexicon import Lexicon, write_lexicon
 from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.urls import url_host
-from parascout.udfs.verification import image_jaccard, language_ok, ratio, verify_frame
+from parascout.udfs.verification import (
+    ContentModel,
+    decide,
+    image_jaccard,
+    language_ok,
+    one_to_one,
+    ratio,
+    self_labels,
+    verify_frame,
+    verify_host,
+)
+from tests.conftest import run_job
+from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes
 
 HOST = "www.example.com"
 
@@ -65,21 +78,13 @@ def test_pair_signals():
 
 def test_verify_frame_without_spark():
     docs, pairs, expected = build_site(random.Random(5))
-    by_url = {doc["url"]: doc for doc in docs}
-    rows = []
-    for pair in pairs:
-        row = dict(pair)
-        for side in ("src", "trg"):
-            doc = by_url.get(pair[f"{side}_url"], {})
-            for column in ("status", "cld2_lang", "cld2_reliable", "text_chars", "paragraphs", "images", "structure"):
-                row[f"{side}_{column}"] = doc.get(column)
-        rows.append(row)
-    result = verify_frame(pd.DataFrame(rows), ThresholdRule())
+    result = verify_frame(pd.DataFrame(pairs), pd.DataFrame(docs), ThresholdRule())
     outcomes = {(r.src_url, r.trg_url): "ok" if r.parallel else r.reason for r in result.itertuples()}
     assert outcomes == expected
     good = result[result["parallel"]].iloc[0]
     assert good["dp"] < 0.05 and good["r"] > 0.95 and 0.7 < good["length_ratio"] < 0.95
     assert good["image_jaccard"] == 1.0 and good["paragraph_ratio"] == 1.0  # logo.png counts here (no host DF)
+    assert good["tsim"] is None or pd.isna(good["tsim"])  # no texts: no content features
 
 
 @pytest.mark.slow
@@ -106,7 +111,103 @@ def test_verify_pairs_job_with_threshold_and_learned_rules(spark, tmp_path):
     storage.write_parquet_table(pd.DataFrame(labels), str(tmp_path / "labelled"))
     learned = run_job(VerifyPairsJob, spark, ["--root", str(tmp_path), "--learn-from", str(tmp_path / "labelled"),
                                               "--force"])
-    assert learned["balanced"] and learned["metrics"]["rule"]["method"] == "learned-tree"
+    assert learned["balanced"] and learned["metrics"]["rule"]["method"] == "learned-logistic"
     assert learned["metrics"]["learned_from"]["pairs"] == 12 and learned["metrics"]["learned_from"]["positives"] == 4
-    assert learned["metrics"]["learned_from"]["accuracy"] == 1.0
+    assert learned["metrics"]["learned_from"]["training_accuracy"] == 1.0
     assert learned["kept"] == 4 and learned["bad"] == report["bad"]
+
+
+# ---- content: texts rows, a lexicon, the self-labelled decision, 1-1 --------------------------
+ENGLISH_WORDS = [f"{a}{b}{c}" for a in "bdfgk" for b in "aeiou" for c in "lmnrst"][:120]
+LEXICON = Lexicon("eng", "deu", {w: {w.upper()[::-1].lower() + "x": 0.9} for w in ENGLISH_WORDS})
+
+
+def sentences(rng: random.Random, count: int) -> list[str]:
+    return [" ".join(rng.choice(ENGLISH_WORDS) for _ in range(rng.randint(8, 20))) for _ in range(count)]
+
+
+def translate(text: str) -> str:
+    return " ".join(next(iter(LEXICON.translations(w))) for w in text.split())
+
+
+def text_columns(lang: str, paragraphs: list[str], duplicate_of: str | None = None) -> dict:
+    rows = [{"text": t, "type": "text", "lang": lang, "boilerplate": False, "hash": str(i)}
+            for i, t in enumerate(paragraphs)]
+    return {"text_paragraphs": rows, "main_text": "\n".join(paragraphs), "duplicate_of": duplicate_of}
+
+
+def content_site(rng: random.Random, translations: int = 12) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Pages (docs + texts columns) of a templated host, its candidate pairs and the expected outcomes."""
+    pages, pairs, expected = [], [], {}
+    lengths = [300] * 8  # one template: every page has the same structure, only the words differ
+    english = {k: sentences(rng, 8) for k in range(translations)}
+    for k in range(translations):
+        src, trg = f"http://{HOST}/en/p{k}", f"http://{HOST}/de/p{k}"
+        pages += [{**doc_row(src, [text_of(ENGLISH, x) for x in lengths]), **text_columns("eng", english[k])},
+                  {**doc_row(trg, [text_of(GERMAN, x) for x in lengths]),
+                   **text_columns("deu", [translate(t) for t in english[k]])}]
+        pairs.append({"host": HOST, "src_url": src, "trg_url": trg, "src_lang": "eng", "trg_lang": "deu",
+                      "source": "link" if k % 2 else "handle"})
+        expected[(src, trg)] = "ok"
+        wrong = f"http://{HOST}/de/p{(k + 1) % translations}"  # same template, other words
+        pairs.append({"host": HOST, "src_url": src, "trg_url": wrong, "src_lang": "eng", "trg_lang": "deu",
+                      "source": "similar"})
+        expected[(src, wrong)] = "content_rejected"
+    copy = f"http://{HOST}/de/p0-copy"  # a near-duplicate of de/p0: the same page for the 1-1 alignment
+    pages.append({**doc_row(copy, [text_of(GERMAN, x) for x in lengths]),
+                  **text_columns("deu", [translate(t) for t in english[0]], duplicate_of=f"http://{HOST}/de/p0")})
+    pairs.append({"host": HOST, "src_url": f"http://{HOST}/en/p0", "trg_url": copy, "src_lang": "eng",
+                  "trg_lang": "deu", "source": "similar"})
+    expected[(f"http://{HOST}/en/p0", copy)] = "not_one_to_one"
+    return pd.DataFrame(pages), pd.DataFrame(pairs), expected
+
+
+def test_content_decision_without_labels():
+    pages, pairs, expected = content_site(random.Random(3))
+    features = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON], random_count=40, seed=1)
+    candidates, randoms = features[features.role == "candidate"], features[features.role == "random"]
+    assert len(candidates) == len(pairs) and 20 < len(randoms) <= 40
+    assert not set(zip(randoms.src_url, randoms.trg_url)) & set(zip(pairs.src_url, pairs.trg_url))
+    true = candidates[candidates.src_url.str[-2:] == candidates.trg_url.str[-2:]]
+    assert (true.tsim == 1.0).all()  # every word of a true pair links under the lexicon
+    assert candidates.tsim.max() == 1.0 and randoms.tsim.max() < 0.5 and candidates.structure_ok.all()
+    labelled, stats = self_labels(features)
+    assert stats["positives"] == 12 and stats["negatives"] == len(randoms)
+    model = ContentModel.fit(labelled, labelled["label"])
+    assert model.method == "self-labelled-logistic" and model.weights is not None
+    decided = one_to_one(decide(candidates, model))
+    outcomes = {(r.src_url, r.trg_url): "ok" if r.parallel else r.reason for r in decided.itertuples()}
+    assert outcomes == expected
+    assert decided[decided.parallel].p_parallel_content.min() > 0.9
+    rejected = decided[decided.reason == "content_rejected"]
+    assert rejected.p_parallel_content.max() < 0.5
+    restored = ContentModel.from_dict(json.loads(json.dumps(model.to_dict())))
+    assert np.allclose(restored.predict(candidates), model.predict(candidates))
+
+
+def test_too_few_self_labels_fall_back_to_the_null_threshold():
+    frame = pd.DataFrame({"tsim": [0.9, 0.1], "tsim_idf": [0.8, 0.1], "reason": [None, None]})
+    model = ContentModel.fit(frame, [True, False], null_threshold=0.5)
+    assert model.method == "null-threshold" and list(model.predict(frame)) == [1.0, 0.0]
+
+
+@pytest.mark.slow
+def test_verify_pairs_job_with_texts_and_a_lexicon(spark, tmp_path):
+    pages, pairs, expected = content_site(random.Random(3))
+    doc_columns = [c for c in pages.columns if c not in ("text_paragraphs", "main_text", "duplicate_of")]
+    storage.write_parquet_table(pages[doc_columns], str(tmp_path / "docs"))
+    texts = pages[["url", "host", "cld2_lang", "text_paragraphs", "main_text", "duplicate_of"]].rename(
+        columns={"cld2_lang": "lang", "text_paragraphs": "paragraphs"})
+    storage.write_parquet_table(texts.assign(title="", text_truncated=False), str(tmp_path / "texts"))
+    storage.write_parquet_table(pairs, str(tmp_path / "candidates"))
+    write_lexicon(LEXICON, tmp_path / "lexicon")
+    report = run_job(VerifyPairsJob, spark, ["--root", str(tmp_path), "--lexicon", str(tmp_path / "lexicon"),
+                                             "--random-pairs", "40"])
+    assert report["balanced"] and report["inputs"] == {"candidates": 25} and report["kept"] == 12
+    assert report["filtered"] == {"content_rejected": 12, "not_one_to_one": 1}
+    assert report["metrics"]["self_labels"]["positives"] == 12 and report["metrics"]["rule"]["method"] == \
+        "self-labelled-logistic"
+    verified = spark.read.parquet(str(tmp_path / "verified_pairs")).toPandas()
+    assert {(r.src_url, r.trg_url): "ok" if r.parallel else r.reason for r in verified.itertuples()} == expected
+    parallel = verified[verified.parallel]
+    assert parallel.src_url.is_unique and parallel.trg_url.is_unique

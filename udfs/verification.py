@@ -1,37 +1,70 @@
-"""Pair verification from archived content: STRAND structure plus ILSP-FC's signals.
+"""Pair verification from archived content: STRAND structure, what the pages say, and the decision.
 
-A pair row carries both documents' features (prefixes `src_` / `trg_`, from the
-`docs` table): fetch status, CLD2 language and reliability, text length,
-paragraph count, distinctive image file names (images on more than 10% of a
-host's pages removed by the job) and the STRAND token sequence. `verify_frame`
-adds dp, n, r, p (udfs.structure), the Jaccard of image names, length and
-paragraph ratios and the language check, then the decision of a rule, with the
-reason for every rejection. Pairs whose documents are missing or failed are
-kept, with a reason, so they are counted rather than dropped.
+Per host (`verify_host`, the body of a Spark cogroup of a host's pairs with its pages), every
+pair gets the structural features of udfs.structure (dp, n, r, p), the Jaccard of distinctive
+image names, length and paragraph ratios, the CLD2 check, and — from the `texts` table — the
+content features of udfs.tsim (tsim under a lexicon, tsim_idf with the host's IDF, number and
+rare-token overlap, paragraph correlations, per-paragraph CLD2 shares). Pages are tokenised once
+per host, not once per pair. The same call also scores `random_pairs` random same-host page
+pairs in the two languages: the null distribution the unsupervised decision learns from.
+
+Decision (`ContentModel`): a logistic model over CONTENT_FEATURES fitted on pairs the archive
+itself labels (`self_labels`): positives are pairs a language-switcher link or a STRAND handle
+proposed whose tsim_idf is above what nearly every random same-site pair reaches; negatives are
+the random same-site pairs. `--learn-from` labels replace the self labels. `one_to_one` then
+keeps each page (near-duplicates counted as one page) in at most one parallel pair per language
+pair, best p_parallel_content first.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+import random
+import zlib
+from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
+from parascout.udfs.lexicon import Lexicon, lexicon_for
 from parascout.udfs.structure import ThresholdRule, TreeRule, rule_from_dict, strand_features
+from parascout.udfs.tsim import content_features, inverse_document_frequencies, page_text
 
 #: an image on more than this share of a host's fetched pages is boilerplate (logos, icons)
 BOILERPLATE_IMAGE_SHARE = 0.10
 #: ... and on at least this many pages: an image shared by a pair alone never counts as boilerplate
 MIN_BOILERPLATE_DOCS = 3
+#: a confident pair (switcher link, handle) is a self-labelled positive above this quantile of random pairs' tsim_idf
+NULL_QUANTILE = 0.99
+#: fewer self labels of either class than this: decide by the null quantile of tsim_idf alone
+MIN_SELF_LABELS = 5
+CONFIDENT_SOURCES = ("link", "handle")
 
+CONTENT_SCHEMA = (
+    "tsim double, tsim_idf double, number_overlap double, rare_overlap double, text_paragraph_ratio double, "
+    "paragraph_length_r double, src_lang_share double, trg_lang_share double, src_words int, trg_words int"
+)
 VERIFIED_SCHEMA = (
-    "host string, src_url string, trg_url string, src_lang string, trg_lang string, "
+    "host string, src_url string, trg_url string, src_lang string, trg_lang string, source string, "
     "src_cld2_lang string, trg_cld2_lang string, dp double, n int, r double, p double, aligned_chunks int, "
     "image_jaccard double, shared_images int, length_ratio double, paragraph_ratio double, lang_ok boolean, "
+    f"{CONTENT_SCHEMA}, structure_ok boolean, p_parallel_content double, "
     "parallel boolean, method string, reason string"
 )
+#: the per-host stage adds `role` (candidate | random | labelled) and the pages' near-duplicate group keys
+FEATURES_SCHEMA = VERIFIED_SCHEMA + ", role string, src_key string, trg_key string"
 VERIFIED_COLUMNS = [part.strip().split(" ", 1)[0] for part in VERIFIED_SCHEMA.split(", ")]
+FEATURE_COLUMNS = [part.strip().split(" ", 1)[0] for part in FEATURES_SCHEMA.split(", ")]
 #: reasons that mean the pair could not be judged (bad input), not that it was judged non-parallel
 DOCUMENT_REASONS = ("missing_src_doc", "missing_trg_doc", "failed_src_doc", "failed_trg_doc")
+BAD_REASONS = frozenset(DOCUMENT_REASONS)
+FILTERED_REASONS = frozenset({"lang_mismatch", "content_rejected", "not_one_to_one", "no_text",
+                              "dp_too_high", "too_few_chunks", "p_too_high", "rule_rejected"})
+#: the decision's features and the value used when one is missing (no text, no numbers on either page ...)
+CONTENT_FEATURES = {"tsim": 0.0, "tsim_idf": 0.0, "number_overlap": 0.0, "rare_overlap": 0.0,
+                    "text_paragraph_ratio": 0.0, "paragraph_length_r": 0.0, "dp": 1.0, "r": 0.0, "p": 1.0,
+                    "image_jaccard": 0.0, "length_ratio": 0.0, "paragraph_ratio": 0.0}
+PAGE_COLUMNS = ["url", "status", "cld2_lang", "cld2_reliable", "text_chars", "paragraphs", "images", "structure",
+                "text_paragraphs", "main_text", "duplicate_of"]
 
 
 def image_jaccard(source: list | None, target: list | None) -> tuple[float | None, int]:
@@ -65,48 +98,237 @@ def _as_list(value) -> list:
     return [] if value is None or (isinstance(value, float) and math.isnan(value)) else list(value)
 
 
-def _document_problem(row) -> str | None:
-    for side in ("src", "trg"):
-        status = row[f"{side}_status"]
-        if _missing(status):
+def _document_problem(src: dict | None, trg: dict | None) -> str | None:
+    for side, page in (("src", src), ("trg", trg)):
+        if page is None or _missing(page.get("status")):
             return f"missing_{side}_doc"
-        if status != "ok":
+        if page["status"] != "ok":
             return f"failed_{side}_doc"
     return None
 
 
-def verify_row(row, rule: ThresholdRule | TreeRule) -> dict:
-    """Features and decision for one joined pair row (a dict or pandas row)."""
-    out = {name: row.get(name) for name in ("host", "src_url", "trg_url", "src_lang", "trg_lang",
-                                             "src_cld2_lang", "trg_cld2_lang")}
-    problem = _document_problem(row)
+class HostPages:
+    """A host's pages by URL, their texts prepared for tsim once, and the host's IDF."""
+
+    def __init__(self, pages: pd.DataFrame):
+        self.pages = {row["url"]: row for row in pages.to_dict("records")} if len(pages) else {}
+        self._texts: dict[str, object] = {}
+        texts = [self.text(url) for url, row in self.pages.items() if row.get("text_paragraphs") is not None]
+        self.idf, self.unseen_idf, self.rare = inverse_document_frequencies(t for t in texts if t is not None)
+
+    def key(self, url: str) -> str:
+        """The page a near-duplicate stands for (texts.duplicate_of), else the URL itself."""
+        duplicate_of = (self.pages.get(url) or {}).get("duplicate_of")
+        return url if _missing(duplicate_of) or not duplicate_of else duplicate_of
+
+    def text(self, url: str):
+        if url not in self._texts:
+            row = self.pages.get(url) or {}
+            paragraphs = row.get("text_paragraphs")
+            self._texts[url] = None if paragraphs is None and not row.get("main_text") else page_text(
+                _as_list(paragraphs), row.get("cld2_lang"), row.get("main_text"))
+        return self._texts[url]
+
+
+def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, lexicon: Lexicon | None) -> dict:
+    """Structural and content features of one pair, the structural rule's verdict, and lang_ok."""
+    out = {name: pair.get(name) for name in ("host", "src_url", "trg_url", "src_lang", "trg_lang", "source")}
+    src, trg = pages.pages.get(pair["src_url"]), pages.pages.get(pair["trg_url"])
+    out["src_cld2_lang"] = src.get("cld2_lang") if src else None
+    out["trg_cld2_lang"] = trg.get("cld2_lang") if trg else None
+    problem = _document_problem(src, trg)
     if problem:
-        return {**out, "lang_ok": False, "parallel": False, "method": rule.method, "reason": problem}
-    structure = strand_features(_as_list(row["src_structure"]), _as_list(row["trg_structure"]))
-    jaccard, shared = image_jaccard(row["src_images"], row["trg_images"])
-    lang_ok = (language_ok(row["src_lang"], row["src_cld2_lang"], row["src_cld2_reliable"])
-               and language_ok(row["trg_lang"], row["trg_cld2_lang"], row["trg_cld2_reliable"])
-               and row["src_cld2_lang"] != row["trg_cld2_lang"])
+        return {**out, "lang_ok": False, "structure_ok": False, "parallel": False, "reason": problem}
+    structure = strand_features(_as_list(src["structure"]), _as_list(trg["structure"]))
+    jaccard, shared = image_jaccard(src["images"], trg["images"])
+    lang_ok = (language_ok(pair.get("src_lang"), src["cld2_lang"], src["cld2_reliable"])
+               and language_ok(pair.get("trg_lang"), trg["cld2_lang"], trg["cld2_reliable"])
+               and src["cld2_lang"] != trg["cld2_lang"])
     features = {**structure.__dict__, "image_jaccard": jaccard, "shared_images": shared,
-                "length_ratio": ratio(row["src_text_chars"], row["trg_text_chars"]),
-                "paragraph_ratio": ratio(row["src_paragraphs"], row["trg_paragraphs"]), "lang_ok": lang_ok}
-    parallel, reason = rule.decide(features)
-    if not lang_ok:
-        parallel, reason = False, "lang_mismatch"
-    return {**out, **features, "parallel": parallel, "method": rule.method, "reason": reason}
+                "length_ratio": ratio(src["text_chars"], trg["text_chars"]),
+                "paragraph_ratio": ratio(src["paragraphs"], trg["paragraphs"]), "lang_ok": lang_ok}
+    src_text, trg_text = pages.text(pair["src_url"]), pages.text(pair["trg_url"])
+    if src_text is not None and trg_text is not None:
+        features.update(content_features(src_text, trg_text, lexicon, pages.idf, pages.idf, pages.unseen_idf,
+                                         pages.rare))
+    structure_ok, reason = rule.decide(features)
+    return {**out, **features, "structure_ok": structure_ok, "parallel": structure_ok and lang_ok,
+            "reason": "lang_mismatch" if not lang_ok else reason}
 
 
-def verify_frame(frame: pd.DataFrame, rule: ThresholdRule | TreeRule) -> pd.DataFrame:
-    """verified_pairs rows for a frame of joined pairs."""
-    rows = [verify_row(row, rule) for row in frame.to_dict("records")]
-    result = pd.DataFrame(rows, columns=VERIFIED_COLUMNS)
-    for column in ("n", "aligned_chunks", "shared_images"):
+def random_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) -> list[dict]:
+    """Up to `count` random same-host page pairs per language pair of `pairs`, none of them a candidate."""
+    by_lang: dict[str, list[str]] = {}
+    for url, row in sorted(pages.pages.items()):
+        if row.get("status") == "ok" and row.get("cld2_lang"):
+            by_lang.setdefault(row["cld2_lang"], []).append(url)
+    taken = set(zip(pairs["src_url"], pairs["trg_url"]))
+    host = pairs["host"].iloc[0]
+    rng = random.Random(seed ^ zlib.crc32(str(host).encode()))
+    rows = []
+    for src_lang, trg_lang in sorted(set(zip(pairs["src_lang"], pairs["trg_lang"]))):
+        sources, targets = by_lang.get(src_lang, []), by_lang.get(trg_lang, [])
+        if not sources or not targets:
+            continue
+        for _ in range(min(count, len(sources) * len(targets))):
+            src, trg = rng.choice(sources), rng.choice(targets)
+            if (src, trg) not in taken:
+                taken.add((src, trg))
+                rows.append({"host": host, "src_url": src, "trg_url": trg, "src_lang": src_lang,
+                             "trg_lang": trg_lang, "source": "random"})
+    return rows
+
+
+def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: list[Lexicon],
+                random_count: int = 0, seed: int = 0) -> pd.DataFrame:
+    """FEATURE_COLUMNS rows of a host's pairs (role = pairs' `role` column or 'candidate') and of
+    `random_count` random page pairs per language pair (role 'random')."""
+    if pairs.empty:
+        return pd.DataFrame(columns=FEATURE_COLUMNS)
+    decision = rule_from_dict(rule)
+    host_pages = HostPages(pages)
+    roles = pairs["role"] if "role" in pairs else pd.Series("candidate", index=pairs.index)
+    rows = []
+    chosen: dict[tuple, Lexicon | None] = {}
+    records = [{**pair, "role": role} for pair, role in zip(pairs.to_dict("records"), roles)]
+    if random_count:
+        records += [{**pair, "role": "random"} for pair in random_pairs(pairs, host_pages, random_count, seed)]
+    for pair in records:
+        key = (pair.get("src_lang"), pair.get("trg_lang"))
+        if key not in chosen:
+            chosen[key] = lexicon_for(lexicons, *key)
+        rows.append({**verify_pair(pair, host_pages, decision, chosen[key]), "role": pair["role"],
+                     "method": decision.method, "src_key": host_pages.key(pair["src_url"]),
+                     "trg_key": host_pages.key(pair["trg_url"])})
+    result = pd.DataFrame(rows, columns=FEATURE_COLUMNS)
+    for column in ("n", "aligned_chunks", "shared_images", "src_words", "trg_words"):
         result[column] = result[column].astype("Int64")
     return result
 
 
-def verify_batches(batches: Iterator[pd.DataFrame], rule: dict) -> Iterator[pd.DataFrame]:
-    """mapInPandas body: joined pair rows -> verified_pairs rows under the rule given as a dict."""
-    decision = rule_from_dict(rule)
-    for batch in batches:
-        yield verify_frame(batch, decision)
+def verify_frame(pairs: pd.DataFrame, pages: pd.DataFrame, rule: ThresholdRule | TreeRule,
+                 lexicons: list[Lexicon] = ()) -> pd.DataFrame:
+    """Feature rows of pairs of any hosts (pandas, no Spark): verify_host per host."""
+    frames = [verify_host(group, pages, rule.to_dict(), list(lexicons)) for _, group in pairs.groupby("host")]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=FEATURE_COLUMNS)
+
+
+# ---- the decision --------------------------------------------------------------------------
+def feature_matrix(frame: pd.DataFrame) -> np.ndarray:
+    """CONTENT_FEATURES of a frame as floats, missing values filled."""
+    columns = [pd.to_numeric(frame[name], errors="coerce").fillna(missing).to_numpy(dtype=float)
+               if name in frame else np.full(len(frame), missing) for name, missing in CONTENT_FEATURES.items()]
+    return np.column_stack(columns)
+
+
+def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """(rows with a `label`, stats): confident pairs above the random pairs' NULL_QUANTILE of tsim_idf as
+    positives, random same-site pairs as negatives."""
+    judged = frame[frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS)]
+    randoms = judged[judged["role"] == "random"]
+    null = pd.to_numeric(randoms["tsim_idf"], errors="coerce").dropna()
+    threshold = float(null.quantile(NULL_QUANTILE)) if len(null) else 1.0
+    confident = judged[(judged["role"] == "candidate") & judged["lang_ok"].astype(bool)
+                       & judged["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))]
+    positives = confident[pd.to_numeric(confident["tsim_idf"], errors="coerce").fillna(0) > threshold]
+    labelled = pd.concat([positives.assign(label=True), randoms.assign(label=False)], ignore_index=True)
+    return labelled, {"positives": len(positives), "confident_pairs": len(confident), "negatives": len(randoms),
+                      "null_tsim_idf_quantile": round(threshold, 4)}
+
+
+@dataclass(frozen=True)
+class ContentModel:
+    """Logistic regression over CONTENT_FEATURES (standardised); a null-threshold rule when labels are few."""
+
+    weights: tuple[float, ...] | None
+    bias: float
+    means: tuple[float, ...]
+    scales: tuple[float, ...]
+    null_threshold: float | None = None
+    method: str = "self-labelled-logistic"
+
+    @classmethod
+    def fit(cls, frame: pd.DataFrame, labels, method: str = "self-labelled-logistic",
+            null_threshold: float | None = None, l2: float = 1.0, min_labels: int = MIN_SELF_LABELS) -> ContentModel:
+        """Class-balanced, L2-regularised logistic regression (scipy L-BFGS)."""
+        from scipy.optimize import minimize
+
+        y = np.asarray(labels, dtype=float)
+        x = feature_matrix(frame)
+        if y.sum() < min_labels or (1 - y).sum() < min_labels:
+            return cls(None, 0.0, (), (), 1.0 if null_threshold is None else null_threshold, "null-threshold")
+        means, scales = x.mean(axis=0), x.std(axis=0) + 1e-6
+        z = (x - means) / scales
+        weight = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
+
+        def loss(theta):
+            logits = z @ theta[:-1] + theta[-1]
+            p = 1 / (1 + np.exp(-logits))
+            value = np.sum(weight * (np.logaddexp(0, logits) - y * logits)) + l2 * theta[:-1] @ theta[:-1] / 2
+            gradient = np.append(z.T @ (weight * (p - y)) + l2 * theta[:-1], np.sum(weight * (p - y)))
+            return value, gradient
+
+        theta = minimize(loss, np.zeros(z.shape[1] + 1), jac=True, method="L-BFGS-B").x
+        return cls(tuple(map(float, theta[:-1])), float(theta[-1]), tuple(map(float, means)),
+                   tuple(map(float, scales)), null_threshold, method)
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        """P(parallel) of each row."""
+        if self.weights is None:
+            tsim_idf = pd.to_numeric(frame["tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float)
+            return (tsim_idf > self.null_threshold).astype(float)
+        z = (feature_matrix(frame) - np.asarray(self.means)) / np.asarray(self.scales)
+        return 1 / (1 + np.exp(-(z @ np.asarray(self.weights) + self.bias)))
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "features": list(CONTENT_FEATURES), "weights": self.weights,
+                "bias": self.bias, "means": self.means, "scales": self.scales, "null_threshold": self.null_threshold}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ContentModel:
+        return cls(None if data["weights"] is None else tuple(data["weights"]), data["bias"], tuple(data["means"]),
+                   tuple(data["scales"]), data["null_threshold"], data["method"])
+
+
+def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
+    """Add p_parallel_content and the verdict: judged pairs in their languages with p >= 0.5 are parallel.
+    With no model (no texts table) the structural rule's verdict stands."""
+    frame = frame.copy()
+    judged = frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS + ("lang_mismatch",))
+    if model is None:
+        frame["p_parallel_content"] = np.nan
+        return frame
+    has_text = frame["tsim"].notna() | (model.method == "learned-logistic")  # labels may come without texts
+    p = model.predict(frame)
+    frame["p_parallel_content"] = np.where(has_text, p, np.nan)
+    frame["method"] = model.method
+    accepted = judged & has_text & (p >= 0.5)
+    frame.loc[judged, "parallel"] = accepted[judged]
+    frame.loc[judged, "reason"] = np.where(accepted[judged], None,
+                                           np.where(has_text[judged], "content_rejected", "no_text"))
+    return frame
+
+
+def one_to_one(frame: pd.DataFrame) -> pd.DataFrame:
+    """Keep each page in at most one parallel pair (best p_parallel_content first; near-duplicates, which share
+    a src_key / trg_key, are one page); the other parallel pairs become reason not_one_to_one."""
+    from parascout.udfs.alignment import greedy_one_to_one
+
+    frame = frame.copy()
+    parallel = frame[frame["parallel"].fillna(False).astype(bool)]
+    if parallel.empty:
+        return frame
+    keyed = pd.DataFrame({"src_url": parallel["src_key"].fillna(parallel["src_url"]),
+                          "trg_url": parallel["trg_key"].fillna(parallel["trg_url"]),
+                          "score": parallel["p_parallel_content"].fillna(1.0), "row": parallel.index})
+    kept = set(greedy_one_to_one(keyed)["row"])
+    losers = [index for index in parallel.index if index not in kept]
+    frame.loc[losers, "parallel"] = False
+    frame.loc[losers, "reason"] = "not_one_to_one"
+    return frame
+
+
+def decide_host(frame: pd.DataFrame, model: dict | None) -> pd.DataFrame:
+    """applyInPandas body (one host and language pair): the decision, then the 1-1 alignment."""
+    content = ContentModel.from_dict(model) if model else None
+    return one_to_one(decide(frame, content))[VERIFIED_COLUMNS]
