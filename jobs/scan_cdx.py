@@ -202,18 +202,29 @@ class ScanCdx(Job):
         from pyspark.sql import functions as F
 
         records = records.withColumn("reason", F.coalesce("reason", cdx_records.filter_reason(filters)))
+        record_counters = cdx_records.reason_counters((*cdx_records.BAD_REASONS, *cdx_records.RECORD_FILTERS, "ok"))
         record_counts = Observation("records")
-        records = records.observe(record_counts, *cdx_records.reason_counters(
-            (*cdx_records.BAD_REASONS, *cdx_records.RECORD_FILTERS, "ok")))
-        kept = records.where(F.col("reason") == "ok").drop("reason")
+        kept = records.observe(record_counts, *record_counters).where(F.col("reason") == "ok").drop("reason")
         captures = cdx_records.latest_captures(kept, self.langs, self.args.partitions)
+        capture_counters = cdx_records.reason_counters(cdx_records.CAPTURE_FILTERS, "capture_reason")
         capture_counts = Observation("captures")
-        captures = captures.observe(capture_counts,
-                                    *cdx_records.reason_counters(cdx_records.CAPTURE_FILTERS, "capture_reason"))
-        urls = captures.where(F.col("capture_reason") == "ok").select(*URL_COLUMNS).sortWithinPartitions("host", "surt")
+        urls = (captures.observe(capture_counts, *capture_counters).where(F.col("capture_reason") == "ok")
+                .select(*URL_COLUMNS).sortWithinPartitions("host", "surt"))
         with lean_parquet_writes(self.spark, PLAIN_ENCODED_COLUMNS):
             written = self.write_table(urls, "urls")
-        self.count_reasons(record_counts.get, capture_counts.get, written)
+        if not written:
+            self.log.info("no index record passed the filters: urls and hosts are empty (see the report's counts)")
+        self.count_reasons(self.observed(record_counts, records, record_counters),
+                           self.observed(capture_counts, captures, capture_counters), written)
+
+    def observed(self, observation, frame, counters) -> dict:
+        """An Observation's counts; when Spark never reported them (it can optimise an empty result's steps away),
+        the same counters computed in a second pass over `frame`."""
+        try:
+            return observation.get
+        except Exception as error:  # noqa: BLE001 - Py4J's assertion that no metrics were collected
+            self.log.info("counting reasons in a second pass (%s)", str(error).splitlines()[0][:200])
+            return frame.agg(*counters).first().asDict()
 
     def add_metric(self, key: str, count: int) -> None:
         self.report.metric(key, self.report.data["metrics"].get(key, 0) + count)

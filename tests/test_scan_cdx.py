@@ -244,6 +244,16 @@ def test_too_much_bad_input_fails_with_a_clear_message(spark, tmp_path):
     assert tables.table_location(str(tmp_path / "urls")) is None  # no urls for the next job to read
 
 
+@pytest.mark.slow
+def test_filters_that_keep_nothing_give_empty_tables_and_a_balanced_report(spark, tmp_path):
+    report = run_job(ScanCdx, spark, ["--root", str(tmp_path), "--cdx", str(CDX / "captures.cdx"), "--status", "418"])
+    assert report["status"] == "ok" and report["balanced"] and report["kept"] == 0
+    assert report["inputs"] == {"index_records": 18} and report["bad"] == {}
+    assert report["filtered"] == {"status": 16, "revisit": 1, "redirect": 1}
+    assert report["outputs"] == {"urls": 0, "hosts": 0}
+    assert spark.read.parquet(tables.table_location(str(tmp_path / "urls"))).count() == 0
+
+
 @pytest.mark.parametrize("argv, message", [
     ([], "give a source"),
     (["--cdx-api", "--crawl", CRAWL], "--cdx-api needs --url"),
