@@ -2,6 +2,7 @@
 import gzip
 import json
 import random
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -140,6 +141,36 @@ def test_corrupt_gzip_is_one_bad_record_and_a_missing_file_is_unreadable(tmp_pat
     assert lines_of(reader(iter([tasks]))) == [(b"", "unreadable")]
 
 
+def long_line_gzip(line_bytes: int) -> bytes:
+    """A small gzip whose middle line expands to line_bytes (a CDX 'bomb'), between two good lines."""
+    good = b'is,example)/a 20240805101010 {"url": "https://example.is/a"}\n'
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts = [compressor.compress(good), compressor.compress(b"is,example)/long 20240805101010 ")]
+    block = b"x" * (1 << 20)
+    for _ in range(line_bytes >> 20):
+        parts.append(compressor.compress(block))
+    parts += [compressor.compress(b"\n" + good), compressor.flush()]
+    return b"".join(parts)
+
+
+def test_a_line_over_the_limit_is_counted_and_skipped_without_holding_it():
+    import tracemalloc
+
+    data = long_line_gzip(64 << 20)
+    assert len(data) < 200_000  # 64 MiB of one line in a small file
+    tracemalloc.start()
+    read = lines_of(cdx_line_batches([data[i:i + 65536] for i in range(0, len(data), 65536)],
+                                     max_line_bytes=1 << 20))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert [status for _, status in read] == [None, "line_too_long", None]
+    assert read[0][0] == read[2][0] and read[1][0] == b""
+    assert peak < 16 << 20  # never the whole line (64 MiB), only bounded pieces
+    plain = b"a 1 {}\n" + b"y" * 5000 + b"\nb 2 {}\n" + b"z" * 3000  # a long line inside one chunk, and a tail
+    assert [status for _, status in lines_of(cdx_line_batches([plain], max_line_bytes=2000))] == [
+        None, "line_too_long", None, "line_too_long"]
+
+
 def test_range_chunks_reads_a_byte_range(tmp_path):
     path = tmp_path / "f.bin"
     path.write_bytes(bytes(range(100)))
@@ -212,6 +243,10 @@ def odd_lines() -> list[bytes]:
               "is,example)/no-brace 20240805101010 url",
               "is,example)/year-1024 10240805101010 {\"url\": \"https://a.is/\"}",  # a date, not a capture's
               "is,example)/tab-year \t0240805101010 {\"url\": \"https://a.is/\"}"]
+    located = '"status": "200", "length": "1", "offset": "2", "filename": "f"'
+    lines += [f'is,example)/ctl{i} 20240805101010 {{"url": "{url}", {located}}}' for i, url in enumerate([
+        r"https://a.is/\u0000x", r"https://a.is/x\r\nSet-Cookie: y", r"https://a\u001b.is/", r"https://a.is/\u007f",
+        "https://a.is/\x1b[31m", "https://a\x00b.is/", "https://a.is/\tx"])]  # escaped, then raw in the JSON
     return [line.encode("utf-8") for line in lines] + [b"is,example)/bad \xff 20240805101010 {}"]
 
 
@@ -231,7 +266,7 @@ def test_the_java_line_parser_gives_the_records_of_the_spark_expressions(spark):
     assert odd["reason"].tolist() == [
         None, None, None, None, None, "missing_status", "missing_location", None, "bad_url", "bad_url",
         "missing_url", "bad_json", "bad_json", "bad_json", "bad_json", "bad_json", "malformed_line",
-        "malformed_line", None, *["malformed_line"] * 9, "non_utf8", "truncated_gzip"]
+        "malformed_line", None, *["malformed_line"] * 9, *["control_characters"] * 7, "non_utf8", "truncated_gzip"]
     odd = odd[odd["reason"].isna()].set_index("surt")
     assert odd["host"].tolist() == ["www.example.is", "b.example.is", "c.example.is", "d.example.is",
                                     "e.example.is", "h.example.is", "a.is"]
@@ -243,10 +278,10 @@ def test_the_java_line_parser_gives_the_records_of_the_spark_expressions(spark):
 
 def mutated_lines(count: int, seed: int) -> list[bytes]:
     """CDX lines of captures.cdx with 1-3 random byte deletions, insertions or swaps each (JSON punctuation,
-    digits, spaces, tabs, UTF-8 and invalid bytes)."""
+    digits, spaces, tabs, control characters, UTF-8 and invalid bytes)."""
     rng = random.Random(seed)
     base = [line for line in (CDX_DATA / "captures.cdx").read_bytes().split(b"\n") if line]
-    alphabet = b' {}[]":,\\/0123456789abcdeu.-\xc3\xa9\xff\t'
+    alphabet = b' {}[]":,\\/0123456789abcdeu.-\xc3\xa9\xff\t\x00\x1b\r\x7f'
     lines = []
     for _ in range(count):
         line = bytearray(rng.choice(base))
@@ -276,6 +311,7 @@ def test_the_java_line_parser_agrees_with_the_spark_expressions_on_mutated_lines
     reasons = by_java["reason"].fillna("ok")
     assert reasons.tolist() == by_sql["reason"].fillna("ok").tolist()
     assert reasons.nunique() >= 6 and (reasons == "ok").sum() > 500  # the mutations reach every check
+    assert (reasons == "control_characters").sum() > 20
     good = reasons == "ok"
     pd.testing.assert_frame_equal(by_java[good].reset_index(drop=True), by_sql[good].reset_index(drop=True))
 

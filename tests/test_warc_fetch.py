@@ -84,6 +84,10 @@ def test_local_fetch_reports_every_record_with_a_reason(tmp_path):
     rows.append({"url": "http://site0.example.com/nowhere", "warc_filename": None, "warc_offset": None,
                  "warc_length": None})
     expected["http://site0.example.com/nowhere"] = "no_warc_location"
+    for control in ("\x00", "\r\n", "\x1b"):
+        url = f"http://site0{control}.example.com/page-0.html"
+        rows.append({**rows[0], "url": url})
+        expected[url] = "bad_url"  # control characters, even inside the host: never fetched
     settings = FetchSettings(warc_prefix=str(tmp_path), max_record_bytes=16 * 1024, concurrency=3)
     reader = CountingReader(settings)
     docs = fetch_all(rows, settings, reader)
@@ -93,7 +97,7 @@ def test_local_fetch_reports_every_record_with_a_reason(tmp_path):
     assert set(ok["cld2_lang"]) == {"eng", "deu"} and ok["cld2_reliable"].all()
     assert all(len(s) > 5 for s in ok["structure"]) and all(i[0].startswith("p") for i in ok["images"])
     # the whole file is contiguous: good and broken records come in 1 GET, plus 1 for the missing file
-    assert reader.calls == 2 and set(ok["range_records"]) == {len(rows) - 3}
+    assert reader.calls == 2 and set(ok["range_records"]) == {len(rows) - 6}
 
 
 def test_coalescing_reduces_gets(tmp_path):

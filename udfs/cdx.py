@@ -41,7 +41,9 @@ READ_CHUNK_BYTES = 1 << 20
 #: adjacent selected ZipNum blocks are fetched together, up to this many bytes per request
 MAX_RANGE_BYTES = 64 << 20
 #: a read problem becomes one record whose `read_status` says what broke
-READ_PROBLEMS = ("truncated_gzip", "bad_gzip", "unreadable")
+READ_PROBLEMS = ("truncated_gzip", "bad_gzip", "unreadable", "line_too_long")
+#: CDX lines longer than this are counted line_too_long and skipped unread (real lines stay under ~10 kB)
+MAX_LINE_BYTES = 1 << 20
 LINE_SCHEMA = pa.schema([("value", pa.binary()), ("read_status", pa.string())])
 LINE_SCHEMA_DDL = "value binary, read_status string"
 
@@ -191,37 +193,49 @@ def columnar_files(path: str, crawls: Iterable[str] = (), endpoint: str | None =
 
 
 # ---- bytes -> lines (runs inside Spark tasks) --------------------------------------------
-def gunzip_members(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, str | None]]:
-    """Decompressed bytes of concatenated gzip members; a last (b"", reason) when the stream breaks."""
+def gunzip_members(chunks: Iterable[bytes], max_output: int = READ_CHUNK_BYTES) -> Iterator[tuple[bytes, str | None]]:
+    """Decompressed bytes of concatenated gzip members, at most `max_output` bytes a piece (a small member
+    that expands to gigabytes is never held whole); a last (b"", reason) when the stream breaks."""
     decoder = zlib.decompressobj(GZIP_WBITS)
     inside_member = False
-    for chunk in chunks:
-        while chunk:
+    for chunk in itertools.chain(chunks, [b""]):  # the last, empty chunk drains what zlib still holds
+        while True:
+            inside_member = inside_member or bool(chunk)
             try:
-                data = decoder.decompress(chunk)
+                data = decoder.decompress(chunk, max_output)
             except zlib.error:
                 yield b"", "bad_gzip"
                 return
-            inside_member = True
             if data:
                 yield data, None
             if decoder.eof:
                 chunk = decoder.unused_data
                 decoder = zlib.decompressobj(GZIP_WBITS)
                 inside_member = False
+                if not chunk:
+                    break
+            elif decoder.unconsumed_tail or len(data) == max_output:
+                chunk = decoder.unconsumed_tail
             else:
-                chunk = b""
+                break
     if inside_member:
         yield b"", "truncated_gzip"
 
 
-def lines_batch(data: bytes) -> pa.RecordBatch:
-    """An Arrow batch of the newline-terminated lines in `data` (newlines removed, bytes not copied per line)."""
+def lines_batch(data: bytes, max_line_bytes: int = MAX_LINE_BYTES) -> pa.RecordBatch:
+    """An Arrow batch of the newline-terminated lines in `data` (newlines removed, bytes not copied per line);
+    a line longer than max_line_bytes becomes an empty value with read_status line_too_long."""
     buffer = np.frombuffer(data, dtype=np.uint8)
     newlines = np.flatnonzero(buffer == 10)
     count = len(newlines)
     starts = np.zeros(count + 1, dtype=np.int64)
     starts[1:] = newlines + 1
+    if count and (np.diff(starts) - 1).max() > max_line_bytes:
+        lines = [data[begin:end - 1] for begin, end in zip(starts[:-1].tolist(), starts[1:].tolist())]
+        too_long = [len(line) > max_line_bytes for line in lines]
+        return pa.RecordBatch.from_arrays([
+            pa.array([b"" if long else line for line, long in zip(lines, too_long)], pa.binary()),
+            pa.array(["line_too_long" if long else None for long in too_long], pa.string())], schema=LINE_SCHEMA)
     keep = np.ones(len(buffer), dtype=bool)
     keep[newlines] = False
     offsets = (starts - np.arange(count + 1)).astype(np.int32)
@@ -230,30 +244,39 @@ def lines_batch(data: bytes) -> pa.RecordBatch:
 
 
 def problem_batch(reason: str) -> pa.RecordBatch:
-    """One record standing for a broken member or an unreadable file."""
+    """One record standing for a broken member, an unreadable file or a line over the length limit."""
     return pa.RecordBatch.from_arrays([pa.array([b""], pa.binary()), pa.array([reason])], schema=LINE_SCHEMA)
 
 
-def cdx_line_batches(chunks: Iterable[bytes]) -> Iterator[pa.RecordBatch]:
-    """Arrow batches of lines from plain or gzip bytes; a broken gzip stream ends with one problem record."""
+def cdx_line_batches(chunks: Iterable[bytes], max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of lines from plain or gzip bytes; a broken gzip stream ends with one problem record; a
+    line longer than max_line_bytes is one line_too_long record, skipped without being held in memory."""
     chunks = iter(chunks)
     first = next(chunks, b"")
     if not first:
         return
     stream = itertools.chain([first], chunks)
     pieces = gunzip_members(stream) if first[:2] == GZIP_MAGIC else ((chunk, None) for chunk in stream)
-    tail = b""
+    tail, skipping = b"", False
     for data, problem in pieces:
         if problem:  # the partial last line belongs to the broken member
             yield problem_batch(problem)
             return
+        if skipping:  # inside a line already counted line_too_long: drop bytes up to its end
+            end = data.find(b"\n")
+            if end < 0:
+                continue
+            data, skipping = data[end + 1:], False
         data = tail + data if tail else data
         cut = data.rfind(b"\n") + 1
         tail = data[cut:]
         if cut:
-            yield lines_batch(data[:cut] if cut < len(data) else data)
+            yield lines_batch(data[:cut] if cut < len(data) else data, max_line_bytes)
+        if len(tail) > max_line_bytes:
+            yield problem_batch("line_too_long")
+            tail, skipping = b"", True
     if tail:
-        yield lines_batch(tail + b"\n")
+        yield lines_batch(tail + b"\n", max_line_bytes)
 
 
 def jvm_readable(byte_range: ByteRange) -> bool:
@@ -285,7 +308,8 @@ def range_chunks(byte_range: ByteRange, reader: RangeReader | None = None,
                              else storage.STREAM_CHUNK_BYTES)
 
 
-def range_reader(s3_endpoint: str | None = None) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def range_reader(s3_endpoint: str | None = None, max_line_bytes: int = MAX_LINE_BYTES
+                 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A mapInArrow function: (path, offset, length) rows in, (value, read_status) line batches out."""
 
     def read(tasks: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -294,7 +318,7 @@ def range_reader(s3_endpoint: str | None = None) -> Callable[[Iterator[pa.Record
             for task in batch.to_pylist():
                 byte_range = ByteRange(task["path"], task["offset"], task["length"])
                 try:
-                    yield from cdx_line_batches(range_chunks(byte_range, reader))
+                    yield from cdx_line_batches(range_chunks(byte_range, reader), max_line_bytes)
                 except (OSError, ReadError):  # missing file, or a remote read that failed after its retries
                     yield problem_batch("unreadable")
 

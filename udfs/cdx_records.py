@@ -19,10 +19,10 @@ from pyspark.sql import functions as F
 
 from parascout.udfs.cdx import READ_PROBLEMS
 from parascout.udfs.jvm import java_function_available
-from parascout.udfs.urls import MAX_URL_CHARS, public_suffix_spec, registered_domain
+from parascout.udfs.urls import CONTROL_CHARACTERS, MAX_URL_CHARS, public_suffix_spec, registered_domain
 
-BAD_REASONS = ("non_utf8", "malformed_line", "bad_json", "missing_url", "url_too_long", "bad_url",
-               "missing_status", "missing_location", *READ_PROBLEMS)
+BAD_REASONS = ("non_utf8", "malformed_line", "bad_json", "missing_url", "url_too_long", "control_characters",
+               "bad_url", "missing_status", "missing_location", *READ_PROBLEMS)
 RECORD_FILTERS = ("crawl_not_selected", "host_not_allowed", "revisit", "redirect", "status", "mime")
 CAPTURE_FILTERS = ("older_capture", "host_not_bilingual")
 JVM_DOMAIN_CLASS = "parascout.RegisteredDomain"
@@ -99,6 +99,7 @@ def _common_bad_rules() -> list[tuple[Column, str]]:
     return [
         (url.isNull() | (url == ""), "missing_url"),
         (F.length(url) > MAX_URL_CHARS, "url_too_long"),
+        (F.length(F.translate(url, CONTROL_CHARACTERS, "")) < F.length(url), "control_characters"),
         (F.col("host").isNull() | (F.col("host") == ""), "bad_url"),
         ((F.col("record_type") != "revisit") & F.col("status").isNull(), "missing_status"),
         (F.col("warc_filename").isNull() | F.col("warc_offset").isNull() | F.col("warc_length").isNull(),

@@ -68,27 +68,176 @@ def registered_domain(host: str) -> str | None:
     return f"{extracted.domain}.{extracted.suffix}" if extracted.domain else None
 
 
-def host_surt(host: str) -> str:
-    """Reversed, comma-joined host as in a SURT key: www.example.is -> is,example (www dropped)."""
-    labels = host.lower().split(".")
-    if labels and labels[0] == "www":
-        labels = labels[1:]
-    return ",".join(reversed(labels))
+# ---- SURT keys: the Internet Archive canonicaliser CommonCrawl's `urlkey` comes from ----------------------
+# (archive-commons' WaybackURLKeyMaker: GoogleURLCanonicalizer, then IAURLCanonicalizer, then the SURT form).
+# Percent-escapes are decoded repeatedly and re-encoded once; host lower-cased, IDNA-encoded, dotted-quad or
+# integer IPs normalised, a leading www/www2... dropped; path dot-segments resolved, lower-cased, session ids
+# and a trailing slash removed; query lower-cased, session ids removed, then sorted as (name, value) pairs;
+# fragment, userinfo and default ports dropped. tests/test_urls.py holds it to the `surt` package exactly.
+_URL_SPACES = re.compile(rb"[\n\r\t]")
+_HAS_SCHEME = re.compile(rb"^[a-zA-Z][a-zA-Z0-9+\-.]*:")
+_REPEATED_HTTP = re.compile(rb"^(https?://)+")
+_URL_PARTS = re.compile(rb"^(([a-zA-Z][a-zA-Z0-9+.-]*):)?((//([^/?#]*))?([^?#]*)(\?([^#]*))?)?(#(.*))?$")
+_WWW = re.compile(rb"www\d*\.")
+_DECIMAL_IP = re.compile(rb"^([1-9][0-9]*)(\.[0-9]+)?(\.[0-9]+)?(\.[0-9]+)?$")
+_OCTAL_IP = re.compile(rb"^(0[0-7]*)(\.[0-7]+)?(\.[0-7]+)?(\.[0-7]+)?$")
+_ESCAPE_SAFE = b"!\"$&'()*+,-./:;<=>?@[\\]^_`{|}~"
+_PATH_SESSION_IDS = (re.compile(rb"^(.*/)(\((?:[a-z]\([0-9a-z]{24}\))+\)/)([^?]+\.aspx.*)$", re.IGNORECASE),
+                     re.compile(rb"^(.*/)(\([0-9a-z]{24}\)/)([^?]+\.aspx.*)$", re.IGNORECASE))
+_QUERY_SESSION_IDS = tuple(re.compile(rb"^(.*)(?:" + name + rb")(?:&(.*))?$", re.IGNORECASE) for name in (
+    rb"jsessionid=[0-9a-zA-Z]{32}", rb"phpsessid=[0-9a-zA-Z]{32}", rb"sid=[0-9a-zA-Z]{32}",
+    rb"ASPSESSIONID[a-zA-Z]{8}=[a-zA-Z]{24}", rb"cfid=[^&]+&cftoken=[^&]+"))
+_DEFAULT_PORTS = {b"http": 80, b"https": 443}
 
 
-def surt(url: str) -> str | None:
-    """SURT key as CommonCrawl writes it: 'is,example)/path?query' (scheme, www and port 80/443 dropped)."""
-    try:
-        parts = urlsplit(url.strip())
-        host = parts.hostname
-        port = parts.port
-    except ValueError:
+def _unescape(text: bytes) -> bytes:
+    """Percent-decode until nothing changes (%2541 -> %41 -> A)."""
+    from urllib.parse import unquote_to_bytes
+
+    while (decoded := unquote_to_bytes(text)) != text:
+        text = decoded
+    return text
+
+
+def _escape(text: bytes) -> bytes:
+    """Percent-encode everything but ASCII letters, digits and the punctuation a URL keeps (not % and #)."""
+    from urllib.parse import quote_from_bytes
+
+    return quote_from_bytes(text, safe=_ESCAPE_SAFE).encode("ascii") if text else text
+
+
+def _ip_address(host: bytes) -> bytes | None:
+    """An integer, dotted or octal IPv4 host in dotted-quad form (inet_aton's reading), else None."""
+    import socket
+    import struct
+
+    if host.isdigit():
+        return socket.inet_ntoa(struct.pack(">L", int(host) & 0xFFFFFFFF)).encode("ascii")
+    if _DECIMAL_IP.match(host) or _OCTAL_IP.match(host):
+        try:
+            return socket.inet_ntoa(socket.inet_aton(host.decode("ascii"))).encode("ascii")
+        except (OSError, UnicodeDecodeError):
+            return None
+    return None
+
+
+def _canonical_host(host: bytes) -> bytes:
+    """Decoded, IDNA-encoded, dots collapsed, IP-normalised or escaped and lower-cased, www* dropped."""
+    host = _unescape(host)
+    if not host.isascii():
+        try:
+            host = host.decode("utf-8", "ignore").encode("idna")
+        except ValueError:
+            pass
+    host = host.replace(b"..", b".").strip(b".")
+    host = (_ip_address(host) or _escape(host.lower())).lower()
+    www = _WWW.match(host)
+    return host[www.end():] if www else host
+
+
+def _canonical_path(path: bytes | None, has_host: bool) -> bytes | None:
+    path = _unescape(path) if path is not None else None
+    if has_host:
+        path = _resolve_dot_segments(path)
+    path = _escape(path)
+    if not path:
+        return path
+    path = path.lower()
+    for pattern in _PATH_SESSION_IDS:
+        if match := pattern.match(path):
+            path = match[1] + match[3]
+    return path[:-1] if path.endswith(b"/") and len(path) > 1 else path
+
+
+def _resolve_dot_segments(path: bytes | None) -> bytes:
+    """'/a/./b/../c' -> '/a/c'; empty segments dropped except a trailing one; '..' above the root kept."""
+    if not path:
+        return b"/"
+    kept: list[bytes] = []
+    for segment in path.split(b"/")[1:]:
+        if segment == b".":
+            continue
+        if segment == b".." and kept:
+            kept.pop()
+        else:
+            kept.append(segment)
+    if not kept:
+        return b"/"
+    return b"/" + b"".join(segment + b"/" for segment in kept[:-1] if segment) + kept[-1]
+
+
+def _canonical_query(query: bytes | None) -> bytes | None:
+    if not query:
         return None
+    query = _escape(_unescape(query))
+    for pattern in _QUERY_SESSION_IDS:
+        if match := pattern.match(query):
+            query = match[1] + match[2] if match[2] else match[1]
+    query = query.lower()
+    if len(query) > 1:
+        pairs = sorted(tuple(argument.split(b"=", 1)) for argument in query.split(b"&"))
+        query = b"&".join(b"=".join(pair) for pair in pairs)
+    return query or None
+
+
+def _authority(netloc: bytes) -> tuple[bytes | None, int | None]:
+    """(lower-cased host or None, port or None) of 'user@host:port' / '[v6]:port'; ValueError on a bad port."""
+    hostinfo = netloc.rpartition(b"@")[2]
+    if b"[" in hostinfo:
+        host, _, after = hostinfo.partition(b"[")[2].partition(b"]")
+        port = after.partition(b":")[2]
+    else:
+        host, _, port = hostinfo.partition(b":")
+    number = None
+    if port:
+        if not (port.isdigit() and port.isascii()) or not 0 <= int(port) <= 65535:
+            raise ValueError(f"bad port {port!r}")
+        number = int(port) or None
     if not host:
+        return None, number
+    name, percent, zone = host.partition(b"%")
+    return name.lower() + percent + zone, number
+
+
+def _surt_bytes(url: bytes) -> bytes:
+    url = _URL_SPACES.sub(b"", url.strip())
+    if url and not _HAS_SCHEME.match(url):
+        url = b"http://" + url
+    url = _REPEATED_HTTP.sub(lambda match: match[1], url)
+    parts = _URL_PARTS.match(url)
+    scheme, netloc, path, query = (parts[2] or b"", parts[5] or b"", parts[6] or None, parts[8] or None)
+    if not scheme:
+        raise ValueError("no scheme")
+    host, port = _authority(netloc.rstrip(b":") if netloc.endswith(b":") else netloc)
+    if scheme.startswith(b"http") and host is None and path is not None:  # http:////www.example.com
+        host, _, rest = path.lstrip(b"/").partition(b"/")
+        path = b"/" + rest
+    if host:
+        host = _canonical_host(host)
+    path = _canonical_path(path, bool(host))
+    query = _canonical_query(query)
+    if port == _DEFAULT_PORTS.get(scheme.lower(), 0):
+        port = None
+    key = b",".join(reversed(host.split(b"."))) + (b":%d" % port if port is not None else b"") + b")" \
+        if host else scheme + b":"
+    return key + (path or (b"/" if query is not None else b"")) + (b"?" + query if query is not None else b"")
+
+
+@functools.lru_cache(maxsize=65536)
+def surt(url: str) -> str | None:
+    """SURT key exactly as CommonCrawl's `urlkey` (the Internet Archive canonicaliser): 'is,example)/path?a=1&b=2';
+    None for a URL it cannot read (a bad port, no scheme, bytes that are not UTF-8)."""
+    if not url:
+        return "-"
+    if url.startswith("filedesc"):
+        return url
+    try:
+        return _surt_bytes(url.encode("utf-8")).decode("utf-8")
+    except (ValueError, UnicodeError):
         return None
-    key = host_surt(host.rstrip("."))
-    if port and port not in (80, 443):
-        key += f":{port}"
-    path = parts.path or "/"
-    query = "&".join(sorted(parts.query.split("&"))) if parts.query else ""
-    return f"{key}){path.lower()}" + (f"?{query.lower()}" if query else "")
+
+
+def host_surt(host: str) -> str:
+    """The host part of a SURT key: www.example.is -> is,example (canonicalised as in `surt`)."""
+    canonical = _canonical_host(host.strip().lower().encode("utf-8")) if host.strip() else b""
+    return ",".join(reversed(canonical.decode("utf-8").split("."))) if canonical else ""

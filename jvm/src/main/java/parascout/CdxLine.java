@@ -69,6 +69,9 @@ public final class CdxLine implements UDF5<byte[], String, Integer, Integer, Int
         if (url.length() > maxUrlChars && url.codePointCount(0, url.length()) > maxUrlChars) {
             return bad("url_too_long");
         }
+        if (hasControlCharacter(url)) {
+            return bad("control_characters");
+        }
         String host = urlHost(url);
         if (host.isEmpty()) {
             return bad("bad_url");
@@ -92,6 +95,17 @@ public final class CdxLine implements UDF5<byte[], String, Integer, Integer, Int
         return RowFactory.create(url, text.substring(0, firstSpace), host, status, mime == null ? null : mimeType(mime),
             json[DIGEST], micros, filename, offset, length, crawl(filename), recordType, json[REDIRECT], charset,
             json[TRUNCATED], json[LANGUAGES], null);
+    }
+
+    /** Does the text hold a C0 control character or DEL (udfs/urls.py CONTROL_CHARACTERS)? */
+    static boolean hasControlCharacter(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < 0x20 || c == 0x7f) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static Row bad(String reason) {
