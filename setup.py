@@ -41,6 +41,7 @@ CORE = [
     "requests>=2.31",
     "charset-normalizer>=3.3",
     "rapidfuzz>=3.6",
+    "threadpoolctl>=3.1",  # export-bitext: one BLAS thread for the sentence aligner's tiny matrices
 ]
 EXTRAS = {
     "models": ["torch>=2.2", "transformers>=4.44", "tokenizers>=0.19"],  # URL models (train-*, rank-pairs, replay smart*)

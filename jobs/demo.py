@@ -1,7 +1,7 @@
 """`parascout demo`: the whole pipeline on the embedded sample archive, then a report.
 
 sample archive → scan-cdx → bucket-handles → train-url2lang, train-pairs →
-rank-pairs → fetch-docs → verify-pairs → shortlist → replay-crawl → report.md.
+rank-pairs → fetch-docs → verify-pairs → export-bitext → shortlist → replay-crawl → report.md.
 Every step is an ordinary job run in one SparkSession over the same root; a step
 whose report says it already ran with the same arguments is skipped, so a rerun
 resumes where a failed run stopped.
@@ -66,6 +66,8 @@ class Demo(Job):
             ("rank-pairs", ["--root", root, "--langs", langs, "--lang-model", storage.join(models, "url2lang"),
                             "--pair-model", storage.join(models, "pairs")]),
             ("verify-pairs", ["--root", root, "--pairs", "scored_pairs"]),
+            # the bitext before shortlist, so the shortlist carries each site's yield in words
+            ("export-bitext", ["--root", root, "--langs", langs]),
             ("shortlist", ["--root", root, "--langs", langs, "--truth", truth]),
             ("replay-crawl", ["--root", root, "--langs", langs, "--truth", truth,
                               "--lang-model", storage.join(models, "url2lang"),
@@ -124,6 +126,22 @@ def evaluate_against_truth(root: str, src_lang: str, trg_lang: str) -> dict:
     return quality
 
 
+def bitext_lines(summaries: list[dict]) -> list[str]:
+    """The report's bitext section: sentence pairs and words exported, a few aligned pairs."""
+    metrics = next((step["metrics"] for step in summaries if step["job"] == "export-bitext"), None)
+    if not metrics or "sentence_pairs" not in metrics:
+        return []
+    words = ", ".join(f"{key[6:]} {value:,}" for key, value in metrics.items() if key.startswith("words_"))
+    summary = (f"{metrics['sentence_pairs']:,} sentence pairs ({metrics.get('unique_sentence_pairs', 0):,} unique), "
+               f"words: {words}; files in `bitext/` (Bitextor TSV, TMX), tables `bitext_*`.")
+    lines = ["## Bitext (export-bitext)", "", summary, "",
+             "| source | target | score |", "|---|---|---:|"]
+    for src, trg, score in metrics.get("examples", []):
+        src, trg = (text.replace("|", "\\|") for text in (src, trg))
+        lines.append(f"| {src} | {trg} | {score:.3f} |")
+    return lines + [""]
+
+
 def render_report(args, summaries: list[dict], quality: dict) -> str:
     """A Markdown report of the demo run: every step's counts, quality against the truth, metrics."""
     lines = [f"# parascout demo — {args.langs} on a {args.hosts}-host sample archive (seed {args.seed})", "",
@@ -137,8 +155,9 @@ def render_report(args, summaries: list[dict], quality: dict) -> str:
     for label, scores in quality.items():
         lines.append(f"| {label} | {scores['predicted']} | {scores['correct']} | {scores['precision']:.3f} | "
                      f"{scores['recall']:.3f} | {scores['f1']:.3f} |")
-    lines += ["", f"True {args.langs} pairs in the archive: {next(iter(quality.values()))['gold']}.", "",
-              "## Headline metrics", ""]
+    lines += ["", f"True {args.langs} pairs in the archive: {next(iter(quality.values()))['gold']}.", ""]
+    lines += bitext_lines(summaries)
+    lines += ["## Headline metrics", ""]
     for step in summaries:
         scalars = {k: v for k, v in step["metrics"].items() if isinstance(v, (int, float, str, bool))}
         if scalars:

@@ -5,6 +5,8 @@ site's prediction is its number of 1-1 aligned pairs with score >= --min-score (
 the sum of aligned scores as `expected_pairs`); the ratio divides by the smaller
 language side. With `verified_pairs` or `--truth truth/pairs.parquet` the ranking is
 compared with true pair counts: Spearman's rho and precision@5/10/20 in the report.
+When export-bitext ran first, each site also carries its yield: documents, sentence pairs and
+words per language exported (`bitext_*`, 0 for a site with none).
 """
 from __future__ import annotations
 
@@ -15,7 +17,12 @@ from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job
 from parascout.udfs.langs import parse_lang_pair
-from parascout.udfs.shortlist import DEFAULT_PRECISION_KS, SHORTLIST_COLUMNS, evaluate_shortlist
+from parascout.udfs.shortlist import (
+    BITEXT_YIELD_COLUMNS,
+    DEFAULT_PRECISION_KS,
+    SHORTLIST_COLUMNS,
+    evaluate_shortlist,
+)
 from parascout.udfs.sites import with_site
 
 
@@ -61,11 +68,26 @@ class ShortlistJob(Job):
         shortlist = (wanted.join(aligned, "host", "left").fillna(0, ["predicted_pairs", "expected_pairs"])
                      .withColumn("predicted_ratio", F.coalesce(F.col("predicted_pairs") / F.least(
                          "n_urls_src", "n_urls_trg"), F.lit(0.0))))
+        shortlist = self.with_bitext_yield(shortlist)
         # one global order: the shortlist has one row per site holding both languages, not per URL
         order = Window.orderBy(F.desc("predicted_pairs"), F.desc("predicted_ratio"), "host")
         rows = self.write_table(shortlist.withColumn("rank", F.row_number().over(order))
                                 .select(*SHORTLIST_COLUMNS), "shortlist")
         self.evaluate(self.read_table("shortlist"), rows)
+
+    def with_bitext_yield(self, shortlist: DataFrame) -> DataFrame:
+        """Documents, sentence pairs and words per language export-bitext exported per site (0 where none)."""
+        if not self.table_exists("bitext_documents"):
+            return shortlist.select("*", *[F.lit(0).cast("long").alias(c) for c in BITEXT_YIELD_COLUMNS])
+        src_lang = self.languages_ranked()[0]
+        documents = with_site(self.read_table("bitext_documents").where(F.col("status") == "ok").drop("site"),
+                              self.languages_ranked(), self.ranked["grouped_by"])
+        same_side = F.col("src_lang") == src_lang
+        exported = documents.groupBy(F.col("site").alias("host")).agg(
+            F.count("*").alias("bitext_documents"), F.sum("sentence_pairs").alias("bitext_sentence_pairs"),
+            F.sum(F.when(same_side, F.col("src_words")).otherwise(F.col("trg_words"))).alias("bitext_words_src"),
+            F.sum(F.when(same_side, F.col("trg_words")).otherwise(F.col("src_words"))).alias("bitext_words_trg"))
+        return shortlist.join(exported, "host", "left").fillna(0, BITEXT_YIELD_COLUMNS)
 
     def truth_counts(self) -> tuple[DataFrame | None, bool]:
         """True pairs per site from --truth (covers every site) or verified_pairs (only the checked sites)."""

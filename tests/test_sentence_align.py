@@ -1,6 +1,8 @@
 """Sentence alignment: a hand-made pair with a 2-1 bead, deletions with a lexicon, degenerate inputs."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 from parascout.udfs.bitext.align import Bead, align_sentences
 
 SRC = ["The house is red.", "It stands by the river, and it is very old.", "My father built it in 1950.",
@@ -12,7 +14,7 @@ TRG = ["La maison est rouge.", "Elle se trouve au bord de la rivière.", "Elle e
 class TinyLexicon:
     """A lexicon with the contract of parascout.udfs.lexicon.Lexicon (translations, prob)."""
 
-    table = {"house": {"maison": 0.9}, "red": {"rouge": 0.9}, "river": {"rivière": 0.8}, "old": {"vieille": 0.7},
+    table: ClassVar[dict] = {"house": {"maison": 0.9}, "red": {"rouge": 0.9}, "river": {"rivière": 0.8}, "old": {"vieille": 0.7},
              "very": {"très": 0.8}, "father": {"père": 0.9}, "built": {"construite": 0.6},
              "love": {"aimons": 0.5}, "cat": {"chat": 0.9}, "sleeps": {"dort": 0.8}, "garden": {"jardin": 0.9}}
 

@@ -38,7 +38,7 @@ def test_paragraphs_are_boundaries_and_empty_documents_are_bad_input():
 
 
 def test_a_100k_sentence_document_gives_a_reason_quickly():
-    huge = ["Short sentence number %d." % i for i in range(100_000)]
+    huge = [f"Short sentence number {i}." for i in range(100_000)]
     started = time.process_time()
     sentences, reason = split_sentences([" ".join(huge[:50_000])] + huge[50_000:])
     assert (sentences, reason) == ([], TOO_MANY_SENTENCES)

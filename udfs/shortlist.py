@@ -13,8 +13,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+#: the bitext_* columns: what export-bitext exported per site (0 before it ran): yield in words
+BITEXT_YIELD_COLUMNS = ["bitext_documents", "bitext_sentence_pairs", "bitext_words_src", "bitext_words_trg"]
 SHORTLIST_COLUMNS = ["host", "src_lang", "trg_lang", "n_urls_src", "n_urls_trg", "predicted_pairs",
-                     "expected_pairs", "predicted_ratio", "rank"]
+                     "expected_pairs", "predicted_ratio", "rank"] + BITEXT_YIELD_COLUMNS
 DEFAULT_PRECISION_KS = (5, 10, 20)
 
 

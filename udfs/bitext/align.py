@@ -60,7 +60,7 @@ def _window_sum(values: np.ndarray, size: int, axis: int = 0) -> np.ndarray:
     total = np.cumsum(values, axis=axis, dtype=values.dtype)
     total = np.concatenate([np.zeros_like(total.take([0], axis=axis)), total], axis=axis)
     length = values.shape[axis]
-    return total.take(range(size, length + 1), axis=axis) - total.take(range(0, length - size + 1), axis=axis)
+    return total.take(range(size, length + 1), axis=axis) - total.take(range(length - size + 1), axis=axis)
 
 
 class LexicalSimilarity:

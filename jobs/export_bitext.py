@@ -1,0 +1,169 @@
+"""export-bitext: the parallel text itself, in the formats a corpus builder's tools read.
+
+Reads the verified parallel pairs of one language pair (`verified_pairs`, parallel = true) and both
+pages' `texts`; splits each page's main paragraphs into sentences, aligns them (Gale–Church lengths
+plus, with --lexicon, the translation lexicon: udfs/bitext/align.py) and filters the sentence pairs
+(identical sides, length ratio, numbers, CLD2 language: kept in the Parquet with the reason). Writes
+- `bitext_documents` (Parquet: urls, site, scores, main texts, paragraph lists, counts, status),
+- `bitext_sentences` (Parquet: every bead with score and reason; null reason = exported),
+- `bitext_sites` (Parquet: documents, sentence pairs and words per language per site),
+- `bitext/<A>-<B>.documents.tsv.gz` (Bitextor: url1, url2, base64 text1, base64 text2),
+  `bitext/<A>-<B>.sent.tsv.gz` (Bitextor: src_url, trg_url, src_text, trg_text, score) and
+  `bitext/<A>-<B>.tmx.gz` (TMX 1.4b, one unit per unique pair with its count).
+Input document pairs = exported + filtered (no sentence pair kept, other language pair) + bad (a text
+missing or empty, too many sentences).
+"""
+from __future__ import annotations
+
+import functools
+
+from pyspark.sql import functions as F
+
+from parascout.jobs.base import ConfigError, Job
+from parascout.udfs import storage
+from parascout.udfs.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, export_batches
+from parascout.udfs.bitext.formats import TMX_FOOTER, document_line, sentence_line, tmx_header, tmx_unit
+from parascout.udfs.bitext.sentences import MAX_SENTENCES
+from parascout.udfs.langs import load_languages, parse_lang_pair
+from parascout.udfs.sites import with_site
+
+TEXT_COLUMNS = ["paragraphs", "main_text"]
+EXAMPLES_IN_REPORT = 5
+
+
+class ExportBitextJob(Job):
+    name = "export-bitext"
+    description = "aligned documents and sentence pairs of verified pairs: Parquet, Bitextor TSV, TMX"
+    outputs = ("bitext_documents", "bitext_sentences", "bitext_sites")
+
+    def add_arguments(self, parser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--langs", required=True, help="language pair A,B (A is the source side of the output)")
+        parser.add_argument("--lexicon", metavar="DIR", help="lexicon directory (train-lexicon); without it the "
+                                                             "sentence aligner uses lengths only")
+        parser.add_argument("--max-sentences", type=int, default=MAX_SENTENCES,
+                            help="a page with more sentences is bad input (too_many_*_sentences)")
+
+    def validate_arguments(self, args) -> None:
+        super().validate_arguments(args)
+        try:
+            self.languages = parse_lang_pair(args.langs)
+        except ValueError as error:
+            raise ConfigError(str(error)) from error
+        if args.lexicon and not storage.exists(storage.join(args.lexicon, "parascout_lexicon.json")):
+            raise ConfigError(f"--lexicon {args.lexicon}: not a lexicon directory; run train-lexicon first")
+        if args.max_sentences < 1:
+            raise ConfigError("--max-sentences must be at least 1")
+
+    def oriented_pairs(self):
+        """Verified parallel pairs of the language pair, src always language A (pairs stored B -> A swapped)."""
+        a, b = self.languages
+        pairs = self.read_table("verified_pairs").where(F.col("parallel"))
+        forward = pairs.where((F.col("src_lang") == a) & (F.col("trg_lang") == b))
+        backward = pairs.where((F.col("src_lang") == b) & (F.col("trg_lang") == a)).select(
+            "host", F.col("trg_url").alias("src_url"), F.col("src_url").alias("trg_url"),
+            F.col("trg_lang").alias("src_lang"), F.col("src_lang").alias("trg_lang"), "p_parallel_content")
+        columns = ["host", "src_url", "trg_url", "src_lang", "trg_lang", "p_parallel_content"]
+        return pairs, forward.select(*columns).unionByName(backward).dropDuplicates(["src_url", "trg_url"])
+
+    def with_texts(self, pairs):
+        texts = self.read_table("texts").where(F.col("duplicate_of").isNull() | (F.col("duplicate_of") == F.col("url")))
+        texts = texts.dropDuplicates(["url"]).select("url", *TEXT_COLUMNS)
+        for side in ("src", "trg"):
+            renamed = texts.select(F.col("url").alias(f"{side}_url"),
+                                   *[F.col(c).alias(f"{side}_{c}") for c in TEXT_COLUMNS])
+            pairs = pairs.join(renamed, f"{side}_url", "left")
+        return pairs
+
+    def process(self) -> None:
+        all_parallel, pairs = self.oriented_pairs()
+        parallel = all_parallel.count()
+        self.report.input("verified_pairs (parallel)", parallel)
+        wanted = pairs.count()
+        self.report.filtered("other_language_pair", parallel - wanted)
+        documents = self.with_texts(pairs).mapInPandas(
+            functools.partial(export_batches, lexicon_path=self.args.lexicon, max_sentences=self.args.max_sentences),
+            DOCUMENT_SCHEMA)
+        self.write_table(with_site(documents.drop("sentences"), self.languages), "bitext_documents")
+        sentences = documents.select("host", "src_url", "trg_url", "src_lang", "trg_lang",
+                                     F.explode("sentences").alias("s")).select("host", "src_url", "trg_url",
+                                                                                 "src_lang", "trg_lang", "s.*")
+        self.write_table(sentences, "bitext_sentences")
+        written = self.read_table("bitext_documents")
+        self.report.add_counts(self.count_by(written, "status"), bad_reasons=tuple(BAD_REASONS))
+        self.report_sentences(self.read_table("bitext_sentences"))
+        self.write_table(self.site_yield(written), "bitext_sites")
+        self.write_files(written, self.read_table("bitext_sentences"))
+        self.report.metric("lexicon", self.args.lexicon or "none: lengths only (Gale-Church)")
+
+    def report_sentences(self, sentences) -> None:
+        outcome = sentences.withColumn("outcome", F.coalesce("reason", F.lit("exported")))
+        counts = self.count_by(outcome, "outcome")
+        self.report.metric("sentence_beads", counts)
+        kept = sentences.where(F.col("reason").isNull())
+        totals = kept.agg(F.count("*").alias("pairs"), F.sum("src_words").alias("src_words"),
+                          F.sum("trg_words").alias("trg_words"),
+                          F.countDistinct("src_text", "trg_text").alias("unique")).first()
+        a, b = self.languages
+        self.report.metric("sentence_pairs", int(totals["pairs"]))
+        self.report.metric("unique_sentence_pairs", int(totals["unique"]))
+        self.report.metric(f"words_{a}", int(totals["src_words"] or 0))
+        self.report.metric(f"words_{b}", int(totals["trg_words"] or 0))
+        examples = kept.orderBy(F.desc("score"), "src_url", "bead").limit(EXAMPLES_IN_REPORT)
+        self.report.metric("examples", [[row["src_text"], row["trg_text"], row["score"]] for row in examples.collect()])
+
+    def site_yield(self, documents):
+        """Per site: exported documents, sentence pairs, words in each language (the shortlist joins it)."""
+        ok = documents.where(F.col("status") == "ok")
+        sites = ok.groupBy("site").agg(F.count("*").alias("documents"),
+                                       F.sum("sentence_pairs").alias("sentence_pairs"),
+                                       F.sum("src_words").alias("src_words"), F.sum("trg_words").alias("trg_words"))
+        a, b = self.languages
+        top = sites.orderBy(F.desc("src_words")).limit(20).collect()
+        self.report.metric("sites", {row["site"]: {"documents": row["documents"], "sentence_pairs": row["sentence_pairs"],
+                                                   f"words_{a}": row["src_words"], f"words_{b}": row["trg_words"]}
+                                     for row in top})
+        return sites.withColumn("src_lang", F.lit(a)).withColumn("trg_lang", F.lit(b))
+
+    def write_files(self, documents, sentences) -> None:
+        """The Bitextor TSVs and the TMX, streamed from the tables partition by partition."""
+        a, b = self.languages
+        folder = storage.join(self.args.root, "bitext")
+        languages = load_languages()
+        src_code, trg_code = (languages[code].iso639_1 or code for code in (a, b))
+        ok = documents.where(F.col("status") == "ok").select("src_url", "trg_url", "src_text", "trg_text")
+        lines = (document_line(*row) for row in ok.toLocalIterator())
+        self.report.output("bitext/documents.tsv", self.write_gzip(storage.join(folder, f"{a}-{b}.documents.tsv.gz"), lines))
+        kept = sentences.where(F.col("reason").isNull())
+        lines = (sentence_line(r["src_url"], r["trg_url"], r["src_text"], r["trg_text"], r["score"])
+                 for r in kept.select("src_url", "trg_url", "src_text", "trg_text", "score").toLocalIterator())
+        self.report.output("bitext/sent.tsv", self.write_gzip(storage.join(folder, f"{a}-{b}.sent.tsv.gz"), lines))
+        unique = kept.groupBy("src_text", "trg_text").agg(
+            F.count("*").alias("count"), F.max("score").alias("score"),
+            F.min(F.struct("src_url", "trg_url")).alias("first")).orderBy(F.desc("count"), "src_text")
+        units = (tmx_unit(number, src_code, trg_code, r["src_text"], r["trg_text"], r["count"], r["score"],
+                          r["first"]["src_url"], r["first"]["trg_url"])
+                 for number, r in enumerate(unique.toLocalIterator(), 1))
+        written = self.write_gzip(storage.join(folder, f"{a}-{b}.tmx.gz"), units,
+                                  header=tmx_header(src_code, "0.2.0"), footer=TMX_FOOTER)
+        self.report.output("bitext/tmx (unique pairs)", written)
+
+    @staticmethod
+    def write_gzip(path: str, lines, header: str = "", footer: str = "") -> int:
+        """Stream text lines into a gzip file (temporary name, then moved); returns the line count."""
+        filesystem, inner = storage._arrow_fs(path)
+        parent = inner.rsplit("/", 1)[0]
+        filesystem.create_dir(parent, recursive=True)
+        temporary = f"{parent}/.tmp-{inner.rsplit('/', 1)[1]}"
+        count = 0
+        with filesystem.open_output_stream(temporary, compression="gzip") as out:
+            out.write(header.encode("utf-8"))
+            for line in lines:
+                out.write(line.encode("utf-8"))
+                count += 1
+            out.write(footer.encode("utf-8"))
+        filesystem.move(temporary, inner)
+        return count
+
+if __name__ == "__main__":
+    ExportBitextJob().run()

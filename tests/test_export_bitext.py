@@ -1,0 +1,164 @@
+"""export-bitext: formats written and read back (TMX parsed and checked against the TMX 1.4b DTD's
+structure), document-level bad input, and the job on tiny tables with its balanced report."""
+from __future__ import annotations
+
+import gzip
+import json
+from xml.etree import ElementTree
+
+import pandas as pd
+import pytest
+
+from parascout.jobs.export_bitext import ExportBitextJob
+from parascout.jobs.shortlist import ShortlistJob
+from parascout.udfs.bitext import formats
+from parascout.udfs.bitext.export import BAD_REASONS, NO_PAIRS_KEPT, export_document
+from parascout.udfs.bitext.filters import filter_reason
+from tests.conftest import run_job
+
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+HEADER_REQUIRED = {"creationtool", "creationtoolversion", "segtype", "o-tmf", "adminlang", "srclang", "datatype"}
+
+
+def check_tmx_structure(text: str) -> list[ElementTree.Element]:
+    """TMX 1.4b's DTD as explicit checks: tmx(header, body); header's required attributes;
+    body(tu*); tu((note|prop)*, tuv+); prop has type; tuv has xml:lang and exactly one seg."""
+    assert '<!DOCTYPE tmx SYSTEM "tmx14.dtd">' in text
+    root = ElementTree.fromstring(text.encode("utf-8"))
+    assert root.tag == "tmx" and root.get("version") == "1.4"
+    assert [child.tag for child in root] == ["header", "body"]
+    header, body = list(root)
+    assert HEADER_REQUIRED <= set(header.attrib), HEADER_REQUIRED - set(header.attrib)
+    assert header.get("segtype") in {"block", "paragraph", "sentence", "phrase"}
+    units = list(body)
+    for unit in units:
+        assert unit.tag == "tu"
+        tags = [child.tag for child in unit]
+        first_tuv = tags.index("tuv")
+        assert set(tags[:first_tuv]) <= {"note", "prop"} and set(tags[first_tuv:]) == {"tuv"}
+        for prop in unit.findall("prop"):
+            assert prop.get("type")
+        for tuv in unit.findall("tuv"):
+            assert tuv.get(XML_LANG) and [child.tag for child in tuv] == ["seg"]
+    return units
+
+
+def test_bitextor_tsvs_and_tmx_are_written_and_read_back():
+    src, trg = "Tab\there & <b>bold</b>\nnext line", "Tabulation & <i>ici</i> \x01"
+    line = formats.document_line("http://a/en", "http://a/fr", src, trg)
+    assert list(formats.read_document_lines([line])) == [("http://a/en", "http://a/fr", src, trg)]
+    line = formats.sentence_line("http://a/en", "http://a/fr", src, trg, 0.87654)
+    assert line.count("\t") == 4
+    assert list(formats.read_sentence_lines([line])) == [
+        ("http://a/en", "http://a/fr", "Tab here & <b>bold</b> next line", "Tabulation & <i>ici</i> \x01", 0.8765)]
+    text = (formats.tmx_header("en", "0.2.0") + formats.tmx_unit(1, "en", "fr", src, trg, 3, 0.5, "http://a/en?x=1&y=2",
+                                                                "http://a/fr") + formats.TMX_FOOTER)
+    units = check_tmx_structure(text)
+    assert len(units) == 1
+    segs = [tuv.find("seg").text for tuv in units[0].findall("tuv")]
+    assert segs == [src, "Tabulation & <i>ici</i> "]  # the control character XML cannot hold is dropped
+    props = {prop.get("type"): prop.text for prop in units[0].findall("prop")}
+    assert props == {"count": "3", "score": "0.5000", "src-url": "http://a/en?x=1&y=2", "trg-url": "http://a/fr"}
+
+
+def test_filters_name_their_reason():
+    assert filter_reason("Same text.", "same  TEXT.", "eng", "fra") == "identical_sides"
+    assert filter_reason("I have 3 cats.", "J'ai 4 chats.", "eng", "fra") == "numbers_mismatch"
+    assert filter_reason("Yes.", "Oui, mais c'est une très longue phrase qui continue.", "eng", "fra") == "length_ratio"
+    english = "The weather is very nice today and we will go out for a long walk."
+    assert filter_reason(english, english.replace("walk", "stroll"), "eng", "fra") == "wrong_language"
+    assert filter_reason(english, "Il fait très beau aujourd’hui et nous allons faire une longue promenade.",
+                         "eng", "fra") is None
+
+
+def document(src_paragraphs, trg_paragraphs):
+    def texts(paragraphs):
+        if paragraphs is None:
+            return None
+        return [{"text": p, "type": "text", "lang": None, "boilerplate": False, "hash": str(i)}
+                for i, p in enumerate(paragraphs)] + [{"text": "Menu", "type": "text", "boilerplate": True}]
+    return {"host": "a.example", "src_url": "http://a.example/en", "trg_url": "http://a.example/fr",
+            "src_lang": "eng", "trg_lang": "fra", "p_parallel_content": 0.9,
+            "src_paragraphs": texts(src_paragraphs), "trg_paragraphs": texts(trg_paragraphs)}
+
+
+EN = ["The house is red. It stands by the river.", "My father built it in 1950."]
+FR = ["La maison est rouge. Elle se trouve au bord de la rivière.", "Mon père l'a construite en 1950."]
+
+
+def test_a_document_pair_exports_its_sentence_pairs_without_boilerplate():
+    out = export_document(document(EN, FR))
+    assert out["status"] == "ok" and out["src_paragraphs"] == EN and out["trg_text"] == "\n".join(FR)
+    assert [(s["src_text"], s["trg_text"], s["reason"]) for s in out["sentences"]] == [
+        ("The house is red.", "La maison est rouge.", None),
+        ("It stands by the river.", "Elle se trouve au bord de la rivière.", None),
+        ("My father built it in 1950.", "Mon père l'a construite en 1950.", None)]
+    assert out["sentence_pairs"] == 3 and out["src_words"] == 15
+
+
+@pytest.mark.parametrize("src, trg, status", [
+    (None, FR, "missing_src_text"), (EN, None, "missing_trg_text"), ([" "], FR, "empty_src_text"),
+    (EN, [], "empty_trg_text"), (["A sentence here. " * 100_000], FR, "too_many_src_sentences"),
+    (["Same words here."], ["Same words here."], NO_PAIRS_KEPT)])
+def test_bad_document_pairs_get_a_status_not_an_exception(src, trg, status):
+    out = export_document(document(src, trg))
+    assert out["status"] == status
+    assert status in BAD_REASONS or status == NO_PAIRS_KEPT
+
+
+def sites_words_fra(root) -> int:
+    return int(pd.read_parquet(root / "bitext_sites", columns=["trg_words"])["trg_words"].iloc[0])
+
+
+@pytest.mark.slow
+def test_export_bitext_job_writes_every_format_and_balances(spark, tmp_path):
+    root = str(tmp_path)
+    rows = [document(EN, FR), {**document(None, FR), "src_url": "http://a.example/en2", "trg_url": "http://a.example/fr2"},
+            {**document(["Same words here."], ["Same words here."]), "src_url": "http://b.example/en",
+             "trg_url": "http://b.example/fr", "host": "b.example"}]
+    pairs = pd.DataFrame([{k: r[k] for k in ("host", "src_url", "trg_url", "src_lang", "trg_lang", "p_parallel_content")}
+                          for r in rows])
+    pairs["parallel"] = True
+    other = pairs.iloc[[0]].assign(src_url="http://a.example/de", src_lang="deu")  # another language pair
+    pairs = pd.concat([pairs, other, pairs.iloc[[0]].assign(parallel=False, src_url="x")], ignore_index=True)
+    spark.createDataFrame(pairs).write.parquet(f"{root}/verified_pairs")
+    (tmp_path / "verified_pairs" / "_SUCCESS").touch()
+    texts = []
+    for r in rows:
+        for side in ("src", "trg"):
+            if r[f"{side}_paragraphs"] is not None:
+                texts.append({"url": r[f"{side}_url"], "paragraphs": r[f"{side}_paragraphs"], "duplicate_of": None,
+                              "main_text": "\n".join(p["text"] for p in r[f"{side}_paragraphs"] if not p["boilerplate"])})
+    spark.createDataFrame(pd.DataFrame(texts), "url string, paragraphs array<struct<text:string, type:string, "
+                          "lang:string, boilerplate:boolean, hash:string>>, duplicate_of string, main_text string"
+                          ).write.parquet(f"{root}/texts")
+    (tmp_path / "texts" / "_SUCCESS").touch()
+    report = run_job(ExportBitextJob, spark, ["--root", root, "--langs", "en,fr"])
+    assert report["balanced"] and report["inputs"]["verified_pairs (parallel)"] == 4
+    assert report["kept"] == 1 and report["bad"] == {"missing_src_text": 1}
+    assert report["filtered"] == {"other_language_pair": 1, NO_PAIRS_KEPT: 1}
+    assert report["metrics"]["sentence_pairs"] == 3 and report["metrics"]["words_eng"] == 15
+    with gzip.open(tmp_path / "bitext" / "eng-fra.sent.tsv.gz", "rt") as handle:
+        lines = list(formats.read_sentence_lines(handle))
+    assert [line[2] for line in lines] == ["The house is red.", "It stands by the river.", "My father built it in 1950."]
+    with gzip.open(tmp_path / "bitext" / "eng-fra.documents.tsv.gz", "rt") as handle:
+        assert [d[2] for d in formats.read_document_lines(handle)] == ["\n".join(EN)]
+    with gzip.open(tmp_path / "bitext" / "eng-fra.tmx.gz", "rt") as handle:
+        assert len(check_tmx_structure(handle.read())) == 3
+    sentences = pd.read_parquet(tmp_path / "bitext_sentences")
+    assert sentences["reason"].fillna("kept").value_counts().to_dict() == {"kept": 3, "identical_sides": 1}
+    sites = pd.read_parquet(tmp_path / "bitext_sites", columns=["site", "documents", "sentence_pairs", "src_words"])
+    assert sites.to_dict("records") == [{"site": "a.example", "documents": 1, "sentence_pairs": 3, "src_words": 15}]
+    assert json.loads((tmp_path / "_reports" / "export-bitext.json").read_text())["status"] == "ok"
+
+    # the shortlist carries each site's yield in words once export-bitext has run
+    spark.createDataFrame(pd.DataFrame({
+        "host": ["a.example", "b.example"], "src_lang": "fra", "trg_lang": "eng", "n_urls_src": 5, "n_urls_trg": 5,
+        "n_groups": 1, "n_urls_capped": 0, "n_groups_chunked": 0, "grouped_by": "site"})).write.parquet(f"{root}/rank_hosts")
+    spark.createDataFrame(pd.DataFrame({"host": ["a.example"], "src_url": ["u"], "trg_url": ["v"], "score": [0.9]})
+                          ).write.parquet(f"{root}/alignment")
+    run_job(ShortlistJob, spark, ["--root", root, "--langs", "fr,en"])
+    ranked = pd.read_parquet(tmp_path / "shortlist").set_index("host")
+    assert ranked.loc["a.example", ["bitext_documents", "bitext_sentence_pairs", "bitext_words_trg"]].tolist() == [1, 3, 15]
+    assert ranked.loc["a.example", "bitext_words_src"] == sites_words_fra(tmp_path)
+    assert ranked.loc["b.example", ["bitext_documents", "bitext_words_src"]].tolist() == [0, 0]
