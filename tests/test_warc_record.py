@@ -154,6 +154,15 @@ def test_gzip_in_gzip_bomb_is_too_large_with_memory_near_the_limit():
     assert small.status == "too_large"
 
 
+def test_records_just_under_the_limit_decode_whole():
+    size = MAX_UNCOMPRESSED_BYTES - MIB
+    encoded = decode_record(warc_record("response", "http://big.example/", http_response(
+        gzip_stream(size), (("Content-Encoding", "gzip"),))))
+    assert encoded.status == "ok" and len(encoded.body) == size and not encoded.body.strip(b"\0")
+    plain = decode_record(warc_record("response", "http://big.example/", http_response(b"\0" * size)))
+    assert plain.status == "ok" and len(plain.body) == size
+
+
 @pytest.mark.parametrize("writer_class", [BrotliWriter, ZstdWriter])
 def test_brotli_and_zstd_bombs_stop_at_the_limit(writer_class):
     encoding = "br" if writer_class is BrotliWriter else "zstd"

@@ -56,6 +56,7 @@ RETRYABLE_REASONS = frozenset({"cut_short"})
 GZIP_MAGIC = b"\x1f\x8b"
 ARC_HEADER = re.compile(rb"[a-z][a-z0-9+.\-]*:\S* \d{1,3}(?:\.\d{1,3}){3} \d{8,14} ", re.IGNORECASE)
 STREAM_CHUNK = 64 * 1024
+INFLATE_CHUNK = 1024 * 1024  # zlib copies the unconsumed input at each step: small steps cost O(n^2) on big records
 DIGITS = re.compile("[0-9]{1,15}")
 
 
@@ -138,12 +139,12 @@ def inflate_bounded(inflater, data: bytes, limit: int) -> bytes:
     """Inflate `data` a chunk at a time; RecordProblem('too_large') as soon as the output passes `limit`."""
     out, pending = bytearray(), data
     while not inflater.eof:
-        piece = inflater.decompress(pending, STREAM_CHUNK)
+        piece = inflater.decompress(pending, INFLATE_CHUNK)
         out += piece
         if len(out) > limit:
             raise RecordProblem("too_large", f"inflates past {limit} bytes")
         pending = inflater.unconsumed_tail
-        if not pending and len(piece) < STREAM_CHUNK:
+        if not pending and len(piece) < INFLATE_CHUNK:
             break
     return bytes(out)
 
