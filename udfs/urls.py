@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from urllib.parse import urlsplit
+from urllib.parse import quote_from_bytes, unquote_to_bytes, urlsplit
 
 import tldextract
 
@@ -82,6 +82,7 @@ _WWW = re.compile(rb"www\d*\.")
 _DECIMAL_IP = re.compile(rb"^([1-9][0-9]*)(\.[0-9]+)?(\.[0-9]+)?(\.[0-9]+)?$")
 _OCTAL_IP = re.compile(rb"^(0[0-7]*)(\.[0-7]+)?(\.[0-7]+)?(\.[0-7]+)?$")
 _ESCAPE_SAFE = b"!\"$&'()*+,-./:;<=>?@[\\]^_`{|}~"
+_NOTHING_TO_ESCAPE = re.compile(rb"[A-Za-z0-9!\"$&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]*\Z")
 _PATH_SESSION_IDS = (re.compile(rb"^(.*/)(\((?:[a-z]\([0-9a-z]{24}\))+\)/)([^?]+\.aspx.*)$", re.IGNORECASE),
                      re.compile(rb"^(.*/)(\([0-9a-z]{24}\)/)([^?]+\.aspx.*)$", re.IGNORECASE))
 _QUERY_SESSION_IDS = tuple(re.compile(rb"^(.*)(?:" + name + rb")(?:&(.*))?$", re.IGNORECASE) for name in (
@@ -92,18 +93,16 @@ _DEFAULT_PORTS = {b"http": 80, b"https": 443}
 
 def _unescape(text: bytes) -> bytes:
     """Percent-decode until nothing changes (%2541 -> %41 -> A)."""
-    from urllib.parse import unquote_to_bytes
-
-    while (decoded := unquote_to_bytes(text)) != text:
+    while b"%" in text and (decoded := unquote_to_bytes(text)) != text:
         text = decoded
     return text
 
 
 def _escape(text: bytes) -> bytes:
     """Percent-encode everything but ASCII letters, digits and the punctuation a URL keeps (not % and #)."""
-    from urllib.parse import quote_from_bytes
-
-    return quote_from_bytes(text, safe=_ESCAPE_SAFE).encode("ascii") if text else text
+    if not text or _NOTHING_TO_ESCAPE.match(text):
+        return text
+    return quote_from_bytes(text, safe=_ESCAPE_SAFE).encode("ascii")
 
 
 def _ip_address(host: bytes) -> bytes | None:
