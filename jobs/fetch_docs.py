@@ -138,11 +138,11 @@ class FetchDocsJob(Job):
         return self.persist(resolved, StorageLevel.DISK_ONLY)
 
     def read_wat(self) -> DataFrame:
-        files = [f for path in self.args.wat for f in storage.list_files(path)]
+        files = [f for path in self.args.wat for f in storage.list_files(path, endpoint=self.args.s3_endpoint)]
         if not files:
             raise ConfigError(f"fetch-docs: no WAT files found under {self.args.wat}")
         paths = self.spark.createDataFrame(pd.DataFrame({"path": files})).repartition(len(files))
-        return paths.mapInPandas(read_wat_files, DOCS_SCHEMA)
+        return paths.mapInPandas(functools.partial(read_wat_files, s3_endpoint=self.args.s3_endpoint), DOCS_SCHEMA)
 
     def pending_selection(self, previous: DataFrame | None) -> tuple[DataFrame, int]:
         """(selected URLs without an 'ok' doc yet, number selected); the skipped ones are counted already_ok."""

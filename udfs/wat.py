@@ -101,13 +101,13 @@ def read_wat(stream) -> Iterator[dict]:
         yield {**doc, **_container_location(payload.get("Container") or {})}
 
 
-def read_wat_files(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+def read_wat_files(batches: Iterator[pd.DataFrame], s3_endpoint: str | None = None) -> Iterator[pd.DataFrame]:
     """mapInPandas body: a frame of WAT paths (column `path`) -> docs rows, in batches."""
     for batch in batches:
         for path in batch["path"]:
             rows = []
             try:
-                with storage.open_binary(path) as stream:
+                with storage.open_binary(path, s3_endpoint) as stream:
                     for doc in read_wat(stream):
                         rows.append(doc)
                         if len(rows) >= OUTPUT_BATCH_ROWS:
