@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from parascout.jobs.base import ConfigError, Job
+from parascout.jobs.base import ConfigError, Job, JobFailed
 from parascout.udfs import storage
 from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.replay import POLICY_NAMES
@@ -62,6 +62,8 @@ class ReplayCrawlJob(Job):
         parser.add_argument("--max-host-docs", type=int, default=200_000,
                             help="skip (and count) hosts with more docs rows: one host is replayed in one task")
         parser.add_argument("--compare-policy", default="smart", help="policy compared with the shortlist")
+        parser.add_argument("--max-failed-share", type=float, default=0.0,
+                            help="fail the job when a larger share of the replayed sites failed (default 0: any)")
         parser.add_argument("--group-by", choices=["site", "host"], default="site",
                             help="crawl scope: a site (its hosts www.x.com, fr.x.com, x.com together, as rank-pairs "
                                  "groups) or each host alone")
@@ -76,6 +78,8 @@ class ReplayCrawlJob(Job):
         unknown = sorted(set(policies) - set(POLICY_NAMES))
         if unknown or not policies:
             raise ConfigError(f"--policies: unknown {unknown}; choose from {', '.join(POLICY_NAMES)}")
+        if not 0 <= args.max_failed_share <= 1:
+            raise ConfigError("--max-failed-share must be between 0 and 1")
         if args.budget <= 0:
             raise ConfigError("--budget must be > 0 (a fraction of each host's archived documents, e.g. 1.0)")
         if bool(args.lang_model) != bool(args.pair_model):
@@ -211,6 +215,11 @@ class ReplayCrawlJob(Job):
         self.report.metric("hosts_failed", int(per_host["failed"].sum()))
         for key, value in headline(summary).items():
             self.report.metric(key, value)
+        failed = int(per_host["failed"].sum())
+        if failed > self.args.max_failed_share * len(per_host):
+            errors = sorted(set(summary.loc[summary["status"] != "ok", "status"].astype(str)))[:3]
+            raise JobFailed(f"the replay failed on {failed} of {len(per_host)} {self.args.group_by}s, over "
+                            f"--max-failed-share {self.args.max_failed_share:.0%}: {errors}")
 
     def _write_replay_report(self, summary, means, langs: tuple[str, str], policies: list[str], notes: list[str]):
         """report.md, report.html and the PNGs under <root>/replay/."""

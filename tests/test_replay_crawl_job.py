@@ -1,11 +1,12 @@
 """replay-crawl end to end in the shared Spark session: tables, report counts, plots and the report files."""
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from parascout.jobs.base import ConfigError
+from parascout.jobs.base import ConfigError, JobFailed
 from parascout.jobs.replay_crawl import ReplayCrawlJob
 from tests.conftest import run_job
 from tests.test_replay_policies import train_tiny_url_models
@@ -172,3 +173,23 @@ def test_a_site_spans_its_language_subdomains(spark, tmp_path):
 def test_bad_arguments_fail_at_start(tmp_path, argv, message):
     with pytest.raises(ConfigError, match=message):
         ReplayCrawlJob().run(["--root", str(tmp_path), *argv])
+
+
+@pytest.mark.slow
+def test_sites_whose_replay_failed_fail_the_job_unless_a_share_is_allowed(spark, dataset, tmp_path):
+    source, counts = dataset
+    shutil.copytree(source / "docs", tmp_path / "docs")
+    not_a_model = tmp_path / "not-a-model"
+    not_a_model.mkdir()  # smart's models fail to load in every task
+    argv = ["--root", str(tmp_path), "--langs", "en,is", "--policies", "bfs,smart",
+            "--truth", str(source / "truth" / "pairs.parquet"), "--lang-model", str(not_a_model),
+            "--pair-model", str(not_a_model)]
+    with pytest.raises(JobFailed, match="failed on 3 of 3 sites, over --max-failed-share 0%"):
+        run_job(ReplayCrawlJob, spark, argv)
+    failed = json.loads((tmp_path / "_reports" / "replay-crawl.json").read_text())
+    assert failed["status"] == "failed" and failed["metrics"]["hosts_failed"] == 3
+    assert not (tmp_path / "replay_summary" / "_manifest.json").exists()
+
+    allowed = run_job(ReplayCrawlJob, spark, argv + ["--max-failed-share", "1"])
+    assert allowed["status"] == "ok" and allowed["balanced"] and allowed["kept"] == 0
+    assert allowed["bad"]["replay_failed"] == counts["rows"] - 1 - counts["duplicates"] - counts["no_truth_rows"]
