@@ -1,0 +1,69 @@
+"""Language cues of links: codes, names, endonyms, flags, hreflang, and the false cues they must not give."""
+from __future__ import annotations
+
+import pytest
+
+from parascout.udfs.language_cues import CUE_KINDS_ANCHOR, LinkCue, flag_language, link_cue, text_language
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("de", "deu"), ("DE", "deu"), ("[FR]", "fra"), ("fr |", "fra"), ("pt-BR", "por"), ("de_AT", "deu"),
+    ("ENG", "eng"), ("IS", "isl"),
+])
+def test_whole_anchor_codes(text, lang):
+    assert link_cue(text) == LinkCue(lang, "anchor_code")
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("Deutsch", "deu"), ("English", "eng"), ("Français", "fra"), ("FRANCAIS", "fra"), ("English version", "eng"),
+    ("Lire en français", "fra"), ("Íslenska", "isl"), ("中文", "zho"), ("Ελληνικά", "ell"), ("Español »", "spa"),
+    ("Norsk bokmål", "nob"), ("Suomeksi? suomi", "fin"),
+])
+def test_names_and_endonyms(text, lang):
+    assert link_cue(text) == LinkCue(lang, "anchor_name")
+
+
+@pytest.mark.parametrize("text", [
+    "de", "Read more", "la casa de papel", "It is what it is", "fin", "Fin de la liste", "est", "UK",
+    "ice", "May", "spa", "Deu", "it-services", "German cars are reliable and they sell very well abroad",
+    "English or Français", "", None, "   ", "2019",
+])
+def test_false_cues_in_text(text):
+    expected = {"de": "deu"}  # only the whole-anchor 'de' is a cue
+    found = link_cue(text)
+    assert (found.lang if found else None) == expected.get(text)
+
+
+@pytest.mark.parametrize("name, lang", [
+    ("flag-de.png", "deu"), ("/flags/fr.gif", "fra"), ("de.svg", "deu"), ("gb.png", "eng"), ("flag_uk.png", "eng"),
+    ("/img/flags/pt-br.png", "por"), ("english.gif", "eng"), ("icons/lang/dk.png", "dan"), ("lang-es.jpg", "spa"),
+])
+def test_flag_images(name, lang):
+    assert flag_language(name) == lang
+    assert link_cue(image=name) == LinkCue(lang, "flag")
+
+
+@pytest.mark.parametrize("name", ["logo.png", "banner-de-luxe.png", "cat.png", "fin.png", "/photos/2019/de.txt",
+                                  "header_bg.jpg", None, ""])
+def test_images_that_are_not_flags(name):
+    assert flag_language(name) is None
+
+
+def test_attributes():
+    assert link_cue("Read more", hreflang="de-AT") == LinkCue("deu", "hreflang")
+    assert link_cue(hreflang="x-default") is None
+    assert link_cue(lang="fr") == LinkCue("fra", "lang")
+    assert link_cue(title="Passer en français") == LinkCue("fra", "title")
+    assert link_cue(title="ES") == LinkCue("spa", "title")
+    assert link_cue(image_alt="Deutsch", image="logo.png") == LinkCue("deu", "alt")
+
+
+def test_strongest_evidence_first_and_kinds_restrict():
+    assert link_cue("Deutsch", hreflang="fr").kind == "hreflang"
+    assert link_cue("Deutsch", hreflang="fr", kinds=CUE_KINDS_ANCHOR) == LinkCue("deu", "anchor_name")
+    assert link_cue(hreflang="fr", image="flag-de.png", kinds=CUE_KINDS_ANCHOR) is None
+
+
+def test_text_language_kind():
+    assert text_language("DE") == ("deu", "code")
+    assert text_language("Deutsch") == ("deu", "name")
