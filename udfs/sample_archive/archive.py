@@ -14,10 +14,9 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from tqdm import tqdm
-
 from parascout.udfs.cdx import write_zipnum
 from parascout.udfs.langs import to_iso639_3
+from parascout.udfs.progress import progress_bar
 from parascout.udfs.sample_archive.index import CdxSorter, ColumnarWriter, tee
 from parascout.udfs.sample_archive.sites import SiteSpec, build_site, plan_sites
 from parascout.udfs.sample_archive.truth import TruthWriter, site_truth
@@ -126,7 +125,7 @@ def generate(out_dir: str, hosts: int | None = None, seed: int | None = None, la
     sorter = CdxSorter(os.path.join(work, "_sort"))
     truth = TruthWriter(os.path.join(work, "truth"))
     counts, warc_files, segments = Counter(), [], {}
-    bar = tqdm(total=len(specs), desc="hosts", unit="host", disable=not progress, mininterval=1.0)
+    bar = progress_bar(total=len(specs), enabled=progress, desc="hosts", unit="host", mininterval=1.0)
     workers = max(1, min(workers or min(os.cpu_count() or 1, 8), len(tasks)))
     pool = multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else None
     try:
@@ -147,8 +146,8 @@ def generate(out_dir: str, hosts: int | None = None, seed: int | None = None, la
     bar.close()
     truth.close()
     columnar = ColumnarWriter(work, crawl, segments, "part-00000.c000.gz.parquet")
-    lines = tqdm(sorter.sorted_lines(), total=sorter.count, desc="index", unit="line", disable=not progress,
-                 mininterval=1.0)
+    lines = progress_bar(sorter.sorted_lines(), enabled=progress, total=sorter.count, desc="index", unit="line",
+                         mininterval=1.0)
     zipnum = write_zipnum(tee(lines, columnar.add_cdx_line), os.path.join(work, "indexes"))
     columnar_counts = columnar.close()
     _move_into_place(work, out_dir)
