@@ -8,8 +8,20 @@
 Baselines on the same pools, measured in the same run: the WMT16 shared-task URL
 baseline (udfs/wmt16_baseline.py) and STRAND handles (udfs/handles.py), when present.
 
+`--protocol orphan` measures what a user meets: per held-out fold a seeded 30% of the gold pairs
+loses one side (src or trg at random), so its other side is an orphan that a system must leave
+unaligned. Every system proposes 1-1 pairs at its own threshold: naive strip (en, fr, eng, fra),
+the WMT16 baseline, STRAND, STRAND + learned LSS (a candidate is a decision), sort-and-zip (each
+host's sorted src and trg URLs zipped: the reference with no model), and the n-gram pair model at
+the cut-off its training chose on its own dev hosts (parascout_model.json `decision.min_score`;
+also shown at 0.5 and with none, as `align` did before). Precision, recall and F1 of the proposed
+pairs, per kind of pair (evaluation.pair_kind: identifier-only / different numeric ids /
+translated path), and the gold-pool recall of the same trained models beside it.
+
     .venv/bin/python benchmarks/eval_url_models_wmt16.py [--backends ngram,transformer] [--folds 5]
         [--transformer-minutes 4] [--transformer-folds 1] [--seeds 3]
+    .venv/bin/python benchmarks/eval_url_models_wmt16.py --protocol orphan [--eval-folds 5] [--seeds 1]
+        [--orphan-share 0.3] [--examples 10]
 """
 from __future__ import annotations
 
@@ -25,7 +37,15 @@ sys.path.insert(0, REPO)
 import numpy as np
 import pandas as pd
 
-from parascout.udfs.url_models.evaluation import classification_report
+from parascout.udfs import alignment
+from parascout.udfs.blocking.tokens import language_markers
+from parascout.udfs.url_models.evaluation import (
+    PAIR_KINDS,
+    alignment_quality,
+    classification_report,
+    orphan_pools,
+    pair_kind,
+)
 from parascout.udfs.url_models.negatives import generate_negatives
 from parascout.udfs.url_models.training import TrainingConfig, load_pairs, pair_examples, train_model
 from parascout.udfs.urls import registered_domain
@@ -207,6 +227,138 @@ def report_run(lang: dict, result: dict, summary: dict, threads: int) -> None:
         summary.setdefault(name, []).append(value)
 
 
+# ---- the orphan protocol ------------------------------------------------------------------
+def string_systems() -> dict:
+    """name -> function(pool: host, url, lang) -> candidate pairs; every candidate is a decision."""
+    from parascout.udfs.handles import build_stripper, plain_stripper, strand_candidates
+    from parascout.udfs.wmt16_baseline import wmt16_candidates
+
+    naive, strand = plain_stripper(["en", "fr", "eng", "fra"]), build_stripper(("en", "fr"))
+    return {
+        "naive strip": lambda pool: strand_candidates(pool, naive, SRC_LANG, TRG_LANG)[0],
+        "wmt16 baseline": lambda pool: wmt16_candidates(pool, SRC_LANG, TRG_LANG),
+        "strand": lambda pool: strand_candidates(pool, strand, SRC_LANG, TRG_LANG)[0],
+        "strand + learned LSS": lambda pool: strand_candidates(pool, strand, SRC_LANG, TRG_LANG, learn=True)[0],
+        "sort-and-zip": sort_and_zip,
+    }
+
+
+def sort_and_zip(pool: pd.DataFrame) -> pd.DataFrame:
+    """Each host's sorted src URLs zipped with its sorted trg URLs (the reference without a model)."""
+    frames = []
+    for host, group in pool.groupby("host", sort=True):
+        src = sorted(group.loc[group["lang"] == SRC_LANG, "url"])
+        trg = sorted(group.loc[group["lang"] == TRG_LANG, "url"])
+        size = min(len(src), len(trg))
+        frames.append(pd.DataFrame({"host": host, "src_url": src[:size], "trg_url": trg[:size], "score": 1.0}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=alignment.PAIR_COLUMNS)
+
+
+def model_scored(model, pool: pd.DataFrame, lang_model=None) -> pd.DataFrame:
+    """Every src×trg pair of each host scored as `align --method model` scores them (pool context included)."""
+    pairs, _ = alignment.model_candidates(pool, SRC_LANG, TRG_LANG)
+    return alignment.score_with_models(pairs, model, lang_model, SRC_LANG, TRG_LANG)
+
+
+def evaluate_orphans(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int], seed: int, orphan_share: float,
+                     with_lang_model: bool) -> dict:
+    """Per held-out fold: train on the others, orphan the test hosts' pools, align with every system."""
+    systems = string_systems()
+    aligned: dict[str, list[pd.DataFrame]] = {}
+    kept_gold, gold_pool = [], {}
+    for fold in fold_ids:
+        train_gold, test_gold = gold[folds != fold], gold[folds == fold]
+        train = pair_examples(train_gold, dev_fraction=0.2, test_fraction=0.0, seed=fold + 100 * seed)
+        result = train_model("pairs", train, config_for("ngram", 0, seed), {"source": "wmt16"})
+        model = result.model
+        decision = model.metadata.get("decision", {})
+        pool, kept = orphan_pools(test_gold.assign(src_lang=SRC_LANG, trg_lang=TRG_LANG), orphan_share, seed=fold)
+        kept_gold.append(kept)
+        for name, system in systems.items():
+            aligned.setdefault(name, []).append(alignment.greedy_one_to_one(system(pool)))
+        scored = model_scored(model, pool)
+        cut_offs = {"model (own threshold)": decision.get("min_score", 0.5), "model @ 0.5": 0.5,
+                    "model, no threshold": float("-inf")}
+        if with_lang_model:
+            lang_model = train_url2lang(train_gold, seed)
+            with_lang = model_scored(model, pool, lang_model)
+            aligned.setdefault("model × language model (own threshold)", []).append(
+                alignment.greedy_one_to_one(with_lang[with_lang["score"] >= cut_offs["model (own threshold)"]]))
+        for name, cut_off in cut_offs.items():
+            aligned.setdefault(name, []).append(alignment.greedy_one_to_one(scored[scored["score"] >= cut_off]))
+        found = gold_pool_recall(lambda c, m=model: m.predict_parallel(c["src_url"].tolist(), c["trg_url"].tolist()),
+                                 test_gold)
+        for key, value in found.items():
+            gold_pool[key] = gold_pool.get(key, 0) + value
+        log.info("fold %d: model threshold %.3f (dev P %.3f R %.3f)", fold, decision.get("min_score", 0.5),
+                 decision.get("precision", 0), decision.get("recall", 0))
+    return {"aligned": {name: pd.concat(frames, ignore_index=True) for name, frames in aligned.items()},
+            "gold": pd.concat(kept_gold, ignore_index=True), "gold_pool": gold_pool}
+
+
+def train_url2lang(train_gold: pd.DataFrame, seed: int):
+    from parascout.udfs.url_models.training import split_by_host
+
+    urls = pd.concat([pd.DataFrame({"url": train_gold["src_url"], "host": train_gold["host"], "lang": SRC_LANG}),
+                      pd.DataFrame({"url": train_gold["trg_url"], "host": train_gold["host"], "lang": TRG_LANG})])
+    urls = urls.drop_duplicates("url")
+    urls["split"] = split_by_host(urls["host"], 0.15, 0.0, seed).to_numpy()
+    return train_model("url2lang", urls, config_for("ngram", 0, seed), {"source": "wmt16"}).model
+
+
+def report_orphans(result: dict, examples: int, summary: dict) -> None:
+    markers = language_markers((SRC_LANG, TRG_LANG))
+    gold = result["gold"]
+    kinds = gold.apply(lambda r: pair_kind(r["src_url"], r["trg_url"], markers), axis=1).value_counts()
+    print(f"orphan protocol: {len(gold)} gold pairs with both sides in the pools "
+          f"({', '.join(f'{k} {kinds.get(k, 0)}' for k in PAIR_KINDS)})")
+    header = f"{'system':>40} {'P':>6} {'R':>6} {'F1':>6} " + " ".join(f"{'R ' + k[:10]:>13} {'P':>5}" for k in PAIR_KINDS)
+    print(header)
+    best_string = 0.0
+    for name, aligned in result["aligned"].items():
+        quality = alignment_quality(aligned, gold, markers)
+        overall = quality["all"]
+        if not name.startswith("model") and name != "sort-and-zip":
+            best_string = max(best_string, overall["f1"])
+        cells = " ".join(f"{quality[k]['recall']:13.3f} {quality[k]['precision']:5.2f}" for k in PAIR_KINDS)
+        print(f"{name:>40} {overall['precision']:6.3f} {overall['recall']:6.3f} {overall['f1']:6.3f} {cells}")
+        for key in ("precision", "recall", "f1"):
+            summary.setdefault(f"{name} {key}", []).append(overall[key])
+        for kind in PAIR_KINDS:
+            summary.setdefault(f"{name} recall {kind}", []).append(quality[kind]["recall"])
+    model_f1 = alignment_quality(result["aligned"]["model (own threshold)"], gold, markers)["all"]["f1"]
+    print(f"model (own threshold) F1 - best string baseline F1: {100 * (model_f1 - best_string):+.1f} points")
+    found = result["gold_pool"]
+    print(f"gold-pool recall of the same models: {found['correct'] / max(found['gold'], 1):.4f} "
+          f"({found['correct']}/{found['gold']})")
+    summary.setdefault("model F1 - best string F1 (points)", []).append(100 * (model_f1 - best_string))
+    summary.setdefault("gold-pool recall model", []).append(found["correct"] / max(found["gold"], 1))
+    if examples:
+        print_errors(result["aligned"]["model (own threshold)"], gold, markers, examples)
+
+
+def print_errors(aligned: pd.DataFrame, gold: pd.DataFrame, markers: frozenset, examples: int) -> None:
+    """Up to `examples` misses per kind (the gold pair, and what the model proposed instead) and wrong pairs."""
+    proposed = dict(zip(aligned["src_url"], zip(aligned["trg_url"], aligned["score"])))
+    gold_set = set(zip(gold["src_url"], gold["trg_url"]))
+    gold_trg = dict(zip(gold["src_url"], gold["trg_url"]))
+    misses: dict[str, list[str]] = {}
+    for src, trg in sorted(gold_set):
+        got = proposed.get(src)
+        if got and got[0] == trg:
+            continue
+        instead = f"proposed {got[0]} ({got[1]:.3f})" if got else "left unaligned"
+        misses.setdefault(pair_kind(src, trg, markers), []).append(f"{src}  {trg}  -> {instead}")
+    for kind in PAIR_KINDS:
+        print(f"\nmissed {kind} pairs ({len(misses.get(kind, []))}):")
+        for line in misses.get(kind, [])[:examples]:
+            print("  " + line)
+    wrong = [(s, t, p) for s, (t, p) in proposed.items() if (s, t) not in gold_set]
+    print(f"\nwrong proposals ({len(wrong)}; gold partner of the src if any):")
+    for src, trg, score in sorted(wrong, key=lambda w: -w[2])[:examples]:
+        print(f"  {score:.3f} {src}  {trg}  (gold: {gold_trg.get(src, 'orphan or dropped')})")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", default=PAIRS_FILE)
@@ -216,6 +368,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transformer-minutes", type=float, default=4.0, help="training budget per fold")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seeds", type=int, default=3, help="n-gram runs with different seeds (dev split, init)")
+    parser.add_argument("--protocol", choices=("gold", "orphan"), default="gold")
+    parser.add_argument("--eval-folds", type=int, default=None, help="orphan: held-out folds evaluated (default all)")
+    parser.add_argument("--orphan-share", type=float, default=0.3)
+    parser.add_argument("--with-lang-model", action="store_true", help="orphan: also score × a url2lang model")
+    parser.add_argument("--examples", type=int, default=10, help="orphan: remaining errors printed per kind")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("parascout.url_models").setLevel(logging.WARNING)
@@ -225,6 +382,8 @@ def main(argv: list[str] | None = None) -> int:
     pairs, _ = load_pairs(args.pairs)
     gold = pairs[["host", "src_url", "trg_url"]].assign(src_lang=SRC_LANG, trg_lang=TRG_LANG, label=1)
     folds = domain_folds(gold["host"], args.folds)
+    if args.protocol == "orphan":
+        return main_orphans(gold, folds, args)
     scorers = baseline_scorers()
     print(f"WMT16 train.pairs: {len(gold)} gold pairs, {gold['host'].nunique()} hosts, {args.folds} domain folds; "
           f"baselines: {sorted(scorers) or 'none found'}")
@@ -243,6 +402,24 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n== {backend}: {len(seeds)} seeds (mean [min, max]) ==")
             for name, values in summary.items():
                 print(f"{name:>32}: {np.mean(values):.4f} [{min(values):.4f}, {max(values):.4f}]")
+    return 0
+
+
+def main_orphans(gold: pd.DataFrame, folds: pd.Series, args) -> int:
+    fold_ids = list(range(min(args.eval_folds or args.folds, args.folds)))
+    print(f"WMT16 train.pairs: {len(gold)} gold pairs, {gold['host'].nunique()} hosts, {args.folds} domain folds "
+          f"({len(fold_ids)} held out in turn), orphan share {args.orphan_share}")
+    summary: dict[str, list[float]] = {}
+    for seed in range(args.seeds):
+        started, cpu = time.monotonic(), time.process_time()
+        result = evaluate_orphans(gold, folds, fold_ids, seed, args.orphan_share, args.with_lang_model)
+        print(f"\n== orphan protocol, seed {seed} ({time.monotonic() - started:.0f}s, "
+              f"{time.process_time() - cpu:.0f} CPU-s) ==")
+        report_orphans(result, args.examples if seed == 0 else 0, summary)
+    if args.seeds > 1:
+        print(f"\n== {args.seeds} seeds (mean [min, max]) ==")
+        for name, values in summary.items():
+            print(f"{name:>50}: {np.mean(values):.4f} [{min(values):.4f}, {max(values):.4f}]")
     return 0
 
 

@@ -7,8 +7,10 @@ language-switcher links, shared rare image names (ILSP-FC) and nearest paragraph
 (STRAND's length correlation) — never by the Cartesian product. Huge sites are split into
 bounded groups by language-neutral path prefix, then by handle hash, before any
 applyInPandas. The fast pair model scores every candidate, the rescoring model the
-top-k per URL; a greedy 1-1 alignment per group (conflicts across groups resolved per
-target) gives `alignment`. `rank_hosts` keeps per-site URL counts and splits for `shortlist`.
+top-k per URL; a greedy 1-1 alignment per group over the pairs scoring at least the pair
+model's calibrated cut-off (`--align-min-score` overrides; conflicts across groups resolved per
+target) gives `alignment`; the URLs it leaves unaligned are counted in the report. `rank_hosts`
+keeps per-site URL counts and splits for `shortlist`.
 """
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.sites import with_site
 
 URL_BAD = "missing_url_or_host"
+#: alignment cut-off for a pair model that records no calibrated decision (trained before it existed)
+UNCALIBRATED_MIN_SCORE = 0.1
 HTML_MIMES = ("text/html", "application/xhtml+xml")
 
 
@@ -60,7 +64,9 @@ class RankPairs(Job):
                                  "profile (docs.structure); 0 disables")
         parser.add_argument("--split-depth", type=int, default=3, help="path prefix levels tried when splitting")
         parser.add_argument("--lang-threshold", type=float, default=0.5, help="min url2lang probability")
-        parser.add_argument("--align-min-score", type=float, default=0.1, help="min score of an aligned pair")
+        parser.add_argument("--align-min-score", "--min-score", dest="align_min_score", type=float, default=None,
+                            help="min score of an aligned pair (default: the pair model's calibrated cut-off, "
+                                 f"{UNCALIBRATED_MIN_SCORE} for a model without one)")
         parser.add_argument("--group-by", choices=["site", "host", "domain"], default="site",
                             help="what a 'host' is: language-neutral host (default), exact host, registered domain")
 
@@ -213,12 +219,30 @@ class RankPairs(Job):
 
     # ---- outputs -------------------------------------------------------------------------
     def write_alignment(self, scored: DataFrame) -> None:
-        aligned = (scored.filter(F.col("score") >= self.args.align_min_score)
-                   .groupBy("host", "group_key").applyInPandas(ranking.align_group, scored.schema))
+        from parascout.udfs.url_models import model_metadata
+
+        metadata = model_metadata(self.args.pair_model)
+        decision = metadata.get("decision") or {}
+        if self.args.align_min_score is not None:
+            min_score, source = self.args.align_min_score, "--align-min-score"
+        elif "min_score" in decision:
+            min_score, source = decision["min_score"], f"pair model decision ({decision.get('chosen_on')})"
+        else:
+            min_score, source = UNCALIBRATED_MIN_SCORE, "default for a pair model without a calibrated decision"
+        self.report.metric("align_min_score", {"value": min_score, "source": source})
+        aligned = scored.groupBy("host", "group_key").applyInPandas(
+            bind(ranking.align_group, min_score=min_score, metadata=metadata), scored.schema)
         best_for_target = Window.partitionBy("trg_url").orderBy(F.desc("score"), "src_url")
         aligned = self.stage(aligned.withColumn("target_rank", F.row_number().over(best_for_target)), "alignment")
         self.report.metric("alignment_cross_group_conflicts", aligned.filter(F.col("target_rank") > 1).count())
         self.write_table(aligned.filter(F.col("target_rank") == 1).drop("target_rank"), "alignment")
+        self.report.metric("alignment_urls_left_unaligned",
+                           self.pair_urls(scored).subtract(self.pair_urls(self.read_table("alignment"))).count())
+
+    @staticmethod
+    def pair_urls(pairs: DataFrame) -> DataFrame:
+        """The distinct URLs on either side of a pair table."""
+        return pairs.select(F.col("src_url").alias("url")).union(pairs.select("trg_url")).distinct()
 
     def report_metrics(self, kept: DataFrame, scored: DataFrame) -> None:
         metric, data = self.report.metric, self.report.data["metrics"]

@@ -105,8 +105,52 @@ def test_model_method_end_to_end(tmp_path):
     output = tmp_path / "out.tsv"
     report = AlignJob().run(["--src-lang", "en", "--trg-lang", "fr", "--method", "model", "--pair-model",
                              str(tmp_path / "pairs"), "--max-pairs-per-host", "2", "--block-top-k", "1",
-                             str(source), str(output)])
+                             "--min-score", "0", str(source), str(output)])
     rows = _read_output(output)
     assert report["balanced"] and len(rows) == report["metrics"]["pairs_aligned"] >= 3
     assert report["metrics"]["model_candidates"]["hosts_blocked"] == 1  # a.com: 2×2 pairs > 2
     assert all(0 <= score <= 1 for score, _, _ in rows)
+
+
+@pytest.fixture(scope="module")
+def id_pair_model(tmp_path_factory):
+    """A small calibrated pair model trained on sites with language directories and numeric ids."""
+    import random
+
+    import pandas as pd
+
+    from parascout.udfs.url_models.training import TrainingConfig, pair_examples, train_model, write_model_dir
+
+    rng = random.Random(0)
+    rows = []
+    for h in range(24):
+        host, section = f"ids{h}.org", rng.choice(["item", "node", "page", "article"])
+        for i in rng.sample(range(100, 400), 16):
+            rows.append((host, f"http://{host}/en/{section}/{i}", f"http://{host}/fr/{section}/{i}", "eng", "fra", 1))
+    positives = pd.DataFrame(rows, columns=["host", "src_url", "trg_url", "src_lang", "trg_lang", "label"])
+    config = TrainingConfig(backend="ngram", buckets=1 << 14, dim=16, max_epochs=4, batch_size=64, threads=1)
+    result = train_model("pairs", pair_examples(positives, dev_fraction=0.3, test_fraction=0.0, seed=1), config,
+                         {"source": "synthetic"})
+    return write_model_dir(result, str(tmp_path_factory.mktemp("models") / "pairs"))
+
+
+def test_model_leaves_orphans_unaligned_below_the_calibrated_cut_off(id_pair_model, tmp_path):
+    pages = [f"http://shop.com/{lang}/item/{i}" for i in (120, 245, 301, 377) for lang in ("en", "fr")]
+    lines = [f"{url.split('/')[3]}\t{url}" for url in pages]
+    lines += ["en\thttp://shop.com/en/item/999",                               # its French page is missing
+              "en\thttp://other.com/en/item/5", "fr\thttp://other.com/fr/item/777"]  # two orphans, one host
+    source = _write_input(tmp_path / "in.tsv", lines)
+    report = AlignJob().run(["--src-lang", "en", "--trg-lang", "fr", "--method", "model", "--pair-model",
+                             id_pair_model, str(source), str(tmp_path / "out.tsv")])
+    rows = _read_output(tmp_path / "out.tsv")
+    assert {(src, trg) for _, src, trg in rows} == {(f"http://shop.com/en/item/{i}", f"http://shop.com/fr/item/{i}")
+                                                   for i in (120, 245, 301, 377)}
+    metrics, filtered = report["metrics"], report["filtered"]
+    assert metrics["min_score"]["source"].startswith("pair model decision") and 0 < metrics["min_score"]["value"] < 1
+    assert metrics["urls_left_unaligned"] == 3 and report["balanced"] and report["kept"] == 8
+    assert filtered.get("below_min_score", 0) + filtered.get("lost_in_one_to_one", 0) == 3
+    assert filtered["below_min_score"] >= 2                                 # other.com's two orphans
+    forced = AlignJob().run(["--src-lang", "en", "--trg-lang", "fr", "--method", "model", "--pair-model",
+                             id_pair_model, "--min-score", "0", str(source), str(tmp_path / "forced.tsv")])
+    assert forced["metrics"]["min_score"] == {"value": 0.0, "source": "--min-score"}
+    assert forced["metrics"]["pairs_aligned"] == 5 and forced["metrics"]["urls_left_unaligned"] == 1

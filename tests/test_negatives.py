@@ -124,8 +124,23 @@ def test_duplicate_translations_are_never_negatives():
 
 def test_strategy_names():
     assert parse_strategies("default") == DEFAULT_STRATEGIES
-    assert DEFAULT_STRATEGIES == ("random-mono", "random-bi", "jaccard-mono", "jaccard-bi", "remove-bi")
+    assert DEFAULT_STRATEGIES == ("random-mono", "random-bi", "jaccard-mono", "jaccard-bi", "remove-bi",
+                                  "neighbour-bi")
     assert parse_strategies("all") == ALL_STRATEGIES
     assert parse_strategies("jaccard-bi, remove-mono") == ("jaccard-bi", "remove-mono")
     with pytest.raises(ValueError, match="unknown negative strategies"):
         parse_strategies("random-tri")
+
+
+def test_neighbour_negatives_pick_the_nearest_id_of_the_same_shape():
+    positives = pd.DataFrame({"src_url": [f"http://h.com/en/item.php?id={i}" for i in (10, 11, 12, 50)] +
+                              ["http://h.com/en/about"],
+                              "trg_url": [f"http://h.com/fr/item.php?id={i}" for i in (10, 11, 12, 50)] +
+                              ["http://h.com/fr/a-propos"]})
+    negatives = generate_negatives(positives, ("neighbour-bi", "neighbour-mono"), seed=0)
+    bi = dict(zip(*negatives.loc[negatives["strategy"] == "neighbour-bi", ["src_url", "trg_url"]].T.values))
+    assert bi["http://h.com/en/item.php?id=10"] == "http://h.com/fr/item.php?id=11"
+    assert bi["http://h.com/en/item.php?id=50"] == "http://h.com/fr/item.php?id=12"
+    assert "http://h.com/en/about" not in bi                    # no id: no neighbour
+    mono = negatives[negatives["strategy"] == "neighbour-mono"]
+    assert (mono["src_lang"] == mono["trg_lang"]).all() and len(mono) == 4

@@ -79,7 +79,10 @@ def test_train_pairs_reads_the_wmt16_pair_file(shared_data, tmp_path):
     assert report["status"] == "ok" and report["balanced"]
     assert report["inputs"] == {"pairs": 1624} and report["kept"] == 1624
     sources = report["metrics"]["examples_by_source"]["train"]
-    assert set(sources) == {"positive", "random-mono", "random-bi", "jaccard-mono", "jaccard-bi", "remove-bi"}
+    assert set(sources) == {"positive", "random-mono", "random-bi", "jaccard-mono", "jaccard-bi", "remove-bi",
+                            "neighbour-bi"}
+    decided = read_metadata(out)
+    assert 0 < decided["decision"]["min_score"] < 1 and decided["calibration"]["positives"] > 0
     assert report["metrics"]["test_macro_f1"] > 0.7
     metadata = read_metadata(out)
     assert metadata["task"] == "pairs" and metadata["labels"] == ["non-parallel", "parallel"]

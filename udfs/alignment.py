@@ -129,7 +129,10 @@ def model_candidates(pool: pd.DataFrame, src_lang: str, trg_lang: str, max_pairs
 
 def score_with_models(pairs: pd.DataFrame, pair_model, lang_model, src_lang: str, trg_lang: str,
                       batch_size: int = 4096) -> pd.DataFrame:
-    """score = P(parallel) [× P(src in src_lang) × P(trg in trg_lang) with a language model]."""
+    """score = P(parallel) — P(gold pair | the host's candidates) when the pair model records a decision
+    (url_models.calibration) — [× P(src in src_lang) × P(trg in trg_lang) with a language model]."""
+    from parascout.udfs.url_models.calibration import alignment_scores
+
     p_parallel = [np.asarray(pair_model.predict_parallel(list(pairs["src_url"].iloc[i:i + batch_size]),
                                                           list(pairs["trg_url"].iloc[i:i + batch_size])), dtype=float)
                   for i in range(0, len(pairs), batch_size)]
@@ -144,5 +147,6 @@ def score_with_models(pairs: pd.DataFrame, pair_model, lang_model, src_lang: str
                 values = frame[lang] if lang in frame.columns else pd.Series(0.0, index=frame.index)
                 probabilities.update(zip(unique[i:i + batch_size], values.to_numpy(dtype=float)))
             scored[column] = urls.map(probabilities).astype(float)
-    scored["score"] = scored["p_parallel"] * scored["p_src_lang"] * scored["p_trg_lang"]
+    scored["score"] = alignment_scores(scored, getattr(pair_model, "metadata", {})) * scored["p_src_lang"] \
+        * scored["p_trg_lang"]
     return scored

@@ -171,9 +171,15 @@ def score_group_with_models(group: pd.DataFrame, fast_model: str, rescore_model:
     return scored[[c.split()[0] for c in SCORED_SCHEMA.split(", ")]]
 
 
-def align_group(group: pd.DataFrame) -> pd.DataFrame:
-    """applyInPandas: the greedy 1-1 alignment of one (host, group_key) group (scores already thresholded)."""
-    return greedy_alignment(group, min_score=float("-inf"))
+def align_group(group: pd.DataFrame, min_score: float = float("-inf"), metadata: dict | None = None) -> pd.DataFrame:
+    """applyInPandas: the greedy 1-1 alignment of one (host, group_key) group over the pairs scoring >= min_score;
+    with a pair model that records a decision, score = P(gold pair | the group's candidates) × P(src lang) ×
+    P(trg lang) (url_models.calibration), the scale its calibrated cut-off is chosen on."""
+    if metadata and metadata.get("decision"):
+        from parascout.udfs.url_models.calibration import alignment_scores
+
+        group = group.assign(score=alignment_scores(group, metadata) * group["p_src_lang"] * group["p_trg_lang"])
+    return greedy_alignment(group, min_score=min_score)
 
 
 # ---- Spark DataFrame plans -----------------------------------------------------------------

@@ -28,7 +28,7 @@ METADATA_FILE = "parascout_model.json"
 METRICS_FILE = "metrics.json"
 CACHE_ENV = "PARASCOUT_MODEL_CACHE"
 
-__all__ = ["METADATA_FILE", "METRICS_FILE", "UrlModel", "load_model", "read_metadata"]
+__all__ = ["METADATA_FILE", "METRICS_FILE", "UrlModel", "load_model", "model_metadata", "read_metadata"]
 
 
 class UrlModel(Protocol):
@@ -48,6 +48,12 @@ def read_metadata(directory: str | Path) -> dict:
     """The parascout_model.json of a model directory ({} for a plain Hugging Face directory)."""
     path = Path(directory) / METADATA_FILE
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+def model_metadata(path: str) -> dict:
+    """The parascout_model.json of a model at a local dir or s3:// prefix (cached copy); {} for a hub id."""
+    local = _local_directory(str(path))
+    return read_metadata(local) if local is not None else {}
 
 
 @functools.lru_cache(maxsize=8)

@@ -8,11 +8,14 @@ as the positive pair:
 - jaccard: u paired with the host URLs whose token sets have the highest Jaccard
   similarity with u (hard negatives: the closest URLs that are not its translation);
 - remove: random tokens removed from the resource part (after the host) of both URLs
-  of a positive pair (bilingual) or of one URL paired with itself (monolingual).
+  of a positive pair (bilingual) or of one URL paired with itself (monolingual);
+- neighbour: u paired with the host URL of the partner's language (bi) or its own (mono)
+  that has the same shape once digit runs are masked and the nearest numbers
+  (`item=2040` for `item=2041`): the mistake an id-based site invites.
 
 Every negative is checked against the positive set (both orientations) and a URL is
-never paired with itself. The default combination is the paper's best: random mono+bi,
-jaccard mono+bi, remove bi. Where a pair's languages are unknown (a WMT16-style pair
+never paired with itself. The default combination is the paper's best (random mono+bi,
+jaccard mono+bi, remove bi) plus neighbour bi. Where a pair's languages are unknown (a WMT16-style pair
 file) the side stands for the language: all src URLs share one, all trg URLs the other.
 """
 from __future__ import annotations
@@ -27,12 +30,13 @@ from scipy import sparse
 from parascout.udfs.url_models.preprocess import TOKEN_PATTERN, normalize_url, resource_start, url_tokens
 from parascout.udfs.urls import url_host
 
-GENERATORS = ("random", "jaccard", "remove")
+GENERATORS = ("random", "jaccard", "remove", "neighbour")
 VARIANTS = ("bi", "mono")
 ALL_STRATEGIES = tuple(f"{g}-{v}" for g in GENERATORS for v in VARIANTS)
-DEFAULT_STRATEGIES = ("random-mono", "random-bi", "jaccard-mono", "jaccard-bi", "remove-bi")
+DEFAULT_STRATEGIES = ("random-mono", "random-bi", "jaccard-mono", "jaccard-bi", "remove-bi", "neighbour-bi")
 NEGATIVE_COLUMNS = ["host", "src_url", "trg_url", "src_lang", "trg_lang", "strategy"]
 REPEATED_SLASHES = re.compile(r"/{2,}")
+DIGIT_RUN = re.compile(r"[0-9]+")
 
 
 def parse_strategies(text: str) -> tuple[str, ...]:
@@ -161,6 +165,9 @@ def _host_negatives(host, group, strategies, per_positive, max_pool, python_rng,
         if generator == "remove":
             rows.extend(_removal_negatives(host, positives, variant, per_positive, python_rng, name))
             continue
+        if generator == "neighbour":
+            rows.extend(_neighbour_negatives(host, positives, pool, partners, variant, per_positive, name))
+            continue
         # monolingual queries alternate sides so both languages get same-language negatives
         queries = []
         for index, (src, trg, src_lang, trg_lang) in enumerate(positives):
@@ -176,6 +183,35 @@ def _host_negatives(host, group, strategies, per_positive, max_pool, python_rng,
             chosen = pool.partners(urls, language, [partners[u] for u in urls], per_positive, generator, numpy_rng)
             for (url, url_lang, partner_lang), found in zip(subset, chosen):
                 rows.extend((host, url, partner, url_lang, partner_lang, name) for partner in found)
+    return rows
+
+
+def _number_shape(url: str) -> tuple[str, tuple[int, ...]]:
+    """(the URL with digit runs masked, its numbers)."""
+    return DIGIT_RUN.sub("#", url), tuple(int(run[:15]) for run in DIGIT_RUN.findall(url))
+
+
+def _neighbour_negatives(host, positives, pool: _HostPool, partners, variant, per_positive, name) -> list[tuple]:
+    """Per positive, the k URLs of the same shape with the nearest numbers (never a partner)."""
+    shapes: dict[str, dict[str, list[tuple[tuple[int, ...], str]]]] = {}
+    for language, urls in pool.urls.items():
+        by_shape = shapes.setdefault(language, {})
+        for url in urls:
+            shape, numbers = _number_shape(url)
+            if numbers:
+                by_shape.setdefault(shape, []).append((numbers, url))
+    rows = []
+    for index, (src, trg, src_lang, trg_lang) in enumerate(positives):
+        query, query_lang, model, model_lang = (src, src_lang, trg, trg_lang)
+        if variant == "mono":
+            query, query_lang, model, model_lang = ((src, src_lang, src, src_lang) if index % 2 == 0
+                                                    else (trg, trg_lang, trg, trg_lang))
+        shape, numbers = _number_shape(model)
+        same_shape = shapes.get(model_lang, {}).get(shape, [])
+        excluded = partners.get(query, {query})
+        ranked = sorted((sum(abs(a - b) for a, b in zip(other, numbers)), url) for other, url in same_shape
+                        if url not in excluded and url != model)
+        rows.extend((host, query, url, query_lang, model_lang, name) for _, url in ranked[:per_positive])
     return rows
 
 

@@ -26,7 +26,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from parascout.udfs.url_models.preprocess import normalize_url, url_tokens
+from parascout.udfs.url_models.preprocess import fold_accents, normalize_url, url_tokens
 
 CONFIG_FILE = "ngram_config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -38,6 +38,10 @@ PAIR_DENSE = ("token_jaccard", "trigram_jaccard", "src_only_tokens", "trg_only_t
               "common_prefix", "common_suffix", "src_only_markers", "trg_only_markers", "src_only_other",
               "trg_only_other", "only_markers_differ", "src_only_letters", "trg_only_letters",
               "same_token_count", "aligned_mismatches", "single_substitution", "aligned_markers_only")
+#: dense features of models saved with NgramSpec.pair_extras (differing numbers, glued markers, depth)
+PAIR_EXTRA_DENSE = ("numbers_differ", "number_log_distance", "number_relative_distance", "number_same_digits",
+                    "number_adjacent", "number_magnitude", "glued_markers_only", "glued_marker_words",
+                    "word_extended", "depth")
 
 _MASK64 = (1 << 64) - 1
 _BASE = 0x100000001B3
@@ -133,6 +137,8 @@ class NgramSpec:
     side_bags: bool = True
     cross_bag: bool = False    # False for models saved before the bag existed; training turns it on
     symmetric_cross: bool = False  # cross bag pairs unordered ((a, b) == (b, a)); directed in older models
+    pair_extras: bool = False  # PAIR_EXTRA_DENSE features (False for models saved before they existed)
+    fold_accents: bool = False  # accents folded before featurising (règlement == reglement)
 
 
 @dataclass
@@ -152,6 +158,13 @@ class UrlBatch:
     slashes: np.ndarray        # '/' per URL
     code_points: np.ndarray    # the joined batch (markers included)
     starts: np.ndarray         # index of each URL's first code point in code_points
+    token_start: np.ndarray    # index of each token's first code point in code_points
+    prefix: np.ndarray         # polynomial prefix hashes of code_points (span_hash of any span)
+
+    def span_hash(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """The raw hash of code_points[start:end] per row (equal to token_hash for a token's span)."""
+        _, inverse_powers = _POWERS.get(len(self.prefix))
+        return (self.prefix[ends] - self.prefix[starts]) * inverse_powers[starts]
 
     @property
     def offsets(self) -> np.ndarray:
@@ -159,8 +172,33 @@ class UrlBatch:
 
 
 def _normalised(urls: list[str], spec: NgramSpec) -> list[str]:
-    """normalize_url of each URL, cut to spec.max_chars (None and '' become '')."""
-    return [normalize_url(url)[: spec.max_chars] if url else "" for url in urls]
+    """normalize_url of each URL (accents folded when spec.fold_accents), cut to spec.max_chars."""
+    texts = [normalize_url(url)[: spec.max_chars] if url else "" for url in urls]
+    if spec.fold_accents:
+        texts = [text if text.isascii() else fold_accents(text) for text in texts]
+    return texts
+
+
+#: query keys whose value names the page's language (`lang=fr`, `clang=2`, `L=3`): values count as markers
+LANGUAGE_QUERY_KEYS = ("lang", "clang", "language", "locale", "lng", "hl", "l", "langid", "sprache")  # one token each
+
+
+@functools.lru_cache(maxsize=2)
+def _key_hashes() -> tuple[np.ndarray, np.uint64]:
+    batch = featurize(["=", *LANGUAGE_QUERY_KEYS], NgramSpec())
+    return np.unique(batch.token_hash[1:]), batch.token_hash[0]
+
+
+def _language_values(batch: UrlBatch) -> np.ndarray:
+    """Per token: it is the value of a language query key (the token after `key=`, same URL)."""
+    keys, equals = _key_hashes()
+    result = np.zeros(len(batch.token_hash), dtype=bool)
+    if len(result) < 3:
+        return result
+    follows = (batch.token_hash[1:-1] == equals) & np.isin(batch.token_hash[:-2], keys)
+    follows &= batch.token_url[:-2] == batch.token_url[2:]
+    result[2:] = follows
+    return result
 
 
 @functools.lru_cache(maxsize=4)
@@ -240,7 +278,7 @@ def featurize(texts: list[str], spec: NgramSpec) -> UrlBatch:
         token_url=url_of[token_starts], token_class=classes[token_starts], token_length=token_ends - token_starts,
         trigram_hash=trigram_hash,
         trigram_url=trigram_url, chars=(ends - begins - 1).astype(np.float64), slashes=slashes,
-        code_points=code_points, starts=begins + 1,
+        code_points=code_points, starts=begins + 1, token_start=token_starts, prefix=prefix,
     )
 
 
@@ -320,14 +358,10 @@ def _aligned_differences(batch: UrlBatch, pairs: int, markers: np.ndarray) -> li
             (same & (mismatches > 0) & (non_marker == 0)).astype(np.float64)]
 
 
-def _cross_bag(token_hash: np.ndarray, group_owner: np.ndarray, src_only: np.ndarray, trg_only: np.ndarray,
-               pairs: int, buckets: int, max_side: int = 12, symmetric: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Bucket of every (src-only token, trg-only token) combination of each pair, and bag offsets.
-
-    `token_hash` has one hash per set group; at most `max_side` groups per side and pair take part
-    (a very long URL would otherwise cost its token count squared). `symmetric`: a combination hashes
-    the same in both orders, so a word translation seen as fra->eng also serves eng->fra pairs.
-    """
+def _combinations(group_owner: np.ndarray, src_mask: np.ndarray, trg_mask: np.ndarray, pairs: int,
+                  max_side: int = 12) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every (src group, trg group) combination within each pair: owner, src group, trg group per
+    combination (grouped by pair) and combinations per pair; at most max_side groups per side and pair."""
     def side(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         groups = np.flatnonzero(mask)
         groups = groups[np.argsort(group_owner[groups], kind="stable")]
@@ -336,14 +370,116 @@ def _cross_bag(token_hash: np.ndarray, group_owner: np.ndarray, src_only: np.nda
         groups = groups[rank < max_side]
         return groups, np.bincount(group_owner[groups], minlength=pairs)
 
-    src_groups, n_src = side(src_only)
-    trg_groups, n_trg = side(trg_only)
+    src_groups, n_src = side(src_mask)
+    trg_groups, n_trg = side(trg_mask)
     per_pair = n_src * n_trg
     owner = np.repeat(np.arange(pairs), per_pair)
     within = np.arange(int(per_pair.sum())) - np.repeat(np.cumsum(per_pair) - per_pair, per_pair)
     src_at = (np.cumsum(n_src) - n_src)[owner] + within // np.maximum(n_trg[owner], 1)
     trg_at = (np.cumsum(n_trg) - n_trg)[owner] + within % np.maximum(n_trg[owner], 1)
-    first, second = token_hash[src_groups[src_at]], token_hash[trg_groups[trg_at]]
+    return owner, src_groups[src_at], trg_groups[trg_at], per_pair
+
+
+def _number_values(batch: UrlBatch, tokens: np.ndarray, max_digits: int = 15) -> np.ndarray:
+    """The value of digit tokens (their first max_digits digits) as float64."""
+    lengths = np.minimum(batch.token_length[tokens], max_digits)
+    starts = batch.token_start[tokens]
+    values = np.zeros(len(tokens))
+    for k in range(int(lengths.max()) if len(tokens) else 0):
+        inside = k < lengths
+        digits = batch.code_points[starts[inside] + k].astype(np.float64) - 48.0
+        values[inside] = values[inside] * 10.0 + digits
+    return values
+
+
+def _marker_stems(batch: UrlBatch, tokens: np.ndarray, markers: np.ndarray) -> np.ndarray:
+    """Hash of each letter token without a glued 2-3 letter language marker (`aboutusen` -> `aboutus`),
+    suffix tried before prefix, longer marker first; the token's own hash when it has none (stem >= 3)."""
+    stems = batch.token_hash[tokens].copy()
+    starts, lengths = batch.token_start[tokens], batch.token_length[tokens]
+    ends = starts + lengths
+    done = np.zeros(len(tokens), dtype=bool)
+    for size, suffix in ((3, True), (2, True), (3, False), (2, False)):
+        rows = np.flatnonzero(~done & (lengths >= size + 3))
+        if not len(rows):
+            continue
+        affix = (batch.span_hash(ends[rows] - size, ends[rows]) if suffix
+                 else batch.span_hash(starts[rows], starts[rows] + size))
+        rows = rows[np.isin(affix, markers)]
+        stems[rows] = (batch.span_hash(starts[rows], ends[rows] - size) if suffix
+                       else batch.span_hash(starts[rows] + size, ends[rows]))
+        done[rows] = True
+    return stems
+
+
+def _extends(batch: UrlBatch, src_tokens: np.ndarray, trg_tokens: np.ndarray, max_extra: int = 3) -> np.ndarray:
+    """Per (src token, trg token) combination: one word is the other plus 1..max_extra letters at its end or
+    start (`mowlnch` / `mowlnchf`: a site's own glued marker)."""
+    src_length, trg_length = batch.token_length[src_tokens], batch.token_length[trg_tokens]
+    extra = np.abs(src_length - trg_length)
+    src_longer = src_length > trg_length
+    longer = np.where(src_longer, src_tokens, trg_tokens)
+    shorter = np.where(src_longer, trg_tokens, src_tokens)
+    short_length = np.minimum(src_length, trg_length)
+    result = (extra >= 1) & (extra <= max_extra) & (short_length >= 3)
+    rows = np.flatnonzero(result)
+    start = batch.token_start[longer[rows]]
+    head = batch.span_hash(start, start + short_length[rows])
+    tail = batch.span_hash(start + extra[rows], start + extra[rows] + short_length[rows])
+    wanted = batch.token_hash[shorter[rows]]
+    result[rows] = (head == wanted) | (tail == wanted)
+    return result
+
+
+def _extra_differences(batch: UrlBatch, pairs: int, first: np.ndarray, group_owner: np.ndarray,
+                       src_only: np.ndarray, trg_only: np.ndarray, group_class: np.ndarray,
+                       group_marker: np.ndarray, markers: np.ndarray) -> list[np.ndarray]:
+    """PAIR_EXTRA_DENSE: how close the differing numbers are (the nearest src-only / trg-only number
+    pair: log distance, relative distance, same digit count, distance <= 2), whether the differing words
+    are the same words with different glued language markers, and the path depth."""
+    digit = (group_class == CLASS_DIGIT) & ~group_marker
+    owner, src_groups, trg_groups, _ = _combinations(group_owner, src_only & digit, trg_only & digit, pairs, 6)
+    distance = np.full(pairs, np.inf)
+    relative = np.ones(pairs)
+    same_digits = np.zeros(pairs)
+    magnitude = np.zeros(pairs)
+    if len(owner):
+        src_values, trg_values = _number_values(batch, first[src_groups]), _number_values(batch, first[trg_groups])
+        gap = np.abs(src_values - trg_values)
+        order = np.lexsort((gap, owner))
+        best = order[np.concatenate([[True], owner[order][1:] != owner[order][:-1]])]
+        distance[owner[best]] = gap[best]
+        relative[owner[best]] = gap[best] / np.maximum(np.maximum(src_values[best], trg_values[best]), 1.0)
+        same_digits[owner[best]] = (batch.token_length[first[src_groups[best]]]
+                                    == batch.token_length[first[trg_groups[best]]])
+        magnitude[owner[best]] = np.log1p(np.minimum(src_values[best], trg_values[best]))
+    found = np.isfinite(distance)
+    letters = (group_class == CLASS_LETTER) & ~group_marker
+    owner, src_groups, trg_groups, _ = _combinations(group_owner, src_only & letters, trg_only & letters, pairs, 6)
+    glued = extended = np.zeros(pairs)
+    if len(owner):
+        tokens, inverse = np.unique(np.concatenate([first[src_groups], first[trg_groups]]), return_inverse=True)
+        stems = _marker_stems(batch, tokens, markers)[inverse]
+        same = stems[: len(owner)] == stems[len(owner):]
+        glued = np.bincount(owner[same], minlength=pairs).astype(np.float64)
+        extended = np.bincount(owner[_extends(batch, first[src_groups], first[trg_groups])], minlength=pairs)
+    differing_words = np.bincount(group_owner[(src_only | trg_only) & letters], minlength=pairs)
+    return [found.astype(np.float64), np.where(found, np.log1p(np.where(found, distance, 0.0)), 0.0), relative,
+            same_digits, (found & (distance <= 2)).astype(np.float64), magnitude,
+            ((glued > 0) & (2 * glued >= differing_words)).astype(np.float64), np.log1p(glued), np.log1p(extended),
+            np.log1p(np.minimum(batch.slashes[:pairs], batch.slashes[pairs:]))]
+
+
+def _cross_bag(token_hash: np.ndarray, group_owner: np.ndarray, src_only: np.ndarray, trg_only: np.ndarray,
+               pairs: int, buckets: int, max_side: int = 12, symmetric: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Bucket of every (src-only token, trg-only token) combination of each pair, and bag offsets.
+
+    `token_hash` has one hash per set group; at most `max_side` groups per side and pair take part
+    (a very long URL would otherwise cost its token count squared). `symmetric`: a combination hashes
+    the same in both orders, so a word translation seen as fra->eng also serves eng->fra pairs.
+    """
+    _, src_groups, trg_groups, per_pair = _combinations(group_owner, src_only, trg_only, pairs, max_side)
+    first, second = token_hash[src_groups], token_hash[trg_groups]
     if symmetric:
         first, second = np.minimum(first, second), np.maximum(first, second)
     combined = mix64(first * _u64(_BASE) + mix64(second + _u64(_SALT_CROSS)))
@@ -386,6 +522,8 @@ def pair_features(src_texts: list[str], trg_texts: list[str], spec: NgramSpec):
     group_class = batch.token_class[first]
     group_digit = group_class == CLASS_DIGIT
     group_marker = np.isin(batch.token_hash[first], language_marker_hashes(spec.lowercase))
+    if spec.pair_extras:
+        group_marker |= _language_values(batch)[first]
     group_letter = (group_class == CLASS_LETTER) & (batch.token_length[first] == 1)
 
     def count(mask: np.ndarray) -> np.ndarray:
@@ -411,6 +549,8 @@ def pair_features(src_texts: list[str], trg_texts: list[str], spec: NgramSpec):
         ((src_other + trg_other == 0) & (count(src_only) + count(trg_only) > 0)).astype(np.float64),
         np.log1p(count(src_only & group_letter)), np.log1p(count(trg_only & group_letter)),
         *_aligned_differences(batch, pairs, language_marker_hashes(spec.lowercase)),
+        *(_extra_differences(batch, pairs, first, group_owner, src_only, trg_only, group_class, group_marker,
+                             language_marker_hashes(spec.lowercase)) if spec.pair_extras else []),
     ], axis=1).astype(np.float32)
     return (bags if spec.side_bags else bags[2:]), dense
 
@@ -430,7 +570,8 @@ class UrlModelApi:
         return language_frame(self._lang_probabilities(list(urls)), self.labels)
 
     def predict_parallel(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
-        """P(src and trg are translations of each other), one float per pair."""
+        """P(src and trg are translations of each other), one float per pair; calibrated when the model
+        directory records a calibration (parascout_model.json `calibration`, models trained since it exists)."""
         if self.task != "pairs":
             raise TypeError(f"this is a {self.task} model; predict_parallel needs a pairs model")
         src_urls, trg_urls = list(src_urls), list(trg_urls)
@@ -438,7 +579,17 @@ class UrlModelApi:
             raise ValueError(f"predict_parallel: {len(src_urls)} src URLs but {len(trg_urls)} trg URLs")
         if not src_urls:
             return np.zeros(0)
+        calibration = self.metadata.get("calibration")
+        if calibration:
+            from parascout.udfs.url_models.calibration import calibrated
+
+            return calibrated(self.pair_logits(src_urls, trg_urls), calibration)
         return self._pair_probabilities(src_urls, trg_urls)[:, 1].astype(np.float64)
+
+    def pair_logits(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
+        """log P(parallel) - log P(not parallel) of the uncalibrated network, one float per pair."""
+        probabilities = np.maximum(self._pair_probabilities(list(src_urls), list(trg_urls)), 1e-300)
+        return np.log(probabilities[:, 1]) - np.log(probabilities[:, 0])
 
     def _lang_probabilities(self, urls: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -468,7 +619,8 @@ class NgramUrlModel(UrlModelApi):
         torch.manual_seed(seed)
         if task == "pairs":
             bags = len(PAIR_BAGS) - (0 if spec.side_bags else 2) + int(spec.cross_bag)
-            net = HashedNgramNet(spec.buckets, spec.dim, bags, len(PAIR_DENSE), spec.hidden or 64, 2)
+            dense = len(PAIR_DENSE) + (len(PAIR_EXTRA_DENSE) if spec.pair_extras else 0)
+            net = HashedNgramNet(spec.buckets, spec.dim, bags, dense, spec.hidden or 64, 2)
         else:
             net = HashedNgramNet(spec.buckets, spec.dim, 1, 0, spec.hidden, len(labels))
         return cls(net, spec, task, labels)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from urllib.parse import unquote
 
 TOKEN_PATTERN = re.compile(r"[^\W_0-9]+|[^\w\s]+|_+|\s+|[0-9]+")
@@ -59,6 +60,11 @@ def normalize_url(url: str) -> str:
     if " " in url or not url.isprintable():
         url = BLANKS_PATTERN.sub(" ", url).strip()
     return url
+
+
+def fold_accents(text: str) -> str:
+    """Accents and other combining marks dropped after compatibility decomposition (règlement -> reglement)."""
+    return "".join(char for char in unicodedata.normalize("NFKD", text) if not unicodedata.combining(char))
 
 
 def url_tokens(url: str) -> list[str]:

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from parascout.udfs import storage, tables
+from parascout.udfs import storage
 from parascout.udfs.url_models import METADATA_FILE, METRICS_FILE
 from parascout.udfs.url_models.evaluation import classification_report
 from parascout.udfs.url_models.negatives import DEFAULT_STRATEGIES, generate_negatives
@@ -174,9 +174,8 @@ def _split_key(host: str) -> str:
 def _urls_source(path: str) -> str:
     """A Parquet file/folder, or a dataset root holding urls/."""
     candidate = storage.join(path, "urls")
-    location = tables.table_location(candidate)  # the current version of a table written by scan-cdx
-    if location or (storage.is_local(path) and os.path.isdir(candidate)):
-        return location or candidate
+    if storage.exists(storage.join(candidate, "_SUCCESS")) or (storage.is_local(path) and os.path.isdir(candidate)):
+        return candidate
     return path
 
 
@@ -541,6 +540,70 @@ def fit(model, train: dict, dev: dict, config: TrainingConfig) -> list[dict]:
     return history
 
 
+# ---- calibration and the alignment cut-off (pairs) -----------------------------------
+#: share of dev gold pairs that lose one side when the cut-off is chosen (the orphan protocol's share)
+CALIBRATION_ORPHAN_SHARE = 0.3
+#: the cut-off is the highest-F1 one among those whose dev precision reaches this
+DECISION_MIN_PRECISION = 0.95
+#: gold pairs of one (host, language pair) pool when calibrating (larger pools are sampled)
+CALIBRATION_MAX_PAIRS = 300
+
+
+def calibration_pools(positives: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every src×trg pair of each dev host's orphaned pool (host, src_url, trg_url, label) and the kept gold."""
+    from parascout.udfs.url_models.evaluation import orphan_pools
+    from parascout.udfs.url_models.negatives import with_languages_and_hosts
+
+    gold = with_languages_and_hosts(positives)
+    frames, kept_gold = [], []
+    for (host, _, _), group in gold.groupby(["host", "src_lang", "trg_lang"], sort=True):
+        if len(group) > CALIBRATION_MAX_PAIRS:
+            group = group.sample(CALIBRATION_MAX_PAIRS, random_state=seed)
+        pool, kept = orphan_pools(group.assign(src_lang="src", trg_lang="trg"), CALIBRATION_ORPHAN_SHARE, seed)
+        src, trg = pool.loc[pool["lang"] == "src", "url"].tolist(), pool.loc[pool["lang"] == "trg", "url"].tolist()
+        if not src or not trg:
+            continue
+        frames.append(pd.DataFrame({"host": host, "src_url": np.repeat(src, len(trg)), "trg_url": np.tile(trg, len(src))}))
+        kept_gold.append(kept)
+    if not frames:
+        return pd.DataFrame(columns=["host", "src_url", "trg_url", "label"]), positives.iloc[0:0]
+    pairs = pd.concat(frames, ignore_index=True)
+    kept = pd.concat(kept_gold, ignore_index=True)
+    gold_set = set(zip(kept["src_url"], kept["trg_url"]))
+    pairs["label"] = [pair in gold_set for pair in zip(pairs["src_url"], pairs["trg_url"])]
+    return pairs, kept
+
+
+def calibrate_pairs(model, positives: pd.DataFrame, seed: int) -> tuple[dict | None, dict | None]:
+    """The calibration and decision records (calibration.py), fitted on the dev hosts' pools with
+    CALIBRATION_ORPHAN_SHARE of their pairs orphaned: every src×trg pair of a pool is an example, as
+    `align` meets them. None, None when the dev hosts hold no pool with both true and false pairs."""
+    from parascout.udfs.alignment import greedy_one_to_one
+    from parascout.udfs.url_models.calibration import alignment_scores, calibrated, fit_decision, fit_platt
+    from parascout.udfs.url_models.evaluation import best_threshold
+
+    if not hasattr(model, "pair_logits"):
+        return None, None
+    pairs, kept = calibration_pools(positives, seed)
+    labels = pairs["label"].to_numpy(dtype=bool)
+    if not labels.any() or labels.all():
+        log.warning("no dev pool with both true and false pairs: the pair model stays uncalibrated")
+        return None, None
+    logits = model.pair_logits(pairs["src_url"].tolist(), pairs["trg_url"].tolist())
+    fitted_on = {"fitted_on": f"dev hosts, every src×trg pair, {CALIBRATION_ORPHAN_SHARE:.0%} of gold pairs orphaned",
+                 "pairs": len(pairs), "positives": int(labels.sum()), "hosts": int(pairs["host"].nunique())}
+    calibration = {**fit_platt(logits, labels), **fitted_on}
+    pairs["p_parallel"] = calibrated(logits, calibration)
+    decision = fit_decision(pairs, labels)
+    pairs["score"] = alignment_scores(pairs, {"decision": decision})
+    cut_off = best_threshold(greedy_one_to_one(pairs), kept, DECISION_MIN_PRECISION)
+    decision.update({k: math.floor(v * 1e6) / 1e6 if isinstance(v, float) else v for k, v in cut_off.items()},
+                    **fitted_on)
+    log.info("pair calibration: scale %.3f bias %.3f; alignment cut-off %.4f (dev P %.3f R %.3f)",
+             calibration["scale"], calibration["bias"], decision["min_score"], decision["precision"], decision["recall"])
+    return calibration, decision
+
+
 # ---- end to end ---------------------------------------------------------------------
 @dataclass
 class TrainingResult:
@@ -554,7 +617,7 @@ def _new_model(task: str, labels: list[str], config: TrainingConfig, texts: list
         from parascout.udfs.url_models.ngram import NgramSpec, NgramUrlModel
 
         spec = NgramSpec(buckets=config.buckets, dim=config.dim, hidden=config.ngram_hidden, side_bags=config.side_bags,
-                         cross_bag=True, symmetric_cross=True)
+                         cross_bag=True, symmetric_cross=True, pair_extras=True, fold_accents=True)
         return NgramUrlModel.create(task, labels, spec, seed=config.seed)
     from parascout.udfs.url_models.preprocess import preprocess_url
     from parascout.udfs.url_models.transformer import TransformerUrlModel
@@ -593,14 +656,19 @@ def train_model(task: str, frame: pd.DataFrame, config: TrainingConfig, data_des
                "rows": {name: len(part) for name, part in parts.items()},
                "dev": _evaluate(model, parts["dev"], task, labels, label_index),
                "test": _evaluate(model, parts["test"], task, labels, label_index)}
+    calibration = decision = None
     if task == "pairs":
         metrics["sources"] = {name: {str(k): int(v) for k, v in part["source"].value_counts().items()}
                               for name, part in parts.items()}
+        calibration, decision = calibrate_pairs(model, parts["dev"][parts["dev"]["label"] == 1], config.seed)
+        metrics["calibration"], metrics["decision"] = calibration, decision
     tested = (f"test macro-F1 {metrics['test']['macro']['f1']:.4f} (held-out hosts)" if len(parts["test"])
               else "no test hosts held out")
     log.info("%s %s trained in %.0fs: dev macro-F1 %.4f, %s", task, config.backend, seconds,
              metrics["dev"]["macro"]["f1"], tested)
     metadata = model_metadata(task, config, labels, frame, data_description, metrics)
+    if calibration:
+        metadata["calibration"], metadata["decision"] = calibration, decision
     model.metadata = metadata
     return TrainingResult(model=model, metrics=metrics, metadata=metadata)
 
@@ -670,3 +738,4 @@ def write_model_dir(result: TrainingResult, out: str) -> str:
     else:
         staging.rename(target)
     return str(target)
+

@@ -1,0 +1,144 @@
+"""Scores that mean probabilities, and the alignment decision of the pair model.
+
+Two records in a pair model's parascout_model.json, both fitted on the training run's dev hosts
+(never on the hosts it is evaluated on), in the setting `align` meets: every src×trg pair of a
+host's pool, with a share of the gold pairs orphaned (one side removed):
+
+- `calibration` (Platt scaling: sigmoid(scale × logit + bias)) makes `predict_parallel` a
+  probability for a pair seen alone;
+- `decision` adds what the pool says about a pair: how far its logit stands above the best other
+  candidate of its src URL and of its trg URL (an orphan's best candidate is usually some other
+  page's partner, scored higher by that page), combined by a logistic regression into
+  P(gold pair | pool), and the cut-off `min_score` under which a URL stays unaligned (the
+  highest-F1 one at dev precision >= 0.95). Also from the pool: how rare on the host is the rarest
+  token the two URLs share (`?id=0018` on both sides of a translated path, `11453` nowhere else).
+
+Older model directories have neither record: `predict_parallel` returns the network's softmax and
+`alignment_scores` returns p_parallel as it is.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+
+#: margins are clipped here (a URL with a single candidate gets the largest margin)
+MARGIN_CLIP = 10.0
+CONTEXT_FEATURES = ("logit", "src_margin", "trg_margin", "mutual_best", "rare_shared")
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def fit_logistic(features: np.ndarray, labels: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
+    """Weights (last one the bias) of a logistic regression minimising the mean log loss."""
+    from scipy.optimize import minimize
+
+    design = np.hstack([features, np.ones((len(features), 1))])
+    labels = labels.astype(np.float64)
+
+    def loss(weights: np.ndarray) -> tuple[float, np.ndarray]:
+        z = design @ weights
+        residual = 1.0 / (1.0 + np.exp(-z)) - labels
+        return float((np.logaddexp(0.0, z) - labels * z).mean()), design.T @ residual / len(labels)
+
+    initial = start if start is not None else np.zeros(design.shape[1])
+    return minimize(loss, initial, jac=True, method="L-BFGS-B").x
+
+
+def fit_platt(logits: np.ndarray, labels: np.ndarray) -> dict:
+    """The calibration record: sigmoid(scale × logit + bias) fitted by log loss (temperature + shift)."""
+    scale, bias = fit_logistic(logits[:, None], labels, start=np.array([1.0, 0.0]))
+    return {"method": "platt", "scale": round(float(scale), 6), "bias": round(float(bias), 6)}
+
+
+def calibrated(logits: np.ndarray, calibration: dict) -> np.ndarray:
+    """P(parallel) from the network's logit under a calibration record."""
+    return _sigmoid(calibration["scale"] * np.asarray(logits, dtype=float) + calibration["bias"])
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _logit(probability: np.ndarray) -> np.ndarray:
+    probability = np.clip(np.asarray(probability, dtype=float), 1e-12, 1 - 1e-12)
+    return np.log(probability) - np.log1p(-probability)
+
+
+def context_features(pairs: pd.DataFrame, score_column: str = "p_parallel") -> np.ndarray:
+    """CONTEXT_FEATURES per candidate pair (host, src_url, trg_url, score_column): the pair's logit, its
+    margin over the best other candidate of the same src URL (and trg URL) on the host, and whether it is
+    the best of both."""
+    logit = _logit(pairs[score_column].to_numpy())
+    frame = pd.DataFrame({"host": pairs["host"].to_numpy(), "src": pairs["src_url"].to_numpy(),
+                          "trg": pairs["trg_url"].to_numpy(), "logit": logit})
+    margins = [_margin(frame, side) for side in ("src", "trg")]
+    mutual = ((margins[0] > 0) & (margins[1] > 0)).astype(float)
+    return np.column_stack([logit, margins[0], margins[1], mutual, rare_shared_tokens(frame)])
+
+
+def _path_tokens(url: str) -> frozenset[str]:
+    """Lower-cased letter/digit runs of a URL after its host."""
+    start = url.find("/", url.find("://") + 3 if "://" in url else 0)
+    return frozenset(_TOKEN.findall(url[start:].lower())) if start != -1 else frozenset()
+
+
+def rare_shared_tokens(frame: pd.DataFrame) -> np.ndarray:
+    """Per pair, log(URLs of the host / URLs of the host holding the rarest token both URLs share); 0 if none."""
+    result = np.zeros(len(frame))
+    for rows in frame.groupby("host", sort=False).indices.values():
+        urls = pd.unique(np.concatenate([frame["src"].to_numpy()[rows], frame["trg"].to_numpy()[rows]]))
+        tokens = {url: _path_tokens(url) for url in urls}
+        frequency: dict[str, int] = {}
+        for found in tokens.values():
+            for token in found:
+                frequency[token] = frequency.get(token, 0) + 1
+        total = len(urls)
+        for row, src, trg in zip(rows, frame["src"].to_numpy()[rows], frame["trg"].to_numpy()[rows]):
+            shared = tokens[src] & tokens[trg]
+            if shared:
+                result[row] = math.log(total / min(frequency[token] for token in shared))
+    return result
+
+
+def _margin(frame: pd.DataFrame, side: str) -> np.ndarray:
+    """logit minus the best other logit among the pairs sharing this pair's `side` URL (clipped)."""
+    keys = [frame["host"], frame[side]]
+    best = frame.groupby(keys, sort=False)["logit"].transform("max").to_numpy()
+    ranked = frame.groupby(keys, sort=False)["logit"].rank(method="first", ascending=False).to_numpy()
+    second = frame["logit"].where(ranked == 2).groupby(keys, sort=False).transform("max").to_numpy()
+    other = np.where(ranked == 1, second, best)
+    margin = np.where(np.isnan(other), MARGIN_CLIP, frame["logit"].to_numpy() - np.nan_to_num(other))
+    return np.clip(margin, -MARGIN_CLIP, MARGIN_CLIP)
+
+
+def fit_decision(pairs: pd.DataFrame, labels: np.ndarray) -> dict:
+    """The decision record's weights, fitted on scored pool pairs (host, src_url, trg_url, p_parallel)."""
+    weights = fit_logistic(context_features(pairs), labels)
+    return {"method": "pool-context", "features": list(CONTEXT_FEATURES),
+            "weights": [round(float(w), 6) for w in weights[:-1]], "bias": round(float(weights[-1]), 6)}
+
+
+def alignment_scores(pairs: pd.DataFrame, metadata: dict, score_column: str = "p_parallel") -> np.ndarray:
+    """P(gold pair | the host's candidates) under the model's decision record; p_parallel without one."""
+    decision = metadata.get("decision") or {}
+    if decision.get("method") != "pool-context" or pairs.empty:
+        return pairs[score_column].to_numpy(dtype=float)
+    features = context_features(pairs, score_column)[:, :len(decision["weights"])]
+    return _sigmoid(features @ np.asarray(decision["weights"]) + decision["bias"])
+
+
+def reliability(scores: np.ndarray, labels: np.ndarray, bins: int = 10) -> dict:
+    """Reliability table (equal-width score bins: mean score, observed rate, pairs) and the expected
+    calibration error (|mean score - observed| weighted by the bin's share of pairs)."""
+    scores, labels = np.asarray(scores, dtype=float), np.asarray(labels, dtype=float)
+    which = np.minimum((scores * bins).astype(int), bins - 1)
+    table, error = [], 0.0
+    for b in range(bins):
+        inside = which == b
+        if inside.any():
+            mean, observed = float(scores[inside].mean()), float(labels[inside].mean())
+            table.append({"bin": b, "mean_score": mean, "observed": observed, "pairs": int(inside.sum())})
+            error += inside.mean() * abs(mean - observed)
+    return {"bins": table, "ece": float(error)}
