@@ -363,8 +363,7 @@ def _combinations(group_owner: np.ndarray, src_mask: np.ndarray, trg_mask: np.nd
     """Every (src group, trg group) combination within each pair: owner, src group, trg group per
     combination (grouped by pair) and combinations per pair; at most max_side groups per side and pair."""
     def side(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        groups = np.flatnonzero(mask)
-        groups = groups[np.argsort(group_owner[groups], kind="stable")]
+        groups = np.flatnonzero(mask)              # set groups come sorted by owner (_set_groups)
         counts = np.bincount(group_owner[groups], minlength=pairs)
         rank = np.arange(len(groups)) - np.repeat(np.cumsum(counts) - counts, counts)
         groups = groups[rank < max_side]
