@@ -35,7 +35,7 @@ def shortlist_site_of(shortlist_hosts, langs: tuple[str, str]):
 
 
 SMART_NEEDS_MODELS = "smart, smart+lang and smart+site skipped: they need the URL models (--lang-model DIR --pair-model DIR)"
-DOCS_COLUMNS = ("url", "host", "status", "cld2_lang", "outlinks", "outlinks_same_host", "warc_length")
+DOCS_COLUMNS = ("url", "host", "status", "cld2_lang", "outlinks", "outlinks_same_host", "outlink_cues", "warc_length")
 SKIP_REASONS = ("host_without_truth_pairs", "host_too_large")
 #: scheme://[user@]host of a URL (the host lower-cased by the caller)
 URL_HOST_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^:/?#]+)"

@@ -67,3 +67,31 @@ def test_strongest_evidence_first_and_kinds_restrict():
 def test_text_language_kind():
     assert text_language("DE") == ("deu", "code")
     assert text_language("Deutsch") == ("deu", "name")
+
+
+def wat_envelope(links: list[dict], head_links: list[dict] | None = None) -> dict:
+    return {"WARC-Header-Metadata": {"WARC-Type": "response", "WARC-Target-URI": "https://a.com/en/page"},
+            "Payload-Metadata": {"HTTP-Response-Metadata": {
+                "Response-Message": {"Status": "200"}, "Headers": {"Content-Type": "text/html"},
+                "HTML-Metadata": {"Head": {"Link": head_links or []}, "Links": links}}}}
+
+
+def test_wat_outlink_cues_aligned_with_outlinks():
+    from parascout.udfs.wat import wat_document
+
+    links = [{"path": "A@/href", "url": "/en/about", "text": "About us"},
+             {"path": "A@/href", "url": "/de/page", "text": "Deutsch"},
+             {"path": "A@/href", "url": "/fr/page", "text": ""},
+             {"path": "IMG@/src", "url": "/static/flags/fr.png", "alt": ""},
+             {"path": "A@/href", "url": "/de/page", "text": "read on"},   # a repeat keeps its first cue
+             {"path": "A@/href", "url": "/it/page", "text": "IT", "title": "Italiano"},
+             {"path": "A@/href", "url": "/es/casa", "text": "de"}]         # a whole-anchor code is a cue
+    head = [{"path": "LINK@/href", "url": "https://a.com/is/page", "rel": "alternate", "hreflang": "is"}]
+    doc = wat_document(wat_envelope(links, head))
+    cues = dict(zip(doc["outlinks"], doc["outlink_cues"]))
+    assert len(doc["outlink_cues"]) == len(doc["outlinks"]) == 6
+    assert cues == {"https://a.com/en/about": None, "https://a.com/de/page": "deu", "https://a.com/fr/page": "fra",
+                    "https://a.com/it/page": "ita", "https://a.com/es/casa": "deu", "https://a.com/is/page": "isl"}
+    anchor_only = wat_document(wat_envelope(links, head), cue_kinds=CUE_KINDS_ANCHOR)
+    assert dict(zip(anchor_only["outlinks"], anchor_only["outlink_cues"])) == {
+        **cues, "https://a.com/fr/page": None, "https://a.com/is/page": None}

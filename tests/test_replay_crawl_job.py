@@ -58,11 +58,11 @@ def test_replay_without_models_skips_smart_and_reports(spark, dataset):
     assert report["kept"] == counts["rows"] - 1 - counts["duplicates"] - counts["no_truth_rows"]
     assert "smart" in report["metrics"]["skipped_policies"]
     assert report["metrics"]["hosts_replayed"] == 3 and report["metrics"]["hosts_failed"] == 0
-    assert report["outputs"] == {"replay_summary": 15, "replay_curves": report["outputs"]["replay_curves"],
-                                 "replay_deciles": 150}
+    assert report["outputs"] == {"replay_summary": 18, "replay_curves": report["outputs"]["replay_curves"],
+                                 "replay_deciles": 180}
 
     summary = spark.read.parquet(str(root / "replay_summary")).toPandas()
-    assert sorted(summary["policy"].unique()) == ["bfs", "bfs+cld2", "oracle", "random", "strand"]
+    assert sorted(summary["policy"].unique()) == ["bfs", "bfs+cld2", "ilsp", "oracle", "random", "strand"]
     assert (summary["status"] == "ok").all()
     for host, group in summary.groupby("host"):
         auc = group.set_index("policy")["auc"]

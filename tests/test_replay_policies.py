@@ -433,3 +433,53 @@ def test_smart_with_the_real_url_models(tiny_url_models):
     bfs_row = simulate(graph, "bfs", truth_index).summary()
     assert smart_row["recall"] > 0.95 and smart_row["auc"] > bfs_row["auc"] + 0.2, (smart_row, bfs_row)
     assert smart_row["fetches_to_80"] <= 0.5 * bfs_row["fetches_to_80"]
+
+
+def cued_site(pages: dict, cues: dict, lang: dict) -> pd.DataFrame:
+    """site() plus outlink_cues: cues[(page, link)] is the language the link's context names."""
+    docs = site(pages, lang=lang)
+    docs["outlink_cues"] = [[cues.get((path, link)) for link in links] for path, links in pages.items()]
+    return docs
+
+
+CUED_PAGES = {"/": ["/a", "/b", "/c", "/is/"], "/a": [], "/b": [], "/c": [], "/is/": ["/is/x", "/x"],
+              "/is/x": ["/x"], "/x": ["/is/x"]}
+CUED_LANGS = {"/is/": "isl", "/is/x": "isl"}
+CUES = {("/", "/is/"): "isl", ("/", "/b"): "deu", ("/is/", "/x"): "eng", ("/x", "/is/x"): "isl",
+        ("/is/x", "/x"): "eng"}
+
+
+def test_graph_keeps_link_cues_aligned_and_first_cue_of_a_repeated_link():
+    docs = cued_site({"/": ["/a", "/b", "/a"], "/a": [], "/b": []}, {}, {})
+    docs.at[0, "outlink_cues"] = [None, None, "isl"]  # /a linked twice: the second link's cue counts
+    graph = build_graph(docs)
+    assert graph.link_cues[graph.node(urls("/")[0])] == ["isl", None]
+    misaligned = docs.copy()
+    misaligned.at[0, "outlink_cues"] = ["isl"]  # not aligned with outlinks: no cues for the row, no crash
+    assert build_graph(misaligned).link_cues[0] == [None, None]
+    assert build_graph(site({"/": ["/a"], "/a": []})).link_cues is None
+
+
+def test_ilsp_gives_the_bonus_to_links_cued_with_the_other_language_only():
+    graph = build_graph(cued_site(CUED_PAGES, CUES, CUED_LANGS))
+    result = simulate(graph, make_policy("ilsp", langs=LANGS), pairs(("/", "/is/"), ("/x", "/is/x")))
+    # from English /: /is/ (cued isl) jumps ahead; /b's cue names German, not the pair's other language: no bonus;
+    # from Icelandic /is/: /x cued eng jumps ahead of the queued /a, /b, /c
+    assert result.fetched_urls() == urls("/", "/is/", "/x", "/is/x", "/a", "/b", "/c")
+    bfs = simulate(graph, "bfs", NO_PAIRS)
+    assert bfs.fetched_urls() == urls("/", "/a", "/b", "/c", "/is/", "/is/x", "/x")
+    uncued = build_graph(site(CUED_PAGES, lang=CUED_LANGS))  # no outlink_cues column: ilsp is bfs
+    assert simulate(uncued, make_policy("ilsp", langs=LANGS), NO_PAIRS).fetched_urls() == bfs.fetched_urls()
+
+
+def test_smart_site_adds_the_cue_bonus_to_cued_links():
+    graph = build_graph(cued_site(CUED_PAGES, CUES, CUED_LANGS))
+    policy = make_policy("smart+site", langs=LANGS, lang_scorer=constant_lang_scorer,
+                         pair_scorer=table_pair_scorer({}))
+    policy.prepare(graph, build_truth(graph, NO_PAIRS))
+    offsets, targets = graph.csr()
+    sources = np.repeat(np.arange(graph.n_nodes), np.diff(offsets))
+    scores = policy.priority(graph, sources, targets)
+    cued = {(graph.urls[s], graph.urls[t]): score for s, t, score in zip(sources, targets, scores)}
+    home, icelandic, german = urls("/")[0], urls("/is/")[0], urls("/b")[0]
+    assert cued[(home, icelandic)] - cued[(home, german)] == pytest.approx(SmartSite.cue_weight)

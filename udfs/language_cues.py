@@ -177,3 +177,15 @@ def link_cue(text: str | None = None, *, hreflang: str | None = None, lang: str 
 def _text_cue(text: str | None, want: str | None, path: str | None) -> str | None:
     found = text_language(text, path)
     return found[0] if found and (want is None or found[1] == want) else None
+
+
+def wat_link_cue(item: dict, following: dict | None = None,
+                 kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS) -> LinkCue | None:
+    """The cue of one WAT `Links` / head `Link` entry ({path, url, text, title, hreflang}); an anchor without
+    text followed by an image entry (`IMG@/src` with alt) is taken to wrap that image, as WAT lists both flat."""
+    image = image_alt = None
+    text = item.get("text")
+    if following is not None and str(following.get("path", "")).startswith("IMG@") and not (text or "").strip():
+        image, image_alt = following.get("url") or following.get("src"), following.get("alt")
+    return link_cue(text, hreflang=item.get("hreflang"), lang=item.get("lang"), title=item.get("title"),
+                    image_alt=image_alt, image=image, kinds=kinds)

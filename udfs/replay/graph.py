@@ -3,7 +3,8 @@
 A `SiteGraph` interns a host's URLs to integer ids once (archived documents first, so
 "is an archived document" is `id < n_docs`), with adjacency as lists of ints (and as CSR
 arrays). URLs are identified without their scheme (`url_key`), so http://h/x and https://h/x
-are one page. `TruthIndex` holds, per page, its true partners (the parallel documents a crawl
+are one page. Where `docs` has `outlink_cues` (the language each link's context names:
+udfs.language_cues), `link_cues` holds it per link, aligned with `links`. `TruthIndex` holds, per page, its true partners (the parallel documents a crawl
 can complete). The simulator and the policies both read these; neither imports the other's
 internals.
 """
@@ -37,6 +38,7 @@ class SiteGraph:
     n_offhost_links: int = 0
     n_duplicate_rows: int = 0
     scope: frozenset[str] = frozenset()  # the hosts crawled (besides `host`): more than one for a site
+    link_cues: list[list[str | None]] | None = None  # per link (aligned with `links`): the language its context names
     _csr: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -55,6 +57,8 @@ class SiteGraph:
             found = self.index[key] = len(self.urls)
             self.urls.append(url)
             self.links.append([])
+            if self.link_cues is not None:
+                self.link_cues.append([])
             self.langs.append(None)
             self.sizes.append(0)
         return found
@@ -80,10 +84,17 @@ class SiteGraph:
             self._csr = (offsets, targets)
         return self._csr
 
+    def cue_array(self) -> np.ndarray:
+        """The cue language of every link in CSR order (object array: ISO 639-3 or None); all None without cues."""
+        offsets, _ = self.csr()
+        if self.link_cues is None:
+            return np.full(int(offsets[-1]), None, dtype=object)
+        return np.array([cue for cues in self.link_cues for cue in cues] or [], dtype=object).reshape(-1)
+
 
 def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
     """Intern one host's or site's `docs` rows (url, status, cld2_lang, outlinks[, host, outlinks_same_host,
-    warc_length]); `host` names the graph (default: the docs' host). A link is inside the crawl scope when it
+    outlink_cues, warc_length]); `host` names the graph (default: the docs' host). A link is inside the crawl scope when it
     points to `host` or to a host of the docs rows."""
     if host is None:
         host = str(docs["host"].iloc[0]) if "host" in docs and len(docs) else _host_of(docs)
@@ -98,6 +109,8 @@ def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
     langs = [lang if isinstance(lang, str) else None for lang in unique.get("cld2_lang", [None] * len(unique))]
     sizes = _int_list(unique["warc_length"]) if "warc_length" in unique else [0] * len(unique)
     same_host_flags = unique["outlinks_same_host"].tolist() if "outlinks_same_host" in unique else None
+    cue_lists = unique["outlink_cues"].tolist() if "outlink_cues" in unique else None
+    link_cues: list[list[str | None]] | None = [] if cue_lists is not None else None
     prefixes = (f"//{host}/", f"//{host}:")
     site = len(scope) > 1  # a link flagged off-host may point to another host of the site
     links: list[list[int]] = []
@@ -105,9 +118,12 @@ def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
     for row, outlinks in enumerate(unique["outlinks"].tolist()):
         if outlinks is None or len(outlinks) == 0:
             links.append([])
+            if link_cues is not None:
+                link_cues.append([])
             continue
         flags = same_host_flags[row] if same_host_flags is not None else None
-        targets: dict[int, None] = {}
+        cues = _cues_of(cue_lists[row], len(outlinks)) if cue_lists is not None else None
+        targets: dict[int, str | None] = {}  # a page linked twice keeps the first cue any of its links gives
         for position, link in enumerate(outlinks):
             key = url_key(link)
             same = flags[position] if flags is not None and flags[position] is not None else key.startswith(prefixes)
@@ -122,12 +138,24 @@ def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
                 urls.append(link)
                 langs.append(None)
                 sizes.append(0)
-            if target != row:
-                targets[target] = None
+            if target != row and targets.get(target) is None:
+                targets[target] = cues[position] if cues is not None else None
         links.append(list(targets))
+        if link_cues is not None:
+            link_cues.append(list(targets.values()))
     links.extend([] for _ in range(len(urls) - len(links)))
+    if link_cues is not None:
+        link_cues.extend([] for _ in range(len(urls) - len(link_cues)))
     return SiteGraph(host=host, urls=urls, index=index, links=links, langs=langs, sizes=sizes, n_docs=n_docs,
-                     n_offhost_links=offhost, n_duplicate_rows=len(rows) - len(unique), scope=scope)
+                     n_offhost_links=offhost, n_duplicate_rows=len(rows) - len(unique), scope=scope,
+                     link_cues=link_cues)
+
+
+def _cues_of(cues, n_links: int) -> list[str | None] | None:
+    """A row's outlink_cues as a list aligned with its outlinks; None when missing or misaligned (no cues then)."""
+    if cues is None or len(cues) != n_links:
+        return None
+    return [cue if isinstance(cue, str) and cue else None for cue in cues]
 
 
 def _key_host(key: str) -> str:

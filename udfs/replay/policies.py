@@ -29,7 +29,7 @@ LangScorer = Callable[[list[str]], "object"]
 PairScorer = Callable[[list[str], list[str]], np.ndarray]
 HandleFunction = Callable[[list[str], tuple[str, str]], tuple[list[str], list["str | None"]]]
 
-POLICY_NAMES = ("bfs", "bfs+cld2", "smart", "smart+lang", "smart+site", "strand", "random", "oracle")
+POLICY_NAMES = ("bfs", "bfs+cld2", "ilsp", "smart", "smart+lang", "smart+site", "strand", "random", "oracle")
 #: policies that score links with the URL models
 MODEL_POLICIES = frozenset({"smart", "smart+lang", "smart+site"})
 
@@ -87,6 +87,47 @@ class BfsCld2(Bfs):
         return [node >= graph.n_docs or lang in self.langs for node, lang in enumerate(graph.langs)]
 
 
+class Ilsp(Policy):
+    """ILSP-FC's link scoring without a topic: a link on a page in one language of the pair whose context
+    (anchor text, attributes, flag image: `graph.link_cues`) names the other language gets the bonus `c`;
+    every other link scores 0, so the order is otherwise breadth-first (ties in discovery order).
+
+    ILSP-FC adds `c` to the similarity of the link's surrounding text to the topic's terms; without a
+    topic that term is 0 for every link, which is this policy. Without `outlink_cues` in `docs` it is bfs.
+    """
+
+    name = "ilsp"
+    per_edge = True
+    #: ILSP-FC's bonus c for a link whose context names the other language of its page
+    bonus = 1.0
+
+    def __init__(self, langs: tuple[str, str]):
+        self.langs = tuple(langs)
+
+    def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
+        self._page_lang = page_language_classes(graph, self.langs)
+
+    def priority(self, graph: SiteGraph, sources: np.ndarray | None, targets: np.ndarray) -> np.ndarray:
+        if len(targets) == 0:
+            return np.zeros(0)
+        return self.bonus * _names_other_language(self._page_lang[sources], edge_cues(graph, sources, targets),
+                                                  self.langs)
+
+
+def page_language_classes(graph: SiteGraph, langs: Sequence[str]) -> np.ndarray:
+    """Per page: 0 in the pair's first language, 1 in its second, 2 in another or none."""
+    first, second = langs
+    return np.array([0 if lang == first else 1 if lang == second else 2 for lang in graph.langs], dtype=np.int8)
+
+
+def edge_cues(graph: SiteGraph, sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Per link sources[i] -> targets[i]: the language its context names (object array, None where none)."""
+    if graph.link_cues is None or len(targets) == 0:
+        return np.full(len(targets), None, dtype=object)
+    offsets, _ = graph.csr()
+    return graph.cue_array()[offsets[sources] + link_positions(graph, sources, targets)]
+
+
 class Smart(Policy):
     """The paper's smart crawler: link v found on page u in language A gets P(v in B) × P(u, v parallel).
 
@@ -104,9 +145,7 @@ class Smart(Policy):
         self.langs, self.lang_scorer, self.pair_scorer, self.batch_size = tuple(langs), lang_scorer, pair_scorer, batch_size
 
     def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
-        first, second = self.langs
-        self._page_lang = np.array([0 if lang == first else 1 if lang == second else 2 for lang in graph.langs],
-                                   dtype=np.int8)
+        self._page_lang = page_language_classes(graph, self.langs)
 
     def priority(self, graph: SiteGraph, sources: np.ndarray | None, targets: np.ndarray) -> np.ndarray:
         if len(targets) == 0:
@@ -181,6 +220,9 @@ class SmartSite(SmartLang):
     page, so once slot 3 of German pages led to Spanish ones, it does on the next German page too, even
     where URLs carry no language at all (`?p=123`).
 
+    A link whose context names the other language of its page (ILSP-FC's cue: anchor "Deutsch", a flag,
+    an `hreflang`; `graph.link_cues`) gets `cue_weight` more: the site's switcher said where it leads.
+
     The language focus term weighs A and B by the share of their pages expected to have a translation
     in the other language (see `_translation_shares`): on a site whose German pages outnumber its
     Spanish ones three to one, a Spanish page is three times as likely to be half of a pair, so the
@@ -211,6 +253,8 @@ class SmartSite(SmartLang):
     link_slots = 16
     #: pages added to each language's expected size when weighing the wanted languages by translation share
     size_smoothing = 5.0
+    #: bonus of a link whose context names the other language of its page (ILSP-FC's c, scaled to P values)
+    cue_weight = 0.5
 
     def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
         super().prepare(graph, truth)
@@ -243,6 +287,8 @@ class SmartSite(SmartLang):
         p_parallel = self._pair_probabilities(urls[sources].tolist(), urls[targets].tolist())
         self._edges = (sources, targets, p_parallel)
         self._slots = link_positions(graph, sources, targets)
+        self._cue_bonus = self.cue_weight * _names_other_language(self._page_lang[sources],
+                                                                  edge_cues(graph, sources, targets), self.langs)
         self._candidates = self._candidate_pairs(urls, unique)
         self._bonus = np.zeros(graph.n_nodes)
         return self._combine(self._prior[:, 0], self._prior[:, 1])
@@ -309,7 +355,7 @@ class SmartSite(SmartLang):
         sources, targets, p_parallel = self._edges
         return (self._link_scores(self._page_lang[sources], p_first[targets], p_second[targets], p_parallel,
                                   self._focus_weights)
-                + self.partner_weight * self._bonus[targets])
+                + self.partner_weight * self._bonus[targets] + self._cue_bonus)
 
     def _translation_shares(self, posterior: np.ndarray, discovered: np.ndarray) -> tuple[float, float]:
         """(A, B): the share of a language's pages expected to have a translation in the other language.
@@ -320,6 +366,12 @@ class SmartSite(SmartLang):
         """
         sizes = posterior[discovered, : len(self._class_langs)].sum(axis=0) + self.size_smoothing
         return min(1.0, sizes[1] / sizes.max()), min(1.0, sizes[0] / sizes.max())
+
+
+def _names_other_language(page_lang: np.ndarray, cues: np.ndarray, langs: Sequence[str]) -> np.ndarray:
+    """1.0 where a link's cue names the other language of the pair than its page's (page_lang 0 / 1), else 0."""
+    first, second = langs
+    return (((page_lang == 0) & (cues == second)) | ((page_lang == 1) & (cues == first))).astype(float)
 
 
 def link_positions(graph: SiteGraph, sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -537,12 +589,14 @@ def make_policy(name: str, langs: tuple[str, str] | None = None, lang_scorer: La
                 pair_scorer: PairScorer | None = None, random_seed: int = 0,
                 handle_function: HandleFunction | None = None) -> Policy:
     """A policy by its CLI name (one of POLICY_NAMES)."""
-    if (name in MODEL_POLICIES or name in ("bfs+cld2", "strand")) and not langs:
+    if (name in MODEL_POLICIES or name in ("bfs+cld2", "ilsp", "strand")) and not langs:
         raise ValueError(f"policy {name!r} needs the language pair (langs=('eng', 'isl'))")
     if name == "bfs":
         return Bfs()
     if name == "bfs+cld2":
         return BfsCld2(langs)
+    if name == "ilsp":
+        return Ilsp(langs)
     if name in MODEL_POLICIES:
         if lang_scorer is None or pair_scorer is None:
             raise ValueError(f"policy {name!r} needs a lang_scorer and a pair_scorer (the URL models)")
