@@ -21,10 +21,11 @@ from parascout.udfs.cdx import READ_PROBLEMS
 from parascout.udfs.jvm import java_function_available
 from parascout.udfs.urls import CONTROL_CHARACTERS, MAX_URL_CHARS, public_suffix_spec, registered_domain
 
-BAD_REASONS = ("non_utf8", "malformed_line", "bad_json", "missing_url", "url_too_long", "control_characters",
-               "bad_url", "missing_status", "missing_location", *READ_PROBLEMS)
+BAD_REASONS = frozenset({"non_utf8", "malformed_line", "bad_json", "missing_url", "url_too_long",
+                         "control_characters", "bad_url", "missing_status", "missing_location", *READ_PROBLEMS})
 RECORD_FILTERS = ("crawl_not_selected", "host_not_allowed", "revisit", "redirect", "status", "mime")
 CAPTURE_FILTERS = ("older_capture", "host_not_bilingual")
+FILTERED_REASONS = frozenset({*RECORD_FILTERS, *CAPTURE_FILTERS})
 JVM_DOMAIN_CLASS = "parascout.RegisteredDomain"
 JVM_DOMAIN_FUNCTION = "parascout_registered_domain"
 JVM_LINE_CLASS = "parascout.CdxLine"
