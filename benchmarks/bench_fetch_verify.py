@@ -1,5 +1,9 @@
 """Throughput of fetch-docs and verify-pairs building blocks, each against a baseline from the same run.
 
+0. HTML stage: parse + features + main text per CPU-second with udfs.html_text (Lexbor) against the
+   html.parser path it replaced (kept below, only as this baseline), on the real CommonCrawl excerpt pages and
+   on sample-archive pages; where the new path's time goes; main-text quality against the real-text sample
+   archive's truth (body_text) when make-sample-archive --text-corpus is available.
 1. parse + features: records/s on one core for udfs.documents.parse_record over a generated WARC of
    HTML pages, against warcio alone (iterate + read payload) as the baseline.
 2. GETs per 1,000 records with and without coalescing (a sparse 30% selection, like a pairs selection),
@@ -7,7 +11,7 @@
 3. verification: pairs/s of udfs.verification.verify_frame (bit-parallel LCS alignment), against
    difflib.SequenceMatcher as the baseline aligner, with how far SequenceMatcher's dp is from the minimal one.
 
-    .venv/bin/python benchmarks/bench_fetch_verify.py [--pages 3000] [--pairs 400]
+    .venv/bin/python benchmarks/bench_fetch_verify.py [--pages 3000] [--pairs 400] [--html-only]
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import random
 import sys
 import tempfile
 import time
+from collections import Counter
 from difflib import SequenceMatcher
 from html.parser import HTMLParser
 from pathlib import Path
@@ -33,8 +38,7 @@ from parascout.udfs.documents import empty_doc, parse_record
 from parascout.udfs.html_text import (
     BLOCK_TAGS,
     LINK_ATTRIBUTES,
-    MAX_IMAGES,
-    MAX_OUTLINKS,
+    MAX_IMAGE_NAME_CHARS,
     MAX_STRUCTURE_TOKENS,
     MAX_TITLE_CHARS,
     SKIPPED_CONTENT_TAGS,
@@ -48,6 +52,7 @@ from parascout.udfs.structure import ThresholdRule, TreeRule, feature_matrix, st
 from parascout.udfs.urls import url_host
 from parascout.udfs.verification import verify_frame
 from parascout.udfs.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
+from parascout.udfs.warc_record import MAX_IMAGES, MAX_OUTLINK_CHARS, LinkBudget, bound_links
 from tests.test_documents import ENGLISH, GERMAN, record_bytes
 
 
@@ -63,6 +68,7 @@ class StrandParser(HTMLParser):
         self.chunks: list[str] = []
         self.paragraphs = 0
         self.links: list[tuple[str, str]] = []  # (url, host)
+        self.link_budget = LinkBudget()
         self.images: list[str] = []
         self.title_parts: list[str] = []
         self.html_lang: str | None = None
@@ -86,14 +92,15 @@ class StrandParser(HTMLParser):
         if tag in BLOCK_TAGS:
             self._end_block()
         attributes = dict(attrs)
-        if tag == "base" and attributes.get("href") and self.base_url is not None:
+        if tag == "base" and attributes.get("href") and self.base_url is not None \
+                and len(attributes["href"]) <= MAX_OUTLINK_CHARS:
             self.base_url = urljoin(self.base_url, attributes["href"].strip())
         elif tag == "html" and attributes.get("lang"):
             self.html_lang = attributes["lang"].strip()[:20]
         elif tag in LINK_ATTRIBUTES or (tag == "link" and "alternate" in (attributes.get("rel") or "").lower()):
             href = attributes.get(LINK_ATTRIBUTES.get(tag, "href"))
             resolved = _resolve_link(self.base_url or "", href.strip()) if href else None
-            if resolved and len(self.links) < MAX_OUTLINKS:
+            if resolved and self.link_budget.admit(resolved[0]):
                 self.links.append(resolved)
         elif tag == "img":
             name = image_file_name(self.base_url, attributes.get("src") or attributes.get("data-src"))
@@ -143,13 +150,15 @@ def html_parser_features(html: str, url: str | None) -> dict:
     lang, reliable, percent = cld2_language(text)
     host = url_host(url) if url else None
     links = dict(parser.links)  # first occurrence order, one host per URL
-    outlinks = list(links)
+    outlinks, outlinks_cut = list(links), parser.link_budget.cut
+    images, images_cut = bound_links(dict.fromkeys(parser.images), LinkBudget(MAX_IMAGES, MAX_IMAGE_NAME_CHARS))
     title = WHITESPACE.sub(" ", "".join(parser.title_parts)).strip()[:MAX_TITLE_CHARS] or None
     return {
         "status": "ok", "cld2_lang": lang, "cld2_reliable": reliable, "cld2_percent": percent,
         "html_lang": parser.html_lang, "text_chars": len(text), "paragraphs": parser.paragraphs,
         "outlinks": outlinks, "outlinks_same_host": [links[link] == host for link in outlinks],
-        "images": list(dict.fromkeys(parser.images)), "structure": parser.structure, "title": title,
+        "images": images, "structure": parser.structure, "title": title,
+        "outlinks_cut": outlinks_cut, "images_cut": images_cut,
         "error": "structure_truncated" if parser.structure_truncated else None,
     }
 
@@ -169,6 +178,170 @@ def site_page(rng: random.Random, i: int, pages: int, lengths: list[int] | None 
             f'<body><header><img src="/logo.png"><nav><ul>{nav}</ul></nav></header><div class="main">'
             f'<article><h1>Page {i}</h1>{article}</article><aside>{side}</aside></div>'
             f"<footer><p>Contact</p><p>Imprint</p></footer></body></html>")
+
+
+def shared_data_path() -> Path:
+    return Path(os.environ.get("PARASCOUT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def http_responses(warc_paths: list[Path]) -> list[tuple[str, str]]:
+    """(url, decoded HTML) of the 200 text/html responses of WARC files (warcio: outside the timed code)."""
+    from parascout.udfs.documents import decode_html
+
+    pages = []
+    for path in warc_paths:
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type != "response" or record.http_headers is None:
+                    continue
+                content_type = record.http_headers.get_header("Content-Type") or ""
+                if record.http_headers.get_statuscode() != "200" or "html" not in content_type:
+                    continue
+                payload = record.content_stream().read()
+                pages.append((record.rec_headers.get_header("WARC-Target-URI"),
+                              decode_html(payload, content_type)[0]))
+    return pages
+
+
+def time_pages(function, pages: list[tuple[str, str]], repeat: int) -> float:
+    """Pages per CPU-second of function(html, url) over the pages, `repeat` times (best of the rounds)."""
+    best = float("inf")
+    for _ in range(repeat):
+        cpu = time.process_time()
+        for url, html in pages:
+            function(html, url)
+        best = min(best, time.process_time() - cpu)
+    return len(pages) / best
+
+
+def time_breakdown(pages: list[tuple[str, str]]) -> dict:
+    """Share of the new path's CPU per step: Lexbor's parse, the tree walk, page CLD2, paragraphs."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    from parascout.udfs import html_text
+
+    spent = dict.fromkeys(("lexbor_parse", "tree_walk", "page_cld2", "paragraphs"), 0.0)
+    for url, html in pages:
+        cpu = time.process_time()
+        first = LexborHTMLParser(html).root
+        spent["lexbor_parse"] += time.process_time() - cpu
+        cpu = time.process_time()
+        page = html_text.Page(url)
+        html_text.walk_page([first], page, html_text.MAX_TEXT_CHARS)
+        spent["tree_walk"] += time.process_time() - cpu
+        cpu = time.process_time()
+        lang, _, _, single = html_text._cld2(" ".join(page.chunks))
+        spent["page_cld2"] += time.process_time() - cpu
+        cpu = time.process_time()
+        html_text.page_paragraphs(page.blocks, None, lang, single)
+        spent["paragraphs"] += time.process_time() - cpu
+    total = sum(spent.values())
+    return {f"share_{step}": seconds / total for step, seconds in spent.items()}
+
+
+def bench_html(pages: list[tuple[str, str]], label: str, repeat: int = 3) -> dict:
+    """Pages per CPU-second, html.parser path vs html_text, on the same decoded pages."""
+    if not pages:
+        return {"skipped": f"no {label} pages"}
+    from parascout.udfs.html_text import html_features
+
+    for url, html in pages:  # warm both paths' caches (links repeat across a site, as in a real task)
+        html_features(html, url)
+    old = time_pages(html_parser_features, pages, repeat)
+    new = time_pages(html_features, pages, repeat)
+    return {"pages": len(pages), "mean_html_kb": sum(len(h) for _, h in pages) / len(pages) / 1024,
+            "html_parser_features_per_cpu_s": old, "lexbor_features_main_text_per_cpu_s": new,
+            "speedup": new / old, **time_breakdown(pages)}
+
+
+def real_commoncrawl_pages() -> list[tuple[str, str]]:
+    folder = shared_data_path() / "cc-sample"
+    return http_responses(sorted(folder.glob("*.warc.gz"))) if folder.exists() else []
+
+
+def sample_archive_pages(folder: Path, hosts: int, text_corpus: Path | None) -> tuple[list, Path | None]:
+    """Generate a sample archive (real texts when the corpus and --text-corpus support exist); its pages."""
+    from parascout.udfs.sample_archive.archive import generate
+
+    options = {"hosts": hosts, "seed": 11, "progress": False, "verbose": False}
+    try:
+        generate(str(folder), text_corpus=str(text_corpus) if text_corpus else None, **options)
+    except TypeError:  # an archive generator without --text-corpus
+        generate(str(folder), **options)
+        text_corpus = None
+    return http_responses(sorted(folder.rglob("*.warc.gz"))), (folder / "truth" / "pages.parquet"
+                                                               if text_corpus else None)
+
+
+def words(text: str) -> Counter:
+    return Counter(text.casefold().split())
+
+
+def main_text_quality(pages: list[tuple[str, str]], truth_path: Path | None) -> dict:
+    """Against truth body_text: share of body paragraphs kept, share of the other (boilerplate) words removed."""
+    if truth_path is None or not truth_path.exists():
+        return {"skipped": "no real-text sample archive (make-sample-archive --text-corpus) to compare with"}
+    from parascout.udfs.html_text import html_features
+    from parascout.udfs.near_duplicates import SiteTextSettings, site_text_pass
+    from parascout.udfs.urls import url_host
+
+    truth = pd.read_parquet(truth_path)
+    if "body_text" not in truth.columns:
+        return {"skipped": "truth/pages.parquet has no body_text"}
+    body_of = {row.url: row.body_text for row in truth.itertuples() if isinstance(row.body_text, str)
+               and row.body_text.strip()}
+    docs = {url: html_features(html, url)["page_paragraphs"] for url, html in pages if url in body_of}
+    frame = pd.DataFrame({"url": list(docs), "host": [url_host(u) for u in docs],
+                          "hashes": [[p["hash"] for p in ps] for ps in docs.values()],
+                          "boilerplate": [[p["boilerplate"] for p in ps] for ps in docs.values()],
+                          "chars": [[len(p["text"]) for p in ps] for ps in docs.values()]})
+    repeated = {}
+    for _, site in frame.groupby("host"):
+        for row in site_text_pass(site, SiteTextSettings()).itertuples():
+            repeated[row.url] = set(row.repeated_hashes)
+    result = {"pages_with_body_text": len(docs)}
+    for label, use_site in (("page_rules", False), ("page_and_site_rules", True)):
+        kept_body = total_body = kept_other = total_other = 0
+        for url, paragraphs in docs.items():
+            body = [" ".join(line.split()) for line in body_of[url].split("\n") if line.strip()]
+            main = [p["text"] for p in paragraphs
+                    if not p["boilerplate"] and not (use_site and p["hash"] in repeated.get(url, ()))]
+            kept = set(main)
+            kept_body += sum(line in kept for line in body)
+            total_body += len(body)
+            body_words = words(" ".join(body))
+            other = words(" ".join(p["text"] for p in paragraphs)) - body_words
+            kept_other += sum((words(" ".join(main)) - body_words).values())
+            total_other += sum(other.values())
+        result[f"{label}_body_paragraphs_kept"] = kept_body / max(total_body, 1)
+        result[f"{label}_boilerplate_words_removed"] = 1 - kept_other / max(total_other, 1)
+    return result
+
+
+def kept_table(pages: list[tuple[str, str]]) -> dict:
+    """Per real page: paragraphs kept / all, characters kept / all, and the first kept paragraph."""
+    from parascout.udfs.html_text import html_features
+
+    table = {}
+    for url, html in pages:
+        paragraphs = html_features(html, url)["page_paragraphs"]
+        kept = [p["text"] for p in paragraphs if not p["boilerplate"]]
+        table[url[:60]] = (f"{len(kept)}/{len(paragraphs)} paragraphs, "
+                           f"{sum(map(len, kept))}/{sum(len(p['text']) for p in paragraphs)} chars; "
+                           f"first kept: {(kept[0] if kept else '-')[:60]!r}")
+    return table
+
+
+def bench_html_engine(hosts: int) -> dict:
+    real = real_commoncrawl_pages()
+    results = {"html_real_commoncrawl": bench_html(real, "real CommonCrawl", repeat=5)}
+    corpus = shared_data_path() / "parallel-text" / "bible"
+    with tempfile.TemporaryDirectory() as folder:
+        pages, truth = sample_archive_pages(Path(folder), hosts, corpus if corpus.exists() else None)
+        results["html_sample_archive"] = bench_html(pages, "sample-archive")
+        results["main_text_quality_sample_archive"] = main_text_quality(pages, truth)
+    results["main_text_kept_real_commoncrawl"] = kept_table(real)
+    return results
 
 
 def generate_records(pages: int, seed: int = 1) -> list[tuple[str, bytes]]:
@@ -412,14 +585,23 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=3000)
     parser.add_argument("--pairs", type=int, default=400)
+    parser.add_argument("--hosts", type=int, default=20, help="sample-archive hosts for the HTML stage")
+    parser.add_argument("--html-only", action="store_true", help="only the HTML stage (section 0)")
     args = parser.parse_args(argv)
+    results = bench_html_engine(args.hosts)
+    if args.html_only:
+        return print_results(results)
     records = generate_records(args.pages)
-    results = {"parse": bench_parse(records), "parse_real_commoncrawl": bench_real_pages()}
+    results.update({"parse": bench_parse(records), "parse_real_commoncrawl": bench_real_pages()})
     with tempfile.TemporaryDirectory() as folder:
         results["coalescing"] = bench_coalescing(records, Path(folder))
     results["coalescing_by_density"] = bench_coalescing_density()
     results["verification"] = bench_verification(args.pairs)
     results["alignment_real_page"] = bench_alignment_on_real_page()
+    print_results(results)
+
+
+def print_results(results: dict) -> None:
     for section, values in results.items():
         print(f"[{section}]")
         for key, value in values.items():

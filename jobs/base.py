@@ -17,6 +17,7 @@ import re
 import sys
 import time
 import uuid
+from collections.abc import Collection
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -36,6 +37,10 @@ class ConfigError(ValueError):
 
 class JobFailed(RuntimeError):
     """The job ran but its result must not be trusted (e.g. too much bad input)."""
+
+
+class UnknownReason(JobFailed):
+    """A status was counted that the modules emitting it declare neither bad nor filtered."""
 
 
 #: keys whose values are credentials, at any depth of the arguments and the --conf YAML (its `spark:` section too)
@@ -93,8 +98,18 @@ class JobReport:
         if count:
             self.data["bad"][reason] = self.data["bad"].get(reason, 0) + int(count)
 
-    def add_counts(self, counts: dict[str, int], kept_key: str = "ok", bad_reasons: tuple[str, ...] = ()) -> None:
-        """Add a {reason: n} mapping: `kept_key` is kept, `bad_reasons` are bad, the rest filtered."""
+    def add_counts(self, counts: dict[str, int], *, bad_reasons: Collection[str], filtered_reasons: Collection[str],
+                   kept_key: str = "ok") -> None:
+        """Add a {reason: n} mapping: `kept_key` is kept, `bad_reasons` are bad, `filtered_reasons` filtered.
+
+        The sets are the emitting modules' BAD_REASONS / FILTERED_REASONS; a reason in neither raises, so a new
+        failure status cannot pass as filtered and escape --max-bad-fraction."""
+        bad_reasons, filtered_reasons = frozenset(bad_reasons), frozenset(filtered_reasons)
+        unknown = sorted(set(counts) - {kept_key} - bad_reasons - filtered_reasons)
+        if unknown or bad_reasons & filtered_reasons:
+            raise UnknownReason(f"{self.data['job']}: reasons {unknown or sorted(bad_reasons & filtered_reasons)} "
+                                "are not declared bad or filtered (or are both); add each to its module's "
+                                "BAD_REASONS or FILTERED_REASONS")
         for reason, count in counts.items():
             if reason == kept_key:
                 self.kept(count)
@@ -154,8 +169,12 @@ class Job:
     description: str = ""
     uses_spark: bool = True
     root_required: bool = True
-    #: tables this job writes under --root; a rerun with the same arguments skips when all exist
+    #: tables this job writes under --root; a rerun with the same arguments and inputs skips while they are its own
     outputs: tuple[str, ...] = ()
+    #: tables under --root this job reads: the job does not start without them
+    inputs: tuple[str, ...] = ()
+    #: tables it reads when there: `--use-<table> auto|yes|no` (auto: when present), the choice in the report
+    optional_inputs: tuple[str, ...] = ()
     #: a fraction of bad input above which the job fails (None: never)
     default_max_bad_fraction: float | None = None
 
@@ -166,6 +185,7 @@ class Job:
         self.report: JobReport | None = None
         self._spark = None
         self._staged: dict[str, tuple[str, int]] = {}  # table -> (version written by this run, rows)
+        self.tables_read: dict[str, dict] = {}  # input table -> {"used", "choice", "version"}
         self.log = logging.getLogger(f"parascout.{self.name}")
 
     # ---- arguments -------------------------------------------------------------------
@@ -182,6 +202,9 @@ class Job:
         parser.add_argument("--max-bad-fraction", type=float, default=self.default_max_bad_fraction,
                             help="fail when bad records exceed this fraction of the input")
         parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+        for table in self.optional_inputs:
+            parser.add_argument(f"--use-{table.replace('_', '-')}", choices=["auto", "yes", "no"], default="auto",
+                                help=f"read the {table} table: auto (when present), yes (fail without it) or no")
 
     def validate_arguments(self, args: argparse.Namespace) -> None:
         """Check arguments together; raise ConfigError with a message that says what to fix."""
@@ -351,6 +374,26 @@ class Job:
         """Counts of a DataFrame by the values of a (small-cardinality) reason column."""
         return {str(row[column]): int(row["count"]) for row in df.groupBy(column).count().collect()}
 
+    # ---- inputs ----------------------------------------------------------------------
+    def resolve_inputs(self) -> None:
+        """Decide which declared inputs this run reads (and their current versions); fails when one must be there."""
+        for table in (*self.inputs, *self.optional_inputs):
+            choice = getattr(self.args, f"use_{table}", "yes") if table in self.optional_inputs else "required"
+            manifest = tables.read_manifest(self.table_path(table)) if choice != "no" else None
+            present = manifest is not None or (choice != "no" and self.table_exists(table))
+            if choice in ("yes", "required") and not present:
+                flag = "" if choice == "required" else f" (--use-{table.replace('_', '-')} yes)"
+                raise ConfigError(f"{self.name}: table {table!r} not found at {self.table_path(table)}{flag}; "
+                                  "run the job that writes it first")
+            self.tables_read[table] = {"used": present, "choice": choice,
+                                       "version": manifest["version"] if manifest else None}
+
+    def uses(self, table: str) -> bool:
+        """Whether this run reads the declared input `table` (resolve_inputs decided)."""
+        if table not in self.tables_read:
+            raise KeyError(f"{self.name}: {table!r} is not a declared input (inputs / optional_inputs)")
+        return self.tables_read[table]["used"]
+
     # ---- running ---------------------------------------------------------------------
     def process(self) -> None:
         """Do the work: read inputs, write outputs, fill self.report."""
@@ -360,7 +403,10 @@ class Job:
         return storage.join(self.args.root, "_reports", f"{self.name}.json")
 
     def arguments_fingerprint(self) -> str:
-        payload = json.dumps(self._public_args(), sort_keys=True, default=str)
+        """The run's identity: its arguments and the versions of the inputs it reads (not of its own outputs)."""
+        versions = {table: read["version"] for table, read in self.tables_read.items()
+                    if read["used"] and table not in self.outputs}
+        payload = json.dumps({**self._public_args(), "_input_versions": versions}, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def _public_args(self) -> dict:
@@ -386,6 +432,7 @@ class Job:
         self.args = self.parse_arguments(argv)
         logging.getLogger("parascout").setLevel(self.args.log_level)
         self.validate_arguments(self.args)
+        self.resolve_inputs()
         previous = self.already_done()
         if previous:
             self.log.info("%s already done with these arguments (%s); --force reruns it",
@@ -395,6 +442,7 @@ class Job:
         self.report = JobReport(self.name, self._public_args(), self.conf)
         self.report.data["run_id"] = uuid.uuid4().hex
         self.report.data["fingerprint"] = self.arguments_fingerprint()
+        self.report.data["tables_read"] = self.tables_read
         try:
             with SparkProgress(self.name):  # a line every few seconds while Spark stages run
                 self.process()
@@ -464,11 +512,14 @@ class TrainingJob(Job):
         """(training frame with a split column, metadata naming the source)."""
         raise NotImplementedError
 
-    def count_input(self, what: str, counts: dict, bad_reasons: tuple[str, ...]) -> None:
-        """Report a loader's counts: input rows, 'reason:<name>' skips, kept."""
+    def count_input(self, what: str, counts: dict) -> None:
+        """Report a loader's counts: input rows, 'bad:<reason>' and 'filtered:<reason>' skips, kept."""
         self.report.input(what, counts.pop("input", 0))
-        self.report.add_counts({key.split(":", 1)[-1]: value for key, value in counts.items() if ":" in key},
-                               bad_reasons=bad_reasons)
+        skips = {key: value for key, value in counts.items() if ":" in key}
+        declared = {kind: {key.split(":", 1)[1] for key in skips if key.startswith(f"{kind}:")}
+                    for kind in ("bad", "filtered")}
+        self.report.add_counts({key.split(":", 1)[1]: value for key, value in skips.items()},
+                               bad_reasons=declared["bad"], filtered_reasons=declared["filtered"])
         self.report.kept(counts["kept"])
 
     def process(self) -> None:

@@ -16,6 +16,8 @@ from parascout.jobs.base import ConfigError, Job
 from parascout.udfs import handles
 from parascout.udfs.langs import parse_lang_pair
 
+#: URLs left out of the buckets (bad ones are handles.BAD_URL_REASONS)
+FILTERED_REASONS = frozenset({"no_language", "other_language", "redirect", "duplicate_url", "no_partner", "capped"})
 SIZE_CLASSES = ((1, "1"), (2, "2"), (5, "3-5"), (10, "6-10"), (50, "11-50"), (500, "51-500"))
 
 
@@ -23,6 +25,7 @@ class BucketHandlesJob(Job):
     name = "bucket-handles"
     description = "STRAND: pair URLs of two languages whose handles (URL minus language substrings) are equal"
     outputs = ("candidates",)
+    inputs = ("urls",)
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
@@ -76,7 +79,7 @@ class BucketHandlesJob(Job):
         counts = self.count_by(classified.where(F.col("reason").isNotNull()), "reason")
         for reason, count in self.count_by(bucketed, "reason").items():
             counts[reason] = counts.get(reason, 0) + count
-        self.report.add_counts(counts, kept_key="ok", bad_reasons=handles.BAD_URL_REASONS)
+        self.report.add_counts(counts, bad_reasons=handles.BAD_URL_REASONS, filtered_reasons=FILTERED_REASONS)
         self.report_buckets(bucketed, src, trg)
         bucketed.unpersist()
         classified.unpersist()

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job
 from parascout.udfs import storage
-from parascout.udfs.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, export_batches
+from parascout.udfs.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, FILTERED_REASONS, export_batches
 from parascout.udfs.bitext.formats import TMX_FOOTER, document_line, sentence_line, tmx_header, tmx_unit
 from parascout.udfs.bitext.sentences import MAX_SENTENCES
 from parascout.udfs.langs import load_languages, parse_lang_pair
@@ -35,6 +35,7 @@ class ExportBitextJob(Job):
     name = "export-bitext"
     description = "aligned documents and sentence pairs of verified pairs: Parquet, Bitextor TSV, TMX"
     outputs = ("bitext_documents", "bitext_sentences", "bitext_sites")
+    inputs = ("verified_pairs", "texts")
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
@@ -90,7 +91,8 @@ class ExportBitextJob(Job):
                                                                                  "src_lang", "trg_lang", "s.*")
         self.write_table(sentences, "bitext_sentences")
         written = self.read_table("bitext_documents")
-        self.report.add_counts(self.count_by(written, "status"), bad_reasons=tuple(BAD_REASONS))
+        self.report.add_counts(self.count_by(written, "status"), bad_reasons=BAD_REASONS,
+                               filtered_reasons=FILTERED_REASONS)
         self.report_sentences(self.read_table("bitext_sentences"))
         self.write_table(self.site_yield(written), "bitext_sites")
         self.write_files(written, self.read_table("bitext_sentences"))

@@ -1,4 +1,4 @@
-"""fetch-docs: read the selected URLs' WARC records (local, s3://, https://) and WAT links into `docs`.
+"""fetch-docs: read the selected URLs' WARC records (local, s3://, https://) and WAT links into `docs` and `texts`.
 
 Selection: the URLs of `scored_pairs` (else `candidates`), or every URL of the
 shortlisted hosts, or of `urls`. Records are located by (warc_filename,
@@ -6,7 +6,11 @@ warc_offset, warc_length) under --warc-prefix; the selection is repartitioned by
 file and sorted by offset so neighbouring records share one coalesced GET. With
 --wat, CommonCrawl WAT files add link-graph rows for URLs not fetched from WARC.
 Every requested URL ends in `docs` once, with status 'ok' or a reason; a rerun
-(--force) fetches only URLs without an 'ok' row and merges.
+(--force) fetches only URLs without an 'ok' row and merges. Each HTML page fetched
+from WARC also gets a `texts` row: its paragraphs (type, language, hash, boilerplate
+flag), main text and status; after the per-record pass, a per-site pass over the
+paragraph hashes marks the site's repeated paragraphs as boilerplate and points each
+near-duplicate page to the one kept for its group (`duplicate_of`).
 """
 from __future__ import annotations
 
@@ -19,17 +23,21 @@ from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job
 from parascout.udfs import storage, warc_record
-from parascout.udfs.documents import DOC_COLUMNS, DOCS_SCHEMA, parse_record
+from parascout.udfs.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
+from parascout.udfs.html_text import MAX_TEXT_CHARS
+from parascout.udfs.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
 from parascout.udfs.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
 from parascout.udfs.wat import read_wat_files
 
 SELECTION_COLUMNS = ["url", "host", "warc_filename", "warc_offset", "warc_length", "in_index"]
+#: the `texts` columns: status 'ok', 'no_text' (no paragraph at all) or 'boilerplate_only'
+TEXT_COLUMNS = ["url", "host", "lang", "title", "paragraphs", "main_text", "text_truncated", "duplicate_of", "status"]
 
 
 class FetchDocsJob(Job):
     name = "fetch-docs"
-    description = "fetch selected URLs' WARC records (local/S3/HTTPS) and WAT links into the docs table"
-    outputs = ("docs",)
+    description = "fetch selected URLs' WARC records (local/S3/HTTPS) and WAT links into the docs and texts tables"
+    outputs = ("docs", "texts")
     BAD_REASONS = ("truncated", "bad_gzip", "not_warc", "not_http", "bad_payload", "parse_error", "fetch_failed",
                    "missing_file", "not_in_index", "no_warc_location", "bad_warc_location", "bad_wat_json",
                    "bad_wat_file", "bad_location", "bad_url")
@@ -60,6 +68,17 @@ class FetchDocsJob(Job):
         parser.add_argument("--partitions", type=int, default=0, help="fetch tasks (default: Spark parallelism)")
         parser.add_argument("--record-seconds", type=float, default=warc_record.RECORD_SECONDS,
                             help="time limit to parse one record (status timeout); 0: none")
+        parser.add_argument("--max-text-chars", type=int, default=MAX_TEXT_CHARS,
+                            help="paragraphs kept per page stop at this many characters (text_truncated, counted)")
+        parser.add_argument("--site-boilerplate-share", type=float, default=SiteTextSettings.min_share,
+                            help="a paragraph on this share of its site's pages (and on --site-boilerplate-pages "
+                                 "pages or more) is boilerplate")
+        parser.add_argument("--site-boilerplate-pages", type=int, default=SiteTextSettings.min_pages)
+        parser.add_argument("--near-duplicate-overlap", type=float, default=SiteTextSettings.min_overlap,
+                            help="pages sharing this share of the smaller one's main paragraphs are near-duplicates "
+                                 "(ILSP-FC: 0.8); above 1: none")
+        parser.add_argument("--max-site-pages", type=int, default=50_000,
+                            help="bigger sites are split into groups of about this many pages for the site pass")
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
@@ -70,6 +89,11 @@ class FetchDocsJob(Job):
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
         if args.record_seconds < 0:
             raise ConfigError("--record-seconds must be 0 (no limit) or positive")
+        for name in ("max_text_chars", "site_boilerplate_pages", "max_site_pages"):
+            if getattr(args, name) <= 0:
+                raise ConfigError(f"--{name.replace('_', '-')} must be positive")
+        if not 0 < args.site_boilerplate_share <= 1 or args.near_duplicate_overlap <= 0:
+            raise ConfigError("--site-boilerplate-share must be in (0, 1] and --near-duplicate-overlap positive")
 
     def settings(self) -> FetchSettings:
         a = self.args
@@ -108,7 +132,8 @@ class FetchDocsJob(Job):
         return (selection.repartition(partitions, "warc_filename")
                 .sortWithinPartitions("warc_filename", "warc_offset")
                 .mapInPandas(functools.partial(fetch_documents, settings=self.settings(), parse=functools.partial(
-                    parse_record, record_seconds=self.args.record_seconds or None)), DOCS_SCHEMA))
+                    parse_record, record_seconds=self.args.record_seconds or None,
+                    max_text_chars=self.args.max_text_chars)), RECORD_SCHEMA))
 
     def resolve_revisits(self, fresh: DataFrame) -> DataFrame:
         """Each revisit row replaced by its original's doc where `urls` holds the original capture (same URL and
@@ -142,7 +167,7 @@ class FetchDocsJob(Job):
         if not files:
             raise ConfigError(f"fetch-docs: no WAT files found under {self.args.wat}")
         paths = self.spark.createDataFrame(pd.DataFrame({"path": files})).repartition(len(files))
-        return paths.mapInPandas(functools.partial(read_wat_files, s3_endpoint=self.args.s3_endpoint), DOCS_SCHEMA)
+        return paths.mapInPandas(functools.partial(read_wat_files, s3_endpoint=self.args.s3_endpoint), RECORD_SCHEMA)
 
     def pending_selection(self, previous: DataFrame | None) -> tuple[DataFrame, int]:
         """(selected URLs without an 'ok' doc yet, number selected); the skipped ones are counted already_ok."""
@@ -188,8 +213,62 @@ class FetchDocsJob(Job):
         self.report.add_counts(counts, bad_reasons=(*self.BAD_REASONS, *warc_record.BAD_REASONS))
         self.report.metric("carried_over", carried_over)
         self.write_table(ranked.where("_rank = 1").select(*DOC_COLUMNS), "docs")
+        self.write_texts(ranked.where("_rank = 1 AND is_new AND source = 'warc' AND status = 'ok'"))
         for frame in self.cached:
             frame.unpersist()
+
+    def site_settings(self) -> SiteTextSettings:
+        a = self.args
+        return SiteTextSettings(min_share=a.site_boilerplate_share, min_pages=a.site_boilerplate_pages,
+                                min_overlap=a.near_duplicate_overlap)
+
+    def write_texts(self, fetched: DataFrame) -> None:
+        """`texts` for the pages fetched now (and those of an earlier run not fetched again), site pass applied."""
+        pages = fetched.select("url", "host", F.col("cld2_lang").alias("lang"), "title",
+                               F.col("page_paragraphs").alias("paragraphs"), "text_truncated")
+        if self.table_exists("texts"):
+            earlier = self.read_table("texts").select(*pages.columns)
+            pages = pages.unionByName(earlier.join(pages.select("url"), "url", "left_anti"))
+        texts = self.persist(self.site_pass(pages), StorageLevel.DISK_ONLY)
+        self.write_table(texts.select(*TEXT_COLUMNS), "texts")
+        self.summarise_texts(self.read_table("texts"))
+
+    def site_pass(self, pages: DataFrame) -> DataFrame:
+        """Per site (groupBy + applyInPandas, big sites split): repeated paragraphs marked, near-duplicates found."""
+        size = F.count("*").over(Window.partitionBy("host"))
+        per_page = pages.select(
+            "host", "url", F.col("paragraphs.hash").alias("hashes"), F.col("paragraphs.boilerplate").alias("boilerplate"),
+            F.transform("paragraphs", lambda p: F.length(p["text"])).alias("chars"),
+            F.when(size > self.args.max_site_pages,
+                   F.pmod(F.xxhash64("url"), F.ceil(size / self.args.max_site_pages))).otherwise(0).alias("part"))
+        site = per_page.groupBy("host", "part").applyInPandas(
+            functools.partial(site_text_pass, settings=self.site_settings()), SITE_PASS_SCHEMA)
+        repeated = F.coalesce(F.col("repeated_hashes"), F.array().cast("array<string>"))
+        marked = F.transform("paragraphs", lambda p: p.withField(
+            "boilerplate", p["boilerplate"] | F.array_contains(repeated, p["hash"])))
+        texts = pages.join(site, "url", "left").withColumn("paragraphs", marked)
+        main = F.filter("paragraphs", lambda p: ~p["boilerplate"])
+        status = (F.when(F.coalesce(F.size("paragraphs"), F.lit(0)) <= 0, "no_text")
+                  .when(F.size(main) == 0, "boilerplate_only").otherwise("ok"))
+        return (texts.withColumn("main_text", F.concat_ws("\n", F.transform(main, lambda p: p["text"])))
+                .withColumn("status", status))
+
+    def summarise_texts(self, texts: DataFrame) -> None:
+        """Report: texts by status, truncated pages, near-duplicates, boilerplate paragraphs."""
+        row = texts.agg(
+            F.count("*").alias("rows"), F.sum(F.col("text_truncated").cast("int")).alias("truncated"),
+            F.count("duplicate_of").alias("near_duplicates"),
+            F.sum(F.size("paragraphs")).alias("paragraphs"),
+            F.sum(F.size(F.filter("paragraphs", lambda p: p["boilerplate"]))).alias("boilerplate"),
+        ).first()
+        by_status = {r["status"]: r["count"] for r in texts.groupBy("status").count().collect()}
+        self.report.metric("texts", int(row["rows"]))
+        self.report.metric("texts_by_status", by_status)
+        self.report.metric("texts_truncated", int(row["truncated"] or 0))
+        self.report.metric("near_duplicates", int(row["near_duplicates"]))
+        self.report.metric("paragraphs", int(row["paragraphs"] or 0))
+        self.report.metric("boilerplate_paragraphs", int(row["boilerplate"] or 0))
+        self.report.metric("site_pass", {**self.site_settings().__dict__, "max_site_pages": self.args.max_site_pages})
 
     def persist(self, frame: DataFrame, level: StorageLevel) -> DataFrame:
         """Persist a frame and remember it, so process() can release it at the end."""

@@ -27,6 +27,9 @@ from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.sites import with_site
 
 URL_BAD = "missing_url_or_host"
+BAD_REASONS = frozenset({URL_BAD, *ranking.BAD_REASONS})
+FILTERED_REASONS = frozenset({"status_not_2xx", "not_html", "duplicate_url", "site_one_language",
+                              *ranking.FILTERED_REASONS})
 #: alignment cut-off for a pair model that records no calibrated decision (trained before it existed)
 UNCALIBRATED_MIN_SCORE = 0.1
 HTML_MIMES = ("text/html", "application/xhtml+xml")
@@ -37,6 +40,8 @@ class RankPairs(Job):
     description = ("candidate URL pairs per site (handles, token similarity, links, images, structure) scored by "
                    "a model cascade")
     outputs = ("scored_pairs", "alignment", "rank_hosts")
+    inputs = ("urls",)
+    optional_inputs = ("candidates", "docs")
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
@@ -96,7 +101,7 @@ class RankPairs(Job):
         labelled = self.stage(self.label_urls(urls), "urls")
         statuses = self.count_by(labelled, "url_status")
         self.report.input("urls", sum(statuses.values()))
-        self.report.add_counts(statuses, bad_reasons=(URL_BAD,))
+        self.report.add_counts(statuses, bad_reasons=BAD_REASONS, filtered_reasons=FILTERED_REASONS)
         kept = self.stage(blocking.bounded_groups(labelled.filter(F.col("url_status") == "ok"), self.languages,
                                                   self.args.max_group_urls, self.args.split_depth), "groups")
         pairs = self.stage(self.candidate_pairs(kept), "pairs")
@@ -175,9 +180,9 @@ class RankPairs(Job):
                  exhaustive_max_pairs=self.args.exhaustive_max_pairs), blocking.SIMILAR_SCHEMA)
         sources = [similar.select("host", "src_url", "trg_url", F.when(F.col("top_k"), "similar").otherwise(
             ranking.EXHAUSTIVE_SOURCE).alias("source"), F.lit(None).cast("string").alias("handle"))]
-        if self.table_exists("candidates"):
+        if self.uses("candidates"):
             sources.append(self.orient(self.read_table("candidates"), kept, "handle"))
-        if self.table_exists("docs"):
+        if self.uses("docs"):
             docs = self.read_table("docs")
             sources.append(self.orient(blocking.link_pairs(docs, kept), kept, "link"))
             if "images" in docs.columns and self.args.image_max_pages > 0:

@@ -37,6 +37,8 @@ def shortlist_site_of(shortlist_hosts, langs: tuple[str, str]):
 SMART_NEEDS_MODELS = "smart, smart+lang and smart+site skipped: they need the URL models (--lang-model DIR --pair-model DIR)"
 DOCS_COLUMNS = ("url", "host", "status", "cld2_lang", "outlinks", "outlinks_same_host", "outlink_cues", "warc_length")
 SKIP_REASONS = ("host_without_truth_pairs", "host_too_large")
+BAD_REASONS = frozenset({"missing_url_or_host"})
+FILTERED_REASONS = frozenset({"duplicate_url", *SKIP_REASONS})
 #: scheme://[user@]host of a URL (the host lower-cased by the caller)
 URL_HOST_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^:/?#]+)"
 
@@ -45,6 +47,8 @@ class ReplayCrawlJob(Job):
     name = "replay-crawl"
     description = ("replay crawl policies (" + ", ".join(POLICY_NAMES) + ") over archived link graphs")
     outputs = ("replay_summary", "replay_curves", "replay_deciles")
+    inputs = ("docs",)
+    optional_inputs = ("verified_pairs", "shortlist")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         super().add_arguments(parser)
@@ -78,6 +82,8 @@ class ReplayCrawlJob(Job):
         unknown = sorted(set(policies) - set(POLICY_NAMES))
         if unknown or not policies:
             raise ConfigError(f"--policies: unknown {unknown}; choose from {', '.join(POLICY_NAMES)}")
+        if args.truth != "verified_pairs":
+            args.use_verified_pairs = "no"  # the truth is a file
         if not 0 <= args.max_failed_share <= 1:
             raise ConfigError("--max-failed-share must be between 0 and 1")
         if args.budget <= 0:
@@ -100,7 +106,8 @@ class ReplayCrawlJob(Job):
         reasons = {r["reason"]: (r["rows"], r["hosts"]) for r in labelled.groupBy("reason").agg(
             F.count("*").alias("rows"), F.countDistinct("site").alias("hosts")).collect()}
         self.report.input("docs", sum(rows for rows, _ in reasons.values()))
-        self.report.add_counts({r: n for r, (n, _) in reasons.items() if r != "ok"}, bad_reasons=("missing_url_or_host",))
+        self.report.add_counts({r: n for r, (n, _) in reasons.items() if r != "ok"}, bad_reasons=BAD_REASONS,
+                               filtered_reasons=FILTERED_REASONS)
         notes += [f"{args.group_by}s skipped ({reason}): {reasons[reason][1]}"
                   for reason in SKIP_REASONS if reason in reasons]
         config = ReplayConfig(langs=langs, policies=tuple(policies), budget=args.budget,
@@ -236,7 +243,7 @@ class ReplayCrawlJob(Job):
     def _shortlist_comparison(self, summary, langs):
         from pyspark.sql import functions as F
 
-        if not self.table_exists("shortlist"):
+        if not self.uses("shortlist"):
             return None, "No shortlist table under --root: the prediction-vs-replay comparison was skipped."
         if summary.empty:
             return None, "No host was replayed: the prediction-vs-replay comparison was skipped."

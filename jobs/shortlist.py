@@ -30,6 +30,8 @@ class ShortlistJob(Job):
     name = "shortlist"
     description = "rank sites by predicted parallel pairs (1-1 alignment above a score); Spearman / precision@k"
     outputs = ("shortlist",)
+    inputs = ("rank_hosts", "alignment")
+    optional_inputs = ("verified_pairs", "bitext_documents")
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
@@ -77,7 +79,7 @@ class ShortlistJob(Job):
 
     def with_bitext_yield(self, shortlist: DataFrame) -> DataFrame:
         """Documents, sentence pairs and words per language export-bitext exported per site (0 where none)."""
-        if not self.table_exists("bitext_documents"):
+        if not self.uses("bitext_documents"):
             return shortlist.select("*", *[F.lit(0).cast("long").alias(c) for c in BITEXT_YIELD_COLUMNS])
         src_lang = self.languages_ranked()[0]
         documents = with_site(self.read_table("bitext_documents").where(F.col("status") == "ok").drop("site"),
@@ -98,7 +100,7 @@ class ShortlistJob(Job):
                 truth = truth.filter(F.col("src_lang").isin(*langs) & F.col("trg_lang").isin(*langs)
                                      & (F.col("src_lang") != F.col("trg_lang")))
             return self.site_counts(truth), True
-        if self.table_exists("verified_pairs"):
+        if self.uses("verified_pairs"):
             verified = self.read_table("verified_pairs").filter(F.col("parallel"))
             return self.site_counts(verified), False
         return None, False

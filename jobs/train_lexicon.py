@@ -157,7 +157,7 @@ class TrainLexiconJob(Job):
             sources.append({"archive": args.from_archive})
         self.report.input("source_records", counts.pop("input", 0))
         self.report.add_counts({key.split(":", 1)[1]: value for key, value in counts.items() if ":" in key},
-                               bad_reasons=tuple(BAD_REASONS))
+                               bad_reasons=BAD_REASONS, filtered_reasons=FILTERED_REASONS)
         self.report.kept(counts.get("kept", 0))
         if not corpus and not dictionary:
             raise ConfigError("the sources gave no text pairs or dictionary entries to learn from")

@@ -55,7 +55,7 @@ class TrainPairsJob(TrainingJob):
     def examples(self):
         args = self.args
         pairs, counts = load_pairs(args.positives, args.src_lang, args.trg_lang)
-        self.count_input("pairs", counts, bad_reasons=("malformed_line", "missing_url"))
+        self.count_input("pairs", counts)
         if int(pairs["label"].sum()) < 2:
             raise ConfigError(f"--positives {args.positives}: need at least two positive pairs")
         examples = pair_examples(pairs, tuple(args.negatives.split(",")), args.negatives_per_positive,

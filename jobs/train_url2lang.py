@@ -36,7 +36,7 @@ class TrainUrl2LangJob(TrainingJob):
     def examples(self):
         args = self.args
         frame, counts = load_url2lang_examples(args.urls, args.cap_per_language, args.unknown_from_null, args.seed)
-        self.count_input("urls", counts, bad_reasons=("no_url", "no_host"))
+        self.count_input("urls", counts)
         if frame["lang"].nunique() < 2:
             raise ConfigError(f"--urls {args.urls}: need URLs of at least two languages, found "
                               f"{sorted(frame['lang'].unique())}")

@@ -23,9 +23,11 @@ from parascout.jobs.base import ConfigError, Job
 from parascout.udfs.lexicon import load_lexicon
 from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.verification import (
+    BAD_REASONS,
     BOILERPLATE_IMAGE_SHARE,
     DOCUMENT_REASONS,
     FEATURES_SCHEMA,
+    FILTERED_REASONS,
     MIN_BOILERPLATE_DOCS,
     VERIFIED_SCHEMA,
     ContentModel,
@@ -47,6 +49,8 @@ class VerifyPairsJob(Job):
     name = "verify-pairs"
     description = "verify candidate pairs by structure (STRAND) and content (tsim under a lexicon), 1-1 aligned"
     outputs = ("verified_pairs",)
+    inputs = ("docs",)
+    optional_inputs = ("texts", "scored_pairs", "candidates")
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
@@ -68,6 +72,8 @@ class VerifyPairsJob(Job):
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
+        if args.pairs:  # the pairs table is named: scored_pairs / candidates are not looked for
+            args.use_scored_pairs = args.use_candidates = "no"
         if not 0 < args.max_dp <= 1 or not 0 < args.max_p <= 1:
             raise ConfigError("--max-dp and --max-p must be in (0, 1]")
         if args.random_pairs < 0 or args.max_train < 1:
@@ -100,7 +106,7 @@ class VerifyPairsJob(Job):
                 .unionByName(pairs.select(F.col("host").alias("pair_host"), F.col("trg_url").alias("url")))
                 .distinct())
         pages = keys.join(docs.select("url", *DOC_FEATURES), "url")
-        if self.table_exists("texts"):
+        if self.uses("texts"):
             texts = self.read_table("texts").dropDuplicates(["url"]).select(
                 "url", F.col("paragraphs").alias("text_paragraphs"), "main_text", "duplicate_of")
             return pages.join(texts, "url", "left")
@@ -169,11 +175,11 @@ class VerifyPairsJob(Job):
                 self.spark.conf.set(key, before)
 
     def process(self) -> None:
-        table = self.args.pairs or ("scored_pairs" if self.table_exists("scored_pairs") else "candidates")
+        table = self.args.pairs or ("scored_pairs" if self.uses("scored_pairs") else "candidates")
         pairs = self.read_table(table)
         self.report.input(table, pairs.count())
         docs = self.documents()
-        content = self.args.decision == "content" and (self.table_exists("texts") or bool(self.args.learn_from))
+        content = self.args.decision == "content" and (self.uses("texts") or bool(self.args.learn_from))
         if self.args.decision == "content" and not content:
             self.log.warning("no texts table under --root: deciding by the structural rule alone")
         self.report.metric("lexicons", [load_lexicon(path).metadata.get("version") for path in self.args.lexicon])
@@ -190,7 +196,8 @@ class VerifyPairsJob(Job):
             features.unpersist()
         written = self.read_table("verified_pairs")
         reasons = written.withColumn("outcome", F.when(F.col("parallel"), F.lit("ok")).otherwise(F.col("reason")))
-        self.report.add_counts(self.count_by(reasons, "outcome"), bad_reasons=DOCUMENT_REASONS)
+        self.report.add_counts(self.count_by(reasons, "outcome"), bad_reasons=BAD_REASONS,
+                               filtered_reasons=FILTERED_REASONS)
 
 
 if __name__ == "__main__":

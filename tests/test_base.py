@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from parascout.jobs.base import ConfigError, Job, JobFailed, redact
+from parascout.jobs.base import ConfigError, Job, JobFailed, JobReport, UnknownReason, redact
 from parascout.jobs.cli import discover, main
 from parascout.udfs import tables
 from tests.conftest import run_job
@@ -30,8 +30,8 @@ class CountJob(Job):
             F.when((F.lit(self.args.bad_every) > 0) & (F.col("id") % F.lit(max(self.args.bad_every, 1)) == 0), "bad_x")
             .when(F.col("id") % 2 == 1, "odd").otherwise("ok"))
         self.report.input("numbers", self.args.n + self.args.lose)
-        self.report.add_counts(self.count_by(df, "reason"), bad_reasons=("bad_x",))
-        self.write_table(df.where("reason = 'ok'"), "numbers")
+        self.report.add_counts(self.count_by(df, "reason"), bad_reasons={"bad_x"}, filtered_reasons={"odd"})
+        self.write_table(df.where("reason = 'ok'"), self.outputs[0])
         if self.args.fail_after_write:
             raise RuntimeError("killed after writing")
 
@@ -157,3 +157,71 @@ def test_redact_walks_any_nesting():
     assert redact({"a": [{"Credentials": {"x": 1}}, "s3://k:s@b/p", ("http://u@h/",)], "token": None}) == {
         "a": [{"Credentials": "***"}, "s3://***@b/p", ["http://***@h/"]], "token": None}
     assert redact("see https://example.org/a@b and mailto:x@y") == "see https://example.org/a@b and mailto:x@y"
+
+
+class ExtrasJob(CountJob):
+    name = "extras-test"
+    outputs = ("extras",)
+
+
+class SumJob(Job):
+    name = "sum-test"
+    description = "sums the numbers, and the extras when there"
+    outputs = ("sums",)
+    inputs = ("numbers",)
+    optional_inputs = ("extras",)
+
+    def process(self):
+        frame = self.read_table("numbers").select("id")
+        if self.uses("extras"):
+            frame = frame.unionByName(self.read_table("extras").select("id"))
+        rows = frame.count()
+        self.report.input("numbers", rows)
+        self.report.kept(rows)
+        self.write_table(frame.groupBy().sum("id"), "sums")
+
+
+def total_of(spark, root) -> int:
+    return spark.read.parquet(tables.table_location(str(root / "sums"))).first()[0]
+
+
+def test_inputs_are_declared_and_a_changed_input_is_not_already_done(spark, tmp_path):
+    root = ["--root", str(tmp_path)]
+    with pytest.raises(ConfigError, match="table 'numbers' not found"):
+        SumJob().run(root)
+    run_job(CountJob, spark, [*root, "--n", "4"])  # 0, 2
+    first = run_job(SumJob, spark, root)
+    assert total_of(spark, tmp_path) == 2 and first["tables_read"]["extras"] == {
+        "used": False, "choice": "auto", "version": None}
+    assert first["tables_read"]["numbers"]["used"] and first["tables_read"]["numbers"]["choice"] == "required"
+    assert run_job(SumJob, spark, root).get("skipped_rerun") is True
+
+    run_job(CountJob, spark, [*root, "--n", "8"])  # numbers changed: 0, 2, 4, 6
+    again = run_job(SumJob, spark, root)
+    assert "skipped_rerun" not in again and total_of(spark, tmp_path) == 12
+
+    run_job(ExtrasJob, spark, [*root, "--n", "6"])  # extras appeared: 0, 2, 4
+    with_extras = run_job(SumJob, spark, root)
+    assert "skipped_rerun" not in with_extras and total_of(spark, tmp_path) == 18
+    assert with_extras["tables_read"]["extras"]["used"] is True
+    assert with_extras["tables_read"]["extras"]["version"] == json.loads(
+        (tmp_path / "extras" / "_manifest.json").read_text())["version"]
+    without = run_job(SumJob, spark, [*root, "--use-extras", "no"])
+    assert without["tables_read"]["extras"]["used"] is False and total_of(spark, tmp_path) == 12
+
+
+def test_an_optional_input_demanded_with_yes_must_be_there(tmp_path):
+    (tmp_path / "numbers").mkdir()
+    (tmp_path / "numbers" / "_SUCCESS").write_text("")  # a table written by another tool: read as it is
+    with pytest.raises(ConfigError, match=r"table 'extras' not found.*--use-extras yes"):
+        SumJob().run(["--root", str(tmp_path), "--use-extras", "yes"])
+
+
+def test_add_counts_refuses_a_reason_declared_neither_bad_nor_filtered():
+    report = JobReport("t", {}, {})
+    with pytest.raises(UnknownReason, match="new_failure"):
+        report.add_counts({"ok": 1, "new_failure": 2}, bad_reasons={"bad_x"}, filtered_reasons={"odd"})
+    with pytest.raises(UnknownReason, match="odd"):
+        report.add_counts({"ok": 1}, bad_reasons={"odd"}, filtered_reasons={"odd"})
+    report.add_counts({"ok": 1, "odd": 2, "bad_x": 3}, bad_reasons={"bad_x"}, filtered_reasons={"odd"})
+    assert (report.data["kept"], report.data["filtered"], report.data["bad"]) == (1, {"odd": 2}, {"bad_x": 3})

@@ -85,7 +85,7 @@ def test_real_commoncrawl_pages_agree_with_the_html_parser_path(shared_data):
 
 def test_paragraphs_have_types_languages_hashes_and_boilerplate_marks():
     doc = html_features(TEMPLATED_PAGE, "http://www.example.com/en/report.html")
-    paragraphs = doc["text_paragraphs"]
+    paragraphs = doc["page_paragraphs"]
     assert len(paragraphs) == doc["paragraphs"]
     by_text = {p["text"][:20]: p for p in paragraphs}
     assert by_text["Home"]["type"] == "list_item" and by_text["Home"]["boilerplate"]  # nav
@@ -113,7 +113,7 @@ def test_text_is_capped_and_the_cut_is_flagged():
     page = html_page("Long", [ENGLISH] * 50)
     full, capped = html_features(page, None), html_features(page, None, max_text_chars=1000)
     assert not full["text_truncated"] and capped["text_truncated"]
-    assert sum(len(p["text"]) for p in capped["text_paragraphs"]) <= 1000 < full["text_chars"]
+    assert sum(len(p["text"]) for p in capped["page_paragraphs"]) <= 1000 < full["text_chars"]
     assert capped["text_chars"] == full["text_chars"] and capped["paragraphs"] == full["paragraphs"]
 
 
@@ -122,17 +122,17 @@ def test_text_is_capped_and_the_cut_is_flagged():
                                   "<div>" * 50_000 + "deep" + "</div>" * 10])
 def test_broken_and_empty_pages_parse(html):
     doc = html_features(html, "http://example.com/")
-    assert doc["status"] == "ok" and len(doc["text_paragraphs"]) == doc["paragraphs"]
+    assert doc["status"] == "ok" and len(doc["page_paragraphs"]) == doc["paragraphs"]
     assert len(doc["structure"]) <= 10_000
 
 
 def test_real_pages_keep_their_article_text(shared_data):
     pages = dict(real_pages(shared_data))
     wiki = html_features(pages["https://an.wikipedia.org/wiki/Escopete"], "https://an.wikipedia.org/wiki/Escopete")
-    kept = [p["text"] for p in wiki["text_paragraphs"] if not p["boilerplate"]]
+    kept = [p["text"] for p in wiki["page_paragraphs"] if not p["boilerplate"]]
     assert any(text.startswith("Escopete ye un municipio") for text in kept)
     assert not any(text in ("Ir al contenido", "Menú principal") for text in kept)
     company = html_features(pages["http://01spb.ru/company/"], "http://01spb.ru/company/")
-    kept = [p for p in company["text_paragraphs"] if not p["boilerplate"]]
-    assert 5 <= len(kept) < len(company["text_paragraphs"]) / 10
+    kept = [p for p in company["page_paragraphs"] if not p["boilerplate"]]
+    assert 5 <= len(kept) < len(company["page_paragraphs"]) / 10
     assert all(p["lang"] in ("rus", None) for p in kept)

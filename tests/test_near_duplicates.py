@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from parascout.udfs.near_duplicates import (
     SiteTextSettings,
@@ -43,3 +44,64 @@ def test_site_text_pass_marks_template_paragraphs_before_comparing_pages():
     out = site_text_pass(pages, SETTINGS)
     assert out["repeated_hashes"].map(list).tolist() == [["footer", "nav"]] * 4
     assert out["duplicate_of"].tolist() == [None, None, None, "http://s/3"]  # only the template is shared by 1-3
+
+
+NAV = '<nav><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li></ul></nav>'
+FOOTER = "<footer><p>Example Agency, Harbour Street 1, 4000 Port Town, telephone 555 0100 and fax</p></footer>"
+STORIES = [
+    "The harbour authority opened a new quay for fishing boats after two years of works on the northern pier.",
+    "Volunteers counted more than four hundred seabirds on the island during the spring survey this year.",
+    "The ferry timetable changes in October, with two more crossings on weekdays and one fewer on Sundays.",
+]
+
+
+def site_page(title: str, story: str, extra: str = "") -> str:
+    return (f'<html lang="en"><head><meta charset="utf-8"><title>{title}</title></head><body>{NAV}'
+            f"<main><h1>{title}</h1><p>{story}</p><p>{story[::-1].capitalize()} again.</p>{extra}</main>"
+            f"{FOOTER}</body></html>")
+
+
+@pytest.mark.slow
+def test_fetch_docs_writes_texts_with_site_boilerplate_and_near_duplicates(spark, tmp_path):
+    from parascout.jobs.fetch_docs import FetchDocsJob
+    from tests.conftest import run_job
+    from tests.test_documents import record_bytes, write_warc
+    from tests.test_fetch_docs import urls_rows, write_table
+
+    site = "http://news.example.org"
+    pages = {f"{site}/story-{i}.html": site_page(f"Story {i}", story) for i, story in enumerate(STORIES)}
+    pages[f"{site}/story-0-print.html"] = site_page("Story 0", STORIES[0], "<p>Printed from the web site.</p>")
+    pages[f"{site}/broken.html"] = f"<html><body><p>Unclosed <b>{STORIES[2][::-1]} <div>a table cell<td>cell text"
+    pages[f"{site}/huge.html"] = site_page("Huge", " ".join(STORIES) * 400)
+    pages[f"{site}/empty.html"] = "<html><head><title>Nothing</title><script>x()</script></head><body></body></html>"
+    records = [(url, record_bytes(url, html)) for url, html in pages.items()]
+    russian = "<html><body><p>" + "Компания работает на рынке пожарной безопасности с 2005 года. " * 3 + "</p></body></html>"
+    records.append((f"{site}/ru.html", record_bytes(f"{site}/ru.html", russian.encode("cp1251"),
+                                                     content_type="text/html; charset=windows-1251")))
+    archive, root = tmp_path / "archive", tmp_path / "out"
+    archive.mkdir()
+    write_table(root, "urls", urls_rows(write_warc(archive / "site.warc.gz", records)))
+    report = run_job(FetchDocsJob, spark, ["--root", str(root), "--warc-prefix", str(archive), "--select", "all",
+                                           "--max-text-chars", "20000"])
+    texts = {row["url"]: row.asDict(recursive=True) for row in spark.read.parquet(str(root / "texts")).collect()}
+    assert len(texts) == len(records) == report["kept"]
+    assert {url.rsplit("/", 1)[1]: row["status"] for url, row in texts.items()} == {
+        "story-0.html": "ok", "story-1.html": "ok", "story-2.html": "ok", "story-0-print.html": "ok",
+        "broken.html": "ok", "huge.html": "ok", "empty.html": "no_text", "ru.html": "ok"}
+    story = texts[f"{site}/story-1.html"]
+    assert story["lang"] == "eng" and story["title"] == "Story 1"
+    assert story["main_text"].split("\n")[:2] == ["Story 1", STORIES[1]]
+    footer = [p for p in story["paragraphs"] if p["text"].startswith("Example Agency")]
+    assert footer and footer[0]["boilerplate"]  # in <footer>, and on every page of the site
+    assert "Example Agency" not in story["main_text"] and "Home" not in story["main_text"]
+    assert texts[f"{site}/story-0.html"]["duplicate_of"] == f"{site}/story-0-print.html"  # the one with more text
+    assert sum(row["duplicate_of"] is not None for row in texts.values()) == 1
+    assert texts[f"{site}/huge.html"]["text_truncated"] and len(texts[f"{site}/huge.html"]["main_text"]) <= 20000
+    assert STORIES[2][::-1] in texts[f"{site}/broken.html"]["main_text"]
+    assert texts[f"{site}/ru.html"]["lang"] == "rus" and "Компания" in texts[f"{site}/ru.html"]["main_text"]
+    metrics = report["metrics"]
+    assert metrics["texts"] == 8 and metrics["near_duplicates"] == 1 and metrics["texts_truncated"] == 1
+    assert metrics["texts_by_status"] == {"ok": 7, "no_text": 1}
+    assert 0 < metrics["boilerplate_paragraphs"] < metrics["paragraphs"]
+    docs = spark.read.parquet(str(root / "docs"))
+    assert "page_paragraphs" not in docs.columns and docs.count() == 8  # docs stays light

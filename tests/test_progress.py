@@ -36,7 +36,7 @@ class SlowJob(Job):
     def process(self):
         rows = self.spark.sparkContext.parallelize(range(8), 4).map(slow_rows).count()
         self.report.input("rows", rows)
-        self.report.add_counts({"ok": rows})
+        self.report.kept(rows)
 
 
 @pytest.mark.slow

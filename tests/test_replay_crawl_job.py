@@ -8,10 +8,10 @@ import pytest
 
 from parascout.jobs.base import ConfigError, JobFailed
 from parascout.jobs.replay_crawl import ReplayCrawlJob
-from tests.conftest import run_job
-from tests.test_replay_policies import train_tiny_url_models
 from parascout.udfs.replay.synthetic import multilingual_site
 from parascout.udfs.storage import write_parquet_table
+from tests.conftest import run_job
+from tests.test_replay_policies import train_tiny_url_models
 
 HOSTS = ("www.alpha.is", "www.beta.is", "www.gamma.is")
 

@@ -3,7 +3,7 @@
 `html_features(html, url)` walks the parsed tree once and returns the `docs` columns
 (title, html_lang, text length, paragraph count, outlinks resolved and normalised with
 a same-host flag, image file names, CLD2's page language, the STRAND linearisation
-"[START:p]" / "[END:p]" / "[Chunk:123]") plus `text_paragraphs`: the page's blocks of
+"[START:p]" / "[END:p]" / "[Chunk:123]") plus `page_paragraphs`: the page's blocks of
 text (`p`, headings, list items, table cells, `br`-separated runs) with their type
 ('title', 'heading', 'list_item', 'text'), a CLD2 language each, a hash of the
 normalised text, and a boilerplate flag. Boilerplate is marked, never dropped, by
@@ -25,11 +25,11 @@ from selectolax.lexbor import LexborHTMLParser
 
 from parascout.udfs.langs import cld2_to_iso639_3
 from parascout.udfs.urls import url_host
+from parascout.udfs.warc_record import MAX_IMAGES, MAX_OUTLINK_CHARS, LinkBudget, bound_links
 
 MAX_STRUCTURE_TOKENS = 10_000
-MAX_OUTLINKS = 2_000
-MAX_IMAGES = 500
 MAX_TITLE_CHARS = 500
+MAX_IMAGE_NAME_CHARS = 256
 #: paragraphs kept per page stop once their text passes this many characters (text_truncated)
 MAX_TEXT_CHARS = 200_000
 
@@ -65,6 +65,9 @@ NOT_WORD = re.compile(r"[\W_]+")
 #: blocks shorter than this get no language of their own (CLD2 cannot tell)
 MIN_LANG_CHARS = 20
 PARAGRAPH_TYPES = ("title", "heading", "list_item", "text")
+#: Spark DDL of a paragraph (the `texts` contract) and of the text columns a fetch task adds to each record
+PARAGRAPH_SCHEMA = "struct<text:string,type:string,lang:string,boilerplate:boolean,hash:string>"
+TEXT_FIELDS_SCHEMA = f"page_paragraphs array<{PARAGRAPH_SCHEMA}>, text_truncated boolean"
 ATTRIBUTE_TAGS = frozenset({*LINK_ATTRIBUTES, "img", "link", "base", "html"})
 START_TOKENS = {tag: f"[START:{tag}]" for tag in (*BLOCK_TAGS, "a", "span", "img", "b", "i", "strong", "em", "script")}
 END_TOKENS = {tag: f"[END:{tag}]" for tag in START_TOKENS}
@@ -72,8 +75,21 @@ END_TOKENS = {tag: f"[END:{tag}]" for tag in START_TOKENS}
 
 def normalise_link(base: str | None, href: str | None) -> str | None:
     """Resolve href against base; http(s) only, lower-case scheme/host, no default port or fragment."""
-    resolved = _resolve_link(base or "", href.strip()) if href else None
+    resolved = resolve_link(base or "", href.strip()) if href else None
     return resolved[0] if resolved else None
+
+
+def resolve_link(base: str, href: str) -> tuple[str, str] | None:
+    """(normalised URL, host) of a stripped href; the cache key keeps only the part of base the href uses,
+    so a site's absolute and root-relative links hit the cache on every page of the site."""
+    if href.startswith("/") and not href.startswith("//"):
+        start = base.find("://")
+        end = base.find("/", start + 3) if start > 0 else -1
+        if end > 0:
+            base = base[:end]
+    elif href[:8].lower().startswith(("http://", "https://")):
+        base = ""
+    return _resolve_link(base, href)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -99,7 +115,9 @@ def image_file_name(base: str | None, src: str | None) -> str | None:
     """The lower-cased file name of an image URL ('logo.png'), None for data: URIs and empty paths."""
     if not src or src.strip().lower().startswith("data:"):
         return None
-    return _image_file_name(base or "", src.strip())
+    src = src.strip()
+    absolute = src.startswith("/") or src[:8].lower().startswith(("http://", "https://"))
+    return _image_file_name("" if absolute else base or "", src)  # the name of such a src needs no base
 
 
 @functools.lru_cache(maxsize=65536)
@@ -146,6 +164,8 @@ class Page:
         "chunks",
         "html_lang",
         "images",
+        "kept_chars",
+        "link_budget",
         "links",
         "structure",
         "text_chars",
@@ -157,18 +177,34 @@ class Page:
         self.base_url = base_url
         self.structure: list[str] = []
         self.links: list[tuple[str, str]] = []  # (url, host)
+        self.link_budget = LinkBudget()
         self.images: list[str] = []
         self.title_parts: list[str] = []
         self.html_lang: str | None = None
         self.blocks: list[tuple[str, str, int, bool]] = []  # (text, type, link characters, in a boilerplate region)
         self.block_count = 0
+        self.kept_chars = 0
         self.text_chars = 0
         self.text_truncated = False
         self.chunks: list[str] = []  # every text run, whitespace-normalised (the page text CLD2 reads)
 
+    def add_block(self, pieces: list[str], kind: str, link_chars: int, region: bool, max_text_chars: int) -> None:
+        """Close a text block: counted always, kept while the page's kept text stays within max_text_chars
+        (the block that crosses the cap is cut there)."""
+        self.block_count += 1
+        text = " ".join("".join(pieces).split())
+        room = max_text_chars - self.kept_chars
+        if len(text) > room:
+            self.text_truncated = True
+            text = text[:max(room, 0)].rstrip()
+            if not text:
+                return
+        self.kept_chars += len(text) + 1
+        self.blocks.append((text, kind, min(link_chars, len(text)), region))
+
     def link(self, href: str | None) -> None:
-        resolved = _resolve_link(self.base_url or "", href.strip()) if href else None
-        if resolved and len(self.links) < MAX_OUTLINKS:
+        resolved = resolve_link(self.base_url or "", href.strip()) if href else None
+        if resolved and self.link_budget.admit(resolved[0]):
             self.links.append(resolved)
 
     def element_attributes(self, tag: str, node) -> None:
@@ -185,7 +221,7 @@ class Page:
                 self.link(attributes.get("href"))
         elif tag == "base":
             href = attributes.get("href")
-            if href and self.base_url is not None:
+            if href and self.base_url is not None and len(href) <= MAX_OUTLINK_CHARS:
                 self.base_url = urljoin(self.base_url, href.strip())
         elif attributes.get("lang"):
             self.html_lang = attributes["lang"].strip()[:20]
@@ -207,9 +243,9 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
     start tag, end tag (void elements have none) and text run; a text block ends at every block tag.
 
     Written as one loop with local state (iterative: broken pages nest deeply); this is the hot path."""
-    structure, blocks, chunks = page.structure, page.blocks, page.chunks
+    structure, chunks = page.structure, page.chunks
     pieces: list[str] = []  # raw text of the open block (rendered text: inline tags add no space)
-    piece_links = kept_chars = text_chars = block_count = 0
+    piece_links = text_chars = 0
     piece_type, piece_region = "text", False
     skip = titles = anchors = headings = items = regions = 0
     stack: list[tuple[object, str, bool]] = []
@@ -242,13 +278,7 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                 structure.append(START_TOKENS.get(tag) or f"[START:{tag}]")
                 if tag in BLOCK_TAGS:
                     if pieces:
-                        block_count += 1
-                        text = " ".join("".join(pieces).split())
-                        if kept_chars + len(text) <= max_text_chars:
-                            kept_chars += len(text) + 1
-                            blocks.append((text, piece_type, piece_links, piece_region))
-                        else:
-                            page.text_truncated = True
+                        page.add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
                         pieces, piece_links = [], 0
                     if tag in HEADING_TAGS:
                         headings += 1
@@ -276,13 +306,7 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                         structure.append(END_TOKENS.get(tag_to_end) or f"[END:{tag_to_end}]")
                         if tag_to_end in BLOCK_TAGS:
                             if pieces:
-                                block_count += 1
-                                text = " ".join("".join(pieces).split())
-                                if kept_chars + len(text) <= max_text_chars:
-                                    kept_chars += len(text) + 1
-                                    blocks.append((text, piece_type, piece_links, piece_region))
-                                else:
-                                    page.text_truncated = True
+                                page.add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
                                 pieces, piece_links = [], 0
                             if tag_to_end in HEADING_TAGS:
                                 headings -= 1
@@ -299,17 +323,12 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                     break
                 node, tag_to_end, region = stack.pop()
     if pieces:
-        block_count += 1
-        text = " ".join("".join(pieces).split())
-        if kept_chars + len(text) <= max_text_chars:
-            blocks.append((text, piece_type, piece_links, piece_region))
-        else:
-            page.text_truncated = True
-    page.block_count, page.text_chars = block_count, max(text_chars - 1, 0)
+        page.add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
+    page.text_chars = max(text_chars - 1, 0)
 
 
 def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHARS) -> dict:
-    """The docs features of a decoded HTML page, and its text blocks (`text_paragraphs`, `text_truncated`)."""
+    """The docs features of a decoded HTML page, and its text blocks (`page_paragraphs`, `text_truncated`)."""
     first = LexborHTMLParser(html).root
     while first is not None and first.prev is not None:
         first = first.prev  # a comment or doctype before <html>
@@ -323,18 +342,20 @@ def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHA
     host = url_host(url) if url else None
     links = dict(page.links)  # first occurrence order, one host per URL
     outlinks = list(links)
+    images, images_cut = bound_links(dict.fromkeys(page.images), LinkBudget(MAX_IMAGES, MAX_IMAGE_NAME_CHARS))
     lang, reliable, percent, single = _cld2(" ".join(page.chunks))
     return {
         "status": "ok", "cld2_lang": lang, "cld2_reliable": reliable, "cld2_percent": percent,
         "html_lang": page.html_lang, "text_chars": page.text_chars, "paragraphs": page.block_count,
         "outlinks": outlinks, "outlinks_same_host": [links[link] == host for link in outlinks],
-        "images": list(dict.fromkeys(page.images)), "structure": page.structure[:MAX_STRUCTURE_TOKENS],
+        "images": images, "structure": page.structure[:MAX_STRUCTURE_TOKENS],
+        "outlinks_cut": page.link_budget.cut, "images_cut": images_cut,
         "title": title, "error": "structure_truncated" if len(page.structure) > MAX_STRUCTURE_TOKENS else None,
-        "text_paragraphs": text_paragraphs(page.blocks, title, lang, single), "text_truncated": page.text_truncated,
+        "page_paragraphs": page_paragraphs(page.blocks, title, lang, single), "text_truncated": page.text_truncated,
     }
 
 
-def text_paragraphs(blocks: list[tuple], title: str | None, page_lang: str | None,
+def page_paragraphs(blocks: list[tuple], title: str | None, page_lang: str | None,
                     single_language: bool = False) -> list[dict]:
     """Paragraph structs (text, type, lang, boilerplate, hash) of a page's text blocks.
 

@@ -31,6 +31,9 @@ LANGUAGE_STATUS_OK = "ok"
 LANGUAGE_OTHER = "lang_other"
 LANGUAGE_UNKNOWN = "lang_unknown"
 LANGUAGE_NO_MODEL = "lang_missing_no_model"
+#: language statuses other than ok: the URL is left out of the ranking (filtered, not bad)
+FILTERED_REASONS = frozenset({LANGUAGE_OTHER, LANGUAGE_UNKNOWN, LANGUAGE_NO_MODEL})
+BAD_REASONS: frozenset[str] = frozenset()
 
 #: candidate source of pairs that only the exhaustive product of a small group proposed
 EXHAUSTIVE_SOURCE = "exhaustive"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from parascout.udfs import storage
-from parascout.udfs.documents import DOC_COLUMNS, empty_doc, parse_record
+from parascout.udfs.documents import RECORD_COLUMNS, empty_doc, parse_record
 from parascout.udfs.storage import BadLocation, ByteRange, RangeReader, ReadError, ReadSettings
 from parascout.udfs.urls import has_control_characters, url_host
 
@@ -148,13 +148,13 @@ def fetch_documents(batches: Iterator[pd.DataFrame], settings: FetchSettings, re
                 pending.add(pool.submit(fetch_range, reader, byte_range, rows, parse))
                 while len(ready) >= OUTPUT_BATCH_ROWS:
                     done, ok = _progress(ready[:OUTPUT_BATCH_ROWS], done, ok, started)
-                    yield pd.DataFrame(ready[:OUTPUT_BATCH_ROWS], columns=DOC_COLUMNS)
+                    yield pd.DataFrame(ready[:OUTPUT_BATCH_ROWS], columns=RECORD_COLUMNS)
                     ready = ready[OUTPUT_BATCH_ROWS:]
             for future in wait(pending).done:
                 ready.extend(future.result())
             if ready:
                 done, ok = _progress(ready, done, ok, started)
-                yield pd.DataFrame(ready, columns=DOC_COLUMNS)
+                yield pd.DataFrame(ready, columns=RECORD_COLUMNS)
 
 
 def _ranges_of(rows: list, settings: FetchSettings, ready: list[dict]) -> Iterator[ByteRange]:

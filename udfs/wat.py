@@ -5,7 +5,7 @@ links sit at Envelope -> Payload-Metadata -> HTTP-Response-Metadata ->
 HTML-Metadata -> Links (entries like {"path": "A@/href", "url": "..."}), the
 <head> at HTML-Metadata -> Head (Title, Base, Link), and the WARC location at
 Container (Filename, Offset, Gzip-Metadata lengths). Links are resolved and
-normalised exactly as udfs.documents does for WARC payloads.
+normalised exactly as udfs.html_text does for WARC payloads.
 """
 from __future__ import annotations
 
@@ -17,14 +17,8 @@ import pandas as pd
 from warcio.archiveiterator import ArchiveIterator
 
 from parascout.udfs import storage
-from parascout.udfs.documents import (
-    DOC_COLUMNS,
-    MAX_TITLE_CHARS,
-    empty_doc,
-    image_file_name,
-    normalise_link,
-)
-from parascout.udfs.language_cues import CUE_KINDS, wat_link_cue
+from parascout.udfs.documents import RECORD_COLUMNS, empty_doc
+from parascout.udfs.html_text import MAX_TITLE_CHARS, image_file_name, normalise_link
 from parascout.udfs.urls import url_host
 from parascout.udfs.warc_record import MAX_IMAGES, LinkBudget
 
@@ -33,9 +27,8 @@ IMAGE_PATHS = frozenset({"IMG@/src", "IMG@/data-src"})
 OUTPUT_BATCH_ROWS = 1000
 
 
-def wat_document(envelope: dict, cue_kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS) -> dict:
-    """One docs row from the Envelope of a WAT record; status 'not_response' for request/metadata records.
-    `cue_kinds`: the link context that may give a link's language cue (`outlink_cues`; udfs.language_cues)."""
+def wat_document(envelope: dict) -> dict:
+    """One docs row from the Envelope of a WAT record; status 'not_response' for request/metadata records."""
     header = envelope.get("WARC-Header-Metadata") or {}
     url = header.get("WARC-Target-URI")
     doc = {**empty_doc("ok"), "source": "wat", "url": url, "host": url_host(url) if url else None}
@@ -51,10 +44,9 @@ def wat_document(envelope: dict, cue_kinds: frozenset[str] | tuple[str, ...] = C
         return {**doc, "status": "not_html"}
     head = html.get("Head") or {}
     base = urljoin(url, head["Base"]) if isinstance(head.get("Base"), str) else url
-    outlinks, images, budget, cues = [], [], LinkBudget(), {}
+    outlinks, images, budget = [], [], LinkBudget()
     alternates = [item for item in head.get("Link") or [] if "alternate" in str(item.get("rel", "")).lower()]
-    items = [*(html.get("Links") or []), *alternates]
-    for position, item in enumerate(items):
+    for item in [*(html.get("Links") or []), *alternates]:
         path, target = item.get("path", ""), item.get("url") or item.get("href")
         if path in IMAGE_PATHS:
             name = image_file_name(base, target)
@@ -64,15 +56,12 @@ def wat_document(envelope: dict, cue_kinds: frozenset[str] | tuple[str, ...] = C
             link = normalise_link(base, target)
             if link and budget.admit(link):
                 outlinks.append(link)
-                cue = cues.get(link) or wat_link_cue(item, items[position + 1] if position + 1 < len(items) else None,
-                                                     cue_kinds)
-                cues[link] = cue
     outlinks = list(dict.fromkeys(outlinks))
     title = head.get("Title")
     status = doc["http_status"] or 0
     return {**doc, "status": "ok" if 200 <= status < 300 else "http_redirect" if 300 <= status < 400 else "http_error",
             "outlinks": outlinks, "outlinks_same_host": [url_host(link) == doc["host"] for link in outlinks],
-            "outlinks_cut": budget.cut, "outlink_cues": [cue.lang if (cue := cues.get(link)) else None for link in outlinks],
+            "outlinks_cut": budget.cut,
             "images": list(dict.fromkeys(images)), "title": title.strip()[:MAX_TITLE_CHARS] if title else None}
 
 
@@ -91,7 +80,7 @@ def _container_location(container: dict) -> dict:
             "warc_length": sum(parts) if all(p is not None for p in parts) else None}
 
 
-def read_wat(stream, cue_kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS) -> Iterator[dict]:
+def read_wat(stream) -> Iterator[dict]:
     """docs rows for every metadata record of a WAT stream (undecodable JSON -> status 'bad_wat_json')."""
     for record in ArchiveIterator(stream):
         if record.rec_type != "metadata":
@@ -99,7 +88,7 @@ def read_wat(stream, cue_kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS) ->
         url = record.rec_headers.get_header("WARC-Target-URI")
         try:
             payload = json.loads(record.content_stream().read())
-            doc = wat_document(payload["Envelope"], cue_kinds)
+            doc = wat_document(payload["Envelope"])
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             yield {**empty_doc("bad_wat_json", f"{type(error).__name__}: {error}"[:200]), "source": "wat",
                    "url": url, "host": url_host(url) if url else None}
@@ -117,10 +106,10 @@ def read_wat_files(batches: Iterator[pd.DataFrame], s3_endpoint: str | None = No
                     for doc in read_wat(stream):
                         rows.append(doc)
                         if len(rows) >= OUTPUT_BATCH_ROWS:
-                            yield pd.DataFrame(rows, columns=DOC_COLUMNS)
+                            yield pd.DataFrame(rows, columns=RECORD_COLUMNS)
                             rows = []
             except Exception as error:  # noqa: BLE001 - a broken WAT file is one counted row, not a crash
                 rows.append({**empty_doc("bad_wat_file", f"{type(error).__name__}: {error}"[:200]), "source": "wat",
                              "url": None, "warc_filename": path})
             if rows:
-                yield pd.DataFrame(rows, columns=DOC_COLUMNS)
+                yield pd.DataFrame(rows, columns=RECORD_COLUMNS)
