@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job
-from parascout.udfs import storage, warc_record
+from parascout.udfs import documents, storage, warc_fetch, warc_record
 from parascout.udfs.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
 from parascout.udfs.html_text import MAX_TEXT_CHARS
 from parascout.udfs.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
@@ -38,9 +38,13 @@ class FetchDocsJob(Job):
     name = "fetch-docs"
     description = "fetch selected URLs' WARC records (local/S3/HTTPS) and WAT links into the docs and texts tables"
     outputs = ("docs", "texts")
+    inputs = ("urls",)
+    optional_inputs = ("scored_pairs", "candidates", "shortlist")
     BAD_REASONS = ("truncated", "bad_gzip", "not_warc", "not_http", "bad_payload", "parse_error", "fetch_failed",
                    "missing_file", "not_in_index", "no_warc_location", "bad_warc_location", "bad_wat_json",
                    "bad_wat_file", "bad_location", "bad_url")
+    FILTERED_REASONS = (*warc_fetch.FILTERED_REASONS, *warc_record.FILTERED_REASONS, *documents.FILTERED_REASONS,
+                        "duplicate")
 
     def __init__(self) -> None:
         super().__init__()
@@ -52,7 +56,7 @@ class FetchDocsJob(Job):
                                                   "s3://commoncrawl/ or https://data.commoncrawl.org/")
         parser.add_argument("--select", choices=["pairs", "shortlist", "all"], default="pairs",
                             help="pairs: URLs of scored_pairs (else candidates); shortlist: every URL of shortlisted "
-                                 "hosts; all: every URL of `urls` (of shortlisted hosts when a shortlist exists)")
+                                 "hosts; all: every URL of `urls`")
         parser.add_argument("--wat", nargs="+", default=[], metavar="PATH", help="WAT files or folders (link graph)")
         parser.add_argument("--max-record-bytes", type=int, default=5 * MIB,
                             help="compressed records above this are not fetched (status too_large)")
@@ -82,6 +86,11 @@ class FetchDocsJob(Job):
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
+        if args.select == "shortlist" and args.use_shortlist == "no":
+            raise ConfigError("--select shortlist reads the shortlist table: drop --use-shortlist no")
+        args.use_shortlist = "yes" if args.select == "shortlist" else "no"  # read by --select shortlist alone
+        if args.select != "pairs":
+            args.use_scored_pairs = args.use_candidates = "no"
         if not args.warc_prefix and not args.wat:
             raise ConfigError("fetch-docs: give --warc-prefix (where the WARC files are) and/or --wat PATH...")
         for name in ("max_record_bytes", "concurrency", "attempts", "coalesce_span"):
@@ -106,12 +115,12 @@ class FetchDocsJob(Job):
         """Distinct URLs to fetch, joined to their best capture in `urls` (in_index false when absent)."""
         urls = self.read_table("urls")
         if self.args.select == "pairs":
-            table = "scored_pairs" if self.table_exists("scored_pairs") else "candidates"
+            table = "scored_pairs" if self.uses("scored_pairs") else "candidates"
             pairs = self.read_table(table)
             wanted = pairs.select(F.col("src_url").alias("url")).union(pairs.select(F.col("trg_url").alias("url")))
         else:
             wanted = urls.select("url")
-            if self.args.select == "shortlist" or self.table_exists("shortlist"):
+            if self.args.select == "shortlist":  # `all` is every URL, whatever tables lie beside urls
                 shortlist = self.read_table("shortlist")
                 if "host" not in shortlist.columns:
                     raise ConfigError("fetch-docs: the shortlist table has no `host` column")
@@ -210,7 +219,9 @@ class FetchDocsJob(Job):
                 continue
             reason = row["status"] if row["first"] else "duplicate"
             counts[reason] = counts.get(reason, 0) + row["count"]
-        self.report.add_counts(counts, bad_reasons=(*self.BAD_REASONS, *warc_record.BAD_REASONS))
+        self.report.add_counts(counts, bad_reasons=(*self.BAD_REASONS, *warc_fetch.BAD_REASONS,
+                                                    *warc_record.BAD_REASONS, *documents.BAD_REASONS),
+                               filtered_reasons=self.FILTERED_REASONS)
         self.report.metric("carried_over", carried_over)
         self.write_table(ranked.where("_rank = 1").select(*DOC_COLUMNS), "docs")
         self.write_texts(ranked.where("_rank = 1 AND is_new AND source = 'warc' AND status = 'ok'"))

@@ -42,6 +42,9 @@ RECORD_SCHEMA = f"{DOCS_SCHEMA}, {TEXT_FIELDS_SCHEMA}"
 RECORD_COLUMNS = [part.strip().split(" ", 1)[0] for part in RECORD_SCHEMA.split(", ")]
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+#: document statuses this module gives (records that are not ok keep udfs.warc_record's reason)
+BAD_REASONS = frozenset({"parse_error"})
+FILTERED_REASONS = frozenset({"http_redirect", "http_error", "not_html"})
 WHATWG_CHARSETS = {"iso-8859-1": "cp1252", "latin-1": "cp1252", "latin1": "cp1252", "ascii": "cp1252",
                    "us-ascii": "cp1252", "gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030",
                    "iso-8859-9": "cp1254", "tis-620": "cp874", "ks_c_5601-1987": "cp949", "euc-kr": "cp949",
