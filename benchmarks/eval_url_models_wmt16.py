@@ -39,6 +39,7 @@ import pandas as pd
 
 from parascout.udfs import alignment
 from parascout.udfs.blocking.tokens import language_markers
+from parascout.udfs.url_models.calibration import reliability
 from parascout.udfs.url_models.evaluation import (
     PAIR_KINDS,
     alignment_quality,
@@ -265,7 +266,7 @@ def evaluate_orphans(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int], 
     """Per held-out fold: train on the others, orphan the test hosts' pools, align with every system."""
     systems = string_systems()
     aligned: dict[str, list[pd.DataFrame]] = {}
-    kept_gold, gold_pool = [], {}
+    kept_gold, gold_pool, reliability_data = [], {}, {}
     for fold in fold_ids:
         train_gold, test_gold = gold[folds != fold], gold[folds == fold]
         train = pair_examples(train_gold, dev_fraction=0.2, test_fraction=0.0, seed=fold + 100 * seed)
@@ -277,6 +278,10 @@ def evaluate_orphans(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int], 
         for name, system in systems.items():
             aligned.setdefault(name, []).append(alignment.greedy_one_to_one(system(pool)))
         scored = model_scored(model, pool)
+        gold_set = set(zip(kept["src_url"], kept["trg_url"]))
+        labels = np.array([pair in gold_set for pair in zip(scored["src_url"], scored["trg_url"])])
+        for column in ("p_parallel", "score"):
+            reliability_data.setdefault(column, []).append((scored[column].to_numpy(), labels))
         cut_offs = {"model (own threshold)": decision.get("min_score", 0.5), "model @ 0.5": 0.5,
                     "model, no threshold": float("-inf")}
         if with_lang_model:
@@ -293,7 +298,9 @@ def evaluate_orphans(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int], 
         log.info("fold %d: model threshold %.3f (dev P %.3f R %.3f)", fold, decision.get("min_score", 0.5),
                  decision.get("precision", 0), decision.get("recall", 0))
     return {"aligned": {name: pd.concat(frames, ignore_index=True) for name, frames in aligned.items()},
-            "gold": pd.concat(kept_gold, ignore_index=True), "gold_pool": gold_pool}
+            "gold": pd.concat(kept_gold, ignore_index=True), "gold_pool": gold_pool,
+            "reliability": {column: reliability(np.concatenate([s for s, _ in parts]), np.concatenate([y for _, y in parts]))
+                            for column, parts in reliability_data.items()}}
 
 
 def train_url2lang(train_gold: pd.DataFrame, seed: int):
@@ -333,6 +340,11 @@ def report_orphans(result: dict, examples: int, summary: dict) -> None:
           f"({found['correct']}/{found['gold']})")
     summary.setdefault("model F1 - best string F1 (points)", []).append(100 * (model_f1 - best_string))
     summary.setdefault("gold-pool recall model", []).append(found["correct"] / max(found["gold"], 1))
+    for column, check in result["reliability"].items():
+        table = ", ".join(f"{b['mean_score']:.2f}->{b['observed']:.2f} ({b['pairs']})" for b in check["bins"])
+        print(f"reliability of {column} on the held-out pools (every src×trg pair): ECE {check['ece']:.4f}; "
+              f"bins mean score->observed (pairs): {table}")
+        summary.setdefault(f"ECE {column}", []).append(check["ece"])
     if examples:
         print_errors(result["aligned"]["model (own threshold)"], gold, markers, examples)
 
