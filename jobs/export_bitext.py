@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 
+from pyspark import StorageLevel
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job
@@ -84,12 +85,13 @@ class ExportBitextJob(Job):
         self.report.filtered("other_language_pair", parallel - wanted)
         documents = self.with_texts(pairs).mapInPandas(
             functools.partial(export_batches, lexicon_path=self.args.lexicon, max_sentences=self.args.max_sentences),
-            DOCUMENT_SCHEMA)
+            DOCUMENT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)  # aligned once, written as two tables
         self.write_table(with_site(documents.drop("sentences"), self.languages), "bitext_documents")
         sentences = documents.select("host", "src_url", "trg_url", "src_lang", "trg_lang",
                                      F.explode("sentences").alias("s")).select("host", "src_url", "trg_url",
                                                                                  "src_lang", "trg_lang", "s.*")
         self.write_table(sentences, "bitext_sentences")
+        documents.unpersist()
         written = self.read_table("bitext_documents")
         self.report.add_counts(self.count_by(written, "status"), bad_reasons=BAD_REASONS,
                                filtered_reasons=FILTERED_REASONS)
