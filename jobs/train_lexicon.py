@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from parascout.jobs.base import ConfigError, Job
-from parascout.udfs import storage
+from parascout.udfs import storage, tables
 from parascout.udfs.langs import UnknownLanguage, parse_lang_pair
 from parascout.udfs.lexicon import (
     paragraph_pairs,
@@ -115,16 +115,18 @@ class TrainLexiconJob(Job):
         from pyspark.sql import functions as F
 
         args, root = self.args, self.args.from_archive
-        table = "scored_pairs" if storage.exists(storage.join(root, "scored_pairs", "_SUCCESS")) else "candidates"
+        locations = {name: tables.table_location(storage.join(root, name))
+                     for name in ("scored_pairs", "candidates", "texts")}
+        table = "scored_pairs" if locations["scored_pairs"] else "candidates"
         for needed in (table, "texts"):
-            if not storage.exists(storage.join(root, needed, "_SUCCESS")):
+            if not locations[needed]:
                 raise ConfigError(f"--from-archive {root}: no {needed} table; run fetch-docs and rank-pairs first")
-        pairs = self.spark.read.parquet(storage.join(root, table)).where(F.col("source").rlike(CONFIDENT_SOURCES))
+        pairs = self.spark.read.parquet(locations[table]).where(F.col("source").rlike(CONFIDENT_SOURCES))
         forward = pairs.where((F.col("src_lang") == args.src_lang) & (F.col("trg_lang") == args.trg_lang))
         backward = pairs.where((F.col("src_lang") == args.trg_lang) & (F.col("trg_lang") == args.src_lang))
         pairs = forward.select("src_url", "trg_url").unionByName(
             backward.select(F.col("trg_url").alias("src_url"), F.col("src_url").alias("trg_url"))).distinct()
-        texts = self.spark.read.parquet(storage.join(root, "texts")).where(F.col("duplicate_of").isNull())
+        texts = self.spark.read.parquet(locations["texts"]).where(F.col("duplicate_of").isNull())
         for side in ("src", "trg"):
             pairs = pairs.join(texts.select(F.col("url").alias(f"{side}_url"),
                                             F.col("paragraphs").alias(f"{side}_paragraphs")), f"{side}_url")

@@ -68,4 +68,4 @@ def test_content_features_of_a_pair():
     assert features["number_overlap"] == 1.0 and features["rare_overlap"] == 1.0
     assert features["text_paragraph_ratio"] == 1.0 and features["paragraph_length_r"] > 0.9
     assert features["src_lang_share"] == 1.0 and features["trg_lang_share"] == 0.0  # CLD2 said eng on a fra page
-    assert features["src_words"] == 15 and 0 < features["tsim"] < 1
+    assert features["src_words"] == 15 and 0 < features["tsim"] < features["short_side_coverage"] < 1

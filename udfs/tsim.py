@@ -10,6 +10,8 @@ a one-word link, so
 
 `tsim_idf` weighs every word by its inverse document frequency within the host (a two-word
 link by the mean of its words'), so shared template words count little and names much.
+`short_side_coverage` is the share of the shorter text's words linked: tsim's denominator
+grows with the length difference, which a terse translation (Arabic, Basque) has for real.
 Companions: overlap of numbers and of identical rare tokens, paragraph-count ratio, the
 correlation of paragraph lengths, and the share of a page's text whose paragraphs CLD2 labelled
 with the page's language (texts.paragraphs.lang).
@@ -20,9 +22,9 @@ import math
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from parascout.udfs.lexicon import Lexicon, cognate, tokenize
+from parascout.udfs.lexicon import COGNATE_MIN_CHARS, Lexicon, cognate, tokenize
 from parascout.udfs.structure import pearson_significance
 
 MAX_WORDS = 500
@@ -42,10 +44,13 @@ class PageText:
     numbers: frozenset[str]
     paragraph_lengths: list[int]
     lang_share: float | None
-    prefixes: dict[str, list[str]]
+    prefixes: dict[str, list[tuple[str, str]]]  # cognate candidates: folded 4-letter prefix -> (word, folded)
+    images: dict = field(default_factory=dict)  # translation_image per lexicon, IDF mass per table: on first use
 
 
 def _fold(word: str) -> str:
+    if word.isascii():
+        return word
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
@@ -58,43 +63,65 @@ def page_text(paragraphs: Iterable[dict] | None, lang: str | None, main_text: st
     labelled = [(len(p["text"]), p.get("lang")) for p in main if p.get("lang")]
     total = sum(length for length, _ in labelled)
     share = sum(length for length, code in labelled if code == lang) / total if total and lang else None
-    prefixes: dict[str, list[str]] = {}
+    prefixes: dict[str, list[tuple[str, str]]] = {}
     for word in counts:
-        if len(word) >= COGNATE_PREFIX + 1 and not word.isdigit():
-            prefixes.setdefault(_fold(word)[:COGNATE_PREFIX], []).append(word)
+        if len(word) >= COGNATE_MIN_CHARS and not word.isdigit():
+            folded = _fold(word)
+            prefixes.setdefault(folded[:COGNATE_PREFIX], []).append((word, folded))
     return PageText(counts, len(tokens), frozenset(w for w in counts if w.isdigit()),
                     [len(p["text"]) for p in main], share, prefixes)
 
 
-def candidate_links(src: PageText, trg: PageText, lexicon: Lexicon | None) -> list[tuple[float, str, str]]:
-    """(score, src_word, trg_word) for every pair of word types that may link."""
-    links = {}
+def translation_image(page: PageText, lexicon: Lexicon | None) -> list[tuple[float, str, str]]:
+    """(prob, word, translation) of every lexicon entry of the page's words (computed once per page)."""
+    if lexicon is None:
+        return []
+    table = lexicon.table
+    return [(prob, word, translation) for word in page.counts for translation, prob in
+            (table.get(word) or {}).items()]
+
+
+def candidate_links(src: PageText, trg: PageText, lexicon: Lexicon | None,
+                    image: list[tuple[float, str, str]] | None = None) -> list[tuple[float, str, str]]:
+    """(score, src_word, trg_word) for every pair of word types that may link, best first (a pair may
+    appear twice, e.g. identical and in the lexicon: competitive linking uses the first)."""
     trg_counts = trg.counts
-    for word in src.counts:
-        if word in trg_counts:
-            links[(word, word)] = 1.0
-        if lexicon is not None:
-            for translation, prob in lexicon.translations(word).items():
-                if translation in trg_counts and prob > links.get((word, translation), 0.0):
-                    links[(word, translation)] = prob
+    links = [(1.0, word, word) for word in src.counts if word in trg_counts]
+    if image is None:
+        key = id(lexicon)
+        if key not in src.images:
+            src.images[key] = translation_image(src, lexicon)
+        image = src.images[key]
+    links += [entry for entry in image if entry[2] in trg_counts]
     for prefix, words in src.prefixes.items():
-        for other in trg.prefixes.get(prefix, ()):
-            for word in words:
-                if (word, other) not in links:
-                    similarity = cognate(_fold(word), _fold(other))
-                    if similarity:
-                        links[(word, other)] = COGNATE_WEIGHT * similarity
-    return sorted(((score, s, t) for (s, t), score in links.items()), reverse=True)
+        others = trg.prefixes.get(prefix)
+        if others:
+            for other, other_folded in others:
+                for word, folded in words:
+                    if word != other:
+                        similarity = cognate(folded, other_folded)
+                        if similarity:
+                            links.append((COGNATE_WEIGHT * similarity, word, other))
+    links.sort(reverse=True)
+    return links
 
 
 def tsim(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[str, float] | None = None,
          trg_idf: dict[str, float] | None = None, default_idf: float = 1.0) -> tuple[float | None, float | None]:
     """(tsim, tsim_idf) of two pages by competitive linking; (None, None) when a side has no words."""
+    plain, weighted, _ = linked(src, trg, lexicon, src_idf, trg_idf, default_idf)
+    return plain, weighted
+
+
+def linked(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[str, float] | None = None,
+           trg_idf: dict[str, float] | None = None, default_idf: float = 1.0
+           ) -> tuple[float | None, float | None, int]:
+    """(tsim, tsim_idf, two-word links) of competitive linking."""
     if not src.words or not trg.words:
-        return None, None
+        return None, None, 0
     src_free, trg_free = dict(src.counts), dict(trg.counts)
     links = 0
-    linked_weight = 0.0
+    src_linked_weight = trg_linked_weight = 0.0
     for _, s, t in candidate_links(src, trg, lexicon):
         n = min(src_free[s], trg_free[t])
         if n:
@@ -102,14 +129,24 @@ def tsim(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[st
             trg_free[t] -= n
             links += n
             if src_idf is not None:
-                linked_weight += n * (src_idf.get(s, default_idf) + trg_idf.get(t, default_idf)) / 2
+                src_linked_weight += n * src_idf.get(s, default_idf)
+                trg_linked_weight += n * trg_idf.get(t, default_idf)
     plain = links / (src.words + trg.words - links)
     if src_idf is None:
-        return plain, None
-    unlinked = (sum(n * src_idf.get(w, default_idf) for w, n in src_free.items())
-                + sum(n * trg_idf.get(w, default_idf) for w, n in trg_free.items()))
+        return plain, None, links
+    linked_weight = (src_linked_weight + trg_linked_weight) / 2
+    unlinked = (_weight(src, src_idf, default_idf) - src_linked_weight
+                + _weight(trg, trg_idf, default_idf) - trg_linked_weight)
     total = linked_weight + unlinked
-    return plain, (linked_weight / total if total > 0 else None)
+    return plain, (linked_weight / total if total > 0 else None), links
+
+
+def _weight(page: PageText, idf: dict[str, float], default_idf: float) -> float:
+    """The IDF mass of a page's words (cached on the page per IDF table)."""
+    key = ("idf", id(idf))
+    if key not in page.images:
+        page.images[key] = sum(n * idf.get(w, default_idf) for w, n in page.counts.items())
+    return page.images[key]
 
 
 def inverse_document_frequencies(pages: Iterable[PageText]) -> tuple[dict[str, float], float, set[str]]:
@@ -135,14 +172,16 @@ def overlap(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float
 def content_features(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict | None = None,
                      trg_idf: dict | None = None, default_idf: float = 1.0, rare: set[str] | None = None) -> dict:
     """tsim, tsim_idf, number and rare-token overlap, paragraph ratio and length correlation, CLD2 shares."""
-    plain, weighted = tsim(src, trg, lexicon, src_idf, trg_idf, default_idf)
+    plain, weighted, links = linked(src, trg, lexicon, src_idf, trg_idf, default_idf)
     rare = rare or set()
     src_rare = {w for w in src.counts if w in rare and not w.isdigit() and len(w) > 2}
     trg_rare = {w for w in trg.counts if w in rare and not w.isdigit() and len(w) > 2}
     count = min(len(src.paragraph_lengths), len(trg.paragraph_lengths))
     r, _ = pearson_significance(src.paragraph_lengths[:count], trg.paragraph_lengths[:count])
     paragraphs = max(len(src.paragraph_lengths), len(trg.paragraph_lengths))
-    return {"tsim": plain, "tsim_idf": weighted, "number_overlap": overlap(src.numbers, trg.numbers),
+    shorter = min(src.words, trg.words)
+    return {"tsim": plain, "tsim_idf": weighted, "short_side_coverage": links / shorter if shorter else None,
+            "number_overlap": overlap(src.numbers, trg.numbers),
             "rare_overlap": overlap(src_rare, trg_rare),
             "text_paragraph_ratio": count / paragraphs if paragraphs else None, "paragraph_length_r": r,
             "src_lang_share": src.lang_share, "trg_lang_share": trg.lang_share,

@@ -26,7 +26,14 @@ import numpy as np
 import pandas as pd
 
 from parascout.udfs.lexicon import Lexicon, lexicon_for
-from parascout.udfs.structure import ThresholdRule, TreeRule, rule_from_dict, strand_features
+from parascout.udfs.structure import (
+    Linearised,
+    ThresholdRule,
+    TreeRule,
+    linearise,
+    rule_from_dict,
+    strand_features,
+)
 from parascout.udfs.tsim import content_features, inverse_document_frequencies, page_text
 
 #: an image on more than this share of a host's fetched pages is boilerplate (logos, icons)
@@ -40,8 +47,9 @@ MIN_SELF_LABELS = 5
 CONFIDENT_SOURCES = ("link", "handle")
 
 CONTENT_SCHEMA = (
-    "tsim double, tsim_idf double, number_overlap double, rare_overlap double, text_paragraph_ratio double, "
-    "paragraph_length_r double, src_lang_share double, trg_lang_share double, src_words int, trg_words int"
+    "tsim double, tsim_idf double, short_side_coverage double, number_overlap double, rare_overlap double, "
+    "text_paragraph_ratio double, paragraph_length_r double, src_lang_share double, trg_lang_share double, "
+    "src_words int, trg_words int"
 )
 VERIFIED_SCHEMA = (
     "host string, src_url string, trg_url string, src_lang string, trg_lang string, source string, "
@@ -60,11 +68,10 @@ BAD_REASONS = frozenset(DOCUMENT_REASONS)
 FILTERED_REASONS = frozenset({"lang_mismatch", "content_rejected", "not_one_to_one", "no_text",
                               "dp_too_high", "too_few_chunks", "p_too_high", "rule_rejected"})
 #: the decision's features and the value used when one is missing (no text, no numbers on either page ...)
-CONTENT_FEATURES = {"tsim": 0.0, "tsim_idf": 0.0, "number_overlap": 0.0, "rare_overlap": 0.0,
-                    "text_paragraph_ratio": 0.0, "paragraph_length_r": 0.0, "dp": 1.0, "r": 0.0, "p": 1.0,
+CONTENT_FEATURES = {"tsim": 0.0, "tsim_idf": 0.0, "short_side_coverage": 0.0, "number_overlap": 0.0,
+                    "rare_overlap": 0.0, "text_paragraph_ratio": 0.0, "paragraph_length_r": 0.0, "dp": 1.0, "r": 0.0,
+                    "p": 1.0,
                     "image_jaccard": 0.0, "length_ratio": 0.0, "paragraph_ratio": 0.0}
-PAGE_COLUMNS = ["url", "status", "cld2_lang", "cld2_reliable", "text_chars", "paragraphs", "images", "structure",
-                "text_paragraphs", "main_text", "duplicate_of"]
 
 
 def image_jaccard(source: list | None, target: list | None) -> tuple[float | None, int]:
@@ -113,8 +120,15 @@ class HostPages:
     def __init__(self, pages: pd.DataFrame):
         self.pages = {row["url"]: row for row in pages.to_dict("records")} if len(pages) else {}
         self._texts: dict[str, object] = {}
+        self._structures: dict[str, Linearised] = {}
+        self._codes: dict[str, str] = {}  # one token -> character code for all the host's pages
         texts = [self.text(url) for url, row in self.pages.items() if row.get("text_paragraphs") is not None]
         self.idf, self.unseen_idf, self.rare = inverse_document_frequencies(t for t in texts if t is not None)
+
+    def structure(self, url: str) -> Linearised:
+        if url not in self._structures:
+            self._structures[url] = linearise(_as_list(self.pages[url]["structure"]), self._codes)
+        return self._structures[url]
 
     def key(self, url: str) -> str:
         """The page a near-duplicate stands for (texts.duplicate_of), else the URL itself."""
@@ -139,7 +153,7 @@ def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, le
     problem = _document_problem(src, trg)
     if problem:
         return {**out, "lang_ok": False, "structure_ok": False, "parallel": False, "reason": problem}
-    structure = strand_features(_as_list(src["structure"]), _as_list(trg["structure"]))
+    structure = strand_features(pages.structure(pair["src_url"]), pages.structure(pair["trg_url"]))
     jaccard, shared = image_jaccard(src["images"], trg["images"])
     lang_ok = (language_ok(pair.get("src_lang"), src["cld2_lang"], src["cld2_reliable"])
                and language_ok(pair.get("trg_lang"), trg["cld2_lang"], trg["cld2_reliable"])
@@ -209,7 +223,8 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
 def verify_frame(pairs: pd.DataFrame, pages: pd.DataFrame, rule: ThresholdRule | TreeRule,
                  lexicons: list[Lexicon] = ()) -> pd.DataFrame:
     """Feature rows of pairs of any hosts (pandas, no Spark): verify_host per host."""
-    frames = [verify_host(group, pages, rule.to_dict(), list(lexicons)) for _, group in pairs.groupby("host")]
+    frames = [verify_host(group, pages[pages["url"].isin(set(group["src_url"]) | set(group["trg_url"]))],
+                          rule.to_dict(), list(lexicons)) for _, group in pairs.groupby("host")]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=FEATURE_COLUMNS)
 
 

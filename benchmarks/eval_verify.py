@@ -1,0 +1,191 @@
+"""Quality of verify-pairs on a real-text sample archive: STRAND's Table 3 redone, without labels.
+
+Builds (or reuses) a `make-sample-archive --text-corpus` archive, runs scan-cdx and fetch-docs
+(`docs`, `texts`), then writes a `candidates` table the way the pipeline's blocking would see it:
+language-switcher links between fetched pages (source 'link'), every true pair (source 'similar',
+so recall can be measured), each hard negative page against its original's partner, and random
+same-site pairs (source 'similar'), all eng–X. For each lexicon setting (the Bible, or bootstrapped
+from the archive by train-lexicon --from-archive) verify-pairs runs with its default decision, and
+the verified_pairs features give: the default (no labels), structure only (STRAND dp/p rule), tsim
+only (tsim above the random same-site pairs' 99th percentile) and the combination, each aligned 1-1,
+scored against the true pairs whose both pages were fetched, per language pair.
+
+    .venv/bin/python benchmarks/eval_verify.py --seed 42 --hosts 12 [--out /tmp/eval-verify]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from parascout.jobs.base import Job
+from parascout.jobs.cli import discover
+from parascout.udfs import storage, tables
+from parascout.udfs.alignment import evaluate_alignment
+from parascout.udfs.verification import NULL_QUANTILE, one_to_one
+
+BIBLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "parallel-text" / "bible"
+TARGETS = ("fra", "deu", "ara", "zho", "eus")
+ISO1 = {"eng": "en", "fra": "fr", "deu": "de", "ara": "ar", "zho": "zh", "eus": "eu"}
+
+
+def read(root: Path, table: str, columns: list[str] | None = None) -> pd.DataFrame:
+    return pd.read_parquet(tables.table_location(str(root / table)), columns=columns)
+
+
+def run(registry, spark, name: str, argv: list[str]) -> dict:
+    started = time.process_time()
+    report = registry[name]().use_spark(spark).run(argv)
+    print(f"  {name}: {report.get('seconds')} s ({time.process_time() - started:.1f} driver CPU-s)", flush=True)
+    return report
+
+
+def build_candidates(root: Path, archive: Path, randoms: int, seed: int) -> pd.DataFrame:
+    """eng–X candidate pairs: switcher links, true pairs, hard negatives, random same-site pairs."""
+    docs = read(root, "docs", columns=["url", "host", "status", "cld2_lang", "outlinks"])
+    docs = docs[docs.status == "ok"]
+    lang = dict(zip(docs.url, docs.cld2_lang))
+    truth = pd.read_parquet(archive / "truth" / "pairs.parquet")
+    pages = pd.read_parquet(archive / "truth" / "pages.parquet", columns=["url", "lang", "negative_of"])
+    rows = []
+
+    def add(host, a, b, source):
+        la, lb = lang.get(a), lang.get(b)
+        if la is None or lb is None:
+            return
+        if la == "eng" and lb in TARGETS:
+            rows.append((host, a, b, "eng", lb, source))
+        elif lb == "eng" and la in TARGETS:
+            rows.append((host, b, a, "eng", la, source))
+
+    for host, url, links in zip(docs.host, docs.url, docs.outlinks):
+        for link in set(links if links is not None else []):
+            if link in lang and link != url:
+                add(host, url, link, "link")
+    partners: dict[str, list[str]] = {}
+    for host, a, b in zip(truth.host, truth.src_url, truth.trg_url):
+        add(host, a, b, "similar")
+        partners.setdefault(a, []).append(b)
+        partners.setdefault(b, []).append(a)
+    for url, original in zip(pages.url, pages.negative_of):
+        for partner in partners.get(original, []) if original else []:
+            add(docs.host[docs.url == url].iloc[0] if url in lang else None, url, partner, "similar")
+    rng = random.Random(seed)
+    by_host = docs.groupby("host").url.apply(list).to_dict()
+    for host, urls in by_host.items():
+        for url in urls:
+            for _ in range(randoms):
+                add(host, url, rng.choice(urls), "similar")
+    frame = pd.DataFrame(rows, columns=["host", "src_url", "trg_url", "src_lang", "trg_lang", "source"])
+    frame = frame[frame.src_url != frame.trg_url]
+    return (frame.groupby(["host", "src_url", "trg_url", "src_lang", "trg_lang"], as_index=False)
+            .agg(source=("source", lambda s: ",".join(sorted(set(s))))))
+
+
+def gold_pairs(root: Path, archive: Path) -> set[tuple[str, str]]:
+    """True eng–X pairs (eng first) whose both pages were fetched."""
+    docs = read(root, "docs", columns=["url", "status"])
+    fetched = set(docs.url[docs.status == "ok"])
+    truth = pd.read_parquet(archive / "truth" / "pairs.parquet")
+    gold = set()
+    for a, b, la, lb in zip(truth.src_url, truth.trg_url, truth.src_lang, truth.trg_lang):
+        if a in fetched and b in fetched:
+            if la == "eng" and lb in TARGETS:
+                gold.add((a, b))
+            elif lb == "eng" and la in TARGETS:
+                gold.add((b, a))
+    return gold
+
+
+def variants(verified: pd.DataFrame, null: float) -> dict[str, pd.DataFrame]:
+    """The accepted pairs of each decision, each aligned 1-1 (best p / score first)."""
+    judged = verified[~verified.reason.isin(["missing_src_doc", "missing_trg_doc", "failed_src_doc",
+                                             "failed_trg_doc", "lang_mismatch"])].copy()
+
+    def aligned(accept, score):
+        frame = judged.assign(parallel=accept.to_numpy(), p_parallel_content=score.to_numpy())
+        frame = frame.assign(src_key=frame.src_url, trg_key=frame.trg_url)
+        result = pd.concat([one_to_one(g) for _, g in frame.groupby(["host", "trg_lang"])], ignore_index=True)
+        return result[result.parallel]
+
+    tsim_idf, structure = judged.tsim_idf.fillna(0), judged.structure_ok.fillna(False).astype(bool)
+    return {"default (no labels)": verified[verified.parallel],
+            "structure only (dp < 0.2, p < 0.05)": aligned(structure, 1 - judged.dp.fillna(1)),
+            "tsim only (STRAND's 0.44)": aligned(judged.tsim.fillna(0) > 0.44, judged.tsim.fillna(0)),
+            f"tsim_idf only (> random pairs' q{NULL_QUANTILE})": aligned(tsim_idf > null, tsim_idf),
+            "structure and tsim_idf": aligned(structure & (tsim_idf > null), tsim_idf)}
+
+
+def evaluate(verified: pd.DataFrame, gold: set, null: float, lang: dict[str, str]) -> dict:
+    table = {}
+    for name, accepted in variants(verified, null).items():
+        scores = {"all": evaluate_alignment(zip(accepted.src_url, accepted.trg_url), gold)}
+        for target in TARGETS:
+            subset = accepted[accepted.trg_lang == target]
+            scores[target] = evaluate_alignment(zip(subset.src_url, subset.trg_url),
+                                                {(a, b) for a, b in gold if lang.get(b) == target})
+        table[name] = scores
+    return table
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--hosts", type=int, default=12)
+    parser.add_argument("--pages-per-host", type=int, default=120)
+    parser.add_argument("--random-candidates", type=int, default=2, help="random same-site candidates per page")
+    parser.add_argument("--out", default="/tmp/eval-verify")
+    parser.add_argument("--lexicons", default="bible,bootstrap", help="bible, bootstrap or both")
+    args = parser.parse_args(argv)
+    out = Path(args.out) / f"seed{args.seed}"
+    archive, root = out / "archive", out / "root"
+    registry = discover()
+    spark = Job().spark
+    langs = ",".join(ISO1[code] for code in ("eng", *TARGETS))
+    run(registry, spark, "make-sample-archive", ["--out", str(archive), "--hosts", str(args.hosts), "--seed",
+                                                 str(args.seed), "--text-corpus", str(BIBLE), "--langs", langs,
+                                                 "--pages-per-host", str(args.pages_per_host), "--no-progress"])
+    run(registry, spark, "scan-cdx", ["--root", str(root), "--cdx", str(archive / "indexes")])
+    run(registry, spark, "fetch-docs", ["--root", str(root), "--warc-prefix", str(archive) + "/", "--select", "all"])
+    candidates = build_candidates(root, archive, args.random_candidates, args.seed)
+    storage.write_parquet_table(candidates, str(root / "candidates"))
+    gold = gold_pairs(root, archive)
+    docs = read(root, "docs", columns=["url", "cld2_lang"])
+    lang = dict(zip(docs.url, docs.cld2_lang))
+    print(f"candidates {len(candidates)} (sources {candidates.source.value_counts().to_dict()}), gold {len(gold)}")
+    results = {"seed": args.seed, "hosts": args.hosts, "candidates": len(candidates), "gold": len(gold)}
+    for setting in args.lexicons.split(","):
+        lexicon_args, cpu = [], {}
+        for target in TARGETS:
+            # the Bible lexicons do not depend on the archive: trained once for all seeds
+            folder = (Path(args.out) if setting == "bible" else out) / f"lexicon-{setting}-{target}"
+            source = (["--aligned", str(BIBLE)] if setting == "bible"
+                      else ["--from-archive", str(root)])
+            if setting != "bible" or not (folder / "parascout_lexicon.json").exists():
+                run(registry, spark, "train-lexicon", ["--langs", f"en,{ISO1[target]}", "--out", str(folder),
+                                                       *source, "--force"])
+            metadata = json.loads((folder / "parascout_lexicon.json").read_text())
+            cpu[target] = {"cpu_s": metadata["training_cpu_seconds"], **metadata["sizes"]}
+            lexicon_args += ["--lexicon", str(folder)]
+        report = run(registry, spark, "verify-pairs", ["--root", str(root), "--pairs", "candidates", *lexicon_args,
+                                                       "--force"])
+        verified = read(root, "verified_pairs")
+        null = report["metrics"]["self_labels"]["null_tsim_idf_quantile"]
+        results[setting] = {"lexicon_training_cpu_s": cpu, "self_labels": report["metrics"]["self_labels"],
+                            "verify_seconds": report["seconds"], "quality": evaluate(verified, gold, null, lang)}
+        for name, scores in results[setting]["quality"].items():
+            line = " ".join(f"{k} P{v['precision']:.3f}/R{v['recall']:.3f}" for k, v in scores.items())
+            print(f"{setting:9s} {name:45s} {line}")
+    (out / "eval_verify.json").write_text(json.dumps(results, indent=2, default=str))
+    print(f"wrote {out / 'eval_verify.json'}")
+
+
+if __name__ == "__main__":
+    main()
