@@ -12,6 +12,7 @@ import sys
 
 import parascout.jobs as job_package
 from parascout.jobs.base import ConfigError, Job, JobFailed, spark_properties
+from parascout.udfs import tables
 from parascout.udfs.extras import missing_extra_message
 
 SKIP_MODULES = {"base", "cli"}
@@ -42,7 +43,8 @@ def usage(registry: dict[str, type[Job]]) -> str:
     lines = ["usage: parascout <job> [--help] [arguments]", "", "jobs:"]
     lines += [f"  {name.ljust(width)}  {cls.description}" for name, cls in registry.items()]
     lines += [f"  {module.replace('_', '-').ljust(width)}  (unavailable: {why})" for module, why in UNAVAILABLE.items()]
-    lines += ["", "tools:", "  spark-properties CONF.yaml  print the conf's `spark:` section as a spark-submit --properties-file"]
+    lines += ["", "tools:", "  spark-properties CONF.yaml  print the conf's `spark:` section as a spark-submit --properties-file",
+              "  table-location ROOT/TABLE   print the folder of the table's current version (for other tools)"]
     lines += ["", "Each job is also `spark-submit jobs/<job_module>.py ...`; `parascout <job> --help` shows its arguments."]
     return "\n".join(lines)
 
@@ -57,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     if name == "spark-properties" and len(rest) == 1:
         print(spark_properties(rest[0]), end="")
         return 0
+    if name == "table-location" and len(rest) == 1:
+        location = tables.table_location(rest[0])
+        print(location or f"parascout: no complete table at {rest[0]}", file=sys.stdout if location else sys.stderr)
+        return 0 if location else 1
     if name not in registry:
         module = name.replace("-", "_")
         if module in UNAVAILABLE:

@@ -225,3 +225,11 @@ def test_add_counts_refuses_a_reason_declared_neither_bad_nor_filtered():
         report.add_counts({"ok": 1}, bad_reasons={"odd"}, filtered_reasons={"odd"})
     report.add_counts({"ok": 1, "odd": 2, "bad_x": 3}, bad_reasons={"bad_x"}, filtered_reasons={"odd"})
     assert (report.data["kept"], report.data["filtered"], report.data["bad"]) == (1, {"odd": 2}, {"bad_x": 3})
+
+
+def test_cli_prints_where_a_table_s_current_version_is(tmp_path, capsys):
+    table = tmp_path / "urls"
+    assert main(["table-location", str(table)]) == 1
+    tables.write_manifest(str(table), "v1", rows=0)
+    assert main(["table-location", str(table)]) == 0
+    assert capsys.readouterr().out.strip() == str(table / "version=v1")
