@@ -295,11 +295,13 @@ def main_text_quality(pages: list[tuple[str, str]], truth_path: Path | None) -> 
                           "hashes": [[p["hash"] for p in ps] for ps in docs.values()],
                           "boilerplate": [[p["boilerplate"] for p in ps] for ps in docs.values()],
                           "chars": [[len(p["text"]) for p in ps] for ps in docs.values()]})
-    repeated = {}
+    repeated, found = {}, {}
     for _, site in frame.groupby("host"):
         for row in site_text_pass(site, SiteTextSettings()).itertuples():
             repeated[row.url] = set(row.repeated_hashes)
-    result = {"pages_with_body_text": len(docs)}
+            if row.duplicate_of:
+                found[row.url] = row.duplicate_of
+    result = {"pages_with_body_text": len(docs), **near_duplicate_agreement(truth, found, set(docs))}
     for label, use_site in (("page_rules", False), ("page_and_site_rules", True)):
         kept_body = total_body = kept_other = total_other = 0
         for url, paragraphs in docs.items():
@@ -316,6 +318,20 @@ def main_text_quality(pages: list[tuple[str, str]], truth_path: Path | None) -> 
         result[f"{label}_body_paragraphs_kept"] = kept_body / max(total_body, 1)
         result[f"{label}_boilerplate_words_removed"] = 1 - kept_other / max(total_other, 1)
     return result
+
+
+def near_duplicate_agreement(truth: pd.DataFrame, found: dict[str, str], pages: set[str]) -> dict:
+    """Truth's near-duplicate pairs (duplicate_of) found by the site pass (either page kept), and extra ones."""
+    if "duplicate_of" not in truth.columns:
+        return {}
+    expected = {(row.url, row.duplicate_of) for row in truth.itertuples()
+                if isinstance(row.duplicate_of, str) and row.url in pages and row.duplicate_of in pages}
+    kept_of = {url: found.get(url, url) for url in pages}
+    matched = sum(kept_of[a] == kept_of[b] for a, b in expected)
+    in_truth = {url for pair in expected for url in pair}
+    extra = sum(1 for url in found if url not in in_truth)
+    return {"truth_near_duplicates": len(expected), "truth_near_duplicates_found": matched,
+            "near_duplicates_flagged": len(found), "flagged_outside_truth": extra}
 
 
 def kept_table(pages: list[tuple[str, str]]) -> dict:
