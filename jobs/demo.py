@@ -1,7 +1,7 @@
 """`parascout demo`: the whole pipeline on the embedded sample archive, then a report.
 
 sample archive → scan-cdx → bucket-handles → train-url2lang, train-pairs →
-rank-pairs → fetch-docs → verify-pairs → export-bitext → shortlist → replay-crawl → report.md.
+rank-pairs → fetch-docs → train-lexicon → verify-pairs → export-bitext → shortlist → replay-crawl → report.md.
 Every step is an ordinary job run in one SparkSession over the same root; a step
 whose report says it already ran with the same arguments is skipped, so a rerun
 resumes where a failed run stopped.
@@ -65,7 +65,9 @@ class Demo(Job):
             ("fetch-docs", ["--root", root, "--warc-prefix", archive + "/", "--select", "all"]),
             ("rank-pairs", ["--root", root, "--langs", langs, "--lang-model", storage.join(models, "url2lang"),
                             "--pair-model", storage.join(models, "pairs")]),
-            ("verify-pairs", ["--root", root, "--pairs", "scored_pairs"]),
+            # the lexicon tsim links words with, bootstrapped from the archive's switcher-linked / handle pairs
+            ("train-lexicon", ["--langs", langs, "--out", storage.join(models, "lexicon"), "--from-archive", root]),
+            ("verify-pairs", ["--root", root, "--pairs", "scored_pairs", "--lexicon", storage.join(models, "lexicon")]),
             # the bitext before shortlist, so the shortlist carries each site's yield in words
             ("export-bitext", ["--root", root, "--langs", langs]),
             ("shortlist", ["--root", root, "--langs", langs, "--truth", truth]),
@@ -116,7 +118,7 @@ def evaluate_against_truth(root: str, src_lang: str, trg_lang: str) -> dict:
     methods = {
         "STRAND handle buckets (bucket-handles)": ("candidates", None),
         "URL models, 1-1 alignment (rank-pairs)": ("alignment", None),
-        "content-verified scored pairs (verify-pairs)": (None, verified[verified.parallel]),
+        "verify-pairs: structure + tsim, no labels, 1-1": (None, verified[verified.parallel]),
     }
     quality = {}
     for label, (table, frame) in methods.items():
