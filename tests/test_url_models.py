@@ -435,3 +435,21 @@ def test_models_without_calibration_still_load_and_score_raw(calibrated_pair_mod
     calibration = new.metadata["calibration"]
     expected = 1 / (1 + np.exp(-(calibration["scale"] * logit + calibration["bias"])))
     assert np.allclose(new.predict_parallel(src, trg), expected, atol=1e-6)
+
+
+def test_pool_context_sees_margins_rare_shared_tokens_and_the_host_id_offset():
+    from parascout.udfs.url_models.calibration import CONTEXT_FEATURES, context_features
+
+    pairs = pd.DataFrame({
+        "host": "a.com",
+        "src_url": ["http://a.com/en/item/10", "http://a.com/en/item/11", "http://a.com/en/item/12",
+                    "http://a.com/en/item/12", "http://a.com/en/x?id=0018"],
+        "trg_url": ["http://a.com/fr/item/11", "http://a.com/fr/item/12", "http://a.com/fr/item/13",
+                    "http://a.com/fr/item/40", "http://a.com/fr/y?id=0018"],
+        "p_parallel": [0.9, 0.8, 0.3, 0.4, 0.2]})
+    features = pd.DataFrame(context_features(pairs), columns=list(CONTEXT_FEATURES))
+    # two confident pairs map n -> n + 1: the third +1 pair has support 2, the others 1, +28 none
+    assert features["id_offset_support"].round(3).tolist() == [round(np.log1p(1), 3)] * 2 + \
+        [round(np.log1p(2), 3), 0.0, 0.0]
+    assert features.loc[2, "src_margin"] < 0 < features.loc[3, "src_margin"]      # item/12: 0.4 beats 0.3
+    assert features.loc[4, "rare_shared"] > features.loc[0, "rare_shared"]          # 0018 only in that pair

@@ -11,7 +11,9 @@ host's pool, with a share of the gold pairs orphaned (one side removed):
   page's partner, scored higher by that page), combined by a logistic regression into
   P(gold pair | pool), and the cut-off `min_score` under which a URL stays unaligned (the
   highest-F1 one at dev precision >= 0.95). Also from the pool: how rare on the host is the rarest
-  token the two URLs share (`?id=0018` on both sides of a translated path, `11453` nowhere else).
+  token the two URLs share (`?id=0018` on both sides of a translated path, `11453` nowhere else), and
+  the host's id mapping: when the URLs differ in one number each, how many of the host's confident
+  pairs (p_parallel >= CONFIDENT) map numbers with the same offset (`item=2041` -> `item=2042`).
 
 Older model directories have neither record: `predict_parallel` returns the network's softmax and
 `alignment_scores` returns p_parallel as it is.
@@ -26,7 +28,9 @@ import pandas as pd
 
 #: margins are clipped here (a URL with a single candidate gets the largest margin)
 MARGIN_CLIP = 10.0
-CONTEXT_FEATURES = ("logit", "src_margin", "trg_margin", "mutual_best", "rare_shared")
+CONTEXT_FEATURES = ("logit", "src_margin", "trg_margin", "mutual_best", "rare_shared", "id_offset_support")
+#: a pair whose p_parallel reaches this is a confident pair: its id offset teaches the host's mapping
+CONFIDENT = 0.5
 _TOKEN = re.compile(r"[^\W_]+")
 
 
@@ -75,7 +79,34 @@ def context_features(pairs: pd.DataFrame, score_column: str = "p_parallel") -> n
                           "trg": pairs["trg_url"].to_numpy(), "logit": logit})
     margins = [_margin(frame, side) for side in ("src", "trg")]
     mutual = ((margins[0] > 0) & (margins[1] > 0)).astype(float)
-    return np.column_stack([logit, margins[0], margins[1], mutual, rare_shared_tokens(frame)])
+    offsets = id_offset_support(frame, pairs[score_column].to_numpy(dtype=float))
+    return np.column_stack([logit, margins[0], margins[1], mutual, rare_shared_tokens(frame), offsets])
+
+
+_NUMBER = re.compile(r"[0-9]+")
+
+
+def _single_offset(src: str, trg: str) -> int | None:
+    """trg's number minus src's when each URL has exactly one number the other lacks; None otherwise."""
+    src_numbers, trg_numbers = _NUMBER.findall(src), _NUMBER.findall(trg)
+    src_only = [n for n in src_numbers if n not in trg_numbers]
+    trg_only = [n for n in trg_numbers if n not in src_numbers]
+    if len(src_only) != 1 or len(trg_only) != 1 or len(src_only[0]) > 15 or len(trg_only[0]) > 15:
+        return None
+    return int(trg_only[0]) - int(src_only[0])
+
+
+def id_offset_support(frame: pd.DataFrame, p_parallel: np.ndarray) -> np.ndarray:
+    """Per pair with a single differing number, log1p(confident pairs of the host, itself excluded, with the
+    same offset); 0 for the other pairs."""
+    offsets = [_single_offset(src, trg) for src, trg in zip(frame["src"], frame["trg"])]
+    confident: dict[tuple[str, int], int] = {}
+    for host, offset, p in zip(frame["host"], offsets, p_parallel):
+        if offset is not None and p >= CONFIDENT:
+            confident[host, offset] = confident.get((host, offset), 0) + 1
+    return np.array([0.0 if offset is None else
+                     math.log1p(confident.get((host, offset), 0) - (p >= CONFIDENT))
+                     for host, offset, p in zip(frame["host"], offsets, p_parallel)])
 
 
 def _path_tokens(url: str) -> frozenset[str]:
