@@ -483,3 +483,22 @@ def test_smart_site_adds_the_cue_bonus_to_cued_links():
     cued = {(graph.urls[s], graph.urls[t]): score for s, t, score in zip(sources, targets, scores)}
     home, icelandic, german = urls("/")[0], urls("/is/")[0], urls("/b")[0]
     assert cued[(home, icelandic)] - cued[(home, german)] == pytest.approx(SmartSite.cue_weight)
+
+
+def test_smart_site_learns_from_the_languages_cues_name():
+    graph = build_graph(cued_site(CUED_PAGES, CUES, CUED_LANGS))
+    policy = make_policy("smart+site", langs=LANGS, lang_scorer=constant_lang_scorer,
+                         pair_scorer=table_pair_scorer({}))
+    policy.prepare(graph, build_truth(graph, NO_PAIRS))
+    offsets, targets = graph.csr()
+    policy.priority(graph, np.repeat(np.arange(graph.n_nodes), np.diff(offsets)), targets)
+    fetched = np.zeros(graph.n_nodes, dtype=bool)
+    fetched[graph.node(urls("/")[0])] = True
+    matrix = policy._linked_from(fetched).toarray()
+    n_classes = len(policy._class_langs) + 2
+    cue_columns = matrix[:, n_classes * (1 + policy.link_slots):]
+    icelandic, german = graph.node(urls("/is/")[0]), graph.node(urls("/b")[0])
+    assert cue_columns[icelandic, policy._class_langs.index("isl")] == 1
+    assert cue_columns.sum() == 1  # /b's cue names German, a language the site has no page in: no class
+    policy.cue_features = False
+    assert policy._linked_from(fetched).toarray()[:, n_classes * (1 + policy.link_slots):].sum() == 0

@@ -255,6 +255,9 @@ class SmartSite(SmartLang):
     size_smoothing = 5.0
     #: bonus of a link whose context names the other language of its page (ILSP-FC's c, scaled to P values)
     cue_weight = 0.5
+    #: also learn from the languages links' contexts name ("linked from a fetched page with a cue for X"): once
+    #: cued links turned out to lead to their cue's language, a cue for a third language says "not wanted"
+    cue_features = True
 
     def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
         super().prepare(graph, truth)
@@ -287,8 +290,10 @@ class SmartSite(SmartLang):
         p_parallel = self._pair_probabilities(urls[sources].tolist(), urls[targets].tolist())
         self._edges = (sources, targets, p_parallel)
         self._slots = link_positions(graph, sources, targets)
-        self._cue_bonus = self.cue_weight * _names_other_language(self._page_lang[sources],
-                                                                  edge_cues(graph, sources, targets), self.langs)
+        cues = edge_cues(graph, sources, targets)
+        self._cue_bonus = self.cue_weight * _names_other_language(self._page_lang[sources], cues, self.langs)
+        index = {lang: k for k, lang in enumerate(self._class_langs)}
+        self._cue_classes = np.array([index.get(cue, -1) for cue in cues.tolist()], dtype=np.int64)
         self._candidates = self._candidate_pairs(urls, unique)
         self._bonus = np.zeros(graph.n_nodes)
         return self._combine(self._prior[:, 0], self._prior[:, 1])
@@ -336,17 +341,20 @@ class SmartSite(SmartLang):
         return (1.0 - self.prior_floor) * prior + self.prior_floor / prior.shape[1]
 
     def _linked_from(self, fetched: np.ndarray):
-        """Nodes x (classes + classes x slots), binary: linked from a fetched page of that class, and from that
-        slot of a fetched page of that class (a link's context)."""
+        """Nodes x (classes + classes x slots + classes), binary: linked from a fetched page of that class, from
+        that slot of a fetched page of that class (a link's context), and by a link whose cue names that class."""
         sources, targets, _ = self._edges
         found = fetched[sources]
         n_classes = len(self._class_langs) + 2
         source_classes, slots, linked = self._classes[sources[found]], self._slots[found], targets[found]
         header = slots < self.link_slots
-        rows = np.concatenate([linked, linked[header]])
-        columns = np.concatenate([source_classes, n_classes + source_classes[header] * self.link_slots + slots[header]])
+        cue_classes = self._cue_classes[found] if self.cue_features else np.full(len(linked), -1)
+        cued = cue_classes >= 0
+        rows = np.concatenate([linked, linked[header], linked[cued]])
+        columns = np.concatenate([source_classes, n_classes + source_classes[header] * self.link_slots + slots[header],
+                                  n_classes * (1 + self.link_slots) + cue_classes[cued]])
         matrix = sparse.csr_matrix((np.ones(len(rows)), (rows, columns)),
-                                   shape=(len(fetched), n_classes * (1 + self.link_slots)))
+                                   shape=(len(fetched), n_classes * (2 + self.link_slots)))
         matrix.sum_duplicates()
         matrix.data[:] = 1.0
         return matrix
