@@ -30,6 +30,9 @@ class Demo(Job):
         parser.add_argument("--train-hosts", type=int, default=60,
                             help="hosts of the second, disjoint archive whose true pairs train the pair model")
         parser.add_argument("--train-minutes", type=float, default=1.0, help="time limit of each model's training")
+        parser.add_argument("--text-corpus", default=None, metavar="DIR",
+                            help="real parallel text for the sample archives' pages (make-sample-archive "
+                                 "--text-corpus, e.g. ../shared/data/parallel-text/bible); default: built-in word lists")
 
     def validate_arguments(self, args):
         args.root = args.out
@@ -51,6 +54,9 @@ class Demo(Job):
         if a.pages_per_host:
             generator += ["--pages-per-host", str(a.pages_per_host)]
             training_generator += ["--pages-per-host", str(a.pages_per_host)]
+        if a.text_corpus:
+            generator += ["--text-corpus", a.text_corpus]
+            training_generator += ["--text-corpus", a.text_corpus]
         # The pair model learns from the truth of other hosts (another seed), never from the hosts it ranks.
         return [
             ("make-sample-archive", generator),
@@ -65,8 +71,9 @@ class Demo(Job):
             ("fetch-docs", ["--root", root, "--warc-prefix", archive + "/", "--select", "all"]),
             ("rank-pairs", ["--root", root, "--langs", langs, "--lang-model", storage.join(models, "url2lang"),
                             "--pair-model", storage.join(models, "pairs")]),
-            # the lexicon tsim links words with, bootstrapped from the archive's switcher-linked / handle pairs
-            ("train-lexicon", ["--langs", langs, "--out", storage.join(models, "lexicon"), "--from-archive", root]),
+            # the lexicon tsim links words with: the Bible when the demo reads it, else bootstrapped from the archive
+            ("train-lexicon", ["--langs", langs, "--out", storage.join(models, "lexicon"),
+                               *(["--aligned", a.text_corpus] if a.text_corpus else ["--from-archive", root])]),
             ("verify-pairs", ["--root", root, "--pairs", "scored_pairs", "--lexicon", storage.join(models, "lexicon")]),
             # the bitext before shortlist, so the shortlist carries each site's yield in words
             ("export-bitext", ["--root", root, "--langs", langs]),
@@ -146,7 +153,10 @@ def bitext_lines(summaries: list[dict]) -> list[str]:
 
 def render_report(args, summaries: list[dict], quality: dict) -> str:
     """A Markdown report of the demo run: every step's counts, quality against the truth, metrics."""
+    text_source = next((step["metrics"].get("text_source") for step in summaries
+                        if step["job"] == "make-sample-archive"), None) or args.text_corpus or "built-in word lists"
     lines = [f"# parascout demo — {args.langs} on a {args.hosts}-host sample archive (seed {args.seed})", "",
+             f"Page text: {text_source}.", "",
              "| step | seconds | reused | kept | filtered | bad | outputs |", "|---|---:|---|---:|---:|---:|---|"]
     for step in summaries:
         outputs = ", ".join(f"{table}: {rows}" for table, rows in step["outputs"].items())

@@ -2,7 +2,9 @@
 
 Writes WARC (warc/, crawldiagnostics/, robotstxt/), WAT, ZipNum CDX (indexes/) and
 the columnar index (cc-index/...) of synthetic hosts, plus truth/ (the translations
-they contain), under --out. No Spark: the generator streams host groups.
+they contain), under --out. No Spark: the generator streams host groups. With
+--text-corpus, pages carry real translations, boilerplate and hard negatives, and
+truth/sentences.parquet aligns their sentences.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import argparse
 from parascout.jobs.base import ConfigError, Job
 from parascout.udfs.langs import UnknownLanguage
 from parascout.udfs.sample_archive import generate, resolve_languages
+from parascout.udfs.sample_archive.corpus import TextCorpusError
 from parascout.udfs.sample_archive.vocabulary import UnsupportedLanguage, sample_conf
 
 
@@ -27,8 +30,16 @@ class MakeSampleArchiveJob(Job):
         parser.add_argument("--out", help="archive root to write (local directory)")
         parser.add_argument("--hosts", type=int, default=defaults["hosts"], help="number of hosts")
         parser.add_argument("--seed", type=int, default=defaults["seed"], help="random seed: same seed, same bytes")
-        parser.add_argument("--langs", default=",".join(defaults["languages"]),
-                            help="languages hosts draw from, ISO 639-1 or 639-3 (e.g. eng,fra,isl)")
+        parser.add_argument("--langs", default=None,
+                            help="languages hosts draw from, ISO 639-1 or 639-3 (e.g. eng,fra,isl); default "
+                                 f"{','.join(defaults['languages'])}, with --text-corpus only those the corpus has")
+        parser.add_argument("--text-corpus", default=None, metavar="DIR",
+                            help="real parallel text: a directory of <iso639-3>.tsv.gz files (id<TAB>text, ids "
+                                 "aligned across languages, e.g. ../shared/data/parallel-text/bible). Pages then hold "
+                                 "real translations (passages of consecutive ids), boilerplate and hard negatives, "
+                                 "and truth/sentences.parquet aligns their sentences (not with --cdx-only). Hosts "
+                                 "draw only languages the corpus has (the Bible set has no Icelandic or Maltese; "
+                                 "its Basque is the New Testament only). Default: built-in word lists")
         parser.add_argument("--pages-per-host", type=int, default=defaults["pages_per_host"],
                             help="mean number of HTML pages per host (host sizes are skewed)")
         parser.add_argument("--cdx-only", action="store_true",
@@ -50,23 +61,30 @@ class MakeSampleArchiveJob(Job):
         if args.workers is not None and args.workers < 1:
             raise ConfigError("--workers must be at least 1")
         try:
-            args.langs = ",".join(resolve_languages(args.langs))
+            args.langs = ",".join(resolve_languages(args.langs, args.text_corpus))
         except (UnknownLanguage, UnsupportedLanguage) as error:
             raise ConfigError(f"--langs: {error}") from error
+        except TextCorpusError as error:
+            raise ConfigError(str(error)) from error
 
     def process(self) -> None:
         args = self.args
         summary = generate(args.out, hosts=args.hosts, seed=args.seed, langs=args.langs, cdx_only=args.cdx_only,
                            pages_per_host=args.pages_per_host, crawl=args.crawl, workers=args.workers,
-                           progress=not args.no_progress)
+                           progress=not args.no_progress, text_corpus=args.text_corpus)
         self.report.input("captures", summary["captures"])
         self.report.kept(summary["captures"])
         self.report.output("indexes", summary["cdx_lines"])
         self.report.output("truth/pairs", summary["pairs"])
+        if "beads" in summary and not args.cdx_only:
+            self.report.output("truth/sentences", sum(summary["beads"].values()))
         for key in ("hosts", "multilingual_hosts", "html_pages", "captures_by_kind", "pairs", "conventions",
                     "code_strip_recoverable_share", "zipnum_blocks", "columnar_rows", "warc_files", "seconds",
-                    "workers"):
-            self.report.metric(key, summary[key])
+                    "workers", "text_source", "cld2_agree_share", "cld2_agreement", "cld2_disagreements_by_kind",
+                    "negatives", "beads", "passages_available", "passages_used",
+                    "pages_with_a_passage_of_another_host", "passages_reused_within_host", "corpus_lines_skipped"):
+            if key in summary:
+                self.report.metric(key, summary[key])
 
 
 if __name__ == "__main__":

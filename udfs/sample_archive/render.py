@@ -16,6 +16,7 @@ from urllib.parse import quote, urlsplit
 
 from parascout.udfs.langs import load_languages
 from parascout.udfs.sample_archive.sites import ARTICLES_PER_LISTING, Page, Site
+from parascout.udfs.sample_archive.texts import phrases
 from parascout.udfs.sample_archive.vocabulary import N_CONCEPTS, RIGHT_TO_LEFT, vocabulary
 
 TEMPLATES = (
@@ -85,9 +86,39 @@ def first_sentence(page: Page, lang: str) -> str:
     return vocabulary(lang).sentence(plan[0][0])
 
 
+def lead_text(site: Site, page: Page, lang: str) -> str:
+    """An article's first sentence (its teaser and meta description): real text with a corpus."""
+    if page.text is None:
+        return first_sentence(page, lang)
+    return site.lead(page, lang)[0] or page_title(site, page, lang)
+
+
+def body_blocks(site: Site, page: Page, lang: str) -> list[tuple[str, str]]:
+    """--text-corpus: the main body as (tag, text) in document order; truth's body_text joins the texts."""
+    blocks = [("h1", page_title(site, page, lang))]
+    if page.text is None:
+        return blocks
+    version = site.version(page, lang)
+    if page.kind == "article":
+        blocks.append(("date", f"{vocabulary(lang).months[page.topic[1]]} 2098"))
+    for index, text in enumerate(version.paragraph_texts()):
+        if index in version.headings:
+            blocks.append(("h2", version.headings[index]))
+        blocks.append(("p", text))
+    if version.note:
+        blocks.append(("note", version.note.text))
+    return blocks
+
+
+def body_text(site: Site, page: Page, lang: str) -> str:
+    return "\n".join(text for _, text in body_blocks(site, page, lang))
+
+
 def page_title(site: Site, page: Page, lang: str) -> str:
     vocab = vocabulary(lang)
     if page.kind == "article":
+        if page.text is not None:
+            return site.lead(page, lang)[1] or vocab.title(*page.topic[:2])
         return vocab.title(*page.topic[:2])
     if page.kind in ("section", "listing"):
         title = vocab.regions[site.sections[page.section]]
@@ -98,8 +129,8 @@ def page_title(site: Site, page: Page, lang: str) -> str:
 class _Page:
     """Builds one HTML document while recording its links the way a WAT lists them."""
 
-    def __init__(self, site: Site, page: Page, lang: str, url: str):
-        self.site, self.page, self.lang, self.url = site, page, lang, url
+    def __init__(self, site: Site, page: Page, lang: str, url: str, variant: str | None = None):
+        self.site, self.page, self.lang, self.url, self.variant = site, page, lang, url, variant
         self.host = urlsplit(url).hostname
         self.absolute = site.template % 2 == 1
         self.parts: list[str] = []
@@ -130,25 +161,34 @@ def _host_and_local(url: str) -> tuple[str | None, str]:
     return parts.hostname, parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-def render_page(site: Site, page: Page, lang: str) -> Rendered:
-    """The HTML of a page in a language, with its title, metas, head links and links."""
-    url = site.urls[(page.key, lang)]
+def render_page(site: Site, page: Page, lang: str, variant: str | None = None, url: str | None = None) -> Rendered:
+    """The HTML of a page in a language, with its title, metas, head links and links.
+
+    With a corpus, real boilerplate surrounds the body (cookie notice, sidebar, legal footer); a near-duplicate
+    `variant` is a print view (body alone) or a copy in another section (its own canonical `url`).
+    """
+    own_url = url if variant == "section_copy" else site.urls[(page.key, lang)]
     vocab = vocabulary(lang)
     template = TEMPLATES[site.template]
-    doc = _Page(site, page, lang, url)
+    doc = _Page(site, page, lang, own_url, variant)
     title = page_title(site, page, lang)
     site_name = page_title(site, site.pages["home"], lang)
-    header = _header(doc, vocab, template, site_name)  # built first: WAT links follow document order
+    boxed = site.corpus is not None and variant != "print"
+    cookie = _cookie_notice(doc) if boxed else ""
+    header = _header(doc, vocab, template, site_name) if variant != "print" else \
+        f'<p class="print-header">{html.escape(site_name)}</p>\n'  # built first: WAT links follow document order
     body = _body(doc, vocab)
-    description = first_sentence(page, lang) if page.kind == "article" else title
+    description = lead_text(site, page, lang) if page.kind == "article" else title
     metas, head_links, head = _head(doc, description)
     html_lang = _html_lang(site, lang)
     direction = ' dir="rtl"' if lang in RIGHT_TO_LEFT else ""
+    sidebar = _sidebar(doc, site_name) if boxed else ""
     footer = _footer(doc, template, site_name)
     document = "".join((
         "<!DOCTYPE html>\n", f"<html{html_lang}{direction}>\n<head>\n<meta charset=\"utf-8\">\n",
         f"<title>{html.escape(title)} | {html.escape(site_name)}</title>\n", "\n".join(head),
-        "\n</head>\n<body>\n", header, template["main"], body, template["main_end"], footer, "\n</body>\n</html>\n"))
+        "\n</head>\n<body>\n", cookie, header, template["main"], body, template["main_end"], sidebar, footer,
+        "\n</body>\n</html>\n"))
     return Rendered(document, f"{title} | {site_name}", metas, head_links, doc.links)
 
 
@@ -182,6 +222,8 @@ def _header(doc: _Page, vocab, template: dict, site_name: str) -> str:
     site, lang = doc.site, doc.lang
     parts = [template["header"], doc.anchor(site.home_url(lang), site_name, ' class="logo"'),
              doc.image("/static/logo.png", site_name), template["nav"]]
+    if site.corpus is not None:
+        parts.append(f"<li>{doc.anchor(site.home_url(lang), phrases(lang)['home'])}</li>")
     for s in range(len(site.sections)):
         parts.append(f"<li>{doc.anchor(site.urls[(f'section/{s}', lang)], vocab.regions[site.sections[s]])}</li>")
     parts.append(template["nav_end"])
@@ -201,9 +243,45 @@ def _header(doc: _Page, vocab, template: dict, site_name: str) -> str:
     return "\n".join(parts)
 
 
+def _cookie_notice(doc: _Page) -> str:
+    words = phrases(doc.lang)
+    return (f'<div id="cookie-notice" class="cookie-banner"><p>{html.escape(words["cookies"])}</p>'
+            f'<button type="button">{html.escape(words["accept"])}</button></div>\n')
+
+
+def _sidebar(doc: _Page, site_name: str) -> str:
+    """Site-wide links (the newest article of each section), social images and a newsletter box."""
+    site, lang, words = doc.site, doc.lang, phrases(doc.lang)
+    newest = [keys[0] for s in range(len(site.sections)) if (keys := site.listings.get((s, lang)))][:4]
+    parts = ['<aside class="sidebar">', f"<h3>{html.escape(words['popular'])}</h3>", "<ul>"]
+    parts += [f"<li>{doc.anchor(site.urls[(key, lang)], page_title(site, site.pages[key], lang))}</li>"
+              for key in newest]
+    parts += ["</ul>", f"<h3>{html.escape(words['follow'])}</h3>", '<p class="social">',
+              doc.anchor(f"https://www.facebook.com/{site.spec.domain.split('.')[0]}", "Facebook"),
+              doc.image("/static/social.png", words["follow"]),
+              "</p>", f'<div class="newsletter"><p>{html.escape(words["newsletter"])}</p></div>',
+              doc.image(f"/static/banner-{site.template}.jpg", site_name), "</aside>\n"]
+    return "\n".join(parts)
+
+
+def _legal_footer(doc: _Page, site_name: str) -> list[str]:
+    words = phrases(doc.lang)
+    parts = [f"<p>© 2099 {html.escape(site_name)}. {html.escape(words['rights'])}</p>"]
+    if doc.variant == "print":
+        return parts
+    parts.append(f'<p class="legal">{html.escape(words["legal"])}</p>')
+    links = [doc.anchor(path, words[key]) for path, key in (("/privacy/", "privacy"), ("/terms/", "terms"),
+                                                             ("/legal/", "imprint"), ("/contact/", "contact"))]
+    parts.append('<ul class="legal-links">' + "".join(f"<li>{link}</li>" for link in links) + "</ul>")
+    return parts
+
+
 def _footer(doc: _Page, template: dict, site_name: str) -> str:
     neighbours = doc.site.spec.neighbours
-    parts = [template["footer"], f"<p>© 2099 {html.escape(site_name)}</p>"]
+    if doc.site.corpus is not None:
+        parts = [template["footer"], *_legal_footer(doc, site_name)]
+    else:
+        parts = [template["footer"], f"<p>© 2099 {html.escape(site_name)}</p>"]
     if neighbours:
         neighbour = neighbours[doc.page.seed % len(neighbours)]
         parts.append(doc.anchor(f"https://{neighbour}/", neighbour.removeprefix("www.")))
@@ -220,11 +298,22 @@ def _body(doc: _Page, vocab) -> str:
     page = doc.page
     if page.kind == "article":
         return _article_body(doc, vocab)
-    parts = [f"<h1>{html.escape(page_title(doc.site, page, doc.lang))}</h1>"]
-    plan = translate_plan(text_plan(page.seed, (1, 2)), page.seed, doc.lang)
-    parts += [f"<p>{html.escape(text)}</p>" for text in _paragraphs(vocab, plan)]
+    if doc.site.corpus is not None:
+        parts = [_block_html(tag, text) for tag, text in body_blocks(doc.site, page, doc.lang)]
+    else:
+        parts = [f"<h1>{html.escape(page_title(doc.site, page, doc.lang))}</h1>"]
+        plan = translate_plan(text_plan(page.seed, (1, 2)), page.seed, doc.lang)
+        parts += [f"<p>{html.escape(text)}</p>" for text in _paragraphs(vocab, plan)]
     parts += _teasers(doc, vocab)
     return "\n".join(parts)
+
+
+def _block_html(tag: str, text: str) -> str:
+    if tag == "date":
+        return f'<p class="date">{html.escape(text)}</p>'
+    if tag == "note":
+        return f'<p class="translator-note"><em>{html.escape(text)}</em></p>'
+    return f"<{tag}>{html.escape(text)}</{tag}>"
 
 
 def _teasers(doc: _Page, vocab) -> list[str]:
@@ -238,9 +327,9 @@ def _teasers(doc: _Page, vocab) -> list[str]:
     parts = ['<ul class="teasers">']
     for key in keys:
         article = site.pages[key]
-        title = vocab.title(*article.topic[:2])
+        title = page_title(site, article, lang)
         parts.append(f"<li><h2>{doc.anchor(site.urls[(key, lang)], title)}</h2>"
-                     f"<p>{html.escape(first_sentence(article, lang))}</p></li>")
+                     f"<p>{html.escape(lead_text(site, article, lang))}</p></li>")
     parts.append("</ul>")
     if page.kind != "home":
         n_pages = -(-len(site.listings.get((page.section, lang), ())) // ARTICLES_PER_LISTING)
@@ -257,21 +346,28 @@ def _teasers(doc: _Page, vocab) -> list[str]:
 def _article_body(doc: _Page, vocab) -> str:
     site, page, lang = doc.site, doc.page, doc.lang
     rng = random.Random(f"links:{page.seed}:{lang}")
-    plan = translate_plan(text_plan(page.seed), page.seed, lang)
-    title = vocab.title(*page.topic[:2])
+    title = page_title(site, page, lang)
     images = [image for image in page.images if rng.random() > 0.1]
-    parts = [f"<h1>{html.escape(title)}</h1>", f'<p class="date">{html.escape(vocab.months[page.topic[1]])} 2098</p>']
-    for index, text in enumerate(_paragraphs(vocab, plan)):
-        parts.append(f"<p>{html.escape(text)}</p>")
-        if index % 2 == 0 and images:
-            parts.append(f"<figure>{doc.image(images.pop(0), title)}</figure>")
+    if page.text is not None:
+        blocks = body_blocks(site, page, lang)
+    else:
+        plan = translate_plan(text_plan(page.seed), page.seed, lang)
+        blocks = [("h1", title), ("date", f"{vocab.months[page.topic[1]]} 2098")] + \
+            [("p", text) for text in _paragraphs(vocab, plan)]
+    parts, index = [], 0
+    for tag, text in blocks:
+        parts.append(_block_html(tag, text))
+        if tag == "p":
+            if index % 2 == 0 and images:
+                parts.append(f"<figure>{doc.image(images.pop(0), title)}</figure>")
+            index += 1
     if page.pdf:
         parts.append(f'<p class="download">{doc.anchor(doc.media(page.pdf), "PDF")}</p>')
     related = [k for k in site.listings.get((page.section, lang), ()) if k != page.key]
     if related:
         parts.append('<ul class="related">')
         for key in rng.sample(related, min(len(related), rng.randint(3, 5))):
-            parts.append(f"<li>{doc.anchor(site.urls[(key, lang)], vocab.title(*site.pages[key].topic[:2]))}</li>")
+            parts.append(f"<li>{doc.anchor(site.urls[(key, lang)], page_title(site, site.pages[key], lang))}</li>")
         parts.append("</ul>")
     for url, kind in site.extra_links.get((page.key, lang), ()):
         parts.append(f"<p>{doc.anchor(url, title if kind != 'broken' else vocab.word(page.seed % 500))}</p>")

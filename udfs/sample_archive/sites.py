@@ -10,9 +10,20 @@ import math
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit, urlunsplit
 
 from parascout.udfs.langs import load_languages
-from parascout.udfs.sample_archive.conventions import MARKERS, PATH_STYLES, Convention, build_url, draw_convention, name_token
+from parascout.udfs.sample_archive.conventions import (
+    MARKERS,
+    PATH_STYLES,
+    Convention,
+    build_url,
+    draw_convention,
+    name_token,
+)
+from parascout.udfs.sample_archive.corpus import TextCorpus
+from parascout.udfs.sample_archive.page_texts import assign_texts
+from parascout.udfs.sample_archive.texts import PageText, Version, build_version, lead_and_title
 from parascout.udfs.sample_archive.vocabulary import REGION_CODES, country_codes, slugify, vocabulary
 
 ARTICLES_PER_LISTING = 10
@@ -36,6 +47,7 @@ class Page:
     topic: tuple = ()
     images: tuple[str, ...] = ()
     pdf: str | None = None
+    text: PageText | None = None  # --text-corpus: the page's passage and plan
 
 
 @dataclass
@@ -51,6 +63,7 @@ class Capture:
     page: str | None = None
     lang: str | None = None
     location: str | None = None
+    variant: str | None = None  # near-duplicates with --text-corpus: tracking | print | section_copy
 
 
 @dataclass
@@ -66,6 +79,7 @@ class SiteSpec:
     convention: Convention
     secondary: Convention | None
     neighbours: tuple[str, ...]
+    passage_share: float = 0.0  # share of the archive's pages planned before this host (where its passages start)
 
 
 @dataclass
@@ -93,6 +107,10 @@ class Site:
     ids_form: str = "path"
     ids_word: str = "article"
     trailing: str = "/"
+    corpus: TextCorpus | None = None
+    versions: dict = field(default_factory=dict)  # (page key, lang) -> Version (--text-corpus)
+    leads: dict = field(default_factory=dict)  # (page key, lang) -> (first sentence, title) (--text-corpus)
+    passages_reused: int = 0
 
     @property
     def host(self) -> str:
@@ -107,6 +125,23 @@ class Site:
 
     def home_url(self, lang: str) -> str:
         return self.urls[("home", lang)]
+
+    def version(self, page: Page, lang: str) -> Version:
+        """A page's real text in a language (--text-corpus), built once."""
+        key = (page.key, lang)
+        if key not in self.versions:
+            self.versions[key] = build_version(page.text, lang, self.corpus)
+        return self.versions[key]
+
+    def lead(self, page: Page, lang: str) -> tuple[str, str]:
+        """A page's first sentence and title in a language (--text-corpus), without building its whole text."""
+        key = (page.key, lang)
+        if key in self.versions:
+            version = self.versions[key]
+            return (version.paragraphs[0][0].text if version.paragraphs else ""), version.title
+        if key not in self.leads:
+            self.leads[key] = lead_and_title(page.text, lang, self.corpus)
+        return self.leads[key]
 
     def has_switcher(self, page: Page, lang: str) -> bool:
         if len(self.languages) < 2 or self.switcher_mode == "none":
@@ -167,9 +202,11 @@ def plan_sites(n_hosts: int, seed: int, langs: list[str], conf: dict, pages_per_
         specs.append(SiteSpec(index, f"{seed}:{index}", domain,
                               f"www.{domain}" if host_rng.random() < 0.7 else domain,
                               tuple(languages), n_pages, convention, secondary, ()))
+    planned, total = 0, sum(spec.n_pages for spec in specs)
     for spec in specs:
         picks = random.Random(f"links:{spec.seed}").sample(range(n_hosts - 1), min(3, n_hosts - 1))
         spec.neighbours = tuple(specs[i + (i >= spec.index)].host for i in picks)
+        spec.passage_share, planned = planned / total, planned + spec.n_pages
     return specs
 
 
@@ -187,8 +224,9 @@ def _domain_name(rng: random.Random, primary: str, conf: dict, taken: set) -> st
             return name
 
 
-def build_site(spec: SiteSpec, conf: dict, crawl_start: datetime) -> Site:
-    """Expand a host outline into pages, URLs (one per page and language) and captures."""
+def build_site(spec: SiteSpec, conf: dict, crawl_start: datetime, corpus: TextCorpus | None = None,
+               seed: int = 0) -> Site:
+    """Expand a host outline into pages, URLs (one per page and language) and captures; with a corpus, real text."""
     rng = random.Random(f"site:{spec.seed}")
     langs = spec.languages
     n_sections = max(2, min(6, round(spec.n_pages / (45 * len(langs)))))
@@ -210,6 +248,9 @@ def build_site(spec: SiteSpec, conf: dict, crawl_start: datetime) -> Site:
     site.trailing = rng.choice(("/", "", ".html"))
     _add_pages(site, rng, conf)
     _assign_urls(site, rng)
+    if corpus:
+        site.corpus = corpus
+        assign_texts(site, corpus, conf, seed)
     if site.switcher_mode == "most":
         share = float(conf["switcher_most_share"])
         site.no_switcher = {(p.key, lang) for p in site.pages.values() if p.kind != "home"
@@ -360,12 +401,16 @@ def _add_special_captures(site: Site, rng: random.Random, conf: dict, when) -> N
         sources = [v for v in variants if v[1] == lang] or variants
         site.extra_links.setdefault(rng.choice(sources), []).append((url, kind))
 
+    copies = random.Random(f"copies:{site.spec.seed}") if site.corpus else None
     for key, lang in variants:
         url = site.urls[(key, lang)]
         draw = rng.random()
         if draw < float(conf["duplicate_share"]):
             duplicate = url + ("&" if "?" in url else "?") + rng.choice(("utm_source=newsletter", "share=1", "amp"))
-            captures.append(Capture(duplicate, "warc", "duplicate", 200, "text/html", when(), key, lang))
+            variant = None
+            if copies:
+                variant, duplicate = _near_duplicate(copies, conf, url, duplicate, used)
+            captures.append(Capture(duplicate, "warc", "duplicate", 200, "text/html", when(), key, lang, variant=variant))
             link_from(lang, duplicate, "duplicate")
         elif draw < float(conf["duplicate_share"]) + float(conf["legacy_redirect_share"]):
             legacy = f"https://{site.host}/?p={rng.randrange(100000, 999999)}"
@@ -374,6 +419,8 @@ def _add_special_captures(site: Site, rng: random.Random, conf: dict, when) -> N
                 captures.append(Capture(legacy, "crawldiagnostics", "redirect", 301, "text/html", when(),
                                         location=url))
                 link_from(lang, legacy, "legacy")
+    if copies and not any(c.kind == "duplicate" for c in captures):
+        _add_one_near_duplicate(site, copies, conf, variants, used)
     vocab = vocabulary(site.languages[0])
     for _ in range(int(conf["broken_links_per_host"])):
         words = "-".join(slugify(vocab.word(rng.randrange(50, 2000)), site.ascii_slugs) for _ in range(2))
@@ -396,3 +443,28 @@ def _add_special_captures(site: Site, rng: random.Random, conf: dict, when) -> N
         mime = {"image": "image/jpeg", "pdf": "application/pdf", "logo": "image/png"}[kind]
         captures.append(Capture(f"https://{site.host}{path}", "warc", "pdf" if kind == "pdf" else "image", 200,
                                 mime, when()))
+
+
+def _near_duplicate(rng: random.Random, conf: dict, url: str, tracking: str, used: set) -> tuple[str, str]:
+    """(variant, URL) of a near-duplicate: the tracking-parameter URL, a print view, or a copy in another section."""
+    variant = weighted(rng, conf["text_corpus"]["near_duplicate_variants"])
+    if variant == "print":
+        return variant, url + ("&" if "?" in url else "?") + "print=1"
+    if variant == "section_copy":
+        parts = urlsplit(url)
+        copy = urlunsplit((parts.scheme, parts.netloc, "/archive" + parts.path, parts.query, ""))
+        if copy not in used:
+            used.add(copy)
+            return variant, copy
+    return "tracking", tracking
+
+
+def _add_one_near_duplicate(site: Site, rng: random.Random, conf: dict, variants: list, used: set) -> None:
+    """--text-corpus: every host has at least one near-duplicate (drawn apart from the host's main draws)."""
+    key, lang = variants[rng.randrange(len(variants))]
+    url = site.urls[(key, lang)]
+    variant, duplicate = _near_duplicate(rng, conf, url, url + ("&" if "?" in url else "?") + "utm_source=feed", used)
+    moment = next(c.fetch_time for c in site.captures if c.url == url) + timedelta(hours=rng.randint(1, 48))
+    site.captures.append(Capture(duplicate, "warc", "duplicate", 200, "text/html", moment, key, lang, variant=variant))
+    sources = [v for v in variants if v[1] == lang]
+    site.extra_links.setdefault(sources[rng.randrange(len(sources))], []).append((duplicate, "duplicate"))

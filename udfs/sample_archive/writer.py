@@ -20,6 +20,7 @@ from parascout.udfs.langs import cld2_to_iso639_3, load_languages
 from parascout.udfs.sample_archive.render import (
     binary_payload,
     first_sentence,
+    lead_text,
     not_found_html,
     page_title,
     redirect_html,
@@ -29,6 +30,7 @@ from parascout.udfs.sample_archive.render import (
     translate_plan,
 )
 from parascout.udfs.sample_archive.sites import Capture, Site
+from parascout.udfs.sample_archive.texts import phrases
 from parascout.udfs.sample_archive.vocabulary import vocabulary
 from parascout.udfs.sample_archive.warc import (
     RecordIds,
@@ -91,6 +93,7 @@ class SegmentWriter:
         self.warcinfo_ids: dict[str, str] = {}
         self.offsets = {subset: 0 for subset in SUBSETS}
         self.start = start
+        self.last_languages: str | None = None  # CDX languages of the last capture written
         self.wat = None
         if not cdx_only:
             self.wat = WatFile(os.path.join(root, "wat", f"{stem}.warc.wat.gz"), f"{stem}.warc.gz",
@@ -127,6 +130,7 @@ class SegmentWriter:
         written = handle.write(response_headers, block)
         metadata_records = [self._metadata(handle, capture, info, written.record_id, payload, rendered)]
         languages = metadata_records[0][1] if metadata_records[0] else None
+        self.last_languages = languages
         if self.wat and capture.subset == "warc":
             html_meta = html_metadata(rendered.title, rendered.metas, rendered.head_links, rendered.links) \
                 if rendered else None
@@ -142,7 +146,7 @@ class SegmentWriter:
 
     def _payload(self, site: Site, capture: Capture):
         if capture.kind in ("page", "duplicate"):
-            rendered = render_page(site, site.pages[capture.page], capture.lang)
+            rendered = render_page(site, site.pages[capture.page], capture.lang, capture.variant, capture.url)
             extra = []
             if site.template == 2:
                 extra.append(("Content-Language", load_languages()[capture.lang].iso639_1 or capture.lang))
@@ -186,11 +190,15 @@ class SegmentWriter:
         if capture.kind in ("page", "duplicate"):
             page = site.pages[capture.page]
             vocab = vocabulary(capture.lang)
-            lead = first_sentence(page, capture.lang) if page.kind == "article" else " ".join(
-                vocab.sentence(sentence) for sentence in translate_plan(text_plan(page.seed, (1, 1)), page.seed,
-                                                                         capture.lang)[0])
+            if page.text is not None:  # the page's boilerplate speaks its language too (the cookie notice)
+                lead = f"{lead_text(site, page, capture.lang)} {phrases(capture.lang)['cookies']}"
+            else:
+                lead = first_sentence(page, capture.lang) if page.kind == "article" else " ".join(
+                    vocab.sentence(sentence) for sentence in translate_plan(text_plan(page.seed, (1, 1)), page.seed,
+                                                                             capture.lang)[0])
             text = f"{page_title(site, page, capture.lang)}. {lead}"
             languages, charset = cld2_languages(text.encode("utf-8"), plain_text=True)[1], "UTF-8"
+            self.last_languages = languages
             digest_source, length = f"{site.spec.seed}|{capture.page}|{capture.lang}", 1500 + page.seed % 2500
         else:
             digest_source, length = capture.url, 400 + len(capture.url) * 3
