@@ -95,3 +95,17 @@ def test_wat_outlink_cues_aligned_with_outlinks():
     anchor_only = wat_document(wat_envelope(links, head), cue_kinds=CUE_KINDS_ANCHOR)
     assert dict(zip(anchor_only["outlinks"], anchor_only["outlink_cues"])) == {
         **cues, "https://a.com/fr/page": None, "https://a.com/is/page": None}
+
+
+def test_html_outlink_cues_aligned_with_outlinks():
+    from parascout.udfs.html_text import html_features
+
+    page = ('<html><head><link rel="alternate" hreflang="fr" href="/fr/x"></head><body>'
+            '<a href="/de/x">Deutsch</a><a href="/a">Read more</a><a href="/es/x"><img src="/flags/es.png" alt=""></a>'
+            '<a href="/it/x" hreflang="it">more</a><a href="/a">de</a><a href="/de/x">again</a>'
+            '<a href="/pt/x" title="Português"><span>PT</span></a></body></html>')
+    doc = html_features(page, "http://a.com/en/x")
+    assert len(doc["outlink_cues"]) == len(doc["outlinks"]) == 6
+    assert dict(zip(doc["outlinks"], doc["outlink_cues"])) == {
+        "http://a.com/fr/x": "fra", "http://a.com/de/x": "deu", "http://a.com/a": "deu",  # 'de' as a whole anchor
+        "http://a.com/es/x": "spa", "http://a.com/it/x": "ita", "http://a.com/pt/x": "por"}

@@ -33,7 +33,7 @@ DOCS_SCHEMA = (
     "images array<string>, structure array<string>, title string, "
     "http_status int, content_type string, charset string, charset_source string, warc_truncated string, "
     "warc_filename string, warc_offset bigint, warc_length bigint, fetch_attempts int, range_records int, "
-    "refers_to_url string, refers_to_date string, outlinks_cut int, images_cut int"
+    "refers_to_url string, refers_to_date string, outlinks_cut int, images_cut int, outlink_cues array<string>"
 )
 DOC_COLUMNS = [part.strip().split(" ", 1)[0] for part in DOCS_SCHEMA.split(", ")]
 #: what a fetch task returns per record: the docs columns and the page's paragraphs (fetch-docs writes
@@ -60,7 +60,7 @@ def empty_doc(status: str, error: str | None = None) -> dict:
             "cld2_percent": None, "html_lang": None, "text_chars": None, "paragraphs": None, "outlinks": None,
             "outlinks_same_host": None, "images": None, "structure": None, "title": None, "http_status": None,
             "content_type": None, "charset": None, "charset_source": None, "warc_truncated": None,
-            "refers_to_url": None, "refers_to_date": None, "outlinks_cut": None, "images_cut": None,
+            "refers_to_url": None, "refers_to_date": None, "outlinks_cut": None, "images_cut": None, "outlink_cues": None,
             "page_paragraphs": None, "text_truncated": None}
 
 

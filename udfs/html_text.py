@@ -24,11 +24,14 @@ import pycld2
 from selectolax.lexbor import LexborHTMLParser
 
 from parascout.udfs.langs import cld2_to_iso639_3
+from parascout.udfs.language_cues import code_language, link_cue
 from parascout.udfs.urls import url_host
 from parascout.udfs.warc_record import MAX_IMAGES, MAX_OUTLINK_CHARS, LinkBudget, bound_links
 
 MAX_STRUCTURE_TOKENS = 10_000
 MAX_TITLE_CHARS = 500
+#: anchor text read for a language cue (a switcher label is short; longer text names no language anyway)
+MAX_CUE_TEXT_CHARS = 200
 MAX_IMAGE_NAME_CHARS = 256
 #: paragraphs kept per page stop once their text passes this many characters (text_truncated)
 MAX_TEXT_CHARS = 200_000
@@ -166,6 +169,7 @@ class Page:
         "images",
         "kept_chars",
         "link_budget",
+        "link_cues",
         "links",
         "structure",
         "text_chars",
@@ -177,6 +181,7 @@ class Page:
         self.base_url = base_url
         self.structure: list[str] = []
         self.links: list[tuple[str, str]] = []  # (url, host)
+        self.link_cues: dict[str, str] = {}  # url -> the language the first cue-marked link to it names
         self.link_budget = LinkBudget()
         self.images: list[str] = []
         self.title_parts: list[str] = []
@@ -202,29 +207,46 @@ class Page:
         self.kept_chars += len(text) + 1
         self.blocks.append((text, kind, min(link_chars, len(text)), region))
 
-    def link(self, href: str | None) -> None:
+    def link(self, href: str | None, cue: str | None = None) -> None:
         resolved = resolve_link(self.base_url or "", href.strip()) if href else None
         if resolved and self.link_budget.admit(resolved[0]):
             self.links.append(resolved)
+            if cue:
+                self.link_cues.setdefault(resolved[0], cue)
 
     def element_attributes(self, tag: str, node) -> None:
         """Links, images, <base> and <html lang> of the elements that carry them."""
         attributes = node.attributes
         if tag in LINK_ATTRIBUTES:
-            self.link(attributes.get(LINK_ATTRIBUTES[tag]))
+            self.link(attributes.get(LINK_ATTRIBUTES[tag]), anchor_cue(node) if tag == "a" else None)
         elif tag == "img":
             name = image_file_name(self.base_url, attributes.get("src") or attributes.get("data-src"))
             if name and len(self.images) < MAX_IMAGES:
                 self.images.append(name)
         elif tag == "link":
             if "alternate" in (attributes.get("rel") or "").lower():
-                self.link(attributes.get("href"))
+                self.link(attributes.get("href"), code_language(attributes.get("hreflang")))
         elif tag == "base":
             href = attributes.get("href")
             if href and self.base_url is not None and len(href) <= MAX_OUTLINK_CHARS:
                 self.base_url = urljoin(self.base_url, href.strip())
         elif attributes.get("lang"):
             self.html_lang = attributes["lang"].strip()[:20]
+
+
+def anchor_cue(node) -> str | None:
+    """The language an <a>'s context names (udfs.language_cues): its text, hreflang / lang / title, or the alt
+    text and file name of the image it wraps when it has no text."""
+    attributes = node.attributes
+    text = node.text(deep=True) if node.child is not None else ""
+    image = image_alt = None
+    if not text.strip() and node.child is not None:
+        wrapped = node.css_first("img")
+        if wrapped is not None:
+            image, image_alt = wrapped.attributes.get("src"), wrapped.attributes.get("alt")
+    cue = link_cue(text[:MAX_CUE_TEXT_CHARS], hreflang=attributes.get("hreflang"), lang=attributes.get("lang"),
+                   title=attributes.get("title"), image_alt=image_alt, image=image)
+    return cue.lang if cue else None
 
 
 def _hinted(node) -> bool:
@@ -348,6 +370,7 @@ def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHA
         "status": "ok", "cld2_lang": lang, "cld2_reliable": reliable, "cld2_percent": percent,
         "html_lang": page.html_lang, "text_chars": page.text_chars, "paragraphs": page.block_count,
         "outlinks": outlinks, "outlinks_same_host": [links[link] == host for link in outlinks],
+        "outlink_cues": [page.link_cues.get(link) for link in outlinks],
         "images": images, "structure": page.structure[:MAX_STRUCTURE_TOKENS],
         "outlinks_cut": page.link_budget.cut, "images_cut": images_cut,
         "title": title, "error": "structure_truncated" if len(page.structure) > MAX_STRUCTURE_TOKENS else None,

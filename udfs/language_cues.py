@@ -81,6 +81,7 @@ def _fold(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).casefold().replace("_", "-").split())
 
 
+@functools.lru_cache(maxsize=4096)
 def code_language(code: str | None, path: str | None = None) -> str | None:
     """The language of an `hreflang`/`lang` value ('de', 'de-AT', 'pt_BR', 'deu'), None when unknown or 'x-default'."""
     if not code:
@@ -90,6 +91,7 @@ def code_language(code: str | None, path: str | None = None) -> str | None:
     return attribute_codes.get(key) or attribute_codes.get(key.split("-")[0])
 
 
+@functools.lru_cache(maxsize=65536)
 def text_language(text: str | None, path: str | None = None) -> tuple[str, str] | None:
     """(language, 'name' | 'code') named by a short label, None when it names none or more than one."""
     if not text:
@@ -122,6 +124,7 @@ def _label_code(label: str, original: str, text_codes: dict[str, str]) -> str | 
     return found
 
 
+@functools.lru_cache(maxsize=65536)
 def flag_language(file_name: str | None, path: str | None = None) -> str | None:
     """The language of a flag image by its file name or path: 'flag-de.png', '/flags/fr.gif', 'de.svg', 'gb.png'."""
     if not file_name:
@@ -157,26 +160,30 @@ def link_cue(text: str | None = None, *, hreflang: str | None = None, lang: str 
     text: the anchor text; hreflang / lang / title: the link's attributes; image_alt / image: the alt text and
     the file name (or URL path) of an image inside the link.
     """
-    checks = (
-        ("hreflang", lambda: code_language(hreflang, path)),
-        ("anchor_name", lambda: _text_cue(text, "name", path)),
-        ("anchor_code", lambda: _text_cue(text, "code", path)),
-        ("flag", lambda: flag_language(image, path)),
-        ("title", lambda: _text_cue(title, None, path)),
-        ("alt", lambda: _text_cue(image_alt, None, path)),
-        ("lang", lambda: code_language(lang, path)),
-    )
-    for kind, check in checks:
-        if kind in kinds:
-            found = check()
-            if found:
-                return LinkCue(found, kind)
+    if not (text or hreflang or lang or title or image_alt or image):
+        return None
+    return _link_cue(text, hreflang, lang, title, image_alt, image, kinds, path)
+
+
+@functools.lru_cache(maxsize=65536)
+def _link_cue(text, hreflang, lang, title, image_alt, image, kinds, path) -> LinkCue | None:
+    """link_cue, cached: a site's navigation repeats the same anchors on every page."""
+    found = code_language(hreflang, path) if "hreflang" in kinds else None
+    if found:
+        return LinkCue(found, "hreflang")
+    named = text_language(text, path) if CUE_KINDS_ANCHOR.intersection(kinds) else None
+    if named and ("anchor_" + named[1]) in kinds:
+        return LinkCue(named[0], "anchor_" + named[1])
+    for kind, found in (("flag", lambda: flag_language(image, path)), ("title", lambda: _text_cue(title, path)),
+                        ("alt", lambda: _text_cue(image_alt, path)), ("lang", lambda: code_language(lang, path))):
+        if kind in kinds and (language := found()):
+            return LinkCue(language, kind)
     return None
 
 
-def _text_cue(text: str | None, want: str | None, path: str | None) -> str | None:
+def _text_cue(text: str | None, path: str | None) -> str | None:
     found = text_language(text, path)
-    return found[0] if found and (want is None or found[1] == want) else None
+    return found[0] if found else None
 
 
 def wat_link_cue(item: dict, following: dict | None = None,
