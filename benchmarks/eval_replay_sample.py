@@ -8,9 +8,14 @@ the archive's truth; CLD2 agrees with it on every page there), and replays every
 language pair with `udfs.replay.replay_host` (what `replay-crawl` runs per site).
 
     .venv/bin/python benchmarks/eval_replay_sample.py [--train-hosts 30,1000] [--minutes 12]
+        [--seed 7,1234,99] [--cue-evidence all,anchor,none]
 
 Prints, per training size, the median ratio of fetches-to-80% against bfs for each policy, the share
-of site-language-pairs at or under 0.5, and mean AUC; models are kept under --work and reused.
+of site-language-pairs at or under 0.5, and mean AUC; models are kept under --work and reused. Several
+--seed values are replayed one archive each and pooled (site-pairs of all seeds together). Links carry
+the language their context names (`outlink_cues`, read from the WAT as replay-crawl's docs have it);
+--cue-evidence replays the cue policies (ilsp, smart+site) with all of it, with the anchor text alone
+(the generator also writes hreflang alternates that real sites often lack), or with none.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 import pandas as pd
 from eval_url_models_sample import archive_truth
 
+from parascout.udfs.language_cues import CUE_KINDS, CUE_KINDS_ANCHOR
 from parascout.udfs.replay.batch import ReplayConfig, replay_host
 from parascout.udfs.replay.metrics import speedup_versus
 from parascout.udfs.url_models import METADATA_FILE
@@ -43,7 +49,10 @@ from parascout.udfs.url_models.training import (
 
 log = logging.getLogger("eval_replay_sample")
 
-POLICIES = ("bfs", "bfs+cld2", "strand", "smart", "smart+lang", "smart+site", "random", "oracle")
+POLICIES = ("bfs", "bfs+cld2", "ilsp", "strand", "smart", "smart+lang", "smart+site", "random", "oracle")
+#: policies whose order depends on the links' language cues (replayed again per --cue-evidence)
+CUE_POLICIES = ("ilsp", "smart+site")
+CUE_EVIDENCE = {"all": CUE_KINDS, "anchor": CUE_KINDS_ANCHOR, "none": ()}
 
 
 def test_archive(work: Path, hosts: int, seed: int) -> Path:
@@ -75,21 +84,23 @@ def train_models(work: Path, hosts: int, seed: int, minutes: float) -> tuple[str
     return str(lang_dir), str(pair_dir)
 
 
-def archive_docs(archive: Path) -> pd.DataFrame:
-    """docs rows (url, host, status, cld2_lang, outlinks, warc_length) from the archive's WAT files."""
+def archive_docs(archive: Path, cue_kinds=CUE_KINDS) -> pd.DataFrame:
+    """docs rows (url, host, status, cld2_lang, outlinks, outlink_cues, warc_length) from the archive's WAT files;
+    `cue_kinds`: the link context that may give a link's language cue (none: no cues)."""
     from parascout.udfs.wat import read_wat
 
     rows = []
     for path in sorted((archive / "wat").glob("*.wat.gz")):
         with open(path, "rb") as stream:
-            rows.extend(read_wat(stream))
+            rows.extend(read_wat(stream, cue_kinds))
     docs = pd.DataFrame(rows).drop(columns=["cld2_lang"], errors="ignore")
     pages = pd.read_parquet(archive / "truth" / "pages.parquet", columns=["url", "lang"])
     docs = docs.merge(pages.rename(columns={"lang": "cld2_lang"}), on="url", how="left")
-    return docs[["url", "host", "status", "cld2_lang", "outlinks", "warc_length"]]
+    return docs[["url", "host", "status", "cld2_lang", "outlinks", "outlink_cues", "warc_length"]]
 
 
-def replay_all(docs: pd.DataFrame, truth: pd.DataFrame, lang_model: str, pair_model: str) -> pd.DataFrame:
+def replay_all(docs: pd.DataFrame, truth: pd.DataFrame, lang_model: str, pair_model: str,
+               policies: tuple[str, ...] = POLICIES) -> pd.DataFrame:
     """Summary rows of every policy on every (site, language pair) of the truth; a site spans its hosts
     (www.x.com, en.x.com, x.com) as replay-crawl groups them by default."""
     from parascout.udfs.blocking import language_markers
@@ -104,7 +115,7 @@ def replay_all(docs: pd.DataFrame, truth: pd.DataFrame, lang_model: str, pair_mo
         sites = {host: site_of(host, domains.get(host) or registered_domain(host), markers)
                  for host in {*domains, *language_pairs["src_host"]}}
         doc_sites = docs["host"].map(sites)
-        config = ReplayConfig(langs=(src, trg), policies=POLICIES, lang_model=lang_model, pair_model=pair_model)
+        config = ReplayConfig(langs=(src, trg), policies=policies, lang_model=lang_model, pair_model=pair_model)
         for site, pairs in language_pairs.groupby(language_pairs["src_host"].map(sites), sort=True):
             result = replay_host(docs[doc_sites == site].assign(site=site), pairs[["src_url", "trg_url"]], config)
             rows.append(result.assign(host=f"{site} {src}-{trg}"))
@@ -114,14 +125,14 @@ def replay_all(docs: pd.DataFrame, truth: pd.DataFrame, lang_model: str, pair_mo
     return pd.concat(rows, ignore_index=True)
 
 
-def policy_rows(summary: pd.DataFrame, train_hosts: int) -> list[dict]:
+def policy_rows(summary: pd.DataFrame, train_hosts: int, label: str = "") -> list[dict]:
     ok = summary[summary["status"] == "ok"]
     rows = []
-    for policy in (p for p in POLICIES if p != "bfs"):
+    for policy in (p for p in POLICIES if p != "bfs" and p in set(ok["policy"])):
         speed = speedup_versus(ok, policy, "bfs")
         # every site-pair where bfs reached 80%: a policy that never got there counts as worse than any ratio
         ratios = speed.loc[speed["bfs"].notna(), "ratio"].fillna(float("inf"))
-        rows.append({"train_hosts": train_hosts, "policy": policy,
+        rows.append({"train_hosts": train_hosts, "archives": label, "policy": policy,
                      "median_x_bfs_to_80": round(ratios.median(), 3) if len(ratios) else None,
                      "share_le_0.5": round((ratios <= 0.5).mean(), 3) if len(ratios) else None,
                      "mean_auc": round(ok.loc[ok["policy"] == policy, "auc"].mean(), 3),
@@ -133,27 +144,41 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train-hosts", default="30,1000", help="training archive sizes (hosts)")
     parser.add_argument("--test-hosts", type=int, default=60)
-    parser.add_argument("--seed", type=int, default=42, help="test archive seed; training archives use seed + N")
+    parser.add_argument("--seed", default="42", help="test archive seed(s), comma-separated and pooled; training "
+                        "archives use the first seed + N")
+    parser.add_argument("--cue-evidence", default="all", help="comma-separated: all, anchor, none (see above)")
+    parser.add_argument("--policies", default=",".join(POLICIES), help="comma-separated policies (bfs always)")
     parser.add_argument("--minutes", type=float, default=12.0, help="pair-model training budget (url2lang: a quarter)")
     parser.add_argument("--test-archive", help="an existing full sample archive of the test seed (else generated)")
     parser.add_argument("--work", default="/tmp/eval-url-models-sample")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     work = Path(args.work)
-    archive = Path(args.test_archive) if args.test_archive else test_archive(work, args.test_hosts, args.seed)
-    docs = archive_docs(archive)
-    truth = pd.read_parquet(archive / "truth" / "pairs.parquet")
-    print(f"test: {truth['host'].nunique()} multilingual hosts of {docs['host'].nunique()}, {len(truth)} true pairs, "
-          f"{len(docs)} WAT docs", flush=True)
+    seeds = [int(seed) for seed in args.seed.split(",")]
+    archives = [Path(args.test_archive)] if args.test_archive else [test_archive(work, args.test_hosts, seed)
+                                                                     for seed in seeds]
+    policies = tuple(p for p in POLICIES if p == "bfs" or p in args.policies.split(","))
+    evidence = args.cue_evidence.split(",")
     rows = []
     for hosts in (int(n) for n in args.train_hosts.split(",")):
-        lang_model, pair_model = train_models(work, hosts, args.seed + hosts, args.minutes)
-        started = time.process_time()
-        summary = replay_all(docs, truth, lang_model, pair_model)
-        log.info("replayed with %d-host models in %.0f CPU-s", hosts, time.process_time() - started)
-        summary.to_csv(work / f"replay-summary-{hosts}.csv", index=False)
-        rows.extend(policy_rows(summary, hosts))
-        print(pd.DataFrame(rows).to_string(index=False), flush=True)
+        lang_model, pair_model = train_models(work, hosts, seeds[0] + hosts, args.minutes)
+        for k, kinds in enumerate(evidence):
+            wanted = policies if k == 0 else tuple(p for p in policies if p == "bfs" or p in CUE_POLICIES)
+            summaries = []
+            for archive in archives:
+                docs = archive_docs(archive, CUE_EVIDENCE[kinds])
+                truth = pd.read_parquet(archive / "truth" / "pairs.parquet")
+                print(f"{archive.name}: {truth['host'].nunique()} multilingual hosts of {docs['host'].nunique()}, "
+                      f"{len(truth)} true pairs, {len(docs)} WAT docs, cue evidence {kinds}: "
+                      f"{sum(cue is not None for cues in docs['outlink_cues'] for cue in cues)} cued links", flush=True)
+                started = time.process_time()
+                summary = replay_all(docs, truth, lang_model, pair_model, wanted)
+                log.info("replayed with %d-host models in %.0f CPU-s", hosts, time.process_time() - started)
+                summary.to_csv(work / f"replay-summary-{hosts}-{archive.name}-{kinds}.csv", index=False)
+                summaries.append(summary.assign(host=archive.name + " " + summary["host"]))
+            rows.extend(policy_rows(pd.concat(summaries, ignore_index=True), hosts,
+                                    f"{args.seed} cues:{kinds}"))
+            print(pd.DataFrame(rows).to_string(index=False), flush=True)
     return 0
 
 
