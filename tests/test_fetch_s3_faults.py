@@ -1,6 +1,8 @@
 """Fault injection: a real S3 server (moto) behind a proxy that answers 503 SlowDown, stalls past the
-client's read timeout, cuts bodies short (with or without a Content-Length), or ignores Range (a 200 with
-the whole object), for a deterministic share of range GETs. Nothing may be lost or misread: every record
+client's read timeout, cuts bodies short (with or without a Content-Length), ignores Range (a 200 with
+the whole object), or both at once (`drop_whole`: a 200 whose connection drops halfway with no length or
+checksum to check, which the transport cannot notice: the record comes out cut and is read again), for a deterministic
+share of range GETs. Nothing may be lost or misread: every record
 ends ok (with its own bytes) or with a reason, retries cost exactly --attempts GETs, the report balances."""
 from __future__ import annotations
 
@@ -33,11 +35,12 @@ class FaultProxy:
     """A ThreadingHTTPServer on 127.0.0.1 forwarding to moto, injecting faults into a share of range GETs."""
 
     def __init__(self, upstream: str, slowdown: float = 0.0, stall: float = 0.0, truncate: float = 0.0,
-                 cut_unsized: float = 0.0, ignore_range: float = 0.0, stall_seconds: float = 1.5,
+                 cut_unsized: float = 0.0, ignore_range: float = 0.0, drop_whole: float = 0.0,
+                 stall_seconds: float = 1.5,
                  doomed: str = "doomed", seed: int = 7):
         self.upstream = urlsplit(upstream)
         self.shares = [("slowdown", slowdown), ("stall", stall), ("truncate", truncate),
-                       ("cut_unsized", cut_unsized), ("ignore_range", ignore_range)]
+                       ("cut_unsized", cut_unsized), ("ignore_range", ignore_range), ("drop_whole", drop_whole)]
         self.stall_seconds = stall_seconds
         self.doomed = doomed
         self.random = random.Random(seed)
@@ -103,7 +106,7 @@ class FaultProxy:
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length) if length else None
         upstream = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=30)
-        dropped = HOP_HEADERS | ({"range"} if fault == "ignore_range" else set())
+        dropped = HOP_HEADERS | ({"range"} if fault in ("ignore_range", "drop_whole") else set())
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in dropped}
         upstream.request(method, handler.path, body=body, headers=headers)
         response = upstream.getresponse()
@@ -111,7 +114,11 @@ class FaultProxy:
         upstream.close()
         kept = {k: v for k, v in response.getheaders() if k.lower() not in HOP_HEADERS | {"content-length"}}
         cut = fault in ("truncate", "cut_unsized") and len(data) > 1
-        self.reply(handler, response.status, kept, data, cut=cut, sized=fault != "cut_unsized")
+        if fault == "drop_whole":  # the whole object, dropped halfway through the range that was asked for, from
+            first, last = (int(x) for x in handler.headers["Range"].split("=")[1].split("-"))  # an endpoint
+            data = data[: first + (last - first + 1) // 2]  # without checksums (botocore would notice a bad one)
+            kept = {k: v for k, v in kept.items() if not k.lower().startswith("x-amz-checksum")}
+        self.reply(handler, response.status, kept, data, cut=cut, sized=fault not in ("cut_unsized", "drop_whole"))
 
     @staticmethod
     def reply(handler, status: int, headers: dict, data: bytes, cut: bool = False, sized: bool = True) -> None:
@@ -168,7 +175,7 @@ def test_faults_are_retried_and_nothing_is_lost(tmp_path, moto_endpoint, coalesc
     expected["http://doomed.example.com/x"] = "fetch_failed"
     with FaultProxy(moto_endpoint, slowdown=0.15, stall=0.05, truncate=0.15) as proxy:
         settings = FetchSettings(warc_prefix=f"s3://{bucket}/", s3_endpoint=proxy.endpoint, coalesce=coalesce,
-                                 max_span_bytes=8 * 1024, concurrency=6, attempts=6, backoff_seconds=0.05,
+                                 max_span_bytes=8 * 1024, concurrency=6, attempts=8, backoff_seconds=0.01,
                                  read_timeout=1.0, connect_timeout=2.0, max_record_bytes=16 * 1024)
         docs = pd.concat(list(fetch_documents(iter([pd.DataFrame(rows)]), settings)), ignore_index=True)
     assert len(docs) == len(rows) and docs["url"].is_unique
@@ -207,6 +214,28 @@ def test_cut_bodies_without_length_and_ignored_ranges_never_give_wrong_bytes(tmp
         if local[url]["url"].endswith(".html") and expected[url] == "ok":
             assert text == "Page " + url.rsplit("page-", 1)[1].removesuffix(".html")  # its own page, no other
     assert docs.loc[docs["status"] != "too_large", "fetch_attempts"].sum() == proxy.range_gets
+
+
+@pytest.mark.parametrize("coalesce", [False, True])
+def test_records_cut_without_the_transport_noticing_are_read_again(tmp_path, moto_endpoint, coalesce):
+    bucket = f"faults-drop-{str(coalesce).lower()}"
+    rows, expected = upload_archive(tmp_path, moto_endpoint, bucket, files=2)
+    with FaultProxy(moto_endpoint, drop_whole=0.4, seed=5) as proxy:
+        settings = FetchSettings(warc_prefix=f"s3://{bucket}/", s3_endpoint=proxy.endpoint, attempts=8,
+                                 backoff_seconds=0.0, max_record_bytes=16 * 1024, concurrency=4, coalesce=coalesce,
+                                 max_span_bytes=2 * 1024)
+        docs = pd.concat(list(fetch_documents(iter([pd.DataFrame(rows)]), settings)), ignore_index=True)
+    assert proxy.injected["drop_whole"] > 0, proxy.injected
+    assert dict(zip(docs["url"], docs["status"])) == expected  # cut_short only where the file itself is cut
+    local = {row["url"]: row for row in rows}
+    for url, title in zip(docs["url"], docs["title"]):
+        if local[url]["url"].endswith(".html") and expected[url] == "ok":
+            assert title == "Page " + url.rsplit("page-", 1)[1].removesuffix(".html")
+    fetched = docs[docs["range_records"] > 0]
+    assert round((fetched["fetch_attempts"] / fetched["range_records"]).sum()) == proxy.range_gets
+    reread = fetched[(fetched["status"] == "ok") & (fetched["fetch_attempts"] > fetched["range_records"])]
+    assert len(reread) > 0  # some ok records needed a second read
+    assert (docs.loc[docs["status"] == "cut_short", "fetch_attempts"] >= settings.attempts).all()
 
 
 @pytest.mark.slow

@@ -10,8 +10,16 @@ import pandas as pd
 import pytest
 
 from parascout.udfs.documents import parse_record
+from parascout.udfs.storage import ReadError
 from parascout.udfs.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
 from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes, write_warc
+
+CUT_RECORDS = 2  # build_mixed_warc's records that stay cut however often they are read (cut.html, tail.html)
+
+
+def reread_gets(settings: FetchSettings) -> int:
+    """The extra GETs build_mixed_warc's cut records cost: each is read `attempts` times in all."""
+    return CUT_RECORDS * (settings.attempts - 1)
 
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
@@ -40,7 +48,7 @@ def build_mixed_warc(folder: Path, good: int = 6, name: str = "mixed.warc.gz") -
     expected["http://site0.example.com/big.html"] = "too_large"
     tail = record_bytes("http://site1.example.com/tail.html", html_page("tail", [GERMAN]))
     records.append(("http://site1.example.com/tail.html", tail))
-    expected["http://site1.example.com/tail.html"] = "truncated"
+    expected["http://site1.example.com/tail.html"] = "cut_short"  # the file ends inside it
     rows = write_warc(folder / name, records)
     with open(folder / name, "r+b") as handle:  # the file ends in the middle of its last record
         handle.truncate(rows[-1]["warc_offset"] + len(tail) // 2)
@@ -96,8 +104,14 @@ def test_local_fetch_reports_every_record_with_a_reason(tmp_path):
     ok = docs[docs["status"] == "ok"]
     assert set(ok["cld2_lang"]) == {"eng", "deu"} and ok["cld2_reliable"].all()
     assert all(len(s) > 5 for s in ok["structure"]) and all(i[0].startswith("p") for i in ok["images"])
-    # the whole file is contiguous: good and broken records come in 1 GET, plus 1 for the missing file
-    assert reader.calls == 2 and set(ok["range_records"]) == {len(rows) - 6}
+    # the whole file is contiguous: good and broken records come in 1 GET, plus 1 for the missing file,
+    # plus the cut records read again on their own (attempts reads in all); each row's share adds up
+    assert reader.calls == 2 + reread_gets(settings) and set(ok["range_records"]) == {len(rows) - 6}
+    cut = docs[docs["status"] == "cut_short"]
+    assert len(cut) == CUT_RECORDS and "file ends" in cut.set_index("url").loc[
+        "http://site1.example.com/tail.html", "error"]
+    fetched = docs[docs["range_records"] > 0]
+    assert round((fetched["fetch_attempts"] / fetched["range_records"]).sum()) == reader.calls
 
 
 def test_coalescing_reduces_gets(tmp_path):
@@ -106,8 +120,63 @@ def test_coalescing_reduces_gets(tmp_path):
     with_coalescing = CountingReader(FetchSettings(warc_prefix=str(tmp_path)))
     without = CountingReader(FetchSettings(warc_prefix=str(tmp_path), coalesce=False))
     a, b = fetch_all(wanted, with_coalescing.settings, with_coalescing), fetch_all(wanted, without.settings, without)
-    assert without.calls == len(wanted) and with_coalescing.calls == 1
+    cut_wanted = sum(row["url"].endswith(("cut.html", "tail.html")) for row in wanted)
+    assert without.calls == len(wanted) + cut_wanted * 3 and with_coalescing.calls == 1 + cut_wanted * 3
     assert a.sort_values("url")["status"].tolist() == b.sort_values("url")["status"].tolist()
+
+
+class CuttingReader(CountingReader):
+    """Answers its first `cut_reads` reads with the first half of the bytes only (a connection that dropped
+    without the transport noticing), then reads normally."""
+
+    def __init__(self, settings: FetchSettings, cut_reads: int):
+        super().__init__(settings)
+        self.cut_reads = cut_reads
+
+    def read(self, path, start, length):
+        data, made = super().read(path, start, length)
+        with self.lock:
+            cut, self.cut_reads = self.cut_reads > 0, self.cut_reads - 1
+        return (data[: len(data) // 2] if cut else data), made
+
+
+@pytest.mark.parametrize("cut_reads", [1, 2, 3])
+def test_a_cut_record_is_read_again_up_to_attempts_reads(tmp_path, cut_reads):
+    rows, _ = build_mixed_warc(tmp_path, good=1)
+    settings = FetchSettings(warc_prefix=str(tmp_path), attempts=3, coalesce=False)
+    reader = CuttingReader(settings, cut_reads)
+    docs = fetch_all(rows[:1], settings, reader)
+    if cut_reads < settings.attempts:  # whole again before the attempts run out: ok, its own page
+        assert docs["status"].tolist() == ["ok"] and docs["title"].tolist() == ["Page 0"]
+    else:
+        assert docs["status"].tolist() == ["cut_short"] and "file ends" in docs["error"][0]
+    assert docs["fetch_attempts"].tolist() == [reader.calls] == [min(cut_reads + 1, settings.attempts)]
+
+
+def test_a_re_read_that_fails_outright_leaves_the_record_cut(tmp_path):
+    class FailingReread(CuttingReader):
+        def read(self, path, start, length):
+            if self.calls:
+                self.calls += 1
+                raise ReadError("fetch_failed", "HTTP 503", 2)
+            return super().read(path, start, length)
+
+    rows, _ = build_mixed_warc(tmp_path, good=1)
+    settings = FetchSettings(warc_prefix=str(tmp_path), attempts=4, coalesce=False)
+    docs = fetch_all(rows[:1], settings, FailingReread(settings, cut_reads=1))
+    assert docs["status"].tolist() == ["cut_short"] and docs["fetch_attempts"].tolist() == [1 + 2]
+    assert "file ends" in docs["error"][0] and "re-read" in docs["error"][0]
+
+
+def test_cut_record_reads_of_a_coalesced_range_are_counted_per_record(tmp_path):
+    rows, _ = build_mixed_warc(tmp_path, good=4)
+    settings = FetchSettings(warc_prefix=str(tmp_path), attempts=4, max_record_bytes=16 * 1024)
+    docs = fetch_all(rows, settings, reader := CountingReader(settings))
+    cut = docs[docs["status"] == "cut_short"]
+    size = len(rows) - 1  # one range; the too_large record is never read
+    assert len(cut) == CUT_RECORDS and set(cut["fetch_attempts"]) == {1 + size * (settings.attempts - 1)}
+    assert set(docs.loc[docs["status"] == "ok", "fetch_attempts"]) == {1}
+    assert round((docs["fetch_attempts"] / docs["range_records"].clip(lower=1)).sum()) == reader.calls
 
 
 class RangeServer(BaseHTTPRequestHandler):
@@ -177,7 +246,7 @@ def test_https_style_range_requests_back_off_on_throttling(tmp_path, http_root):
                              coalesce=False, concurrency=2)
     docs = fetch_all(rows, settings)
     assert dict(zip(docs["url"], docs["status"])) == expected
-    assert docs["fetch_attempts"].sum() == len(handler.seen) and len(handler.seen) == len(rows) - 1 + 3
+    assert docs["fetch_attempts"].sum() == len(handler.seen) == len(rows) - 1 + 3 + reread_gets(settings)
 
 
 def test_http_gives_up_after_the_configured_attempts(tmp_path, http_root):
@@ -204,7 +273,8 @@ def test_a_server_ignoring_range_gives_each_record_its_own_bytes(tmp_path, http_
     settings = FetchSettings(warc_prefix=prefix, max_record_bytes=16 * 1024, coalesce=False, backoff_seconds=0.0)
     docs = fetch_all(rows, settings)
     assert dict(zip(docs["url"], docs["status"])) == expected and titles_are_their_own(docs)
-    assert docs["fetch_attempts"].sum() == len(handler.seen) == len(rows) - 1  # one GET each, no retry
+    # one GET each, no retry, but for the cut records' re-reads
+    assert docs["fetch_attempts"].sum() == len(handler.seen) == len(rows) - 1 + reread_gets(settings)
 
 
 def test_a_body_cut_short_without_content_length_is_retried(tmp_path, http_root):

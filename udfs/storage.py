@@ -314,7 +314,7 @@ class RangeReader:
             except Exception as error:  # noqa: BLE001 - timeouts, resets, cut bodies: all retried
                 last_error, wait_seconds = f"{type(error).__name__}: {error}", None
             if attempt + 1 < attempts:
-                time.sleep(wait_seconds if wait_seconds is not None else self._backoff(attempt))
+                time.sleep(wait_seconds if wait_seconds is not None else self.backoff(attempt))
         raise ReadError("fetch_failed", last_error[:300], attempts)
 
     def stream(self, path: str, chunk_bytes: int = STREAM_CHUNK_BYTES) -> Iterator[bytes]:
@@ -338,7 +338,8 @@ class RangeReader:
                 return
             offset += len(chunk)
 
-    def _backoff(self, attempt: int) -> float:
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait before retry number `attempt + 1`: exponential, with jitter."""
         return self.settings.backoff_seconds * (2 ** attempt) * (0.5 + random.random())
 
     @staticmethod

@@ -6,8 +6,9 @@ records; storage.RangeReader reads each range (verified, retried: `attempts` GET
 most per range, the only retry layer) and classifies failures (missing_file,
 bad_location, fetch_failed). `fetch_documents` is the mapInPandas function of
 fetch-docs: per batch it plans ranges per file, reads them on a bounded thread pool,
-slices the records out and parses them (udfs.documents). Every input row comes out
-exactly once, with status 'ok' or a reason.
+slices the records out and parses them (udfs.documents); a record that comes out cut
+(`cut_short`) is read again on its own, up to `attempts` reads in all. Every input row
+comes out exactly once, with status 'ok' or a reason.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from parascout.udfs import storage
+from parascout.udfs import storage, warc_record
 from parascout.udfs.documents import RECORD_COLUMNS, empty_doc, parse_record
 from parascout.udfs.storage import BadLocation, ByteRange, RangeReader, ReadError, ReadSettings
 from parascout.udfs.urls import has_control_characters, url_host
@@ -30,7 +31,7 @@ KIB, MIB = 1024, 1024 * 1024
 OUTPUT_BATCH_ROWS = 256
 #: statuses this module gives before or instead of parsing (udfs.documents adds the parse statuses)
 BAD_REASONS = frozenset({"bad_url", "not_in_index", "no_warc_location", "bad_warc_location", "bad_location",
-                         "missing_file", "fetch_failed", "truncated", "parse_error"})
+                         "missing_file", "fetch_failed", "cut_short", "parse_error"})
 FILTERED_REASONS = frozenset({"too_large"})
 
 
@@ -104,7 +105,12 @@ def _doc_row(row, doc: dict, attempts: int = 0, range_records: int = 0) -> dict:
 
 def fetch_range(reader: RangeReader, byte_range: ByteRange, rows: list,
                 parse: Callable[[bytes, str | None], dict] = parse_record) -> list[dict]:
-    """Read one coalesced range, slice out its records and parse each; one docs row per member."""
+    """Read one coalesced range, slice out its records and parse each; one docs row per member.
+
+    A record that comes out cut (`warc_record.RETRYABLE_REASONS`: the file or the transfer ended inside its
+    gzip member) is read again on its own, up to `attempts` reads in all. Its row's `fetch_attempts` is its
+    range's GETs plus `range_records` x its own re-read GETs, so `fetch_attempts / range_records` stays the
+    record's share of the GETs made (what the report sums)."""
     size = len(byte_range.members)
     try:
         data, made = reader.read(byte_range.path, byte_range.offset, byte_range.length)
@@ -118,16 +124,40 @@ def fetch_range(reader: RangeReader, byte_range: ByteRange, rows: list,
     for member in byte_range.members:
         row = rows[member]
         begin = int(row.warc_offset) - byte_range.offset
-        record = data[begin:begin + int(row.warc_length)]
-        if len(record) < row.warc_length:
-            doc = empty_doc("truncated", f"file ends {len(record)} bytes into a {int(row.warc_length)}-byte record")
-        else:
-            try:
-                doc = parse(record, row.url)
-            except Exception as error:  # noqa: BLE001 - parse_record guards itself; this guards any parse step
-                doc = empty_doc("parse_error", f"{type(error).__name__}: {error}"[:300])
-        out.append(_doc_row(row, doc, made, size))
+        doc = _parse_slice(data[begin:begin + int(row.warc_length)], row, parse)
+        doc, reread_gets = _reread_cut(reader, byte_range.path, row, doc, parse)
+        out.append(_doc_row(row, doc, made + size * reread_gets, size))
     return out
+
+
+def _parse_slice(record: bytes, row, parse: Callable[[bytes, str | None], dict]) -> dict:
+    """The docs fields of one record's bytes; a slice shorter than the record is cut_short (the file ends)."""
+    if len(record) < row.warc_length:
+        return empty_doc("cut_short", f"file ends {len(record)} bytes into a {int(row.warc_length)}-byte record")
+    try:
+        return parse(record, row.url)
+    except Exception as error:  # noqa: BLE001 - parse_record guards itself; this guards any parse step
+        return empty_doc("parse_error", f"{type(error).__name__}: {error}"[:300])
+
+
+def _reread_cut(reader: RangeReader, path: str, row, doc: dict,
+                parse: Callable[[bytes, str | None], dict]) -> tuple[dict, int]:
+    """Read a cut record again (alone) until it is whole or `attempts` reads are spent; (doc, GETs made).
+    A re-read that fails outright ends the tries: the record stays cut, as the bytes it did get were."""
+    gets = 0
+    for attempt in range(1, reader.settings.attempts):
+        if doc["status"] not in warc_record.RETRYABLE_REASONS:
+            break
+        if not storage.is_local(path):
+            time.sleep(reader.backoff(attempt - 1))
+        try:
+            data, made = reader.read(path, int(row.warc_offset), int(row.warc_length))
+        except ReadError as error:
+            doc = {**doc, "error": f"{doc['error']}; re-read: {error}"[:300]}
+            return doc, gets + error.attempts
+        gets += made
+        doc = _parse_slice(data, row, parse)
+    return doc, gets
 
 
 def fetch_documents(batches: Iterator[pd.DataFrame], settings: FetchSettings, reader: RangeReader | None = None,
