@@ -171,6 +171,8 @@ class Job:
     root_required: bool = True
     #: tables this job writes under --root; a rerun with the same arguments and inputs skips while they are its own
     outputs: tuple[str, ...] = ()
+    #: outputs the job writes itself as plain folders (not versioned tables): a rerun checks they exist
+    unversioned_outputs: tuple[str, ...] = ()
     #: tables under --root this job reads: the job does not start without them
     inputs: tuple[str, ...] = ()
     #: tables it reads when there: `--use-<table> auto|yes|no` (auto: when present), the choice in the report
@@ -420,7 +422,10 @@ class Job:
         previous = json.loads(storage.read_text(self.report_path()))
         if previous.get("status") != "ok" or previous.get("fingerprint") != self.arguments_fingerprint():
             return None
-        written_by = [(tables.read_manifest(self.table_path(table)) or {}).get("run_id") for table in self.outputs]
+        if not all(storage.exists(self.table_path(table)) for table in self.unversioned_outputs):
+            return None
+        versioned = [table for table in self.outputs if table not in self.unversioned_outputs]
+        written_by = [(tables.read_manifest(self.table_path(table)) or {}).get("run_id") for table in versioned]
         if any(run_id != previous.get("run_id") for run_id in written_by):
             return None  # an output is missing, or a later (or interrupted) run replaced it
         return previous

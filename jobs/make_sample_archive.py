@@ -23,6 +23,7 @@ class MakeSampleArchiveJob(Job):
     uses_spark = False
     root_required = False
     outputs = ("truth",)
+    unversioned_outputs = ("truth",)  # the archive's own layout (truth/*.parquet files), not a versioned table
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         super().add_arguments(parser)
