@@ -129,17 +129,11 @@ class ScanCdx(Job):
         return ranges
 
     def cdx_lines(self, ranges: list[storage.ByteRange], jvm_reader: bool):
-        """(value, read_status) lines of the byte ranges: whole local files through Spark's text reader when
-        `jvm_reader` (fastest), the rest (ZipNum blocks, S3, broken files) read and gunzipped in Python tasks."""
-        from pyspark.sql import functions as F
-
+        """(value, read_status) lines of the byte ranges: whole local files on the JVM when `jvm_reader`
+        (fastest), the rest (ZipNum blocks, S3, broken files) read and gunzipped in Python tasks."""
         on_jvm = [r for r in ranges if jvm_reader and cdx.jvm_readable(r)]
         in_python = [r for r in ranges if r not in on_jvm]
-        parts = []
-        if on_jvm:  # Hadoop's line reader skips longer lines without holding them (uncounted: README known limits)
-            text = self.spark.read.option(HADOOP_MAX_LINE_LENGTH, str(self.args.max_line_bytes + 2)).text(
-                [storage.to_hadoop(storage.local_path(r.path)) for r in on_jvm])
-            parts.append(text.select("value", F.lit(None).cast("string").alias("read_status")))
+        parts = [self.jvm_file_lines([storage.local_path(r.path) for r in on_jvm])] if on_jvm else []
         if in_python or not parts:
             tasks = self.spark.sparkContext.parallelize([(r.path, r.offset, r.length) for r in in_python],
                                                         max(len(in_python), 1))
@@ -147,6 +141,24 @@ class ScanCdx(Job):
                 cdx.range_reader(self.args.s3_endpoint, self.args.max_line_bytes), cdx.LINE_SCHEMA_DDL)
             parts.append(lines.select(lines.value.cast("string").alias("value"), "read_status"))
         return reduce(DataFrame.unionByName, parts)
+
+    def jvm_file_lines(self, paths: list[str]):
+        """Whole local files' lines on the JVM: the jar's parascout.CdxFileReader counts a line over
+        --max-line-bytes (line_too_long) and a broken gzip stream (truncated_gzip, bad_gzip) itself; without
+        the jar, Spark's text reader, whose Hadoop line cap skips a longer line uncounted and which fails on a
+        broken gzip file (read again in Python). The report's `cdx_file_reader` says which one read."""
+        from pyspark.sql import functions as F
+
+        lines = cdx.jvm_file_lines(self.spark, paths, self.args.max_line_bytes)
+        if lines is not None:
+            self.report.metric("cdx_file_reader", "parascout.CdxFileReader")
+            return lines
+        self.log.warning("the jar's CdxFileReader is not on the classpath (`make jar`): Spark's text reader skips "
+                         "CDX lines over %d bytes without counting them", self.args.max_line_bytes)
+        self.report.metric("cdx_file_reader", "spark_text")
+        text = self.spark.read.option(HADOOP_MAX_LINE_LENGTH, str(self.args.max_line_bytes + 2)).text(
+            [storage.to_hadoop(path) for path in paths])
+        return text.select("value", F.lit(None).cast("string").alias("read_status"))
 
     def api_lines(self) -> list[str]:
         """CDX API captures as lines; at most --api-limit of them pass through the driver."""

@@ -18,6 +18,7 @@ from parascout.udfs.cdx import (
     cdx_line_batches,
     columnar_files,
     format_cdx_line,
+    jvm_file_lines,
     jvm_readable,
     range_chunks,
     range_reader,
@@ -169,6 +170,38 @@ def test_a_line_over_the_limit_is_counted_and_skipped_without_holding_it():
     plain = b"a 1 {}\n" + b"y" * 5000 + b"\nb 2 {}\n" + b"z" * 3000  # a long line inside one chunk, and a tail
     assert [status for _, status in lines_of(cdx_line_batches([plain], max_line_bytes=2000))] == [
         None, "line_too_long", None, "line_too_long"]
+
+
+JVM_READER_CASES = {  # name -> bytes: every way a file's lines can come out, as the Python tasks read them
+    "plain.cdx": b"a 1 {}\n\nb 2 {}\r\n" + b"y" * 5000 + b"\nc 3 {}\n" + b"z" * 3000,
+    "members.cdx.gz": gzip.compress(b"a 1 {}\nb 2 {}\n") + gzip.compress(b"c 3 {}"),
+    "empty.cdx": b"",
+    "truncated.cdx.gz": (CDX_DATA / "truncated.cdx.gz").read_bytes(),
+    "garbage-member.cdx.gz": gzip.compress(b"a 1 {}\n") + b"\x1f\x8b\x08\x00garbage-not-deflate",
+    "trailing-junk.cdx.gz": gzip.compress(b"a 1 {}\nb 2 {}\n") + b"junk after the member",
+    "bad-crc.cdx.gz": gzip.compress(b"a 1 {}\n")[:-8] + b"\0\0\0\0\7\0\0\0",
+    "cut-in-trailer.cdx.gz": gzip.compress(b"a 1 {}\n")[:-3],
+    "named-member.cdx.gz": b"\x1f\x8b\x08\x18" + bytes(6) + b"name\0comment\0" + zlib.compress(b"a 1 {}\n")[2:-4]
+    + zlib.crc32(b"a 1 {}\n").to_bytes(4, "little") + (7).to_bytes(4, "little"),
+    "bomb.cdx.gz": long_line_gzip(3 << 20),
+}
+
+
+def test_the_jvm_file_reader_gives_the_python_readers_lines_and_reasons(spark, tmp_path):
+    paths = []
+    for name, data in JVM_READER_CASES.items():
+        (tmp_path / name).write_bytes(data)
+        paths.append(str(tmp_path / name))
+    paths.append(str(tmp_path / "missing.cdx.gz"))
+    lines = jvm_file_lines(spark, paths, max_line_bytes=2000)
+    if lines is None:
+        pytest.skip("the jar is not built (`make jar`)")
+    got = [(row.value.encode("utf-8", "surrogateescape"), row.read_status) for row in lines.collect()]
+    # both stream: what decodes before a member proves broken (a bad CRC at its end) comes out first
+    expected = [line for name, data in JVM_READER_CASES.items() for line in lines_of(cdx_line_batches(
+        [data[:2], *(data[i:i + 1] for i in range(2, len(data)))], max_line_bytes=2000))] + [(b"", "unreadable")]
+    assert got == expected
+    assert ("line_too_long" in dict(map(reversed, expected))) and ("bad_gzip" in dict(map(reversed, expected)))
 
 
 def test_range_chunks_reads_a_byte_range(tmp_path):

@@ -291,6 +291,20 @@ def jvm_readable(byte_range: ByteRange) -> bool:
     return is_gzip == byte_range.path.endswith(".gz")
 
 
+def jvm_file_lines(spark, paths: list[str], max_line_bytes: int = MAX_LINE_BYTES):
+    """Whole local files' (value, read_status) lines read on the JVM by the jar's parascout.CdxFileReader
+    (one task per file; the twin of `cdx_line_batches`: line_too_long, truncated_gzip, bad_gzip, unreadable
+    rows); None when the jar is not on the classpath."""
+    from py4j.java_gateway import JavaClass
+    from pyspark.sql import DataFrame
+
+    reader = spark._jvm.parascout.CdxFileReader
+    if not isinstance(reader, JavaClass):
+        return None
+    lines = DataFrame(reader.read(spark._jsparkSession, list(paths), int(max_line_bytes)), spark)
+    return lines.select(lines.value.cast("string").alias("value"), "read_status")
+
+
 def byte_reader(s3_endpoint: str | None = None) -> RangeReader:
     """The range reader for CDX blocks and columnar-index bytes (storage's: verified, retried); one per task."""
     return RangeReader(ReadSettings(endpoint=s3_endpoint, pool_size=1))
