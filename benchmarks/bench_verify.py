@@ -3,8 +3,8 @@
 Reads a real-text sample archive's `docs`, `texts` and `candidates` (as eval_verify.py leaves them
 under ROOT), and times on one core (CPU-seconds) udfs.verification.verify_frame over the candidate
 pairs: (a) structure only (no texts, today's features), (b) structure + tsim under a lexicon (pages
-tokenised once per host, as the job does). Also times lexicon training on the Bible (eng–fra) and
-the structural alignment by rapidfuzz's Indel.opcodes against the bit-parallel LCS in use.
+tokenised once per host, as the job does), against the previous structural path (bit-parallel LCS,
+numpy/scipy correlation, no texts) in the same run. Also times lexicon training on the Bible (eng–fra).
 
     .venv/bin/python benchmarks/bench_verify.py --root /tmp/eval-verify/seed42/root \\
         --lexicon /tmp/eval-verify/seed42/lexicon-bible-fra [--pairs 3000]
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from parascout.udfs import tables
 from parascout.udfs.lexicon import load_lexicon, read_aligned_files, train_lexicon
-from parascout.udfs.structure import ThresholdRule, align_tokens
+from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.verification import verify_frame
 
 BIBLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "parallel-text" / "bible"
@@ -48,14 +48,53 @@ def timed(function, *args) -> tuple[float, object]:
     return time.process_time() - started, result
 
 
-def indel_alignment(a: list[str], b: list[str]) -> list[tuple[int, int]]:
-    from rapidfuzz.distance import Indel
+def bit_parallel_lcs(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """The structural alignment verify-pairs used before (bit-parallel LCS on Python integers + backtrack)."""
+    masks: dict[str, int] = {}
+    for i, token in enumerate(a):
+        masks[token] = masks.get(token, 0) | (1 << i)
+    full = (1 << len(a)) - 1
+    rows = [full]
+    for token in b:
+        match = masks.get(token, 0)
+        previous = rows[-1]
+        rows.append(((previous + (previous & match)) | (previous & ~match)) & full)
 
-    codes: dict[str, int] = {}
-    left = "".join(chr(0x100 + codes.setdefault(t, len(codes))) for t in a)
-    right = "".join(chr(0x100 + codes.setdefault(t, len(codes))) for t in b)
-    return [pair for tag, i1, i2, j1, _ in Indel.opcodes(left, right) if tag == "equal"
-            for pair in zip(range(i1, i2), range(j1, i2 - i1 + j1))]
+    def lcs_length(i: int, j: int) -> int:
+        return i - (rows[j] & ((1 << i) - 1)).bit_count()
+
+    pairs, i, j = [], len(a), len(b)
+    while i > 0 and j > 0:
+        if a[i - 1] == b[j - 1]:
+            pairs.append((i - 1, j - 1))
+            i, j = i - 1, j - 1
+        elif lcs_length(i - 1, j) == lcs_length(i, j):
+            i -= 1
+        else:
+            j -= 1
+    return pairs[::-1]
+
+
+def todays_structure(a: list[str], b: list[str]) -> tuple[float, float]:
+    """dp and p as the previous verify-pairs computed them (bit-parallel LCS, numpy corrcoef + scipy t.sf)."""
+    import math
+
+    import numpy as np
+    from scipy import stats
+
+    keys_a = ["[Chunk]" if t.startswith("[Chunk:") else t for t in a]
+    keys_b = ["[Chunk]" if t.startswith("[Chunk:") else t for t in b]
+    alignment = bit_parallel_lcs(keys_a, keys_b)
+    lengths = [(int(a[i][7:-1]), int(b[j][7:-1])) for i, j in alignment if a[i].startswith("[Chunk:")]
+    p = 1.0
+    if len(lengths) >= 3:
+        xs, ys = np.array(lengths, dtype=float).T
+        if xs.std() > 0 and ys.std() > 0:
+            r = float(np.clip(np.corrcoef(xs, ys)[0, 1], -1, 1))
+            if abs(r) < 1:
+                p = float(2 * stats.t.sf(abs(r * math.sqrt((len(xs) - 2) / (1 - r * r))), len(xs) - 2))
+    total = len(a) + len(b)
+    return ((total - 2 * len(alignment)) / total if total else 1.0), p
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -76,15 +115,11 @@ def main(argv: list[str] | None = None) -> None:
     structures = dict(zip(pages.url, pages.structure))
     token_pairs = [(list(structures.get(s, []))[:10_000], list(structures.get(t, []))[:10_000])
                    for s, t in zip(candidates.src_url, candidates.trg_url)]
-    keyed = [([x if not x.startswith("[Chunk:") else "[Chunk]" for x in a],
-              [x if not x.startswith("[Chunk:") else "[Chunk]" for x in b]) for a, b in token_pairs]
-    lcs_s, lcs = timed(lambda: [align_tokens(a, b) for a, b in keyed])
-    indel_s, indel = timed(lambda: [indel_alignment(a, b) for a, b in keyed])
-    same_length = sum(len(x) == len(y) for x, y in zip(lcs, indel))
-    same_pairs = sum(x == y for x, y in zip(lcs, indel))
-    print(f"structural alignment: bit-parallel LCS {len(keyed) / lcs_s:,.0f}/CPU-s, rapidfuzz Indel.opcodes "
-          f"{len(keyed) / indel_s:,.0f}/CPU-s ({lcs_s / indel_s:.2f}x); same LCS length {same_length}/{len(keyed)}, "
-          f"same aligned pairs {same_pairs}/{len(keyed)}")
+    old_s, old = timed(lambda: [todays_structure(a, b) for a, b in token_pairs])
+    same_dp = sum(abs(x[0] - y) < 1e-12 for x, y in zip(old, verified.dp.fillna(1.0)))
+    print(f"the previous structural path (bit-parallel LCS, scipy p, a page re-linearised per pair): "
+          f"{n / old_s:,.0f} pairs/CPU-s; structure + tsim now = {old_s / content_s:.2f}x its rate; "
+          f"structure only now = {old_s / structure_s:.2f}x; same dp on {same_dp}/{n} pairs")
     if (BIBLE / "eng.tsv.gz").exists():
         train_s, lexicon = timed(lambda: train_lexicon("eng", "fra", read_aligned_files(
             BIBLE / "eng.tsv.gz", BIBLE / "fra.tsv.gz")))
