@@ -267,19 +267,19 @@ def write_urls(table: pa.Table, root: Path) -> None:
 
 def train_models(work: Path, urls: pd.DataFrame, pair_truth: pd.DataFrame, max_minutes: float) -> dict:
     """Hashed n-gram url2lang (on these URLs' CDX languages) and pair model (on another archive's truth)."""
-    from parascout.udfs.url_models import training
+    from parascout.udfs.url_models import model_dir, training, training_data
 
     config = training.TrainingConfig(backend="ngram", max_epochs=4, max_minutes=max_minutes, seed=0)
     models = {}
     if not (work / "url2lang").exists():
         labelled = urls.dropna(subset=["lang"])
         frame = labelled.sample(min(60_000, len(labelled)), random_state=0)[["url", "host", "lang"]]
-        frame["split"] = training.split_by_host(frame["host"], 0.1, 0.0).to_numpy()
-        training.write_model_dir(training.train_model("url2lang", frame, config, {"source": "bench"}),
+        frame["split"] = training_data.split_by_host(frame["host"], 0.1, 0.0).to_numpy()
+        model_dir.write_model_dir(training.train_model("url2lang", frame, config, {"source": "bench"}),
                                  str(work / "url2lang"))
     if not (work / "pairs").exists():
-        examples = training.pair_examples(pair_truth.assign(label=1), dev_fraction=0.1, test_fraction=0.0)
-        training.write_model_dir(training.train_model("pairs", examples, config, {"source": "bench"}),
+        examples = training_data.pair_examples(pair_truth.assign(label=1), dev_fraction=0.1, test_fraction=0.0)
+        model_dir.write_model_dir(training.train_model("pairs", examples, config, {"source": "bench"}),
                                  str(work / "pairs"))
     models["lang"], models["pairs"] = str(work / "url2lang"), str(work / "pairs")
     return models

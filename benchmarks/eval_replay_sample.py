@@ -37,15 +37,9 @@ from parascout.udfs.language_cues import CUE_KINDS, CUE_KINDS_ANCHOR
 from parascout.udfs.replay.batch import ReplayConfig, replay_host
 from parascout.udfs.replay.metrics import speedup_versus
 from parascout.udfs.url_models import METADATA_FILE
-from parascout.udfs.url_models.training import (
-    TrainingConfig,
-    load_pairs,
-    load_url2lang_examples,
-    pair_examples,
-    split_by_host,
-    train_model,
-    write_model_dir,
-)
+from parascout.udfs.url_models.model_dir import write_model_dir
+from parascout.udfs.url_models.training import TrainingConfig, train_model
+from parascout.udfs.url_models.training_data import load_pairs, load_url2lang_examples, pair_examples, split_by_host
 
 log = logging.getLogger("eval_replay_sample")
 

@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from parascout.udfs.url_models.evaluation import classification_report
-from parascout.udfs.url_models.training import TrainingConfig, load_pairs, pair_examples, train_model
+from parascout.udfs.url_models.training import TrainingConfig, train_model
+from parascout.udfs.url_models.training_data import load_pairs, pair_examples
 
 
 def archive_truth(work: Path, hosts: int, seed: int) -> Path:

@@ -48,7 +48,8 @@ from parascout.udfs.url_models.evaluation import (
     pair_kind,
 )
 from parascout.udfs.url_models.negatives import generate_negatives
-from parascout.udfs.url_models.training import TrainingConfig, load_pairs, pair_examples, train_model
+from parascout.udfs.url_models.training import TrainingConfig, train_model
+from parascout.udfs.url_models.training_data import load_pairs, pair_examples
 from parascout.udfs.urls import registered_domain
 
 log = logging.getLogger("parascout.benchmarks")
@@ -148,7 +149,7 @@ def evaluate_url2lang(gold: pd.DataFrame, folds: pd.Series, backend: str, fold_i
     urls = urls.drop_duplicates("url")
     truth, predicted = [], []
     for fold in fold_ids:
-        from parascout.udfs.url_models.training import split_by_host
+        from parascout.udfs.url_models.training_data import split_by_host
 
         train = urls[urls["fold"] != fold].copy()
         train["split"] = split_by_host(train["host"], 0.15, 0.0, seed).to_numpy()
@@ -304,7 +305,7 @@ def evaluate_orphans(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int], 
 
 
 def train_url2lang(train_gold: pd.DataFrame, seed: int):
-    from parascout.udfs.url_models.training import split_by_host
+    from parascout.udfs.url_models.training_data import split_by_host
 
     urls = pd.concat([pd.DataFrame({"url": train_gold["src_url"], "host": train_gold["host"], "lang": SRC_LANG}),
                       pd.DataFrame({"url": train_gold["trg_url"], "host": train_gold["host"], "lang": TRG_LANG})])

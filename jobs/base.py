@@ -529,7 +529,8 @@ class TrainingJob(Job):
 
     def process(self) -> None:
         from parascout.udfs.url_models.evaluation import format_report
-        from parascout.udfs.url_models.training import config_from_args, train_model, write_model_dir
+        from parascout.udfs.url_models.model_dir import write_model_dir
+        from parascout.udfs.url_models.training import config_from_args, train_model
 
         frame, source = self.examples()
         result = train_model(self.task, frame, config_from_args(self.args), source)

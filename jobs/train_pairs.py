@@ -17,7 +17,7 @@ import argparse
 from parascout.jobs.base import ConfigError, TrainingJob
 from parascout.udfs.langs import UnknownLanguage, to_iso639_3
 from parascout.udfs.url_models.negatives import parse_strategies
-from parascout.udfs.url_models.training import load_pairs, pair_examples
+from parascout.udfs.url_models.training_data import load_pairs, pair_examples
 
 
 class TrainPairsJob(TrainingJob):

@@ -119,7 +119,9 @@ def id_pair_model(tmp_path_factory):
 
     import pandas as pd
 
-    from parascout.udfs.url_models.training import TrainingConfig, pair_examples, train_model, write_model_dir
+    from parascout.udfs.url_models.model_dir import write_model_dir
+    from parascout.udfs.url_models.training import TrainingConfig, train_model
+    from parascout.udfs.url_models.training_data import pair_examples
 
     rng = random.Random(0)
     rows = []

@@ -8,12 +8,10 @@ import pytest
 
 from parascout.jobs.base import ConfigError
 from parascout.jobs.rank_pairs import RankPairs
+from parascout.udfs.url_models import model_dir, training, training_data
+from parascout.udfs.urls import registered_domain, surt
 from tests.conftest import run_job
 from tests.test_blocking import ICELANDIC, WORDS, convention_pair, prose_pages, synthetic_sites
-from parascout.udfs.urls import registered_domain, surt
-
-training = pytest.importorskip("parascout.udfs.url_models.training",
-                               reason="udfs.url_models (another helper's package) is not importable yet")
 
 
 def site_rows(site: str, pairs: list[tuple[str, str]]) -> list[tuple]:
@@ -109,11 +107,11 @@ def models(tmp_path_factory) -> dict:
     urls = archive_urls()
     config = training.TrainingConfig(backend="ngram", max_epochs=3, buckets=1 << 14, dim=16, seed=0)
     lang_frame = urls[["url", "host", "lang"]].copy()
-    lang_frame["split"] = training.split_by_host(lang_frame["host"], 0.2, 0.0).to_numpy()
-    training.write_model_dir(training.train_model("url2lang", lang_frame, config, {"source": "test"}),
+    lang_frame["split"] = training_data.split_by_host(lang_frame["host"], 0.2, 0.0).to_numpy()
+    model_dir.write_model_dir(training.train_model("url2lang", lang_frame, config, {"source": "test"}),
                              str(out / "url2lang"))
-    examples = training.pair_examples(true_pairs(urls), dev_fraction=0.2, test_fraction=0.0)
-    training.write_model_dir(training.train_model("pairs", examples, config, {"source": "test"}),
+    examples = training_data.pair_examples(true_pairs(urls), dev_fraction=0.2, test_fraction=0.0)
+    model_dir.write_model_dir(training.train_model("pairs", examples, config, {"source": "test"}),
                              str(out / "pairs"))
     return {"lang": str(out / "url2lang"), "pairs": str(out / "pairs")}
 

@@ -388,7 +388,8 @@ def train_tiny_url_models(out_dir: Path) -> tuple[str, str]:
     """A url2lang and a pairs model (udfs.url_models' n-gram backend) trained on synthetic sites; skip if absent."""
     pytest.importorskip("parascout.udfs.url_models", reason="udfs.url_models (the URL models helper) is not installed")
     try:
-        from parascout.udfs.url_models.training import TrainingConfig, train_model, write_model_dir
+        from parascout.udfs.url_models.model_dir import write_model_dir
+        from parascout.udfs.url_models.training import TrainingConfig, train_model
     except ImportError as error:
         pytest.skip(f"udfs.url_models cannot train a model here: {error}")
     frames = [multilingual_site(n_articles=60, host=f"www.train{i}.is", seed=10 + i) for i in range(3)]

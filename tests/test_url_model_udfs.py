@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 import torch
 
-from tests.test_url_models import synthetic_language_urls, tiny_ngram_config, tiny_transformer_config
 from parascout.udfs.url_models import load_model
+from parascout.udfs.url_models.model_dir import write_model_dir
 from parascout.udfs.url_models.spark_udfs import (
     lang_probabilities,
     lang_probability_udf,
@@ -15,7 +15,9 @@ from parascout.udfs.url_models.spark_udfs import (
     url_language_udf,
     url_languages,
 )
-from parascout.udfs.url_models.training import split_by_host, train_model, write_model_dir
+from parascout.udfs.url_models.training import train_model
+from parascout.udfs.url_models.training_data import split_by_host
+from tests.test_url_models import synthetic_language_urls, tiny_ngram_config, tiny_transformer_config
 
 torch.set_num_threads(1)
 

@@ -10,18 +10,11 @@ import torch
 
 from parascout.udfs.url_models import METADATA_FILE, load_model, read_metadata
 from parascout.udfs.url_models.evaluation import classification_report, format_report
+from parascout.udfs.url_models.model_dir import write_model_dir
 from parascout.udfs.url_models.ngram import NgramSpec, NgramUrlModel
-from parascout.udfs.url_models.training import (
-    TrainingConfig,
-    TrainingResult,
-    fit,
-    load_pairs,
-    pair_examples,
-    split_by_host,
-    train_model,
-    warmup_inverse_sqrt,
-    write_model_dir,
-)
+from parascout.udfs.url_models.training import TrainingConfig, TrainingResult, train_model
+from parascout.udfs.url_models.training_data import load_pairs, pair_examples, split_by_host
+from parascout.udfs.url_models.training_loop import fit, warmup_inverse_sqrt
 from parascout.udfs.url_models.transformer import TransformerUrlModel
 
 torch.set_num_threads(1)

@@ -1,0 +1,97 @@
+"""A trained URL model as a versioned directory: weights (the backend writes them), parascout_model.json
+(labels, data fingerprint, library versions, date, calibration and decision) and metrics.json; local or s3://."""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import platform
+import shutil
+import uuid
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from parascout.udfs import storage
+from parascout.udfs.url_models import METADATA_FILE, METRICS_FILE
+
+if TYPE_CHECKING:  # annotations only: training.py imports this module
+    from parascout.udfs.url_models.training import TrainingConfig, TrainingResult
+
+log = logging.getLogger("parascout.url_models")
+
+
+FORMAT_VERSION = 1
+
+
+def data_fingerprint(frame: pd.DataFrame) -> str:
+    """A stable digest of the training rows (order-independent)."""
+    columns = [c for c in ("url", "lang", "src_url", "trg_url", "label", "split") if c in frame]
+    hashes = np.sort(pd.util.hash_pandas_object(frame[columns], index=False).to_numpy())
+    return hashlib.sha256(hashes.tobytes()).hexdigest()[:16]
+
+
+def _versions() -> dict:
+    from importlib import metadata
+
+    versions = {"python": platform.python_version()}
+    for package in ("parascout", "torch", "transformers", "tokenizers", "numpy", "pandas"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def model_metadata(task: str, config: TrainingConfig, labels: list[str], frame: pd.DataFrame,
+                   data_description: dict, metrics: dict) -> dict:
+    created = datetime.now(timezone.utc)
+    fingerprint = data_fingerprint(frame)
+    return {
+        "format": "parascout-url-model", "format_version": FORMAT_VERSION,
+        "model_version": f"{created:%Y%m%dT%H%M%SZ}-{fingerprint[:8]}",
+        "created_at": created.isoformat(timespec="seconds"),
+        "task": task, "backend": config.backend, "labels": labels,
+        "max_length": config.max_length if config.backend == "transformer" else None,
+        "preprocessing": {"name": "garcia-romero-2024-url-tokens", "version": 1},
+        "training": {k: v for k, v in asdict(config).items() if k != "extra"},
+        "data": {**data_description, "fingerprint": fingerprint, "rows": metrics["rows"]},
+        "metrics": {name: {"macro_f1": metrics[name]["macro"]["f1"], "accuracy": metrics[name]["accuracy"],
+                           "examples": metrics[name]["examples"]} for name in ("dev", "test")},
+        "versions": _versions(),
+    }
+
+
+def write_model_dir(result: TrainingResult, out: str) -> str:
+    """Save model + metadata + metrics into `out` atomically (a sibling temporary folder, then a rename)."""
+    local_out = storage.local_path(out) if storage.is_local(out) else None
+    parent = Path(local_out).resolve().parent if local_out else Path(os.environ.get("TMPDIR", "/tmp"))
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = parent / f".{Path(out.rstrip('/')).name}.tmp-{uuid.uuid4().hex[:8]}"
+    result.model.save(staging)
+    (staging / METADATA_FILE).write_text(json.dumps(result.metadata, indent=2, default=str))
+    (staging / METRICS_FILE).write_text(json.dumps(result.metrics, indent=2, default=str))
+    for path in staging.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    if local_out is None:
+        storage.upload_dir(staging, out)
+        shutil.rmtree(staging)
+        return out
+    target = Path(local_out)
+    if target.exists():
+        if any(target.iterdir()) and not (target / METADATA_FILE).exists():
+            shutil.rmtree(staging)
+            raise ValueError(f"--out {out} exists and is not a parascout model directory; choose another path")
+        retired = parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+        target.rename(retired)
+        staging.rename(target)
+        shutil.rmtree(retired)
+    else:
+        staging.rename(target)
+    return str(target)
+
