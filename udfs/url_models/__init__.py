@@ -19,29 +19,14 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Protocol
 
-import numpy as np
-import pandas as pd
+from parascout.udfs.url_models.api import UrlModel
 
 METADATA_FILE = "parascout_model.json"
 METRICS_FILE = "metrics.json"
 CACHE_ENV = "PARASCOUT_MODEL_CACHE"
 
 __all__ = ["METADATA_FILE", "METRICS_FILE", "UrlModel", "load_model", "model_metadata", "read_metadata"]
-
-
-class UrlModel(Protocol):
-    """What every backend offers."""
-
-    backend: str
-    task: str
-    labels: list[str]
-    metadata: dict
-
-    def predict_lang(self, urls: list[str]) -> pd.DataFrame: ...
-
-    def predict_parallel(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray: ...
 
 
 def read_metadata(directory: str | Path) -> dict:

@@ -21,11 +21,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
+from parascout.udfs.url_models.api import UrlModelApi
 from parascout.udfs.url_models.preprocess import fold_accents, normalize_url, url_tokens
 
 CONFIG_FILE = "ngram_config.json"
@@ -208,8 +208,7 @@ def language_marker_hashes(lowercase: bool = True) -> np.ndarray:
 
     markers = set()
     for language in load_languages().values():
-        words = [*language.codes, language.name, language.endonym or "", *language.names, *language.locales]
-        for word in words:
+        for word in language.markers:
             markers.update(url_tokens(word.lower() if lowercase else word))
     markers = sorted(m for m in markers if m.isalpha())
     batch = featurize(markers, NgramSpec(lowercase=lowercase))
@@ -554,49 +553,6 @@ def pair_features(src_texts: list[str], trg_texts: list[str], spec: NgramSpec):
     return (bags if spec.side_bags else bags[2:]), dense
 
 
-class UrlModelApi:
-    """What both URL-model backends answer: predict_lang / predict_parallel check their arguments here and
-    score with the backend's `_lang_probabilities(urls)` / `_pair_probabilities(src, trg)` (class
-    probabilities, one row per URL or pair)."""
-
-    task: str
-    labels: list[str]
-
-    def predict_lang(self, urls: list[str]) -> pd.DataFrame:
-        """P(language | URL): one row per URL, columns = ISO 639-3 labels + 'unk', rows sum to 1."""
-        if self.task != "url2lang":
-            raise TypeError(f"this is a {self.task} model; predict_lang needs a url2lang model")
-        return language_frame(self._lang_probabilities(list(urls)), self.labels)
-
-    def predict_parallel(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
-        """P(src and trg are translations of each other), one float per pair; calibrated when the model
-        directory records a calibration (parascout_model.json `calibration`, models trained since it exists)."""
-        if self.task != "pairs":
-            raise TypeError(f"this is a {self.task} model; predict_parallel needs a pairs model")
-        src_urls, trg_urls = list(src_urls), list(trg_urls)
-        if len(src_urls) != len(trg_urls):
-            raise ValueError(f"predict_parallel: {len(src_urls)} src URLs but {len(trg_urls)} trg URLs")
-        if not src_urls:
-            return np.zeros(0)
-        calibration = self.metadata.get("calibration")
-        if calibration:
-            from parascout.udfs.url_models.calibration import calibrated
-
-            return calibrated(self.pair_logits(src_urls, trg_urls), calibration)
-        return self._pair_probabilities(src_urls, trg_urls)[:, 1].astype(np.float64)
-
-    def pair_logits(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
-        """log P(parallel) - log P(not parallel) of the uncalibrated network, one float per pair."""
-        probabilities = np.maximum(self._pair_probabilities(list(src_urls), list(trg_urls)), 1e-300)
-        return np.log(probabilities[:, 1]) - np.log(probabilities[:, 0])
-
-    def _lang_probabilities(self, urls: list[str]) -> np.ndarray:
-        raise NotImplementedError
-
-    def _pair_probabilities(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
-        raise NotImplementedError
-
-
 class NgramUrlModel(UrlModelApi):
     """The fast backend behind load_model(): predict_lang / predict_parallel over hashed n-gram bags."""
 
@@ -675,14 +631,6 @@ class NgramUrlModel(UrlModelApi):
 
     def _pair_probabilities(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
         return self._probabilities(lambda a, b: self.pair_inputs(src_urls[a:b], trg_urls[a:b]), len(src_urls))
-
-
-def language_frame(probabilities: np.ndarray, labels: list[str]) -> pd.DataFrame:
-    """A predict_lang frame: the label columns plus 'unk' (zero when the model has no such class)."""
-    frame = pd.DataFrame(probabilities.astype(np.float64), columns=list(labels))
-    if "unk" not in frame.columns:
-        frame["unk"] = 0.0
-    return frame
 
 
 class HashedNgramNet(nn.Module):

@@ -184,8 +184,8 @@ def train_model(task: str, frame: pd.DataFrame, config: TrainingConfig, data_des
              else parts["train"]["src_url"].tolist() + parts["train"]["trg_url"].tolist())
     model = _new_model(task, labels, config, texts[:500_000])
     started = time.monotonic()
-    history = fit(model, labelled_examples(parts["train"], task, label_index), labelled_examples(parts["dev"], task, label_index),
-                  config)
+    train, dev = (labelled_examples(parts[split], task, label_index) for split in ("train", "dev"))
+    history = fit(model, train, dev, config)
     seconds = round(time.monotonic() - started, 1)
     metrics = {"task": task, "backend": config.backend, "training_seconds": seconds, "history": history,
                "rows": {name: len(part) for name, part in parts.items()},

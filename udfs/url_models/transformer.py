@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from parascout.udfs.url_models.ngram import UrlModelApi
+from parascout.udfs.url_models.api import UrlModelApi
 from parascout.udfs.url_models.preprocess import preprocess_url
 
 log = logging.getLogger("parascout.url_models")
