@@ -15,6 +15,9 @@ prob(src_word, trg_word) = sqrt(p(trg|src) · p(src|trg)), learned from any mix 
 Identical strings, numbers and cognates are not stored: `cognate` and `tokenize` give tsim
 that evidence for any word. A lexicon directory holds `lexicon.tsv.gz` (src, trg, prob) and
 `parascout_lexicon.json` (languages, sources, sizes, version, date).
+
+Why one module (~490 lines): the readers (corpus, dictd, TEI, .dic, archive bootstrap), the tokeniser and
+IBM model 1 meet in one data structure (the sparse translation table) and one directory format.
 """
 from __future__ import annotations
 

@@ -12,6 +12,9 @@ learned on en-fr pairs serves fr-en pairs), so the model learns word translation
 sites (news->actualites, germany->allemagne) and not only whole substitutions; plus dense
 similarity features (token / trigram Jaccard, shared prefix and suffix, counts of differing
 tokens and digits), so a shallow model can learn parallelness.
+
+Why one module (~660 lines): the featuriser is one vectorised pass whose hashing constants, bag layout
+and pair features must match the network's inputs exactly; model files depend on that layout.
 """
 from __future__ import annotations
 
