@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from parascout.udfs import storage, tables
+from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.progress import SparkProgress
 
 log = logging.getLogger("parascout")
@@ -547,6 +548,16 @@ class TrainingJob(Job):
 
     def report_result(self, result) -> None:
         """Metrics of the trained model beyond macro-F1 (a subclass's choice)."""
+
+
+def language_pair_option(value: str | None) -> tuple[str, str] | None:
+    """`--langs en,is` as ISO 639-3 (eng, isl); None when not given; a ConfigError that names the option."""
+    if not value:
+        return None
+    try:
+        return parse_lang_pair(value)
+    except ValueError as error:  # UnknownLanguage included
+        raise ConfigError(f"--langs {value}: {error}") from error
 
 
 def local_spark_defaults() -> dict[str, str]:

@@ -20,12 +20,12 @@ import functools
 from pyspark import StorageLevel
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import ConfigError, Job
+from parascout.jobs.base import ConfigError, Job, language_pair_option
 from parascout.udfs import storage
 from parascout.udfs.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, FILTERED_REASONS, export_batches
 from parascout.udfs.bitext.formats import TMX_FOOTER, document_line, sentence_line, tmx_header, tmx_unit
 from parascout.udfs.bitext.sentences import MAX_SENTENCES
-from parascout.udfs.langs import load_languages, parse_lang_pair
+from parascout.udfs.langs import load_languages
 from parascout.udfs.sites import with_site
 
 TEXT_COLUMNS = ["paragraphs", "main_text"]
@@ -48,10 +48,7 @@ class ExportBitextJob(Job):
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
-        try:
-            self.languages = parse_lang_pair(args.langs)
-        except ValueError as error:
-            raise ConfigError(str(error)) from error
+        self.languages = language_pair_option(args.langs)
         if args.lexicon and not storage.exists(storage.join(args.lexicon, "parascout_lexicon.json")):
             raise ConfigError(f"--lexicon {args.lexicon}: not a lexicon directory; run train-lexicon first")
         if args.max_sentences < 1:

@@ -20,10 +20,9 @@ import uuid
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import ConfigError, Job
+from parascout.jobs.base import ConfigError, Job, language_pair_option
 from parascout.udfs import blocking, ranking, storage
 from parascout.udfs.blocking import bind
-from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.sites import with_site
 
 URL_BAD = "missing_url_or_host"
@@ -77,10 +76,7 @@ class RankPairs(Job):
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
-        try:
-            self.languages = parse_lang_pair(args.langs)
-        except ValueError as error:
-            raise ConfigError(str(error)) from error
+        self.languages = language_pair_option(args.langs)
         if args.top_k < 1 or args.max_group_urls < 2 or args.split_depth < 0:
             raise ConfigError("--top-k must be >= 1, --max-group-urls >= 2, --split-depth >= 0")
         if not 0 <= args.lang_threshold <= 1:

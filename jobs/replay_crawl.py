@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from parascout.jobs.base import ConfigError, Job, JobFailed
+from parascout.jobs.base import ConfigError, Job, JobFailed, language_pair_option
 from parascout.udfs import storage
 from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.replay import POLICY_NAMES
@@ -74,10 +74,7 @@ class ReplayCrawlJob(Job):
 
     def validate_arguments(self, args: argparse.Namespace) -> None:
         super().validate_arguments(args)
-        try:
-            parse_lang_pair(args.langs)
-        except ValueError as error:
-            raise ConfigError(f"--langs: {error}") from error
+        language_pair_option(args.langs)
         policies = [p.strip() for p in args.policies.split(",") if p.strip()]
         unknown = sorted(set(policies) - set(POLICY_NAMES))
         if unknown or not policies:

@@ -15,10 +15,9 @@ from functools import reduce
 
 from pyspark.sql import DataFrame
 
-from parascout.jobs.base import ConfigError, Job
+from parascout.jobs.base import ConfigError, Job, language_pair_option
 from parascout.udfs import cdx, cdx_records, storage
 from parascout.udfs.cdx_api import DEFAULT_MIRROR, fetch_cdx_lines
-from parascout.udfs.langs import UnknownLanguage, parse_lang_pair
 
 URL_COLUMNS = ("url", "surt", "host", "domain", "lang", "langs", "status", "mime", "digest", "fetch_time",
                "warc_filename", "warc_offset", "warc_length", "crawl", "record_type", "redirect", "charset",
@@ -100,10 +99,7 @@ class ScanCdx(Job):
                 raise ConfigError(f"input {path} does not exist")
         if not all(status.isdigit() for status in comma_list(args.status)):
             raise ConfigError(f"--status expects HTTP status codes like 200,203; got {args.status!r}")
-        try:
-            self.langs = parse_lang_pair(args.langs) if args.langs else None
-        except (ValueError, UnknownLanguage) as error:
-            raise ConfigError(str(error)) from error
+        self.langs = language_pair_option(args.langs)
 
     def filters(self) -> cdx_records.CaptureFilters:
         mimes = comma_list(self.args.mime)

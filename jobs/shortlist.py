@@ -15,8 +15,7 @@ import functools
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import ConfigError, Job
-from parascout.udfs.langs import parse_lang_pair
+from parascout.jobs.base import ConfigError, Job, language_pair_option
 from parascout.udfs.shortlist import (
     BITEXT_YIELD_COLUMNS,
     DEFAULT_PRECISION_KS,
@@ -46,10 +45,7 @@ class ShortlistJob(Job):
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
-        try:
-            self.languages = parse_lang_pair(args.langs) if args.langs else None
-        except ValueError as error:
-            raise ConfigError(str(error)) from error
+        self.languages = language_pair_option(args.langs)
         if not 0 <= args.min_score <= 1 or args.relevant_min_pairs < 1:
             raise ConfigError("--min-score must be in [0, 1] and --relevant-min-pairs >= 1")
 
