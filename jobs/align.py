@@ -38,6 +38,8 @@ UNCALIBRATED_MIN_SCORE = 0.5
 class AlignJob(Job):
     name = "align"
     description = "1-1 URL alignment per host from a lang<TAB>url list (strand | wmt16 | model); no Spark"
+    input_paths = ("input", "lss_conf")
+    model_paths = ("pair_model", "lang_model")
     uses_spark = False
     root_required = False
 

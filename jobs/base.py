@@ -175,6 +175,11 @@ class Job:
     root_required: bool = True
     #: tables this job writes under --root; a rerun with the same arguments and inputs skips while they are its own
     outputs: tuple[str, ...] = ()
+    #: arguments naming files or folders the job reads (checked at start), and model directories (or hub ids)
+    input_paths: tuple[str, ...] = ()
+    model_paths: tuple[str, ...] = ()
+    #: values of those arguments that are not paths (replay-crawl's `--seeds home`, `--truth verified_pairs`)
+    path_keywords: frozenset[str] = frozenset()
     #: outputs the job writes itself as plain folders (not versioned tables): a rerun checks they exist
     unversioned_outputs: tuple[str, ...] = ()
     #: tables under --root this job reads: the job does not start without them
@@ -218,6 +223,22 @@ class Job:
             raise ConfigError(f"{self.name}: --root DIR is required (or `root:` in a --conf file)")
         if args.max_bad_fraction is not None and not 0 <= args.max_bad_fraction <= 1:
             raise ConfigError("--max-bad-fraction must be between 0 and 1")
+        self.check_input_paths(args)
+
+    def check_input_paths(self, args: argparse.Namespace) -> None:
+        """Every file or directory named by `input_paths` / `model_paths` exists, before anything is written
+        (a model argument that may be a hub id, `org/name`, is left to the loader)."""
+        missing = []
+        for option in (*self.input_paths, *self.model_paths):
+            values = getattr(args, option, None)
+            for value in values if isinstance(values, list) else [values]:
+                if not value or value in self.path_keywords or (option in self.model_paths and _maybe_hub_id(value)):
+                    continue
+                if not storage.exists(value):
+                    missing.append(f"--{option.replace('_', '-')} {value}")
+        if missing:
+            raise ConfigError(f"{self.name}: not found: {', '.join(missing)} (check the path; relative paths are "
+                              f"relative to {os.getcwd()})")
 
     def build_parser(self) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(prog=f"parascout {self.name}", description=self.description)
@@ -548,6 +569,12 @@ class TrainingJob(Job):
 
     def report_result(self, result) -> None:
         """Metrics of the trained model beyond macro-F1 (a subclass's choice)."""
+
+
+def _maybe_hub_id(value: str) -> bool:
+    """`xlm-roberta-base` or `org/name`: what from_pretrained may fetch from a hub rather than read from disk."""
+    return "://" not in value and not value.startswith(("/", ".", "~")) and value.count("/") <= 1 \
+        and not os.path.exists(value)
 
 
 def language_pair_option(value: str | None) -> tuple[str, str] | None:

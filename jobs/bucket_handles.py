@@ -26,6 +26,7 @@ class BucketHandlesJob(Job):
     description = "STRAND: pair URLs of two languages whose handles (URL minus language substrings) are equal"
     outputs = ("candidates",)
     inputs = ("urls",)
+    input_paths = ("lss_conf",)
 
     def add_arguments(self, parser):
         super().add_arguments(parser)

@@ -40,6 +40,7 @@ class RankPairs(Job):
                    "a model cascade")
     outputs = ("scored_pairs", "alignment", "rank_hosts")
     inputs = ("urls",)
+    model_paths = ("lang_model", "pair_model", "rescore_model")
     optional_inputs = ("candidates", "docs")
 
     def add_arguments(self, parser) -> None:

@@ -48,6 +48,9 @@ class ReplayCrawlJob(Job):
     description = ("replay crawl policies (" + ", ".join(POLICY_NAMES) + ") over archived link graphs")
     outputs = ("replay_summary", "replay_curves", "replay_deciles")
     inputs = ("docs",)
+    input_paths = ("seeds", "truth")
+    model_paths = ("lang_model", "pair_model")
+    path_keywords = frozenset({"home", "verified_pairs"})
     optional_inputs = ("verified_pairs", "shortlist")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:

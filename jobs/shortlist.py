@@ -30,6 +30,7 @@ class ShortlistJob(Job):
     description = "rank sites by predicted parallel pairs (1-1 alignment above a score); Spearman / precision@k"
     outputs = ("shortlist",)
     inputs = ("rank_hosts", "alignment")
+    input_paths = ("truth",)
     optional_inputs = ("verified_pairs", "bitext_documents")
 
     def add_arguments(self, parser) -> None:

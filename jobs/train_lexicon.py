@@ -54,6 +54,7 @@ def archive_paragraph_pairs(batches):
 class TrainLexiconJob(Job):
     name = "train-lexicon"
     description = "train a word translation lexicon (IBM model 1) from corpora, dictionaries or the archive"
+    input_paths = ("aligned", "corpus", "dictionary", "from_archive")
     root_required = False
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:

@@ -24,6 +24,7 @@ class TrainPairsJob(TrainingJob):
     name = "train-pairs"
     description = "train the URL-pair parallelness model on positive pairs + synthetic negatives"
     task = "pairs"
+    input_paths = ("positives",)
 
     def add_source_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--positives", required=True, metavar="FILE_OR_PARQUET",

@@ -21,6 +21,7 @@ class TrainUrl2LangJob(TrainingJob):
     name = "train-url2lang"
     description = "train the language-from-URL model (n-gram or transformer) on the urls table"
     task = "url2lang"
+    input_paths = ("urls",)
 
     def add_source_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--urls", required=True, metavar="PATH_OR_ROOT",

@@ -233,3 +233,19 @@ def test_cli_prints_where_a_table_s_current_version_is(tmp_path, capsys):
     tables.write_manifest(str(table), "v1", rows=0)
     assert main(["table-location", str(table)]) == 0
     assert capsys.readouterr().out.strip() == str(table / "version=v1")
+
+
+def test_missing_input_paths_fail_at_start_and_write_nothing(tmp_path, capsys):
+    out = tmp_path / "models" / "pairs"
+    assert main(["train-pairs", "--positives", str(tmp_path / "no" / "train.pairs"), "--out", str(out)]) == 2
+    message = capsys.readouterr().err
+    assert "not found: --positives" in message and "train.pairs" in message
+    assert not (tmp_path / "models").exists()  # no report, no partial output directory
+
+
+def test_model_arguments_that_may_be_hub_ids_are_left_to_the_loader(tmp_path):
+    from parascout.jobs.base import _maybe_hub_id
+
+    assert _maybe_hub_id("xlm-roberta-base") and _maybe_hub_id("org/model")
+    assert not _maybe_hub_id("./models/pairs") and not _maybe_hub_id("s3://bucket/models/pairs")
+    assert not _maybe_hub_id(str(tmp_path / "models" / "pairs"))
