@@ -64,10 +64,10 @@ class CountingReader(RangeReader):
         self.calls = 0
         self.lock = threading.Lock()
 
-    def read(self, path, start, length):
+    def read(self, path, start, length, attempts=None):
         with self.lock:
             self.calls += 1
-        return super().read(path, start, length)
+        return super().read(path, start, length, attempts)
 
 
 def fetch_all(rows: list[dict], settings: FetchSettings, reader: RangeReader | None = None) -> pd.DataFrame:
@@ -133,8 +133,8 @@ class CuttingReader(CountingReader):
         super().__init__(settings)
         self.cut_reads = cut_reads
 
-    def read(self, path, start, length):
-        data, made = super().read(path, start, length)
+    def read(self, path, start, length, attempts=None):
+        data, made = super().read(path, start, length, attempts)
         with self.lock:
             cut, self.cut_reads = self.cut_reads > 0, self.cut_reads - 1
         return (data[: len(data) // 2] if cut else data), made
@@ -155,11 +155,11 @@ def test_a_cut_record_is_read_again_up_to_attempts_reads(tmp_path, cut_reads):
 
 def test_a_re_read_that_fails_outright_leaves_the_record_cut(tmp_path):
     class FailingReread(CuttingReader):
-        def read(self, path, start, length):
+        def read(self, path, start, length, attempts=None):
             if self.calls:
                 self.calls += 1
                 raise ReadError("fetch_failed", "HTTP 503", 2)
-            return super().read(path, start, length)
+            return super().read(path, start, length, attempts)
 
     rows, _ = build_mixed_warc(tmp_path, good=1)
     settings = FetchSettings(warc_prefix=str(tmp_path), attempts=4, coalesce=False)

@@ -299,14 +299,15 @@ class RangeReader:
         self.settings = settings or ReadSettings()
         self._http = None
 
-    def read(self, path: str, start: int, length: int) -> tuple[bytes, int]:
-        """(bytes, GETs made); fewer bytes than asked means the file ended. Raises ReadError."""
+    def read(self, path: str, start: int, length: int, attempts: int | None = None) -> tuple[bytes, int]:
+        """(bytes, GETs made: at most `attempts`, default the settings'); fewer bytes than asked means the file
+        ended. Raises ReadError."""
         kind = scheme(path)
         if kind in ("", "file"):
             return self._read_local(path, start, length), 1
         if kind not in S3_SCHEMES + HTTP_SCHEMES:
             raise ReadError("missing_file", f"unsupported scheme {kind!r}", 0)
-        attempts, last_error = self.settings.attempts, ""
+        attempts, last_error = attempts or self.settings.attempts, ""
         for attempt in range(attempts):
             try:
                 return (self._read_http if kind in HTTP_SCHEMES else self._read_s3)(path, start, length), attempt + 1

@@ -7,7 +7,7 @@ most per range, the only retry layer) and classifies failures (missing_file,
 bad_location, fetch_failed). `fetch_documents` is the mapInPandas function of
 fetch-docs: per batch it plans ranges per file, reads them on a bounded thread pool,
 slices the records out and parses them (udfs.documents); a record that comes out cut
-(`cut_short`) is read again on its own, up to `attempts` reads in all. Every input row
+(`cut_short`) is read again on its own while its GETs stay within `attempts`. Every input row
 comes out exactly once, with status 'ok' or a reason.
 """
 from __future__ import annotations
@@ -108,9 +108,9 @@ def fetch_range(reader: RangeReader, byte_range: ByteRange, rows: list,
     """Read one coalesced range, slice out its records and parse each; one docs row per member.
 
     A record that comes out cut (`warc_record.RETRYABLE_REASONS`: the file or the transfer ended inside its
-    gzip member) is read again on its own, up to `attempts` reads in all. Its row's `fetch_attempts` is its
-    range's GETs plus `range_records` x its own re-read GETs, so `fetch_attempts / range_records` stays the
-    record's share of the GETs made (what the report sums)."""
+    gzip member) is read again on its own while its GETs (its range's and its own) stay within `attempts`.
+    Its row's `fetch_attempts` is its range's GETs plus `range_records` x its own re-read GETs, so
+    `fetch_attempts / range_records` stays the record's share of the GETs made (what the report sums)."""
     size = len(byte_range.members)
     try:
         data, made = reader.read(byte_range.path, byte_range.offset, byte_range.length)
@@ -125,7 +125,7 @@ def fetch_range(reader: RangeReader, byte_range: ByteRange, rows: list,
         row = rows[member]
         begin = int(row.warc_offset) - byte_range.offset
         doc = _parse_slice(data[begin:begin + int(row.warc_length)], row, parse)
-        doc, reread_gets = _reread_cut(reader, byte_range.path, row, doc, parse)
+        doc, reread_gets = _reread_cut(reader, byte_range.path, row, doc, parse, reader.settings.attempts - made)
         out.append(_doc_row(row, doc, made + size * reread_gets, size))
     return out
 
@@ -140,18 +140,16 @@ def _parse_slice(record: bytes, row, parse: Callable[[bytes, str | None], dict])
         return empty_doc("parse_error", f"{type(error).__name__}: {error}"[:300])
 
 
-def _reread_cut(reader: RangeReader, path: str, row, doc: dict,
-                parse: Callable[[bytes, str | None], dict]) -> tuple[dict, int]:
-    """Read a cut record again (alone) until it is whole or `attempts` reads are spent; (doc, GETs made).
+def _reread_cut(reader: RangeReader, path: str, row, doc: dict, parse: Callable[[bytes, str | None], dict],
+                budget: int) -> tuple[dict, int]:
+    """Read a cut record again (alone) until it is whole or `budget` GETs are spent; (doc, GETs made).
     A re-read that fails outright ends the tries: the record stays cut, as the bytes it did get were."""
     gets = 0
-    for attempt in range(1, reader.settings.attempts):
-        if doc["status"] not in warc_record.RETRYABLE_REASONS:
-            break
+    while doc["status"] in warc_record.RETRYABLE_REASONS and gets < budget:
         if not storage.is_local(path):
-            time.sleep(reader.backoff(attempt - 1))
+            time.sleep(reader.backoff(gets))
         try:
-            data, made = reader.read(path, int(row.warc_offset), int(row.warc_length))
+            data, made = reader.read(path, int(row.warc_offset), int(row.warc_length), budget - gets)
         except ReadError as error:
             doc = {**doc, "error": f"{doc['error']}; re-read: {error}"[:300]}
             return doc, gets + error.attempts
