@@ -19,6 +19,7 @@ from warcio.archiveiterator import ArchiveIterator
 from parascout.udfs import storage
 from parascout.udfs.documents import RECORD_COLUMNS, empty_doc
 from parascout.udfs.html_text import MAX_TITLE_CHARS, image_file_name, normalise_link
+from parascout.udfs.language_cues import CUE_KINDS, wat_link_cue
 from parascout.udfs.urls import url_host
 from parascout.udfs.warc_record import MAX_IMAGES, LinkBudget
 
@@ -27,8 +28,9 @@ IMAGE_PATHS = frozenset({"IMG@/src", "IMG@/data-src"})
 OUTPUT_BATCH_ROWS = 1000
 
 
-def wat_document(envelope: dict) -> dict:
-    """One docs row from the Envelope of a WAT record; status 'not_response' for request/metadata records."""
+def wat_document(envelope: dict, cue_kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS) -> dict:
+    """One docs row from the Envelope of a WAT record; status 'not_response' for request/metadata records.
+    `cue_kinds`: the link context that may give a link's language cue (`outlink_cues`; udfs.language_cues)."""
     header = envelope.get("WARC-Header-Metadata") or {}
     url = header.get("WARC-Target-URI")
     doc = {**empty_doc("ok"), "source": "wat", "url": url, "host": url_host(url) if url else None}
@@ -44,9 +46,10 @@ def wat_document(envelope: dict) -> dict:
         return {**doc, "status": "not_html"}
     head = html.get("Head") or {}
     base = urljoin(url, head["Base"]) if isinstance(head.get("Base"), str) else url
-    outlinks, images, budget = [], [], LinkBudget()
+    outlinks, images, budget, cues = [], [], LinkBudget(), {}
     alternates = [item for item in head.get("Link") or [] if "alternate" in str(item.get("rel", "")).lower()]
-    for item in [*(html.get("Links") or []), *alternates]:
+    items = [*(html.get("Links") or []), *alternates]
+    for position, item in enumerate(items):
         path, target = item.get("path", ""), item.get("url") or item.get("href")
         if path in IMAGE_PATHS:
             name = image_file_name(base, target)
@@ -56,12 +59,15 @@ def wat_document(envelope: dict) -> dict:
             link = normalise_link(base, target)
             if link and budget.admit(link):
                 outlinks.append(link)
+                cue = cues.get(link) or wat_link_cue(item, items[position + 1] if position + 1 < len(items) else None,
+                                                     cue_kinds)
+                cues[link] = cue
     outlinks = list(dict.fromkeys(outlinks))
     title = head.get("Title")
     status = doc["http_status"] or 0
     return {**doc, "status": "ok" if 200 <= status < 300 else "http_redirect" if 300 <= status < 400 else "http_error",
             "outlinks": outlinks, "outlinks_same_host": [url_host(link) == doc["host"] for link in outlinks],
-            "outlinks_cut": budget.cut,
+            "outlinks_cut": budget.cut, "outlink_cues": [cue.lang if (cue := cues.get(link)) else None for link in outlinks],
             "images": list(dict.fromkeys(images)), "title": title.strip()[:MAX_TITLE_CHARS] if title else None}
 
 
@@ -80,7 +86,7 @@ def _container_location(container: dict) -> dict:
             "warc_length": sum(parts) if all(p is not None for p in parts) else None}
 
 
-def read_wat(stream) -> Iterator[dict]:
+def read_wat(stream, cue_kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS) -> Iterator[dict]:
     """docs rows for every metadata record of a WAT stream (undecodable JSON -> status 'bad_wat_json')."""
     for record in ArchiveIterator(stream):
         if record.rec_type != "metadata":
@@ -88,7 +94,7 @@ def read_wat(stream) -> Iterator[dict]:
         url = record.rec_headers.get_header("WARC-Target-URI")
         try:
             payload = json.loads(record.content_stream().read())
-            doc = wat_document(payload["Envelope"])
+            doc = wat_document(payload["Envelope"], cue_kinds)
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             yield {**empty_doc("bad_wat_json", f"{type(error).__name__}: {error}"[:200]), "source": "wat",
                    "url": url, "host": url_host(url) if url else None}
