@@ -4,6 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   ?= out/demo
+# real translations for the demo's pages where the shared data is checked out beside the repo (else built-in text)
+DEMO_TEXT ?= $(wildcard ../shared/data/parallel-text/bible)
 JAR    := udfs/parascout-udfs.jar
 JAVA   := $(wildcard jvm/src/main/java/parascout/*.java)
 
@@ -50,7 +52,7 @@ test-fast: install
 	$(BIN)/python -m pytest -q -ra -m "not slow" tests
 
 demo: install
-	$(BIN)/parascout demo --out $(DEMO)
+	$(BIN)/parascout demo --out $(DEMO) $(if $(DEMO_TEXT),--text-corpus $(DEMO_TEXT))
 
 lint: install
 	$(BIN)/ruff check parascout jobs udfs tests benchmarks

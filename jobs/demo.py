@@ -29,7 +29,11 @@ class Demo(Job):
         parser.add_argument("--langs", default="en,fr", help="the language pair mined by the demo")
         parser.add_argument("--train-hosts", type=int, default=60,
                             help="hosts of the second, disjoint archive whose true pairs train the pair model")
-        parser.add_argument("--train-minutes", type=float, default=1.0, help="time limit of each model's training")
+        parser.add_argument("--train-epochs", type=int, default=6,
+                            help="epochs of each URL model's training (early stopping may end it sooner): the same "
+                                 "numbers on a busy and an idle machine")
+        parser.add_argument("--train-minutes", type=float, default=10.0,
+                            help="safety cap on each model's training time (the epochs are the budget)")
         parser.add_argument("--text-corpus", default=None, metavar="DIR",
                             help="real parallel text for the sample archives' pages (make-sample-archive "
                                  "--text-corpus, e.g. ../shared/data/parallel-text/bible); default: built-in word lists")
@@ -57,6 +61,8 @@ class Demo(Job):
         if a.text_corpus:
             generator += ["--text-corpus", a.text_corpus]
             training_generator += ["--text-corpus", a.text_corpus]
+        # epochs are the budget, on two torch threads, so a seed gives the same models on any machine load
+        training = ["--max-epochs", str(a.train_epochs), "--threads", "2", "--max-minutes", str(a.train_minutes)]
         # The pair model learns from the truth of other hosts (another seed), never from the hosts it ranks.
         return [
             ("make-sample-archive", generator),
@@ -64,9 +70,9 @@ class Demo(Job):
             ("scan-cdx", ["--root", root, "--cdx", storage.join(archive, "indexes")]),
             ("bucket-handles", ["--root", root, "--langs", langs]),
             ("train-url2lang", ["--urls", storage.join(root, "urls"), "--out", storage.join(models, "url2lang"),
-                                "--max-minutes", str(a.train_minutes)]),
+                                *training]),
             ("train-pairs", ["--positives", storage.join(training_archive, "truth", "pairs.parquet"),
-                             "--out", storage.join(models, "pairs"), "--max-minutes", str(a.train_minutes)]),
+                             "--out", storage.join(models, "pairs"), *training]),
             # docs before ranking: their links add language-switcher neighbours to the candidate pairs
             ("fetch-docs", ["--root", root, "--warc-prefix", archive + "/", "--select", "all"]),
             ("rank-pairs", ["--root", root, "--langs", langs, "--lang-model", storage.join(models, "url2lang"),
@@ -76,7 +82,7 @@ class Demo(Job):
                                *(["--aligned", a.text_corpus] if a.text_corpus else ["--from-archive", root])]),
             ("verify-pairs", ["--root", root, "--pairs", "scored_pairs", "--lexicon", storage.join(models, "lexicon")]),
             # the bitext before shortlist, so the shortlist carries each site's yield in words
-            ("export-bitext", ["--root", root, "--langs", langs]),
+            ("export-bitext", ["--root", root, "--langs", langs, "--lexicon", storage.join(models, "lexicon")]),
             ("shortlist", ["--root", root, "--langs", langs, "--truth", truth]),
             ("replay-crawl", ["--root", root, "--langs", langs, "--truth", truth,
                               "--lang-model", storage.join(models, "url2lang"),

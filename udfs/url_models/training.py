@@ -225,7 +225,9 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--patience", type=int, default=5, help="early stopping: epochs without better dev macro-F1")
     group.add_argument("--folds", type=int, default=1, help="curriculum: train on folds 1..j for j = 1..folds")
     group.add_argument("--max-steps", type=int, default=None, help="stop after this many optimiser steps")
-    group.add_argument("--max-minutes", type=float, default=None, help="stop training after this much time")
+    group.add_argument("--max-minutes", type=float, default=60.0,
+                       help="safety cap on training time (the budget is --max-epochs / --max-steps, which give the "
+                            "same model for a seed on any machine; a run cut by the cap says so in its metrics)")
     group.add_argument("--seed", type=int, default=0)
     group.add_argument("--balanced-loss", action=argparse.BooleanOptionalAction, default=None,
                        help="weight classes by inverse frequency (default: on for the transformer backend)")

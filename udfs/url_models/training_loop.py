@@ -179,7 +179,7 @@ def fit(model, train: dict, dev: dict, config: TrainingConfig) -> list[dict]:
                                           warmup_inverse_sqrt(step + 1, warmup), class_weights))
                 step += 1
                 if (config.max_steps and step >= config.max_steps) or (deadline and time.monotonic() > deadline):
-                    stop = True
+                    stop = "max_steps" if config.max_steps and step >= config.max_steps else "max_minutes"
                     break
             dev_f1 = _macro_f1(model, dev, dev_encoded)
             improved = dev_f1 > best_f1
@@ -188,7 +188,11 @@ def fit(model, train: dict, dev: dict, config: TrainingConfig) -> list[dict]:
             else:
                 waited += 1
             history.append({"stage": stage, "epoch": epoch, "step": step, "train_loss": round(float(np.mean(losses)), 5)
-                            if losses else None, "dev_macro_f1": round(dev_f1, 4), "best": improved})
+                            if losses else None, "dev_macro_f1": round(dev_f1, 4), "best": improved,
+                            **({"stopped_by": stop} if stop else {})})
+            if stop == "max_minutes":
+                log.warning("training stopped by the --max-minutes safety cap at step %d: the model depends on "
+                            "machine speed; raise the cap or lower --max-epochs for a reproducible run", step)
             log.info("stage %d/%d epoch %d: step %d, train loss %.4f, dev macro-F1 %.4f%s", stage, config.folds,
                      epoch, step, history[-1]["train_loss"] or 0.0, dev_f1, " (best)" if improved else "")
             if stop or waited >= config.patience:
