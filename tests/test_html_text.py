@@ -63,12 +63,22 @@ def test_fixtures_give_the_html_parser_features(page):
         assert new["structure"] == old["structure"]
 
 
+def without_self_links(features: dict, url: str) -> dict:
+    """The features with links to the page's own URL left out (outlinks and their same-host flags alike)."""
+    kept = [i for i, link in enumerate(features["outlinks"]) if link != url]
+    return {**features, "outlinks": [features["outlinks"][i] for i in kept],
+            "outlinks_same_host": [features["outlinks_same_host"][i] for i in kept]}
+
+
 def test_real_commoncrawl_pages_agree_with_the_html_parser_path(shared_data):
     pages = real_pages(shared_data)
     assert len(pages) == 17
     old = [html_parser_features(html, url) for url, html in pages]
     new = [html_features(html, url) for url, html in pages]
-    for before, after in zip(old, new):
+    for (url, _), before, after in zip(pages, old, new):
+        # one deliberate difference: an href of a bare scheme ('http://', a broken template on one page) is no
+        # link for the engine, where urljoin made it the page itself; links to the page itself are compared apart
+        before, after = without_self_links(before, url), without_self_links(after, url)
         assert {key: after[key] for key in SAME_FEATURES} == {key: before[key] for key in SAME_FEATURES}
         # Lexbor repairs markup as a browser does: two pages differ, both broken (an unclosed attribute
         # quote read as text; stray table cells after </html>, dropped)
