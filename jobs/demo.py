@@ -114,7 +114,23 @@ class Demo(Job):
         self.report.metric("quality", quality)
         report_file = storage.join(self.args.out, "report.md")
         storage.write_text(report_file, render_report(self.args, summaries, quality))
-        self.log.info("demo report: %s", report_file)
+        self.report.input("steps", len(steps))
+        self.report.kept(sum(1 for summary in summaries if summary["outputs"] or summary["reused"]) or len(steps))
+        self.log.info("demo produced: %s; report: %s", produced(summaries), report_file)
+
+
+def produced(summaries: list[dict]) -> str:
+    """One line of what the pipeline made: document pairs, sentence pairs and words, shortlisted sites."""
+    outputs = {table: rows for summary in summaries for table, rows in (summary["outputs"] or {}).items()}
+    exported = next((s["metrics"] for s in summaries if s["job"] == "export-bitext"), {})
+    words = {key.removeprefix("words_"): value for key, value in exported.items()
+             if key.startswith("words_") and isinstance(value, int)}
+    parts = [f"{outputs.get('bitext_documents', 0):,} verified, aligned document pairs",
+             f"{outputs.get('bitext/sent.tsv', 0):,} sentence pairs"]
+    if words:
+        parts.append("words " + ", ".join(f"{lang} {count:,}" for lang, count in words.items()))
+    parts.append(f"{outputs.get('shortlist', 0):,} sites shortlisted")
+    return "; ".join(parts)
 
 
 def evaluate_against_truth(root: str, src_lang: str, trg_lang: str) -> dict:
