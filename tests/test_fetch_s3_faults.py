@@ -163,7 +163,33 @@ def upload_archive(folder, endpoint: str, bucket: str, files: int = 3) -> tuple[
         expected.update({url.replace(".example.com/", f".example.com/{index}/"): status
                          for url, status in part_expected.items()})
         s3.put_object(Bucket=bucket, Key=name, Body=(folder / f"segment-{index}.warc.gz").read_bytes())
+    body, name = b"", "crawl-data/other-records.warc.gz"  # the file of the segments ends inside a record
+    for kind, record in non_response_records("http://site0.example.com/other.html"):
+        url = f"http://site0.example.com/{kind}.html"
+        rows.append({"url": url, "warc_filename": name, "warc_offset": len(body), "warc_length": len(record)})
+        expected[url] = f"{kind}_record"
+        body += record
+    s3.put_object(Bucket=bucket, Key=name, Body=body)
     return rows, expected
+
+
+def non_response_records(url: str) -> list[tuple[str, bytes]]:
+    """A request and a metadata record (each its own gzip member) as CommonCrawl's WARC files hold them beside
+    responses: a CDX row pointing at one is accounted for with its own reason, through the faults too."""
+    from io import BytesIO
+
+    from warcio.warcwriter import WARCWriter
+
+    records = []
+    for kind, payload in (("request", b"GET / HTTP/1.1\r\nHost: site0.example.com\r\n\r\n"),
+                          ("metadata", b"fetchTimeMs: 120\r\n")):
+        buffer = BytesIO()
+        writer = WARCWriter(buffer, gzip=True)
+        content_type = "application/http; msgtype=request" if kind == "request" else "application/warc-fields"
+        writer.write_record(writer.create_warc_record(url, kind, payload=BytesIO(payload),
+                                                      warc_content_type=content_type))
+        records.append((kind, buffer.getvalue()))
+    return records
 
 
 @pytest.mark.parametrize("coalesce", [False, True])
