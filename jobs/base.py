@@ -223,7 +223,6 @@ class Job:
             raise ConfigError(f"{self.name}: --root DIR is required (or `root:` in a --conf file)")
         if args.max_bad_fraction is not None and not 0 <= args.max_bad_fraction <= 1:
             raise ConfigError("--max-bad-fraction must be between 0 and 1")
-        self.check_input_paths(args)
 
     def check_input_paths(self, args: argparse.Namespace) -> None:
         """Every file or directory named by `input_paths` / `model_paths` exists, before anything is written
@@ -237,7 +236,7 @@ class Job:
                 if not storage.exists(value):
                     missing.append(f"--{option.replace('_', '-')} {value}")
         if missing:
-            raise ConfigError(f"{self.name}: not found: {', '.join(missing)} (check the path; relative paths are "
+            raise ConfigError(f"{self.name}: no such file or directory: {', '.join(missing)} (relative paths are "
                               f"relative to {os.getcwd()})")
 
     def build_parser(self) -> argparse.ArgumentParser:
@@ -462,6 +461,7 @@ class Job:
         self.args = self.parse_arguments(argv)
         logging.getLogger("parascout").setLevel(self.args.log_level)
         self.validate_arguments(self.args)
+        self.check_input_paths(self.args)  # after the arguments' own checks, before anything is written
         self.resolve_inputs()
         previous = self.already_done()
         if previous:

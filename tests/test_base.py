@@ -239,7 +239,7 @@ def test_missing_input_paths_fail_at_start_and_write_nothing(tmp_path, capsys):
     out = tmp_path / "models" / "pairs"
     assert main(["train-pairs", "--positives", str(tmp_path / "no" / "train.pairs"), "--out", str(out)]) == 2
     message = capsys.readouterr().err
-    assert "not found: --positives" in message and "train.pairs" in message
+    assert "no such file or directory: --positives" in message and "train.pairs" in message
     assert not (tmp_path / "models").exists()  # no report, no partial output directory
 
 
