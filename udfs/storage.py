@@ -286,6 +286,10 @@ class ReadError(Exception):
         self.retry_after = retry_after
 
 
+#: the longest wait between two tries of one range (before jitter)
+MAX_BACKOFF_SECONDS = 8.0
+
+
 class RangeReader:
     """Reads byte ranges of local, s3:// and https:// files; the one place remote reads are retried.
 
@@ -343,8 +347,9 @@ class RangeReader:
             offset += len(chunk)
 
     def backoff(self, attempt: int) -> float:
-        """Seconds to wait before retry number `attempt + 1`: exponential, with jitter."""
-        return self.settings.backoff_seconds * (2 ** attempt) * (0.5 + random.random())
+        """Seconds to wait before retry number `attempt + 1`: exponential with jitter, at most MAX_BACKOFF_SECONDS
+        (a tenth try must not sleep four minutes)."""
+        return min(self.settings.backoff_seconds * (2 ** attempt), MAX_BACKOFF_SECONDS) * (0.5 + random.random())
 
     @staticmethod
     def _read_local(path: str, start: int, length: int) -> bytes:
