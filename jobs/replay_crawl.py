@@ -40,7 +40,6 @@ SKIP_REASONS = ("host_without_truth_pairs", "host_too_large")
 BAD_REASONS = frozenset({"missing_url_or_host"})
 FILTERED_REASONS = frozenset({"duplicate_url", *SKIP_REASONS})
 #: scheme://[user@]host of a URL (the host lower-cased by the caller)
-URL_HOST_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?([^:/?#]+)"
 
 
 class ReplayCrawlJob(Job):
@@ -190,9 +189,10 @@ class ReplayCrawlJob(Job):
         """docs and truth with `site`, the replay's unit: the host, or its language-neutral site (--group-by)."""
         from pyspark.sql import functions as F
 
+        from parascout.udfs.cdx_records import url_host as url_host_column
         from parascout.udfs.sites import with_site
 
-        url_host = F.lower(F.regexp_extract("src_url", URL_HOST_PATTERN, 1))
+        url_host = url_host_column(F.col("src_url"))
         truth = truth.withColumn("src_host", F.when(url_host != "", url_host).otherwise(F.col("host")))
         if self.args.group_by == "host":
             return docs.withColumn("site", F.col("host")), truth.withColumn("site", F.col("src_host"))

@@ -123,3 +123,20 @@ def test_control_characters_and_hosts():
         assert has_control_characters(text)
     assert not has_control_characters("https://a.is/síða?q=1 2")
     assert url_host("https://User@WWW.Example.IS.:8080/x") == "www.example.is"
+
+
+def test_the_spark_host_column_agrees_with_url_host(spark, shared_data):
+    """cdx_records.url_host (Spark, used by scan-cdx and replay-crawl) gives urls.url_host's answer."""
+    from pyspark.sql import functions as F
+
+    from parascout.udfs.cdx_records import url_host as url_host_column
+    from parascout.udfs.urls import url_host
+
+    urls = [u for line in (shared_data / "wmt16" / "train.pairs").read_text().splitlines() for u in line.split()]
+    odd = ["http://User:pw@WWW.Example.COM.:8080/a?b#c", "https://example.is?x=1", "http://example.is#top",
+           "HTTP://EXAMPLE.IS/", "https://sub.example.co.uk./path/", "http://a.b@c.example.org/x@y",
+           "http://example.com:80", "https://xn--caf-dma.example/", "http://example.com/path:with:colons"]
+    frame = spark.createDataFrame([(u,) for u in urls + odd], "url string")
+    got = dict(frame.select("url", url_host_column(F.col("url")).alias("host")).toPandas().itertuples(index=False))
+    differ = {u: (got[u], url_host(u)) for u in urls + odd if (got[u] or None) != url_host(u)}
+    assert not differ, list(differ.items())[:10]

@@ -41,7 +41,7 @@ import yaml
 
 from parascout.udfs.jvm import java_function_available
 from parascout.udfs.langs import CONF_DIR, load_languages, to_iso639_3
-from parascout.udfs.urls import MAX_URL_CHARS
+from parascout.udfs.urls import MAX_URL_CHARS, url_host
 
 LSS_FILE = CONF_DIR / "lss.yaml"
 JVM_HANDLE_CLASS = "parascout.StrandHandle"
@@ -326,10 +326,7 @@ def url_problem_column(url):
 def url_flags(url: str) -> list[str]:
     """Harmless peculiarities worth counting: 'idn_host' (unicode or punycode) and 'percent_encoded'."""
     flags = []
-    try:
-        host = urlsplit(url).hostname or ""
-    except ValueError:
-        host = ""
+    host = url_host(url) or ""
     if not host.isascii() or "xn--" in host:
         flags.append("idn_host")
     if _PERCENT_RE.search(url):

@@ -6,9 +6,8 @@ users may write 639-1, 639-2/B, English names or endonyms.
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from dataclasses import dataclass, field
-from pathlib import Path
+from importlib import resources
 
 import yaml
 

@@ -17,6 +17,8 @@ from itertools import chain
 import numpy as np
 import pandas as pd
 
+from parascout.udfs.urls import url_host
+
 
 def url_key(url: str) -> str:
     """The identity of a URL in the replay: the URL without its scheme ('//host/path?query')."""
@@ -159,18 +161,11 @@ def _cues_of(cues, n_links: int) -> list[str | None] | None:
 
 
 def _key_host(key: str) -> str:
-    """'//host:8080/path' -> 'host' (lower-cased)."""
-    end = len(key)
-    for stop in "/?#":
-        found = key.find(stop, 2)
-        if 0 <= found < end:
-            end = found
-    return key[2:end].rsplit("@", 1)[-1].split(":", 1)[0].lower()
+    """'//host:8080/path' -> 'host' (lower-cased, as urls.url_host gives it)."""
+    return url_host("http:" + key) or ""
 
 
 def _host_of(docs: pd.DataFrame) -> str:
-    from parascout.udfs.urls import url_host
-
     return url_host(str(docs["url"].iloc[0])) or "" if len(docs) else ""
 
 

@@ -77,11 +77,6 @@ def preprocess_url(url: str) -> str:
     return " ".join(url_tokens(normalize_url(url)))
 
 
-def preprocess_urls(urls: list[str]) -> list[str]:
-    """preprocess_url over a batch (None becomes the empty string)."""
-    return [preprocess_url(url) if url else "" for url in urls]
-
-
 def pair_text(src_url: str, trg_url: str, separator: str = DEFAULT_SEPARATOR) -> str:
     """A URL pair as one text: `src </s> trg` (pass the tokenizer's sep_token as separator)."""
     return f"{preprocess_url(src_url)} {separator} {preprocess_url(trg_url)}"
