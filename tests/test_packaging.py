@@ -1,6 +1,7 @@
 """The wheel installs ONE top-level package, parascout, that other packages cannot shadow."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import venv
@@ -15,9 +16,18 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+    """The wheel built from a copy of the checkout (what git tracks or would add, plus the built jar), so the
+    build leaves no build/ folder in the repository and a stale one cannot leak into the test."""
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, check=True,
+                            capture_output=True, text=True).stdout.split()
+    jar = REPO / "udfs" / "parascout-udfs.jar"
+    for name in listed + ([str(jar.relative_to(REPO))] if jar.exists() else []):
+        if (REPO / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, source / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out),
-                    str(REPO)], check=True, capture_output=True, cwd=out)
+                    str(source)], check=True, capture_output=True, cwd=out)
     return next(out.glob("parascout-*.whl"))
 
 
