@@ -55,3 +55,14 @@ def shared_data() -> Path:
 def run_job(job_class, spark, argv: list[str]) -> dict:
     """Run a job inside the shared session and return its report."""
     return job_class().use_spark(spark).run(argv)
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint():
+    """A real S3-compatible server (moto's server mode) on 127.0.0.1, shared by the S3 tests."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    yield "http://{}:{}".format(*server.get_host_and_port())
+    server.stop()

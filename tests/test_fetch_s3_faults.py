@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 import boto3
 import pandas as pd
 import pytest
-from moto.server import ThreadedMotoServer
 
 from parascout.jobs.fetch_docs import FetchDocsJob
 from parascout.udfs.warc_fetch import FetchSettings, fetch_documents
@@ -138,14 +137,6 @@ class FaultProxy:
                 handler.close_connection = True
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a stall): fine
             handler.close_connection = True
-
-
-@pytest.fixture(scope="module")
-def moto_endpoint():
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    yield "http://{}:{}".format(*server.get_host_and_port())
-    server.stop()
 
 
 def upload_archive(folder, endpoint: str, bucket: str, files: int = 3) -> tuple[list[dict], dict[str, str]]:

@@ -76,16 +76,6 @@ def test_stream_reads_a_whole_file_in_ranges(tmp_path):
     assert b"".join(chunks) == bytes(range(256)) * 10 and reader.calls == [0, 1000, 2000]
 
 
-@pytest.fixture(scope="module")
-def moto_endpoint():
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    yield "http://{}:{}".format(*server.get_host_and_port())
-    server.stop()
-
-
 def test_directories_sync_both_ways_and_reads_take_the_endpoint_as_a_parameter(tmp_path, moto_endpoint):
     assert "AWS_ENDPOINT_URL" not in os.environ
     boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket="sync")
