@@ -151,19 +151,14 @@ class ExportBitextJob(Job):
 
     @staticmethod
     def write_gzip(path: str, lines, header: str = "", footer: str = "") -> int:
-        """Stream text lines into a gzip file (temporary name, then moved); returns the line count."""
-        filesystem, inner = storage._arrow_fs(path)
-        parent = inner.rsplit("/", 1)[0]
-        filesystem.create_dir(parent, recursive=True)
-        temporary = f"{parent}/.tmp-{inner.rsplit('/', 1)[1]}"
+        """Stream text lines into a gzip file (storage.open_output: temporary name, then moved); the line count."""
         count = 0
-        with filesystem.open_output_stream(temporary, compression="gzip") as out:
+        with storage.open_output(path, compression="gzip") as out:
             out.write(header.encode("utf-8"))
             for line in lines:
                 out.write(line.encode("utf-8"))
                 count += 1
             out.write(footer.encode("utf-8"))
-        filesystem.move(temporary, inner)
         return count
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ resolution, sync); the rest of parascout imports no boto3, pyarrow.fs or urllib 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import os
@@ -118,7 +119,7 @@ def s3_client(endpoint: str | None = None, connect_timeout: float = 10.0, read_t
     return boto3.client("s3", endpoint_url=endpoint or None, config=config)
 
 
-def _arrow_fs(path: str, endpoint: str | None = None):
+def arrow_filesystem(path: str, endpoint: str | None = None):
     """(pyarrow filesystem, path inside it) for a local, file://, s3:// or gs:// path."""
     from pyarrow import fs
 
@@ -137,31 +138,43 @@ def _arrow_fs(path: str, endpoint: str | None = None):
 def exists(path: str, endpoint: str | None = None) -> bool:
     from pyarrow import fs
 
-    filesystem, inner = _arrow_fs(path, endpoint)
+    filesystem, inner = arrow_filesystem(path, endpoint)
     return filesystem.get_file_info(inner).type != fs.FileType.NotFound
 
 
 def read_text(path: str) -> str:
-    filesystem, inner = _arrow_fs(path)
+    filesystem, inner = arrow_filesystem(path)
     with filesystem.open_input_stream(inner) as handle:
         return handle.read().decode("utf-8")
 
 
 def write_text(path: str, text: str) -> None:
     """Write a small text file; locally via a temporary name and rename (atomic)."""
-    filesystem, inner = _arrow_fs(path)
+    with open_output(path) as handle:
+        handle.write(text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def open_output(path: str, compression: str | None = None):
+    """A binary output stream to `path` (local, s3://, gs://) written under a temporary name and moved into
+    place when the block ends without an error, so a reader never sees a half-written file."""
+    filesystem, inner = arrow_filesystem(path)
     parent = inner.rsplit("/", 1)[0]
     filesystem.create_dir(parent, recursive=True)
-    temporary = f"{parent}/.tmp-{uuid.uuid4().hex[:8]}"
-    with filesystem.open_output_stream(temporary) as handle:
-        handle.write(text.encode("utf-8"))
+    temporary = f"{parent}/.tmp-{uuid.uuid4().hex[:8]}-{inner.rsplit('/', 1)[1]}"
+    try:
+        with filesystem.open_output_stream(temporary, compression=compression) as handle:
+            yield handle
+    except BaseException:
+        filesystem.delete_file(temporary)
+        raise
     filesystem.move(temporary, inner)
 
 
 def delete_dir(path: str) -> None:
     from pyarrow import fs
 
-    filesystem, inner = _arrow_fs(path)
+    filesystem, inner = arrow_filesystem(path)
     if filesystem.get_file_info(inner).type != fs.FileType.NotFound:
         filesystem.delete_dir(inner)
 
@@ -171,7 +184,7 @@ def write_parquet_table(frame, path: str, partition_by: list[str] | None = None)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    filesystem, inner = _arrow_fs(path)
+    filesystem, inner = arrow_filesystem(path)
     parent = inner.rsplit("/", 1)[0]
     temporary = f"{parent}/_tmp/{inner.rsplit('/', 1)[1]}-{uuid.uuid4().hex[:8]}"
     table = pa.Table.from_pandas(frame, preserve_index=False)

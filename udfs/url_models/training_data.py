@@ -65,7 +65,7 @@ def load_url2lang_examples(path: str, cap_per_language: int = 600_000, unknown_f
     import pyarrow.dataset as ds
 
     source = _urls_source(path)
-    filesystem, inner = storage._arrow_fs(source)
+    filesystem, inner = storage.arrow_filesystem(source)
     dataset = ds.dataset(inner, format="parquet", filesystem=filesystem, exclude_invalid_files=True)
     columns = [c for c in ("url", "host", "lang") if c in dataset.schema.names]
     if "url" not in columns or "lang" not in columns:
@@ -186,7 +186,7 @@ def _is_parquet(path: str) -> bool:
 def _read_parquet(path: str) -> pd.DataFrame:
     import pyarrow.dataset as ds
 
-    filesystem, inner = storage._arrow_fs(path)
+    filesystem, inner = storage.arrow_filesystem(path)
     return ds.dataset(inner, format="parquet", filesystem=filesystem, exclude_invalid_files=True).to_table().to_pandas()
 
 
