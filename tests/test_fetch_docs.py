@@ -9,10 +9,10 @@ from warcio.archiveiterator import ArchiveIterator
 
 from parascout.jobs.base import ConfigError
 from parascout.jobs.fetch_docs import FetchDocsJob
+from parascout.udfs import storage
 from tests.conftest import run_job
 from tests.test_documents import gzip_members, wat_record_bytes, write_warc
 from tests.test_warc_fetch import build_mixed_warc
-from parascout.udfs import storage
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,14 @@ from pyspark.sql import functions as F
 
 from benchmarks.bench_handles import synthetic_urls
 from parascout.udfs import handles, jvm
-from parascout.udfs.handles import build_stripper, language_substrings, learn_lss, plain_stripper, strand_pairs, url_problem
+from parascout.udfs.handles import (
+    build_stripper,
+    language_substrings,
+    learn_lss,
+    plain_stripper,
+    strand_pairs,
+    url_problem,
+)
 
 EN_FR = build_stripper(("en", "fr"))
 

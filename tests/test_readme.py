@@ -12,7 +12,7 @@ import pytest
 from parascout.jobs.cli import discover
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-FENCE = re.compile(r"```bash\n(.*?)```", re.S)
+FENCE = re.compile(r"```bash\n(.*?)```", re.DOTALL)
 
 
 def readme_commands() -> list[str]:

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from parascout.jobs.shortlist import ShortlistJob
-from tests.conftest import run_job
 from parascout.udfs import shortlist
+from tests.conftest import run_job
 
 PREDICTED = {"a.is": 10, "b.is": 8, "c.is": 5, "d.is": 3, "e.is": 0}
 TRUE = {"a.is": 9, "b.is": 2, "c.is": 7, "d.is": 0, "e.is": 1, "f.is": 6}

@@ -8,8 +8,8 @@ from parascout.jobs.base import ConfigError
 from parascout.jobs.cli import discover
 from parascout.jobs.train_pairs import TrainPairsJob
 from parascout.jobs.train_url2lang import TrainUrl2LangJob
-from tests.test_url_models import synthetic_language_urls
 from parascout.udfs.url_models import load_model, read_metadata
+from tests.test_url_models import synthetic_language_urls
 
 FAST = ["--threads", "1", "--buckets", "4096", "--dim", "16", "--max-epochs", "4", "--batch-size", "64"]
 
