@@ -473,13 +473,18 @@ def test_ilsp_gives_the_bonus_to_links_cued_with_the_other_language_only():
     assert simulate(uncued, make_policy("ilsp", langs=LANGS), NO_PAIRS).fetched_urls() == bfs.fetched_urls()
 
 
-def test_smart_site_adds_the_cue_bonus_to_cued_links():
+def prepared_smart_site():
+    """smart+site prepared on the cued site, with every link of its graph as (sources, targets)."""
     graph = build_graph(cued_site(CUED_PAGES, CUES, CUED_LANGS))
     policy = make_policy("smart+site", langs=LANGS, lang_scorer=constant_lang_scorer,
                          pair_scorer=table_pair_scorer({}))
     policy.prepare(graph, build_truth(graph, NO_PAIRS))
     offsets, targets = graph.csr()
-    sources = np.repeat(np.arange(graph.n_nodes), np.diff(offsets))
+    return graph, policy, np.repeat(np.arange(graph.n_nodes), np.diff(offsets)), targets
+
+
+def test_smart_site_adds_the_cue_bonus_to_cued_links():
+    graph, policy, sources, targets = prepared_smart_site()
     scores = policy.priority(graph, sources, targets)
     cued = {(graph.urls[s], graph.urls[t]): score for s, t, score in zip(sources, targets, scores)}
     home, icelandic, german = urls("/")[0], urls("/is/")[0], urls("/b")[0]
@@ -487,12 +492,8 @@ def test_smart_site_adds_the_cue_bonus_to_cued_links():
 
 
 def test_smart_site_learns_from_the_languages_cues_name():
-    graph = build_graph(cued_site(CUED_PAGES, CUES, CUED_LANGS))
-    policy = make_policy("smart+site", langs=LANGS, lang_scorer=constant_lang_scorer,
-                         pair_scorer=table_pair_scorer({}))
-    policy.prepare(graph, build_truth(graph, NO_PAIRS))
-    offsets, targets = graph.csr()
-    policy.priority(graph, np.repeat(np.arange(graph.n_nodes), np.diff(offsets)), targets)
+    graph, policy, sources, targets = prepared_smart_site()
+    policy.priority(graph, sources, targets)
     fetched = np.zeros(graph.n_nodes, dtype=bool)
     fetched[graph.node(urls("/")[0])] = True
     matrix = policy._linked_from(fetched).toarray()
