@@ -5,6 +5,7 @@ The source folders jobs/, udfs/ and conf/ install as ONE package, `parascout`
 names. Dependencies here are ranges; the exact pins the Makefile installs are in
 constraints.txt (torch==2.13.0 is the CPU build).
 """
+import re
 from pathlib import Path
 
 from setuptools import find_packages, setup
@@ -53,7 +54,7 @@ EXTRAS["all"] = sorted({req for reqs in EXTRAS.values() for req in reqs})
 
 setup(
     name="parascout",
-    version="0.2.0",
+    version=re.search(r'__version__ = "([^"]+)"', (here / "parascout" / "__init__.py").read_text()).group(1),
     description="Find parallel web documents in CommonCrawl archives with Spark and URL-only models",
     long_description=(here / "README.md").read_text(encoding="utf-8") if (here / "README.md").exists() else "",
     long_description_content_type="text/markdown",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from parascout.jobs.base import Job
+from parascout.jobs.base import Job, language_pair_option
 from parascout.udfs import storage
 from parascout.udfs.langs import load_languages, parse_lang_pair
 
@@ -41,7 +41,7 @@ class Demo(Job):
     def validate_arguments(self, args):
         args.root = args.out
         super().validate_arguments(args)
-        parse_lang_pair(args.langs)
+        language_pair_option(args.langs)
 
     def steps(self) -> list[tuple[str, list[str]]]:
         """(job name, argv) of every pipeline step, in dependency order."""
