@@ -87,25 +87,50 @@ def transformer(tokenizer, layers: int, hidden: int, intermediate: int | None = 
                                batch_size=batch_size)
 
 
-def ngram_pair_versions(src: list[str], trg: list[str], seconds: float) -> int:
+def pool_pairs(pairs: list[tuple[str, str]], max_per_host: int = 4000) -> tuple[list[str], list[str]]:
+    """Every src x trg pair of each WMT16 host (at most max_per_host per host): what `align` scores, where
+    each URL is in many pairs."""
+    from parascout.udfs.urls import url_host
+
+    hosts: dict[str, tuple[set[str], set[str]]] = {}
+    for src, trg in pairs:
+        hosts.setdefault(url_host(src) or "", (set(), set()))[0].add(src)
+        hosts.setdefault(url_host(trg) or "", (set(), set()))[1].add(trg)
+    src_urls, trg_urls = [], []
+    for host in sorted(hosts):
+        src, trg = hosts[host]
+        combined = [(s, t) for s in sorted(src) for t in sorted(trg)][:max_per_host]
+        src_urls += [s for s, _ in combined]
+        trg_urls += [t for _, t in combined]
+    return src_urls, trg_urls
+
+
+def ngram_pair_versions(pairs: list[tuple[str, str]], seconds: float) -> int:
     """pairs/s/core of the pair model as `train-pairs` builds it today (cross bag, PAIR_EXTRA_DENSE, accent
-    folding, calibrated output) against the feature set before the extras, in the same run."""
+    folding, calibrated output) against the feature set before the extras, in the same run, on two inputs:
+    distinct pairs (the WMT16 gold pairs with shuffled partners: every URL in one pair) and pool pairs (each
+    host's src x trg, as `align` scores them: each URL featurised once for all its pairs)."""
     versions = {
         "before extras (cross bag, symmetric)": (NgramSpec(cross_bag=True, symmetric_cross=True), {}),
         "today (+ extras, folding, calibration)": (
             NgramSpec(cross_bag=True, symmetric_cross=True, pair_extras=True, fold_accents=True),
             {"calibration": {"method": "platt", "scale": 1.0, "bias": 0.0}}),
     }
+    inputs = {"distinct pairs": ([s for s, _ in pairs], [t for _, t in pairs]), "pool pairs": pool_pairs(pairs)}
     rates = {}
-    for name, (spec, metadata) in versions.items():
-        model = NgramUrlModel.create("pairs", ["non-parallel", "parallel"], spec)
-        model.metadata = metadata
-        rates[name] = rate(lambda model=model: model.predict_parallel(src, trg), len(src), seconds)[0]
-    baseline = rates["before extras (cross bag, symmetric)"]
-    for name, per_cpu in rates.items():
-        print(f"ngram pair model, {name:<40} {per_cpu:12,.0f} pairs/CPU-s  x{per_cpu / baseline:.2f}")
-    today = rates["today (+ extras, folding, calibration)"]
-    print(f"target >= 45,000 pairs/s/core: {'met' if today >= 45_000 else 'NOT met'}")
+    for input_name, (src, trg) in inputs.items():
+        for name, (spec, metadata) in versions.items():
+            model = NgramUrlModel.create("pairs", ["non-parallel", "parallel"], spec)
+            model.metadata = metadata
+            rates[input_name, name] = rate(lambda model=model: model.predict_parallel(src, trg), len(src), seconds)[0]
+        baseline = rates[input_name, "before extras (cross bag, symmetric)"]
+        print(f"{input_name}: {len(src):,} pairs of {len(set(src)) + len(set(trg)):,} distinct URLs")
+        for name in versions:
+            per_cpu = rates[input_name, name]
+            print(f"  ngram pair model, {name:<40} {per_cpu:12,.0f} pairs/CPU-s  x{per_cpu / baseline:.2f}")
+    today = rates["pool pairs", "today (+ extras, folding, calibration)"]
+    print(f"target >= 45,000 pairs/s/core on pool pairs: {'met' if today >= 45_000 else 'NOT met'} ({today:,.0f}; "
+          f"distinct pairs {rates['distinct pairs', 'today (+ extras, folding, calibration)']:,.0f})")
     return 0
 
 
@@ -128,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"torch {torch.__version__}, 1 thread, CPU capability {torch.backends.cpu.get_cpu_capability()}, "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if args.ngram_only:
-        return ngram_pair_versions(src[: args.urls // 2], trg[: args.urls // 2], args.seconds)
+        return ngram_pair_versions(pairs, args.seconds)
 
     tokenizer = train_url_tokenizer([preprocess_url(u) for u in src[:20_000] + trg[:20_000]], vocab_size=8000)
     sequences = TransformerUrlModel(torch.nn.Linear(1, 1), tokenizer, "pairs", ["n", "p"]).encode_pairs(

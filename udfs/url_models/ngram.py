@@ -173,6 +173,36 @@ class UrlBatch:
     def offsets(self) -> np.ndarray:
         return np.concatenate([[0], np.cumsum(self.counts)[:-1]]).astype(np.int64)
 
+    def take(self, urls: np.ndarray) -> UrlBatch:
+        """The batch of URLs `urls` (indices into this batch, repeats allowed) without featurising them again:
+        token and trigram rows are gathered and still point into this batch's code points. The n-gram
+        buckets are not gathered (`buckets` is empty): a pair's side bags read them from this batch."""
+        urls = np.asarray(urls, dtype=np.int64)
+        tokens = _ranges(np.bincount(self.token_url, minlength=self.count), urls)
+        trigrams = _ranges(np.bincount(self.trigram_url, minlength=self.count), urls)
+        return UrlBatch(
+            count=len(urls), buckets=np.empty(0, dtype=np.int64), counts=self.counts[urls],
+            token_hash=self.token_hash[tokens], token_url=_owners(np.bincount(self.token_url, minlength=self.count),
+                                                                  urls),
+            token_class=self.token_class[tokens], token_length=self.token_length[tokens],
+            trigram_hash=self.trigram_hash[trigrams],
+            trigram_url=_owners(np.bincount(self.trigram_url, minlength=self.count), urls),
+            chars=self.chars[urls], slashes=self.slashes[urls], code_points=self.code_points, starts=self.starts[urls],
+            token_start=self.token_start[tokens], prefix=self.prefix)
+
+
+def _ranges(per_url: np.ndarray, urls: np.ndarray) -> np.ndarray:
+    """Row indices of the rows of each URL in `urls`, in order, for rows grouped by URL (`per_url` rows each)."""
+    lengths = per_url[urls]
+    firsts = (np.cumsum(per_url) - per_url)[urls]
+    total = int(lengths.sum())
+    return np.repeat(firsts - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
+
+
+def _owners(per_url: np.ndarray, urls: np.ndarray) -> np.ndarray:
+    """The position in `urls` owning each row that _ranges returns."""
+    return np.repeat(np.arange(len(urls)), per_url[urls])
+
 
 def _normalised(urls: list[str], spec: NgramSpec) -> list[str]:
     """normalize_url of each URL (accents folded when spec.fold_accents), cut to spec.max_chars."""
@@ -488,14 +518,33 @@ def _cross_bag(token_hash: np.ndarray, group_owner: np.ndarray, src_only: np.nda
             np.concatenate([[0], np.cumsum(per_pair)[:-1]]).astype(np.int64))
 
 
+def _unique_positions(values: list[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct values in first-seen order and each value's position among them."""
+    index: dict[str, int] = {}
+    positions = np.fromiter((index.setdefault(value, len(index)) for value in values), dtype=np.int64,
+                            count=len(values))
+    return list(index), positions
+
+
 def pair_features(src_texts: list[str], trg_texts: list[str], spec: NgramSpec):
-    """Bags (bucket indices + offsets, one per PAIR_BAGS entry [+ the cross bag]) and dense features of
-    normalised URL pairs."""
-    pairs = len(src_texts)
-    batch = featurize(list(src_texts) + list(trg_texts), spec)
-    split = int(batch.counts[:pairs].sum())
-    offsets = batch.offsets
-    bags = [(batch.buckets[:split], offsets[:pairs]), (batch.buckets[split:], offsets[pairs:] - split)]
+    """Bags (bucket indices + offsets [+ rows], one per PAIR_BAGS entry [+ the cross bag]) and dense
+    features of normalised URL pairs."""
+    (src_unique, src_index), (trg_unique, trg_index) = _unique_positions(src_texts), _unique_positions(trg_texts)
+    return indexed_pair_features(src_unique, trg_unique, src_index, trg_index, spec)
+
+
+def indexed_pair_features(src_texts: list[str], trg_texts: list[str], src_index: np.ndarray, trg_index: np.ndarray,
+                          spec: NgramSpec):
+    """pair_features of the pairs (src_texts[src_index[i]], trg_texts[trg_index[i]]): each distinct URL is
+    featurised once however many pairs it is in (a host's pool pairs every src URL with every trg URL). The
+    side bags hold each distinct URL once, with a third element, `rows`, picking every pair's URL."""
+    pairs = len(src_index)
+    unique = featurize(list(src_texts) + list(trg_texts), spec)
+    batch = unique.take(np.concatenate([src_index, trg_index + len(src_texts)]))
+    split = int(unique.counts[: len(src_texts)].sum())
+    offsets = unique.offsets
+    bags = [(unique.buckets[:split], offsets[: len(src_texts)], src_index),
+            (unique.buckets[split:], offsets[len(src_texts):] - split, trg_index)]
 
     is_src = batch.token_url < pairs
     owner = np.where(is_src, batch.token_url, batch.token_url - pairs)
@@ -609,9 +658,10 @@ class NgramUrlModel(UrlModelApi):
 
     def pair_inputs(self, src_urls: list[str], trg_urls: list[str]):
         """Network inputs for a batch of raw URL pairs."""
-        bags, dense = pair_features(_normalised(src_urls, self.spec), _normalised(trg_urls, self.spec), self.spec)
-        return ([(torch.from_numpy(indices), torch.from_numpy(offsets)) for indices, offsets in bags],
-                torch.from_numpy(dense))
+        (src_unique, src_index), (trg_unique, trg_index) = _unique_positions(src_urls), _unique_positions(trg_urls)
+        bags, dense = indexed_pair_features(_normalised(src_unique, self.spec), _normalised(trg_unique, self.spec),
+                                            src_index, trg_index, self.spec)
+        return [tuple(torch.from_numpy(part) for part in bag) for bag in bags], torch.from_numpy(dense)
 
     def inputs(self, examples: dict, indices: np.ndarray):
         """Network inputs for the rows `indices` of a training frame (columns url or src_url, trg_url)."""
@@ -650,13 +700,15 @@ class HashedNgramNet(nn.Module):
         self.output = nn.Linear(hidden or width, outputs)
         self.dense = dense
 
-    def forward(self, bags: list[tuple[torch.Tensor, torch.Tensor]], dense: torch.Tensor | None = None,
+    def forward(self, bags: list[tuple[torch.Tensor, ...]], dense: torch.Tensor | None = None,
                 rows: torch.Tensor | None = None) -> torch.Tensor:
         """Logits; `rows` (training) replaces the embedding table by a gathered subset the indices point into."""
         if rows is None:
-            parts = [self.embedding(indices, offsets) for indices, offsets in bags]
+            parts = [self.embedding(bag[0], bag[1]) for bag in bags]
         else:
-            parts = [nn.functional.embedding_bag(indices, rows, offsets, mode="mean") for indices, offsets in bags]
+            parts = [nn.functional.embedding_bag(bag[0], rows, bag[1], mode="mean") for bag in bags]
+        # a bag of distinct URLs carries a third element: the URL of each example
+        parts = [part[bag[2]] if len(bag) > 2 else part for part, bag in zip(parts, bags)]
         if self.dense:
             parts.append(dense)
         features = self.dropout(torch.cat(parts, dim=1) if len(parts) > 1 else parts[0])

@@ -93,9 +93,9 @@ def _train_step(model, optimizers: list, data: dict, rows: np.ndarray, encoded: 
             optimizer.zero_grad()
     if model.backend == "ngram":
         bags, dense = model.inputs(data, rows)
-        unique, inverse = torch.unique(torch.cat([indices for indices, _ in bags]), return_inverse=True)
-        sizes = [len(indices) for indices, _ in bags]
-        remapped = [(part, offsets) for part, (_, offsets) in zip(torch.split(inverse, sizes), bags)]
+        unique, inverse = torch.unique(torch.cat([bag[0] for bag in bags]), return_inverse=True)
+        sizes = [len(bag[0]) for bag in bags]
+        remapped = [(part, *bag[1:]) for part, bag in zip(torch.split(inverse, sizes), bags)]
         gathered = model.net.embedding.weight.detach()[unique].requires_grad_()
         logits = model.net(remapped, dense, rows=gathered)
     else:
