@@ -9,7 +9,7 @@ DEMO_TEXT ?= $(wildcard ../shared/data/parallel-text/bible)
 JAR    := udfs/parascout-udfs.jar
 JAVA   := $(wildcard jvm/src/main/java/parascout/*.java)
 
-.PHONY: install check-java jar test test-fast demo lint bench package clean
+.PHONY: install check-java jar test test-fast readme-check demo lint bench package clean
 
 check-java:
 	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
@@ -50,6 +50,11 @@ test: install
 
 test-fast: install
 	$(BIN)/python -m pytest -q -ra -m "not slow" tests
+
+# README.md's commands and Python snippets run as written, in README order, in a fresh copy of the checkout
+# on a 10-host sample archive (tests/readme_check.py says what it skips and why); exit 1 when one fails.
+readme-check: install
+	$(BIN)/python tests/readme_check.py
 
 demo: install
 	$(BIN)/parascout demo --out $(DEMO) $(if $(DEMO_TEXT),--text-corpus $(DEMO_TEXT))

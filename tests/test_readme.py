@@ -1,53 +1,13 @@
 """Every `parascout <job> ...` and `spark-submit jobs/<job>.py ...` line in README.md names a real job and only
 options its parser accepts (optional parts in [brackets] included, `a|b` alternatives each), so the README's
-examples do not drift from the code. `make readme-check` runs the quick start for real."""
+examples do not drift from the code; no example writes into the demo's root; every Python snippet compiles.
+`make readme-check` (tests/readme_check.py, the same extraction) runs them all for real on a tiny archive."""
 from __future__ import annotations
-
-import re
-import shlex
-from pathlib import Path
 
 import pytest
 
 from parascout.jobs.cli import discover
-
-README = Path(__file__).resolve().parent.parent / "README.md"
-FENCE = re.compile(r"```bash\n(.*?)```", re.DOTALL)
-
-
-def readme_commands() -> list[str]:
-    """The README's shell commands (continuations joined, comments dropped) that run a parascout job."""
-    commands = []
-    for block in FENCE.findall(README.read_text(encoding="utf-8")):
-        for line in block.replace("\\\n", " ").splitlines():
-            line = re.sub(r"\s+#.*$", "", line).strip()
-            if line.startswith(("parascout ", "spark-submit ")) and " jobs/" in f" {line}" or \
-                    line.startswith("parascout "):
-                commands.append(line)
-    return commands
-
-
-def variants(words: list[str]) -> list[list[str]]:
-    """The command without and with its [optional] parts; each `a|b` alternative spelled out."""
-    text = plain = " ".join(words)
-    while re.search(r"\[[^\[\]]*\]", plain):  # innermost first: [--a X [--b Y]]
-        plain = re.sub(r"\[[^\[\]]*\]", " ", plain)
-    full = re.sub(r"[\[\]]", " ", text)
-    found = []
-    for candidate in (plain, full):
-        for choice in (0, -1):
-            found.append([w.split("|")[choice] if "|" in w and not w.startswith(("'", '"')) else w
-                          for w in candidate.split()])
-    return found
-
-
-def job_and_arguments(command: str) -> tuple[str, list[str]]:
-    words = shlex.split(command.replace("$C", "").replace("$R", "s3://BUCKET/root"))
-    if words[0] == "parascout":
-        return words[1], words[2:]
-    script = next(w for w in words if w.startswith("jobs/") and w.endswith(".py"))
-    return Path(script).stem.replace("_", "-"), words[words.index(script) + 1:]
-
+from tests.readme_check import job_and_arguments, plan, readme_commands, readme_steps, variants
 
 COMMANDS = readme_commands()
 
@@ -68,3 +28,41 @@ def test_readme_command_parses(command):
         words = [w for w in words if w != "..."]
         _, unknown = parser.parse_known_args(words)
         assert not unknown, f"{job}: the parser does not know {unknown} (README: {command})"
+
+
+def test_examples_never_write_into_the_demos_root():
+    refused = [f"README:{step.line} {step.text}" for step in readme_steps() if plan(step, shared=True).refuse]
+    assert not refused, "these examples would overwrite make demo's tables (give them their own --root):\n" + \
+        "\n".join(refused)
+
+
+def test_python_snippets_compile():
+    snippets = [step for step in readme_steps() if step.kind == "python"]
+    assert snippets
+    for step in snippets:
+        compile(step.text, f"README.md:{step.line}", "exec")
+
+
+def test_extraction_joins_continuations_and_drops_comments():
+    text = "```bash\n# a comment\nparascout x --a 1 \\\n    --b 2   # why\nmake demo\n```\n```python\nprint(1)\n```\n"
+    steps = readme_steps(text)
+    assert [(s.kind, s.text, s.line) for s in steps] == [
+        ("shell", "parascout x --a 1 --b 2", 3), ("shell", "make demo", 5), ("python", "print(1)\n", 8)]
+
+
+def test_plan_scales_skips_and_keeps_the_rest_as_written():
+    from tests.readme_check import Step
+
+    def planned(text):
+        return plan(Step("shell", text, 1), shared=False)
+
+    archive = planned("parascout make-sample-archive --out out/x --hosts 60 --seed 42")
+    assert archive.command == "parascout make-sample-archive --out out/x --hosts 10 --seed 42 --pages-per-host 20"
+    assert planned("parascout align --method strand|wmt16 INPUT.tsv OUTPUT.tsv [--pair-model DIR]").command == \
+        "parascout align --method strand INPUT.tsv OUTPUT.tsv"
+    assert "object store" in planned("parascout scan-cdx --root out/s --cdx s3://commoncrawl/x").skip
+    assert "network" in planned("parascout scan-cdx --root out/s --cdx-api --url 'a.is/*'").skip
+    assert "placeholder DIR" in planned("parascout train-lexicon --out DIR").skip
+    assert "maintainers" in planned("parascout train-pairs --positives ../shared/data/x --out m").skip
+    assert planned("parascout rank-pairs --root out/demo --langs en,fr").refuse
+    assert not planned("parascout train-url2lang --urls out/demo/urls --out models/u").refuse
