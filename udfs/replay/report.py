@@ -6,118 +6,14 @@ bounded by hosts × policies; the per-host tables in the report are capped at MA
 """
 from __future__ import annotations
 
-import html
 import math
-import os
-import uuid
 
-import numpy as np
 import pandas as pd
 
-from parascout.udfs import storage
 from parascout.udfs.replay import metrics, plots
+from parascout.udfs.report_document import Report
 
 MAX_HOST_ROWS = 50
-STYLE = ("<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-         "table{border-collapse:collapse;font-size:13px;margin:1em 0}"
-         "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}"
-         "td:first-child,th:first-child{text-align:left}img{max-width:100%}</style></head><body>")
-
-
-class Report:
-    """An ordered list of blocks (heading, paragraph, table, image) rendered as Markdown and HTML."""
-
-    def __init__(self, title: str):
-        self.title = title
-        self.blocks: list[tuple[str, object]] = []
-
-    def heading(self, text: str) -> None:
-        self.blocks.append(("heading", text))
-
-    def paragraph(self, text: str) -> None:
-        self.blocks.append(("paragraph", text))
-
-    def bullets(self, items: list[str]) -> None:
-        if items:
-            self.blocks.append(("bullets", items))
-
-    def table(self, frame: pd.DataFrame) -> None:
-        self.blocks.append(("table", frame))
-
-    def image(self, file_name: str, caption: str) -> None:
-        self.blocks.append(("image", (file_name, caption)))
-
-    def markdown(self) -> str:
-        lines = [f"# {self.title}", ""]
-        for kind, content in self.blocks:
-            if kind == "heading":
-                lines += [f"## {content}", ""]
-            elif kind == "paragraph":
-                lines += [str(content), ""]
-            elif kind == "bullets":
-                lines += [f"- {item}" for item in content] + [""]
-            elif kind == "table":
-                lines += [_markdown_table(content), ""]
-            elif kind == "image":
-                file_name, caption = content
-                lines += [f"![{caption}]({file_name})", ""]
-        return "\n".join(lines)
-
-    def html(self) -> str:
-        parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(self.title)}</title>",
-                 STYLE,
-                 f"<h1>{html.escape(self.title)}</h1>"]
-        for kind, content in self.blocks:
-            if kind == "heading":
-                parts.append(f"<h2>{html.escape(str(content))}</h2>")
-            elif kind == "paragraph":
-                parts.append(f"<p>{html.escape(str(content))}</p>")
-            elif kind == "bullets":
-                parts.append("<ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in content) + "</ul>")
-            elif kind == "table":
-                parts.append(_format(content).to_html(index=False, escape=True, border=0))
-            elif kind == "image":
-                file_name, caption = content
-                parts.append(f"<figure><img src='{html.escape(file_name)}' alt='{html.escape(caption)}'>"
-                             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
-        parts.append("</body></html>")
-        return "\n".join(parts)
-
-
-def _format(frame: pd.DataFrame) -> pd.DataFrame:
-    """Numbers as short strings: floats to 3 decimals, missing as '–'."""
-    def cell(value) -> str:
-        if value is None or isinstance(value, float) and math.isnan(value) or value is pd.NA:
-            return "–"
-        if isinstance(value, (float, np.floating)):
-            return f"{value:.3f}"
-        return str(value)
-    return frame.astype(object).apply(lambda column: column.map(cell)) if len(frame) else frame.astype(str)
-
-
-def _markdown_table(frame: pd.DataFrame) -> str:
-    shown = _format(frame)
-    header = "| " + " | ".join(str(c) for c in shown.columns) + " |"
-    rule = "|" + "|".join("---" for _ in shown.columns) + "|"
-    rows = ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in shown.itertuples(index=False)]
-    return "\n".join([header, rule, *rows])
-
-
-def write_bytes(path: str, data: bytes) -> None:
-    """Write a binary file atomically (local: temporary name then rename; remote: pyarrow's filesystem)."""
-    if storage.is_local(path):
-        local = storage.local_path(path)
-        os.makedirs(os.path.dirname(os.path.abspath(local)), exist_ok=True)
-        temporary = f"{local}.tmp-{uuid.uuid4().hex[:8]}"
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, local)
-        return
-    from pyarrow import fs
-
-    filesystem, inner = fs.FileSystem.from_uri(path.replace("s3a://", "s3://", 1))
-    with filesystem.open_output_stream(inner) as handle:
-        handle.write(data)
 
 
 def build_report(summary: pd.DataFrame, mean_curves: pd.DataFrame, mean_deciles: pd.DataFrame,
@@ -130,7 +26,7 @@ def build_report(summary: pd.DataFrame, mean_curves: pd.DataFrame, mean_deciles:
     ok = summary[summary["status"] == "ok"]
     report.paragraph("Crawl policies replayed offline over the link graph of archived pages; a parallel "
                      "document counts as found once it and its truth partner have both been fetched.")
-    report.bullets([f"{key}: {value}" for key, value in parameters.items()])
+    report.bullets([f"{key}: {_parameter(value)}" for key, value in parameters.items()])
     report.heading("Notes")
     collected = (f"{ok['host'].nunique()} hosts replayed; the driver collected {len(summary)} summary rows "
                  "(hosts × policies) to write this report.")
@@ -163,6 +59,11 @@ def build_report(summary: pd.DataFrame, mean_curves: pd.DataFrame, mean_deciles:
     return report, images
 
 
+def _parameter(value) -> str:
+    """A run parameter as a reader writes it: lists and tuples comma-separated."""
+    return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
 def _speedup_section(report: Report, ok: pd.DataFrame) -> None:
     policies = [p for p in ("smart", "smart+lang", "smart+site") if p in set(ok["policy"])]
     if policies and "bfs" in set(ok["policy"]):
@@ -190,14 +91,29 @@ def _prediction_section(report: Report, images: dict, comparison, note: str | No
         return
     frame, stats = comparison
     report.paragraph(f"Replay policy: {stats['policy']}. Hosts compared: {stats['hosts_compared']} "
-                     f"(shortlist hosts not replayed: {stats['shortlist_hosts_not_replayed']}). Spearman's rho, "
-                     f"predicted_pairs vs pairs found: {stats['spearman_pairs']:.3f}; predicted_ratio vs "
-                     f"parallel documents per fetch: {stats['spearman_ratio']:.3f} (nan: fewer than 3 hosts or "
-                     "a constant side). The closer to 1, the more the model-only ranking can be trusted.")
+                     f"(shortlist hosts not replayed: {stats['shortlist_hosts_not_replayed']}). "
+                     + prediction_agreement_sentence(stats))
     if not frame.empty:
-        images["prediction.png"] = plots.prediction_scatter(frame, stats["policy"])
+        images["prediction.png"] = plots.prediction_scatter(frame, stats["policy"], stats["spearman_pairs"])
         report.image("prediction.png", "Predicted pairs vs pairs found by the replay")
         report.table(frame.head(MAX_HOST_ROWS))
+
+
+def prediction_agreement_sentence(stats: dict) -> str:
+    """Spearman's rho of the shortlist's prediction vs the replay in words; why a rho is missing, only when it is."""
+    parts, missing = [], []
+    for key, what in (("spearman_pairs", "predicted pairs vs pairs found"),
+                      ("spearman_ratio", "predicted ratio vs parallel documents per fetch")):
+        value = stats.get(key)
+        if value is None or math.isnan(value):
+            missing.append(what)
+        else:
+            parts.append(f"{what} ρ = {value:.2f}")
+    text = f"Spearman's rank correlation over hosts: {'; '.join(parts)}." if parts else ""
+    if missing:
+        text += (f" No ρ for {' and '.join(missing)}: fewer than 3 hosts to compare, or one side has the "
+                 "same value on every host.")
+    return (text + " The closer ρ is to 1, the more the model-only ranking can be trusted before fetching.").strip()
 
 
 def _hosts_section(report: Report, ok: pd.DataFrame) -> None:
@@ -213,13 +129,4 @@ def _hosts_section(report: Report, ok: pd.DataFrame) -> None:
 
 def write_report(out_dir: str, report: Report, images: dict[str, bytes]) -> list[str]:
     """Write report.md, report.html and the PNGs under out_dir; returns the paths written."""
-    written = []
-    for name, data in images.items():
-        path = storage.join(out_dir, name)
-        write_bytes(path, data)
-        written.append(path)
-    for name, text in (("report.md", report.markdown()), ("report.html", report.html())):
-        path = storage.join(out_dir, name)
-        storage.write_text(path, text)
-        written.append(path)
-    return written
+    return report.write(out_dir, "report", images)
