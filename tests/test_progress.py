@@ -58,6 +58,29 @@ def test_no_line_without_a_spark_job():
     assert progress.lines == 0 and progress.poll() is None
 
 
+class NoSpark(SparkProgress):
+    """A progress block that sees no SparkContext: model training, archive generation."""
+
+    def _context(self):
+        return None
+
+
+def test_a_long_block_without_spark_says_it_is_still_running(caplog):
+    caplog.set_level(logging.INFO, logger="parascout.progress")
+    with NoSpark("train-pairs", interval=0.05, quiet_seconds=0.12) as progress:
+        time.sleep(0.4)
+    lines = [r.getMessage() for r in caplog.records if r.name == "parascout.progress"]
+    assert progress.lines == len(lines) >= 2
+    assert all(line.startswith("train-pairs: still running after ") for line in lines)
+
+
+def test_only_the_innermost_block_logs():
+    outer, inner = (NoSpark(label, interval=0.05, quiet_seconds=0.12) for label in ("demo", "train-pairs"))
+    with outer, inner:
+        time.sleep(0.4)
+    assert outer.lines == 0 and inner.lines >= 2
+
+
 def test_bars_are_off_when_stderr_is_not_a_terminal(monkeypatch):
     monkeypatch.setattr("sys.stderr", io.StringIO())
     bar = progress_bar(range(3), desc="x")

@@ -2,9 +2,11 @@
 
 `SparkProgress` is a context manager around a job's work: a daemon thread on the
 driver polls `SparkContext.statusTracker()` every few seconds and logs one line with
-the active stages' tasks done / total, the task rate and an ETA. It needs nothing
+the active stages' tasks done / total, the task rate and an ETA; while no stage runs (a model
+trains, an archive is generated) it says once a minute that the job is still running. Blocks nest
+(the demo runs every job inside its own): only the innermost one logs. It needs nothing
 from the workers (Python workers have no logging handler: their lines are lost on a
-cluster), costs one JVM call per poll, and is silent while no Spark job runs.
+cluster) and costs one JVM call per poll.
 `progress_bar` is tqdm when stderr is a terminal and a no-op wrapper otherwise, so
 log files and CI never get `\\r`-joined bar lines.
 """
@@ -21,15 +23,22 @@ log = logging.getLogger("parascout.progress")
 
 #: seconds between two progress lines
 PROGRESS_SECONDS = 10.0
+#: a block with no Spark stage running (model training, archive generation, driver work) says it is alive this often
+QUIET_SECONDS = 60.0
+
+
+#: the progress blocks open now, innermost last: only that one logs
+_open_blocks: list[SparkProgress] = []
 
 
 class SparkProgress:
     """Log the running Spark stages' progress every `interval` seconds while the block runs."""
 
     def __init__(self, label: str, interval: float | None = None, logger: logging.Logger | None = None,
-                 spark_context=None):
+                 spark_context=None, quiet_seconds: float | None = None):
         self.label = label
         self.interval = PROGRESS_SECONDS if interval is None else interval
+        self.quiet_seconds = QUIET_SECONDS if quiet_seconds is None else quiet_seconds
         self.log = logger or log
         self.spark_context = spark_context
         self.lines = 0
@@ -38,26 +47,36 @@ class SparkProgress:
         self._first_seen: dict[int, tuple[float, int]] = {}  # stage id -> (time first polled, tasks done then)
 
     def __enter__(self) -> Self:
+        _open_blocks.append(self)
         if self.interval > 0:
             self._thread = threading.Thread(target=self._run, name=f"progress-{self.label}", daemon=True)
             self._thread.start()
         return self
 
     def __exit__(self, *exc_info) -> None:
+        _open_blocks.remove(self)
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        started = last_line = time.monotonic()
         while not self._stop.wait(self.interval):
+            if _open_blocks and _open_blocks[-1] is not self:  # a nested block reports
+                last_line = time.monotonic()
+                continue
             try:
                 line = self.poll()
             except Exception as error:  # noqa: BLE001 - progress must never break the job
                 line = None
                 self.log.debug("progress poll failed: %s", error)
+            now = time.monotonic()
+            if not line and now - last_line >= self.quiet_seconds:
+                line = f"{self.label}: still running after {format_seconds(now - started)} (no Spark stage active)"
             if line:
                 self.log.info(line)
                 self.lines += 1
+                last_line = now
 
     def _context(self):
         if self.spark_context is not None:
