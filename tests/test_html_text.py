@@ -113,6 +113,8 @@ def test_paragraphs_have_types_languages_hashes_and_boilerplate_marks():
     assert by_text["© 2024 Example Agenc"]["boilerplate"]  # footer
     assert all(len(p["hash"]) == 16 for p in paragraphs)
     assert all(p["lang"] is None for p in paragraphs if len(p["text"]) < MIN_LANG_CHARS)
+    # a page in two languages: CLD2 runs on each main-text block, boilerplate blocks get no language
+    assert by_text["We use cookies to im"]["lang"] is None and by_text["First line of an add"]["lang"] == "eng"
 
 
 def test_paragraph_hash_ignores_case_punctuation_and_spacing():

@@ -18,13 +18,13 @@ boilerplate rules read the same node state, and splitting the walk would cost a 
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
+from hashlib import blake2b
 from posixpath import basename
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 import pycld2
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
 from parascout.udfs.langs import cld2_to_iso639_3
 from parascout.udfs.language_cues import code_language, link_cue
@@ -56,9 +56,10 @@ HINTED_TAGS = frozenset({"div", "section", "ul", "ol", "table"})
 BOILERPLATE_HINT = re.compile(r"(?:^|[\W_])(?:nav|navbar|menu|footer|header|sidebar|side-bar|breadcrumbs?|cookies?|"
                               r"consent|gdpr|banner|share|social|related|widget|masthead|topbar|subnav|pager|"
                               r"pagination|copyright|skip-link|toolbar|login)(?:$|[\W_])", re.IGNORECASE)
+#: a cookie/copyright notice, searched in case-folded text
 NOTICE = re.compile(r"cookie|gdpr|\u00a9|copyright|all rights reserved|privacy policy|terms of (?:use|service)|"
                     r"datenschutz|impressum|alle rechte vorbehalten|tous droits r\u00e9serv\u00e9s|"
-                    r"todos los derechos reservados|版权所有|隐私", re.IGNORECASE)
+                    r"todos los derechos reservados|版权所有|隐私")
 #: justext's length classes, in characters (CJK and Thai pages count each character as three)
 SHORT_CHARS, GOOD_CHARS = 25, 70
 #: above this share of characters inside links a block is a link list; a good block has at most the second
@@ -67,7 +68,8 @@ MAX_LINK_DENSITY, MAX_GOOD_LINK_DENSITY = 0.75, 0.5
 DENSE_SCRIPT_LANGS = frozenset({"zho", "jpn", "kor", "tha", "yue", "lzh"})
 CLD2_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 WHITESPACE = re.compile(r"\s+")
-NOT_WORD = re.compile(r"[\W_]+")
+#: a run of punctuation, spaces or underscores (a paragraph key's word break); newlines separate texts
+KEY_BREAKS = re.compile(r"[^\w\n]+")
 #: blocks shorter than this get no language of their own (CLD2 cannot tell)
 MIN_LANG_CHARS = 20
 PARAGRAPH_TYPES = ("title", "heading", "list_item", "text")
@@ -155,9 +157,31 @@ def _cld2(text: str) -> tuple[str | None, bool, int, bool]:
 
 
 def paragraph_hash(text: str) -> str:
-    """A 64-bit hex hash of a paragraph's normalised text (case, punctuation and spacing ignored)."""
-    normalised = NOT_WORD.sub(" ", text.casefold()).strip()
-    return hashlib.blake2b(normalised.encode("utf-8", "ignore"), digest_size=8).hexdigest()
+    """A 64-bit hex hash of a paragraph's whitespace-normalised text (case, punctuation and spacing ignored)."""
+    key = paragraph_keys(" ".join(text.split()).casefold())[0]
+    return blake2b(key.encode("utf-8", "ignore"), digest_size=8).hexdigest()
+
+
+# flags of an element's tag: one dict lookup per element instead of a set test per rule
+BLOCK, HEADING, LIST_ITEM, ATTRIBUTED, SKIPPED, TITLE, FURNITURE, HINTED, ANCHOR, IMAGE = (1 << i for i in range(10))
+#: tag -> (start token, end token or None for a void element, flags), filled as tags are met (bounded)
+TAG_TABLE: dict[str, tuple[str, str | None, int]] = {}
+MAX_TAG_TABLE = 4096
+#: "[Chunk:n]" tokens of the common lengths, made once
+CHUNK_TOKENS = tuple(f"[Chunk:{n}]" for n in range(4096))
+
+
+def _tag_entry(tag: str) -> tuple[str, str | None, int]:
+    """A tag's STRAND tokens and flags; lower-case, as the old tokenizer wrote them (svg keeps camelCase names)."""
+    name = tag.lower()
+    flags = ((name in BLOCK_TAGS) * BLOCK | (name in HEADING_TAGS) * HEADING | (name in LIST_ITEM_TAGS) * LIST_ITEM
+             | (name in ATTRIBUTE_TAGS) * ATTRIBUTED | (name in SKIPPED_CONTENT_TAGS) * SKIPPED
+             | (name == "title") * TITLE | (name in BOILERPLATE_TAGS) * FURNITURE | (name in HINTED_TAGS) * HINTED
+             | (name == "a") * ANCHOR | (name == "img") * IMAGE)
+    entry = (f"[START:{name}]", None if name in VOID_TAGS else f"[END:{name}]", flags)
+    if len(TAG_TABLE) < MAX_TAG_TABLE:
+        TAG_TABLE[tag] = entry
+    return entry
 
 
 class Page:
@@ -175,7 +199,6 @@ class Page:
         "link_cues",
         "links",
         "structure",
-        "text_chars",
         "text_truncated",
         "title_parts",
     )
@@ -192,7 +215,6 @@ class Page:
         self.blocks: list[tuple[str, str, int, bool]] = []  # (text, type, link characters, in a boilerplate region)
         self.block_count = 0
         self.kept_chars = 0
-        self.text_chars = 0
         self.text_truncated = False
         self.chunks: list[str] = []  # every text run, whitespace-normalised (the page text CLD2 reads)
 
@@ -210,22 +232,25 @@ class Page:
         self.kept_chars += len(text) + 1
         self.blocks.append((text, kind, min(link_chars, len(text)), region))
 
-    def link(self, href: str | None, cue: str | None = None) -> None:
+    def link(self, href: str | None, cue: str | None = None) -> str | None:
+        """Keep a link (resolved, within the link budget); the URL kept, or None."""
         resolved = resolve_link(self.base_url or "", href.strip()) if href else None
         if resolved and self.link_budget.admit(resolved[0]):
             self.links.append(resolved)
             if cue:
                 self.link_cues.setdefault(resolved[0], cue)
+            return resolved[0]
+        return None
 
-    def element_attributes(self, tag: str, node) -> None:
-        """Links, images, <base> and <html lang> of the elements that carry them."""
-        attributes = node.attributes
+    def image(self, attributes: dict) -> None:
+        name = image_file_name(self.base_url, attributes.get("src") or attributes.get("data-src"))
+        if name and len(self.images) < MAX_IMAGES:
+            self.images.append(name)
+
+    def element_attributes(self, tag: str, attributes: dict) -> None:
+        """Links, <base> and <html lang> of the other elements that carry them (anchors and images: the walk)."""
         if tag in LINK_ATTRIBUTES:
-            self.link(attributes.get(LINK_ATTRIBUTES[tag]), anchor_cue(node) if tag == "a" else None)
-        elif tag == "img":
-            name = image_file_name(self.base_url, attributes.get("src") or attributes.get("data-src"))
-            if name and len(self.images) < MAX_IMAGES:
-                self.images.append(name)
+            self.link(attributes.get(LINK_ATTRIBUTES[tag]))
         elif tag == "link":
             if "alternate" in (attributes.get("rel") or "").lower():
                 self.link(attributes.get("href"), code_language(attributes.get("hreflang")))
@@ -236,26 +261,25 @@ class Page:
         elif attributes.get("lang"):
             self.html_lang = attributes["lang"].strip()[:20]
 
-
-def anchor_cue(node) -> str | None:
-    """The language an <a>'s context names (udfs.language_cues): its text, hreflang / lang / title, or the alt
-    text and file name of the image it wraps when it has no text."""
-    attributes = node.attributes
-    text = node.text(deep=True) if node.child is not None else ""
-    image = image_alt = None
-    if not text.strip() and node.child is not None:
-        wrapped = node.css_first("img")
-        if wrapped is not None:
-            image, image_alt = wrapped.attributes.get("src"), wrapped.attributes.get("alt")
-    cue = link_cue(text[:MAX_CUE_TEXT_CHARS], hreflang=attributes.get("hreflang"), lang=attributes.get("lang"),
-                   title=attributes.get("title"), image_alt=image_alt, image=image)
-    return cue.lang if cue else None
+    def close_anchor(self, anchor: list) -> None:
+        """An <a> ends: the language its context names (udfs.language_cues) for the link it made: its text,
+        hreflang / lang / title, or the alt text and file name of the first image inside it when it has no text."""
+        url, attributes, parts, image = anchor
+        if url is None:
+            return
+        text = "".join(parts)
+        image_src = image_alt = None
+        if image is not None and not text.strip():
+            image_src, image_alt = image
+        cue = link_cue(text[:MAX_CUE_TEXT_CHARS], hreflang=attributes.get("hreflang"), lang=attributes.get("lang"),
+                       title=attributes.get("title"), image_alt=image_alt, image=image_src)
+        if cue:
+            self.link_cues.setdefault(url, cue.lang)
 
 
 def _hinted(node) -> bool:
     """Whether a container's class or id names page furniture (menu, footer, cookie banner...)."""
-    attributes = node.attributes
-    return _is_boilerplate_hint(attributes.get("class"), attributes.get("id"))
+    return _is_boilerplate_hint(node.attrs.get("class"), node.id)
 
 
 @functools.lru_cache(maxsize=16384)
@@ -267,94 +291,119 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
     """One depth-first pass over the trees in `tops`, as the old tokenizer saw the page: a STRAND token per
     start tag, end tag (void elements have none) and text run; a text block ends at every block tag.
 
-    Written as one loop with local state (iterative: broken pages nest deeply); this is the hot path."""
-    structure, chunks = page.structure, page.chunks
+    Written as one loop with local state (iterative: broken pages nest deeply); this is the hot path, so a
+    tag's rules are one lookup in TAG_TABLE and most elements (inline, no rule) cost a token and a step."""
+    emit, add_chunk, title_parts = page.structure.append, page.chunks.append, page.title_parts
+    table = TAG_TABLE
     pieces: list[str] = []  # raw text of the open block (rendered text: inline tags add no space)
-    piece_links = text_chars = 0
+    piece_links = 0
     piece_type, piece_region = "text", False
-    skip = titles = anchors = headings = items = regions = 0
-    stack: list[tuple[object, str, bool]] = []
+    skip = titles = headings = items = regions = 0
+    anchors: list[list] = []  # open <a>: [url kept or None, attributes, text parts, first image (src, alt)]
+    stack: list[tuple[object, tuple, bool]] = []
+    entry, region = None, False
     for top in tops:
         node = top
         while node is not None:
             tag = node.tag
-            tag_to_end = None
             if tag == "-text":
+                entry = None
                 data = node.text_content
                 if titles:
-                    page.title_parts.append(data)
-                if not skip:
-                    text = " ".join(data.split())
-                    if text:
-                        structure.append(f"[Chunk:{len(text)}]")
-                        if not pieces:
-                            piece_type = "heading" if headings else "list_item" if items else "text"
-                            piece_region = regions > 0
-                        pieces.append(data)
-                        chunks.append(text)
-                        text_chars += len(text) + 1
-                        if anchors:
-                            piece_links += len(text)
-                    elif pieces:
-                        pieces.append(" ")  # the space between two inline elements
-            elif tag[0] not in "-_":  # not a comment, doctype or document node
+                    title_parts.append(data)
+                if anchors:
+                    for anchor in anchors:
+                        anchor[2].append(data)
                 if skip:
-                    tag = tag.lower()  # svg keeps camelCase names; the old tokenizer lower-cased every tag
-                structure.append(START_TOKENS.get(tag) or f"[START:{tag}]")
-                if tag in BLOCK_TAGS:
+                    pass
+                elif not data or data.isspace():  # most text nodes: the layout between two tags
                     if pieces:
-                        page.add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
-                        pieces, piece_links = [], 0
-                    if tag in HEADING_TAGS:
-                        headings += 1
-                    elif tag in LIST_ITEM_TAGS:
-                        items += 1
-                if tag in ATTRIBUTE_TAGS:
-                    anchors += tag == "a"
-                    page.element_attributes(tag, node)
-                if tag in SKIPPED_CONTENT_TAGS:
-                    skip += 1
-                    titles += tag == "title"
-                region = tag in BOILERPLATE_TAGS or tag in HINTED_TAGS and _hinted(node)
-                regions += region
+                        pieces.append(" ")  # the space between two inline elements
+                else:
+                    text = " ".join(data.split())
+                    size = len(text)
+                    emit(CHUNK_TOKENS[size] if size < 4096 else f"[Chunk:{size}]")
+                    if not pieces:
+                        piece_type = "heading" if headings else "list_item" if items else "text"
+                        piece_region = regions > 0
+                    pieces.append(data)
+                    add_chunk(text)
+                    if anchors:
+                        piece_links += size
+            elif tag[0] == "-" or tag[0] == "_":  # a comment, doctype or document node
+                entry = None
+            else:
+                entry = table.get(tag) or _tag_entry(tag)
+                emit(entry[0])
+                flags = entry[2]
+                region = False
+                if flags:
+                    if flags & BLOCK:
+                        if pieces:
+                            page.add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
+                            pieces, piece_links = [], 0
+                        if flags & HEADING:
+                            headings += 1
+                        elif flags & LIST_ITEM:
+                            items += 1
+                    if flags & ATTRIBUTED:
+                        attributes = node.attributes
+                        if flags & ANCHOR:
+                            anchors.append([page.link(attributes.get("href")), attributes, [], None])
+                        elif flags & IMAGE:
+                            page.image(attributes)
+                            for anchor in anchors:
+                                if anchor[3] is None:
+                                    anchor[3] = (attributes.get("src"), attributes.get("alt"))
+                        else:
+                            page.element_attributes(tag, attributes)
+                    if flags & SKIPPED:
+                        skip += 1
+                        if flags & TITLE:
+                            titles += 1
+                    if flags & FURNITURE or flags & HINTED and _hinted(node):
+                        region = True
+                        regions += 1
                 child = node.child
                 if child is not None:
-                    stack.append((node, tag, region))
+                    stack.append((node, entry, region))
                     node = child
                     continue
-                tag_to_end = tag
             # leave this node, then every ancestor whose last child it was
             while True:
-                if tag_to_end is not None:
-                    regions -= region
-                    if tag_to_end not in VOID_TAGS:
-                        structure.append(END_TOKENS.get(tag_to_end) or f"[END:{tag_to_end}]")
-                        if tag_to_end in BLOCK_TAGS:
-                            if pieces:
-                                page.add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
-                                pieces, piece_links = [], 0
-                            if tag_to_end in HEADING_TAGS:
-                                headings -= 1
-                            elif tag_to_end in LIST_ITEM_TAGS:
-                                items -= 1
-                        elif tag_to_end == "a":
-                            anchors -= 1
-                        if tag_to_end in SKIPPED_CONTENT_TAGS:
-                            skip -= 1
-                            titles -= tag_to_end == "title"
+                if entry is not None:
+                    if region:
+                        regions -= 1
+                    if entry[1] is not None:  # not a void element
+                        emit(entry[1])
+                        flags = entry[2]
+                        if flags:
+                            if flags & BLOCK:
+                                if pieces:
+                                    page.add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
+                                    pieces, piece_links = [], 0
+                                if flags & HEADING:
+                                    headings -= 1
+                                elif flags & LIST_ITEM:
+                                    items -= 1
+                            elif flags & ANCHOR:
+                                page.close_anchor(anchors.pop())
+                            if flags & SKIPPED:
+                                skip -= 1
+                                if flags & TITLE:
+                                    titles -= 1
                 following = node.next if stack else None
                 if following is not None or not stack:
                     node = following
                     break
-                node, tag_to_end, region = stack.pop()
+                node, entry, region = stack.pop()
     if pieces:
         page.add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
-    page.text_chars = max(text_chars - 1, 0)
 
 
 def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHARS) -> dict:
     """The docs features of a decoded HTML page, and its text blocks (`page_paragraphs`, `text_truncated`)."""
-    first = LexborHTMLParser(html).root
+    first = LexborHTMLParser(html, options=LexborDocumentOptions.WO_EVENTS).root
     while first is not None and first.prev is not None:
         first = first.prev  # a comment or doctype before <html>
     tops = []
@@ -363,15 +412,16 @@ def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHA
         first = first.next
     page = Page(url)
     walk_page(tops, page, max_text_chars)
+    page_text = " ".join(page.chunks)
     title = WHITESPACE.sub(" ", "".join(page.title_parts)).strip()[:MAX_TITLE_CHARS] or None
     host = url_host(url) if url else None
     links = dict(page.links)  # first occurrence order, one host per URL
     outlinks = list(links)
     images, images_cut = bound_links(dict.fromkeys(page.images), LinkBudget(MAX_IMAGES, MAX_IMAGE_NAME_CHARS))
-    lang, reliable, percent, single = _cld2(" ".join(page.chunks))
+    lang, reliable, percent, single = _cld2(page_text)
     return {
         "status": "ok", "cld2_lang": lang, "cld2_reliable": reliable, "cld2_percent": percent,
-        "html_lang": page.html_lang, "text_chars": page.text_chars, "paragraphs": page.block_count,
+        "html_lang": page.html_lang, "text_chars": len(page_text), "paragraphs": page.block_count,
         "outlinks": outlinks, "outlinks_same_host": [links[link] == host for link in outlinks],
         "outlink_cues": [page.link_cues.get(link) for link in outlinks],
         "images": images, "structure": page.structure[:MAX_STRUCTURE_TOKENS],
@@ -385,39 +435,46 @@ def page_paragraphs(blocks: list[tuple], title: str | None, page_lang: str | Non
                     single_language: bool = False) -> list[dict]:
     """Paragraph structs (text, type, lang, boilerplate, hash) of a page's text blocks.
 
-    A block of MIN_LANG_CHARS or more gets CLD2's language of its own text, or the page's language
-    when CLD2 found no other language on the whole page (one call saved per block)."""
+    Language: a block of MIN_LANG_CHARS or more gets the page's language when CLD2 found no other language on
+    the whole page; otherwise a main-text block gets CLD2's language of its own text and a boilerplate block
+    none (CLD2 runs where the text is used: on the main text)."""
     if not blocks:
         return []
-    if single_language:
-        langs = [page_lang if len(block[0]) >= MIN_LANG_CHARS else None for block in blocks]
-    else:
-        langs = [_block_language(block[0]) for block in blocks]
-    title_key = NOT_WORD.sub(" ", title.casefold()).strip() if title else ""
+    texts = [block[0] for block in blocks]
+    folded = "\n".join(texts).casefold()  # one pass for every block: newlines separate them, none holds one
+    keys = paragraph_keys(folded)
+    notices = {folded.count("\n", 0, match.start()) for match in NOTICE.finditer(folded)}
+    title_key = paragraph_keys(WHITESPACE.sub(" ", title).casefold())[0] if title else ""
     weight = 3 if page_lang in DENSE_SCRIPT_LANGS else 1
-    paragraphs, classes = [], []
-    for (text, kind, link_chars, region), lang in zip(blocks, langs):
-        if kind == "heading" and title_key and NOT_WORD.sub(" ", text.casefold()).strip() in title_key:
+    kinds, classes = [], []
+    for index, (text, kind, link_chars, region) in enumerate(blocks):
+        if kind == "heading" and title_key and keys[index] in title_key:
             kind = "title"
-        paragraphs.append({"text": text, "type": kind, "lang": lang, "boilerplate": False,
-                           "hash": paragraph_hash(text)})
-        classes.append(_initial_class(text, link_chars, region, weight))
-    for paragraph, label in zip(paragraphs, _resolve_classes(classes, [p["type"] for p in paragraphs])):
-        paragraph["boilerplate"] = label != "good"
-    return paragraphs
+        kinds.append(kind)
+        size = len(text)
+        length, density = size * weight, link_chars / size
+        if region or density > MAX_LINK_DENSITY or length < 400 and index in notices:
+            classes.append("bad")
+        elif length < SHORT_CHARS:
+            classes.append("short")
+        elif length >= GOOD_CHARS and density <= MAX_GOOD_LINK_DENSITY:
+            classes.append("good")
+        else:
+            classes.append("near_good")
+    boilerplate = [label != "good" for label in _resolve_classes(classes, kinds)]
+    if single_language:
+        langs = [page_lang if len(text) >= MIN_LANG_CHARS else None for text in texts]
+    else:
+        langs = [None if bad else _block_language(text) for text, bad in zip(texts, boilerplate)]
+    return [{"text": text, "type": kind, "lang": lang, "boilerplate": bad,
+             "hash": blake2b(key.encode("utf-8", "ignore"), digest_size=8).hexdigest()}
+            for text, kind, lang, bad, key in zip(texts, kinds, langs, boilerplate, keys)]
 
 
-def _initial_class(text: str, link_chars: int, region: bool, weight: int) -> str:
-    """justext's context-free class: 'bad', 'short', 'near_good' or 'good'."""
-    length = len(text) * weight
-    density = link_chars / len(text)
-    if region or density > MAX_LINK_DENSITY or length < 400 and NOTICE.search(text):
-        return "bad"
-    if length < SHORT_CHARS:
-        return "short"
-    if length >= GOOD_CHARS and density <= MAX_GOOD_LINK_DENSITY:
-        return "good"
-    return "near_good"
+def paragraph_keys(folded: str) -> list[str]:
+    """What the hashes of case-folded, newline-separated texts are of: each text with punctuation, underscores
+    and spacing as one space."""
+    return [key.strip() for key in KEY_BREAKS.sub(" ", folded.replace("_", " ")).split("\n")]
 
 
 def _resolve_classes(classes: list[str], kinds: list[str]) -> list[str]:
