@@ -122,7 +122,8 @@ def ngram_pair_versions(pairs: list[tuple[str, str]], seconds: float) -> int:
         for name, (spec, metadata) in versions.items():
             model = NgramUrlModel.create("pairs", ["non-parallel", "parallel"], spec)
             model.metadata = metadata
-            rates[input_name, name] = rate(lambda model=model: model.predict_parallel(src, trg), len(src), seconds)[0]
+            rates[input_name, name] = rate(
+                lambda model=model, src=src, trg=trg: model.predict_parallel(src, trg), len(src), seconds)[0]
         baseline = rates[input_name, "before extras (cross bag, symmetric)"]
         print(f"{input_name}: {len(src):,} pairs of {len(set(src)) + len(set(trg)):,} distinct URLs")
         for name in versions:

@@ -553,15 +553,14 @@ class TrainingJob(Job):
         self.report.kept(counts["kept"])
 
     def process(self) -> None:
-        from parascout.udfs.url_models.evaluation import format_report
-        from parascout.udfs.url_models.model_dir import write_model_dir
+        from parascout.udfs.url_models.model_dir import summary_line, write_model_dir
         from parascout.udfs.url_models.training import config_from_args, train_model
 
         frame, source = self.examples()
         result = train_model(self.task, frame, config_from_args(self.args), source)
         path = write_model_dir(result, self.args.out)
+        print(summary_line(result, path))         # the per-class tables go to the model directory's report.txt
         for split in ("dev", "test"):
-            print(format_report(result.metrics[split], title=f"{self.task} {split} (held-out hosts)"))
             self.report.metric(f"{split}_macro_f1", result.metrics[split]["macro"]["f1"])
         self.report_result(result)
         self.report.metric("model_dir", path)

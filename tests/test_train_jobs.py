@@ -56,7 +56,11 @@ def test_train_url2lang_counts_every_row_and_writes_a_model_dir(urls_root, tmp_p
     assert metadata["training"]["learning_rate"] == 0.02 and metadata["versions"]["torch"]
     metrics = json.loads((out / "metrics.json").read_text())
     assert set(metrics["test"]["per_class"]) == {"deu", "eng", "fra"}
-    assert "confusion (rows true" in capsys.readouterr().out
+    console = capsys.readouterr().out
+    assert "confusion (rows true" not in console and "report.txt" in console   # a line, not the tables
+    assert len(console.splitlines()) <= 3
+    report_text = (out / "report.txt").read_text()
+    assert "url2lang test (held-out hosts)" in report_text and "confusion (rows true" in report_text
     frame = load_model(str(out)).predict_lang(["http://x.org/de/nachrichten/bericht"])
     assert frame.iloc[0].idxmax() == "deu"
 

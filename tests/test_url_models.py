@@ -300,8 +300,10 @@ def test_pair_models_of_every_feature_version_load_and_predict_as_saved(tmp_path
                 "directed-cross-bag": (NgramSpec(buckets=1 << 12, dim=8, cross_bag=True), ("symmetric_cross",)),
                 "before-pair-extras": (NgramSpec(buckets=1 << 12, dim=8, cross_bag=True, symmetric_cross=True),
                                        ("pair_extras", "fold_accents")),
+                "before-cognates": (NgramSpec(buckets=1 << 12, dim=8, cross_bag=True, symmetric_cross=True,
+                                              pair_extras=True, fold_accents=True), ("cognates",)),
                 "current": (NgramSpec(buckets=1 << 12, dim=8, cross_bag=True, symmetric_cross=True, pair_extras=True,
-                                      fold_accents=True), ())}
+                                      fold_accents=True, cognates=True), ())}
     for name, (spec, unknown_then) in versions.items():
         model = NgramUrlModel.create("pairs", ["non-parallel", "parallel"], spec, seed=3)
         model.save(tmp_path / name)
@@ -316,11 +318,36 @@ def test_pair_models_of_every_feature_version_load_and_predict_as_saved(tmp_path
 
 # ---- pair features for what fails on real sites, calibration, the orphan protocol -------------------
 def _extras(src: list[str], trg: list[str]) -> pd.DataFrame:
-    from parascout.udfs.url_models.ngram import PAIR_DENSE, PAIR_EXTRA_DENSE, _normalised, pair_features
+    from parascout.udfs.url_models.ngram import (
+        PAIR_COGNATE_DENSE,
+        PAIR_DENSE,
+        PAIR_EXTRA_DENSE,
+        _normalised,
+        pair_features,
+    )
 
-    spec = NgramSpec(buckets=1 << 12, cross_bag=True, symmetric_cross=True, pair_extras=True, fold_accents=True)
+    spec = NgramSpec(buckets=1 << 12, cross_bag=True, symmetric_cross=True, pair_extras=True, fold_accents=True,
+                     cognates=True)
     _, dense = pair_features(_normalised(src, spec), _normalised(trg, spec), spec)
-    return pd.DataFrame(dense, columns=[*PAIR_DENSE, *PAIR_EXTRA_DENSE])
+    return pd.DataFrame(dense, columns=[*PAIR_DENSE, *PAIR_EXTRA_DENSE, *PAIR_COGNATE_DENSE])
+
+
+def test_pair_features_see_cognate_words_of_translated_slugs():
+    features = _extras(
+        ["http://w.org/Philosophy", "http://w.org/Anthropic_principle", "http://w.org/Creationism",
+         "http://w.org/en/news", "http://w.org/en/history-of-art", "http://w.org/en/about", "http://w.org/eblandat"],
+        ["http://w.org/fr/Philosophie", "http://w.org/fr/Principe_anthropique", "http://w.org/fr/Cr%C3%A9ationnisme",
+         "http://w.org/fr/actualites", "http://w.org/fr/histoire-du-sport", "http://w.org/fr/about",
+         "http://w.org/fblandat"])
+    philosophy, crossed, accented, unrelated, partly, identical, glued = range(7)
+    # both words of the crossed slug find a partner (principle ~ principe, anthropic ~ anthropique)
+    assert features.loc[[philosophy, crossed, accented], "cognate_share"].tolist() == [1, 1, 1]
+    assert features.loc[philosophy, "cognate_affix"] == pytest.approx(9 / 11)      # philosoph / philosophie
+    assert features.loc[[unrelated, identical], "cognate_share"].tolist() == [0, 0]
+    assert features.loc[[unrelated, identical], "cognate_affix"].tolist() == [0, 0]
+    assert features.loc[glued, "cognate_share"] == 1 and features.loc[glued, "cognate_affix"] == pytest.approx(7 / 8)
+    # history ~ histoire; art, sport, of, du have none: 2 of 6 differing words (of, du: under 3 letters, left out)
+    assert features.loc[partly, "cognate_share"] == pytest.approx(2 / 4)
 
 
 def test_pair_features_see_neighbour_ids_glued_markers_accents_and_language_values():
@@ -446,3 +473,15 @@ def test_pool_context_sees_margins_rare_shared_tokens_and_the_host_id_offset():
         [round(np.log1p(2), 3), 0.0, 0.0]
     assert features.loc[2, "src_margin"] < 0 < features.loc[3, "src_margin"]      # item/12: 0.4 beats 0.3
     assert features.loc[4, "rare_shared"] > features.loc[0, "rare_shared"]          # 0018 only in that pair
+
+
+def test_pool_context_counts_the_hosts_own_difference_convention():
+    from parascout.udfs.url_models.calibration import CONTEXT_FEATURES, context_features
+
+    names = ["seisme", "runyeon", "kasdorf", "cain"]
+    src = [f"http://s.com/article{n}2.htm" for n in names] + ["http://s.com/article{n}2.htm".format(n="orphan")]
+    trg = [f"http://s.com/article{n}.htm" for n in names] + ["http://s.com/contact.htm"]
+    pairs = pd.DataFrame({"host": "s.com", "src_url": src, "trg_url": trg, "p_parallel": [0.3] * 4 + [0.2]})
+    features = pd.DataFrame(context_features(pairs), columns=list(CONTEXT_FEATURES))
+    # four pairs lose a trailing '2' (each sees three others): the host's convention; the orphan's pair is alone
+    assert features["difference_support"].round(4).tolist() == [round(np.log1p(3), 4)] * 4 + [0.0]

@@ -24,9 +24,11 @@ from parascout.udfs.url_models.api import UrlModel
 
 METADATA_FILE = "parascout_model.json"
 METRICS_FILE = "metrics.json"
+#: the dev and test tables (per class P/R/F1, confusion) as text, beside metrics.json
+REPORT_FILE = "report.txt"
 CACHE_ENV = "PARASCOUT_MODEL_CACHE"
 
-__all__ = ["METADATA_FILE", "METRICS_FILE", "UrlModel", "load_model", "model_metadata", "read_metadata"]
+__all__ = ["METADATA_FILE", "METRICS_FILE", "REPORT_FILE", "UrlModel", "load_model", "model_metadata", "read_metadata"]
 
 
 def read_metadata(directory: str | Path) -> dict:

@@ -22,13 +22,17 @@ from __future__ import annotations
 
 import math
 import re
+from urllib.parse import unquote
 
 import numpy as np
 import pandas as pd
 
+from parascout.udfs.url_models.preprocess import fold_accents
+
 #: margins are clipped here (a URL with a single candidate gets the largest margin)
 MARGIN_CLIP = 10.0
-CONTEXT_FEATURES = ("logit", "src_margin", "trg_margin", "mutual_best", "rare_shared", "id_offset_support")
+CONTEXT_FEATURES = ("logit", "src_margin", "trg_margin", "mutual_best", "rare_shared", "id_offset_support",
+                    "difference_support", "rare_shared_stem")
 #: a pair whose p_parallel reaches this is a confident pair: its id offset teaches the host's mapping
 CONFIDENT = 0.5
 _TOKEN = re.compile(r"[^\W_]+")
@@ -43,7 +47,7 @@ def fit_logistic(features: np.ndarray, labels: np.ndarray, start: np.ndarray | N
 
     def loss(weights: np.ndarray) -> tuple[float, np.ndarray]:
         z = design @ weights
-        residual = 1.0 / (1.0 + np.exp(-z)) - labels
+        residual = _sigmoid(z) - labels
         return float((np.logaddexp(0.0, z) - labels * z).mean()), design.T @ residual / len(labels)
 
     initial = start if start is not None else np.zeros(design.shape[1])
@@ -62,7 +66,9 @@ def calibrated(logits: np.ndarray, calibration: dict) -> np.ndarray:
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-z))
+    from scipy.special import expit
+
+    return expit(z)
 
 
 def _logit(probability: np.ndarray) -> np.ndarray:
@@ -80,7 +86,37 @@ def context_features(pairs: pd.DataFrame, score_column: str = "p_parallel") -> n
     margins = [_margin(frame, side) for side in ("src", "trg")]
     mutual = ((margins[0] > 0) & (margins[1] > 0)).astype(float)
     offsets = id_offset_support(frame, pairs[score_column].to_numpy(dtype=float))
-    return np.column_stack([logit, margins[0], margins[1], mutual, rare_shared_tokens(frame), offsets])
+    return np.column_stack([logit, margins[0], margins[1], mutual, rare_shared_tokens(frame), offsets,
+                            difference_support(frame), rare_shared_tokens(frame, stems=True)])
+
+
+_WORD_OR_NUMBER = re.compile(r"[^\W\d_]+|\d+")
+
+
+def difference_support(frame: pd.DataFrame) -> np.ndarray:
+    """Per pair, log1p(other candidate pairs of the host whose URLs differ in the same tokens, letter runs and
+    digit runs apart): a host's own convention (`en`->`fr`, a `2` on every English page: articleSeisme2 /
+    articleSeisme) recurs across its true pairs, while two unrelated pages differ in tokens of their own."""
+    tokens: dict[str, frozenset[str]] = {}
+
+    def words(url: str) -> frozenset[str]:
+        found = tokens.get(url)
+        if found is None:
+            found = tokens[url] = frozenset(_WORD_OR_NUMBER.findall(_path(url).lower()))
+        return found
+
+    keys = [(host, words(src) - words(trg), words(trg) - words(src))
+            for host, src, trg in zip(frame["host"], frame["src"], frame["trg"])]
+    support: dict[tuple, int] = {}
+    for key in keys:
+        support[key] = support.get(key, 0) + 1
+    return np.log(np.array([support[key] for key in keys], dtype=float))
+
+
+def _path(url: str) -> str:
+    """The URL after its host ('' when it has no path)."""
+    start = url.find("/", url.find("://") + 3 if "://" in url else 0)
+    return url[start:] if start != -1 else ""
 
 
 _NUMBER = re.compile(r"[0-9]+")
@@ -111,16 +147,29 @@ def id_offset_support(frame: pd.DataFrame, p_parallel: np.ndarray) -> np.ndarray
 
 def _path_tokens(url: str) -> frozenset[str]:
     """Lower-cased letter/digit runs of a URL after its host."""
-    start = url.find("/", url.find("://") + 3 if "://" in url else 0)
-    return frozenset(_TOKEN.findall(url[start:].lower())) if start != -1 else frozenset()
+    return frozenset(_TOKEN.findall(_path(url).lower()))
 
 
-def rare_shared_tokens(frame: pd.DataFrame) -> np.ndarray:
-    """Per pair, log(URLs of the host / URLs of the host holding the rarest token both URLs share); 0 if none."""
+def _path_stems(url: str, size: int = 5) -> frozenset[str]:
+    """The URL's path tokens with each word of more than `size` letters cut to its first and its last `size`
+    letters, accents folded (philosophy and philosophie share `<philo`, eblandat and fblandat `andat>`)."""
+    stems = set()
+    for token in _WORD_OR_NUMBER.findall(fold_accents(unquote(_path(url))).lower()):
+        if len(token) > size and not token.isdigit():
+            stems.update((token[:size] + "<", ">" + token[-size:]))
+        else:
+            stems.add(token)
+    return frozenset(stems)
+
+
+def rare_shared_tokens(frame: pd.DataFrame, stems: bool = False) -> np.ndarray:
+    """Per pair, log(URLs of the host / URLs of the host holding the rarest token both URLs share); 0 if none.
+    stems: tokens compared by their folded beginnings and ends (_path_stems), so cognates count as shared."""
     result = np.zeros(len(frame))
+    split = _path_stems if stems else _path_tokens
     for rows in frame.groupby("host", sort=False).indices.values():
         urls = pd.unique(np.concatenate([frame["src"].to_numpy()[rows], frame["trg"].to_numpy()[rows]]))
-        tokens = {url: _path_tokens(url) for url in urls}
+        tokens = {url: split(url) for url in urls}
         frequency: dict[str, int] = {}
         for found in tokens.values():
             for token in found:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from parascout.udfs import storage
-from parascout.udfs.url_models import METADATA_FILE, METRICS_FILE
+from parascout.udfs.url_models import METADATA_FILE, METRICS_FILE, REPORT_FILE
 
 if TYPE_CHECKING:  # annotations only: training.py imports this module
     from parascout.udfs.url_models.training import TrainingConfig, TrainingResult
@@ -67,8 +67,31 @@ def model_metadata(task: str, config: TrainingConfig, labels: list[str], frame: 
     }
 
 
+def training_report(result: TrainingResult) -> str:
+    """The tables a reader checks a trained model by (report.txt): dev and test per class and confusion,
+    and for a pair model its calibration and alignment cut-off."""
+    from parascout.udfs.url_models.evaluation import format_report
+
+    task = result.metadata["task"]
+    parts = [format_report(result.metrics[split], title=f"{task} {split} (held-out hosts)") for split in ("dev", "test")]
+    decision = result.metrics.get("decision")
+    if decision:
+        parts.append(f"alignment cut-off {decision['min_score']:.4f} (dev pools with orphans: precision "
+                     f"{decision['precision']:.3f}, recall {decision['recall']:.3f})")
+    return "\n\n".join(parts) + "\n"
+
+
+def summary_line(result: TrainingResult, path: str) -> str:
+    """One console line for a finished training run (the tables are in the model directory's report.txt)."""
+    dev, test = result.metrics["dev"], result.metrics["test"]
+    tested = f"test macro-F1 {test['macro']['f1']:.4f}" if test["examples"] else "no test hosts"
+    return (f"{result.metadata['task']} model written to {path}: dev macro-F1 {dev['macro']['f1']:.4f}, {tested}; "
+            f"per-class tables in {path.rstrip('/')}/{REPORT_FILE}")
+
+
 def write_model_dir(result: TrainingResult, out: str) -> str:
-    """Save model + metadata + metrics into `out` atomically (a sibling temporary folder, then a rename)."""
+    """Save model + metadata + metrics + report.txt into `out` atomically (a sibling temporary folder, then a
+    rename)."""
     local_out = storage.local_path(out) if storage.is_local(out) else None
     parent = Path(local_out).resolve().parent if local_out else Path(os.environ.get("TMPDIR", "/tmp"))
     parent.mkdir(parents=True, exist_ok=True)
@@ -76,6 +99,7 @@ def write_model_dir(result: TrainingResult, out: str) -> str:
     result.model.save(staging)
     (staging / METADATA_FILE).write_text(json.dumps(result.metadata, indent=2, default=str))
     (staging / METRICS_FILE).write_text(json.dumps(result.metrics, indent=2, default=str))
+    (staging / REPORT_FILE).write_text(training_report(result))
     for path in staging.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     if local_out is None:

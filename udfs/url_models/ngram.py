@@ -45,6 +45,8 @@ PAIR_DENSE = ("token_jaccard", "trigram_jaccard", "src_only_tokens", "trg_only_t
 PAIR_EXTRA_DENSE = ("numbers_differ", "number_log_distance", "number_relative_distance", "number_same_digits",
                     "number_adjacent", "number_magnitude", "glued_markers_only", "glued_marker_words",
                     "word_extended", "depth")
+#: dense features of models saved with NgramSpec.cognates (translated slugs that share word beginnings)
+PAIR_COGNATE_DENSE = ("cognate_share", "cognate_affix")
 
 _MASK64 = (1 << 64) - 1
 _BASE = 0x100000001B3
@@ -142,6 +144,7 @@ class NgramSpec:
     symmetric_cross: bool = False  # cross bag pairs unordered ((a, b) == (b, a)); directed in older models
     pair_extras: bool = False  # PAIR_EXTRA_DENSE features (False for models saved before they existed)
     fold_accents: bool = False  # accents folded before featurising (règlement == reglement)
+    cognates: bool = False     # PAIR_COGNATE_DENSE features (False for models saved before they existed)
 
 
 @dataclass
@@ -501,6 +504,35 @@ def _extra_differences(batch: UrlBatch, pairs: int, first: np.ndarray, group_own
             np.log1p(np.minimum(batch.slashes[:pairs], batch.slashes[pairs:]))]
 
 
+def _cognates(batch: UrlBatch, pairs: int, first: np.ndarray, group_owner: np.ndarray, src_only: np.ndarray,
+              trg_only: np.ndarray, group_class: np.ndarray, group_marker: np.ndarray,
+              min_prefix: int = 4) -> list[np.ndarray]:
+    """PAIR_COGNATE_DENSE: the share of differing words (letter runs of 3+ letters, markers aside) that have
+    a cognate among the other URL's differing words — the two share their first `min_prefix`+ letters and at
+    least half of the shorter word (philosophy / philosophie, principle / principe, history / histoire; accents
+    are folded first), or their last `min_prefix`+1 and two thirds of it (eblandat / fblandat: a glued one-letter
+    marker) — and the longest shared beginning or end of such a word pair as a share of the longer word."""
+    words = (group_class == CLASS_LETTER) & ~group_marker & (batch.token_length[first] >= 3)
+    owner, src_groups, trg_groups, _ = _combinations(group_owner, src_only & words, trg_only & words, pairs, 6)
+    share, best = np.zeros(pairs), np.zeros(pairs)
+    if len(owner):
+        src_tokens, trg_tokens = first[src_groups], first[trg_groups]
+        shorter = np.minimum(batch.token_length[src_tokens], batch.token_length[trg_tokens])
+        longer = np.maximum(batch.token_length[src_tokens], batch.token_length[trg_tokens])
+        src_start, trg_start = batch.token_start[src_tokens], batch.token_start[trg_tokens]
+        prefix = _first_difference(batch.code_points, src_start, trg_start, 1, shorter)
+        suffix = _first_difference(batch.code_points, src_start + batch.token_length[src_tokens] - 1,
+                                   trg_start + batch.token_length[trg_tokens] - 1, -1, shorter)
+        cognate = ((prefix >= min_prefix) & (2 * prefix >= shorter)) | ((suffix > min_prefix) & (3 * suffix >= 2 * shorter))
+        prefix = np.maximum(prefix, np.where(suffix > min_prefix, suffix, 0))
+        matched = np.unique(src_groups[cognate]), np.unique(trg_groups[cognate])
+        matched_words = sum(np.bincount(group_owner[groups], minlength=pairs) for groups in matched)
+        differing = np.bincount(group_owner[(src_only | trg_only) & words], minlength=pairs)
+        share = matched_words / np.maximum(differing, 1)
+        np.maximum.at(best, owner[cognate], prefix[cognate] / longer[cognate])
+    return [share, best]
+
+
 def _cross_bag(token_hash: np.ndarray, group_owner: np.ndarray, src_only: np.ndarray, trg_only: np.ndarray,
                pairs: int, buckets: int, max_side: int = 12, symmetric: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Bucket of every (src-only token, trg-only token) combination of each pair, and bag offsets.
@@ -601,6 +633,8 @@ def indexed_pair_features(src_texts: list[str], trg_texts: list[str], src_index:
         *_aligned_differences(batch, pairs, language_marker_hashes(spec.lowercase)),
         *(_extra_differences(batch, pairs, first, group_owner, src_only, trg_only, group_class, group_marker,
                              language_marker_hashes(spec.lowercase)) if spec.pair_extras else []),
+        *(_cognates(batch, pairs, first, group_owner, src_only, trg_only, group_class, group_marker)
+          if spec.cognates else []),
     ], axis=1).astype(np.float32)
     return (bags if spec.side_bags else bags[2:]), dense
 
@@ -626,7 +660,8 @@ class NgramUrlModel(UrlModelApi):
         torch.manual_seed(seed)
         if task == "pairs":
             bags = len(PAIR_BAGS) - (0 if spec.side_bags else 2) + int(spec.cross_bag)
-            dense = len(PAIR_DENSE) + (len(PAIR_EXTRA_DENSE) if spec.pair_extras else 0)
+            dense = len(PAIR_DENSE) + (len(PAIR_EXTRA_DENSE) if spec.pair_extras else 0) \
+                + (len(PAIR_COGNATE_DENSE) if spec.cognates else 0)
             net = HashedNgramNet(spec.buckets, spec.dim, bags, dense, spec.hidden or 64, 2)
         else:
             net = HashedNgramNet(spec.buckets, spec.dim, 1, 0, spec.hidden, len(labels))

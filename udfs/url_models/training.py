@@ -152,7 +152,7 @@ def _new_model(task: str, labels: list[str], config: TrainingConfig, texts: list
         from parascout.udfs.url_models.ngram import NgramSpec, NgramUrlModel
 
         spec = NgramSpec(buckets=config.buckets, dim=config.dim, hidden=config.ngram_hidden, side_bags=config.side_bags,
-                         cross_bag=True, symmetric_cross=True, pair_extras=True, fold_accents=True)
+                         cross_bag=True, symmetric_cross=True, pair_extras=True, fold_accents=True, cognates=True)
         return NgramUrlModel.create(task, labels, spec, seed=config.seed)
     from parascout.udfs.url_models.preprocess import preprocess_url
     from parascout.udfs.url_models.transformer import TransformerUrlModel
