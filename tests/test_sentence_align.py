@@ -1,9 +1,11 @@
-"""Sentence alignment: a hand-made pair with a 2-1 bead, deletions with a lexicon, degenerate inputs."""
+"""Sentence alignment: a hand-made pair with a 2-1 bead, deletions with a lexicon, paragraph structure (headings
+kept apart), degenerate inputs."""
 from __future__ import annotations
 
 from typing import ClassVar
 
-from parascout.udfs.bitext.align import Bead, align_sentences
+from parascout.udfs.bitext.align import Bead, align_segments, align_sentences, layout
+from parascout.udfs.bitext.sentences import Segment
 
 SRC = ["The house is red.", "It stands by the river, and it is very old.", "My father built it in 1950.",
        "We love it."]
@@ -66,3 +68,21 @@ def test_one_empty_side_leaves_every_sentence_unaligned():
     assert shape(align_sentences(["A.", "B."], [])) == [((0,), ()), ((1,), ())]
     assert shape(align_sentences([], ["A."])) == [((), (0,))]
     assert align_sentences([], []) == []
+
+
+HEADED_SRC = [Segment("The red house", 0, "title"), Segment("The house is red.", 1),
+              Segment("It stands by the very old river.", 1), Segment("The cat sleeps", 2, "heading"),
+              Segment("The cat sleeps in the garden.", 3)]
+HEADED_TRG = [Segment("La maison rouge", 0, "title"), Segment("La maison est rouge.", 1),
+              Segment("Elle se trouve au bord de la très vieille rivière.", 1),
+              Segment("Le chat dort dans le jardin.", 2)]
+
+
+def test_structure_keeps_headings_apart_and_pairs_titles():
+    texts = ([s.text for s in HEADED_SRC], [t.text for t in HEADED_TRG])
+    assert ((2, 3), (2,)) in shape(align_sentences(*texts))  # lengths alone glue the heading to a sentence
+    expected = [((0,), (0,)), ((1,), (1,)), ((2,), (2,)), ((3,), ()), ((4,), (3,))]
+    assert shape(align_segments(HEADED_SRC, HEADED_TRG)) == expected
+    assert shape(align_segments(HEADED_SRC, HEADED_TRG, "eng", "fra", TinyLexicon(), tokenize)) == expected
+    assert layout(HEADED_SRC).starts.tolist() == [True, True, False, True, True]
+    assert layout(HEADED_SRC).standalone.tolist() == [True, False, False, True, False]

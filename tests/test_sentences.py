@@ -7,6 +7,7 @@ from parascout.udfs.bitext.sentences import (
     BAD_REASONS,
     EMPTY_TEXT,
     TOO_MANY_SENTENCES,
+    Segment,
     split_paragraph,
     split_sentences,
 )
@@ -32,7 +33,8 @@ def test_arabic_question_mark_and_period():
 
 
 def test_paragraphs_are_boundaries_and_empty_documents_are_bad_input():
-    assert split_sentences(["One sentence", "Another one"]) == (["One sentence", "Another one"], None)
+    assert split_sentences(["One sentence", "Another one"]) == ([Segment("One sentence", 0), Segment("Another one", 1)],
+                                                              None)
     assert split_sentences(["", "  "]) == ([], EMPTY_TEXT)
     assert split_sentences([]) == ([], EMPTY_TEXT)
 
@@ -44,3 +46,19 @@ def test_a_100k_sentence_document_gives_a_reason_quickly():
     assert (sentences, reason) == ([], TOO_MANY_SENTENCES)
     assert time.process_time() - started < 5
     assert {EMPTY_TEXT, TOO_MANY_SENTENCES} == BAD_REASONS
+
+
+def test_titles_and_headings_are_one_segment_and_every_segment_knows_its_paragraph():
+    segments, reason = split_sentences([("A title. With a period", "title"), ("", "text"),
+                                        ("First one. Second one.", "text"), ("A heading! Yes", "heading"),
+                                        ("Item one. Item two.", "list_item")])
+    assert reason is None
+    assert segments == [Segment("A title. With a period", 0, "title"), Segment("First one.", 2, "text"),
+                        Segment("Second one.", 2, "text"), Segment("A heading! Yes", 3, "heading"),
+                        Segment("Item one.", 4, "list_item"), Segment("Item two.", 4, "list_item")]
+
+
+def test_a_lone_dash_after_the_period_stays_with_its_sentence():
+    assert split_paragraph("Sie wälzen sich heran. - Und dann? «") == [
+        "Sie wälzen sich heran.", "- Und dann? «"]
+    assert split_paragraph("Sie wälzen sich heran. -") == ["Sie wälzen sich heran. -"]

@@ -12,6 +12,11 @@ A dynamic programme over beads 1-1, 1-0, 0-1, 2-1 and 1-2 minimises the sum of b
   mode a 1-0 / 0-1 bead's prior is LEXICON_NULL_PRIOR and its length term a constant (web pages
   hold untranslated notes and furniture), and when the paired sentences' length ratio differs from
   the whole documents' (an untranslated run skews it) the pair is aligned again with the former.
+- structure (with `layouts=`, from the `texts` table's paragraphs): a title or heading pairs only 1-1 (with
+  TYPE_MISMATCH_COST against a sentence) or stays alone, never merged with a sentence; a bead pairing a list
+  item with body text, or mixing them on one side, costs TYPE_MISMATCH_COST too; a bead costs CROSSING_COST
+  for every paragraph boundary inside one of its sides, and BOUNDARY_COST when it opens a paragraph on one
+  side only (paragraph boundaries as soft anchors, like the <p> marks hunalign aligns).
 The lexicon is any object with `.translations(src_word) -> {trg_word: prob}`; words come from the
 `tokenize(text, lang)` passed in. The DP runs row by row in numpy (the 0-1 moves inside a row are a
 running minimum), so a page pair costs a few hundred numpy calls, not a Python loop per cell.
@@ -30,12 +35,40 @@ BEADS = ((1, 1), (1, 0), (2, 1), (1, 2), (2, 2), (3, 1), (1, 3), (0, 1))
 PRIORS = {(1, 1): 0.89, (1, 0): 0.0099 / 2, (0, 1): 0.0099 / 2, (2, 1): 0.089 / 2, (1, 2): 0.089 / 2,
           (2, 2): 0.011, (3, 1): 0.005, (1, 3): 0.005}
 LENGTH_VARIANCE = 6.8  # Gale & Church's s2, per character
-LEXICON_WEIGHT = 5.0  # chosen on OT tuning chapters and the seed-7 real-text archive (never on evaluation data)
+LEXICON_WEIGHT = 8.0  # chosen on OT tuning chapters and the seed-7 real-text archive (never on evaluation data)
 MIN_TRANSLATION_PROB = 0.05
 RATIO_TOLERANCE = 0.15  # realign when the paired sentences' length ratio is this far (log) from the documents'
 LEXICON_NULL_PRIOR = 0.1  # lexicon mode: P(1-0) = P(0-1); web pages hold untranslated notes and furniture
+#: lexicon mode: words tell a 2-2 bead from two 1-1 beads, so it is rarer (chosen on the seed-7 archive)
+LEXICON_PRIORS = {**PRIORS, (1, 0): LEXICON_NULL_PRIOR, (0, 1): LEXICON_NULL_PRIOR, (2, 2): 0.002}
 NULL_LENGTH_COST = 0.0  # lexicon mode: a 1-0 / 0-1 bead's length term (its words already cost it)
 MAX_LENGTH_RATIO = 8.0
+CROSSING_COST = 6.0  # structure: chosen on the seed-7 archive (60 hosts), like the lexicon weight
+BOUNDARY_COST = 2.0
+TYPE_MISMATCH_COST = 8.0
+NULL_SIMILARITY_SHARE = 0.8  # lexicon mode: a 1-0 / 0-1 bead costs as a pair of this share of the document's
+#: typical similarity would (the median of each sentence's best 1-1 similarity): with a sparse lexicon too, a
+#: pair needs words in common about as a true pair of that document has to beat leaving both sides unaligned
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A document side's structure per sentence: opens a paragraph, is a title or heading (standalone), and
+    its paragraph class (0 text, 1 list item, 2 title or heading)."""
+
+    starts: np.ndarray
+    standalone: np.ndarray
+    kind: np.ndarray
+
+
+def layout(segments) -> Layout:
+    """The Layout of `sentences.Segment`s (paragraph index and type)."""
+    from parascout.udfs.bitext.sentences import STANDALONE_TYPES
+
+    paragraphs = [segment.paragraph for segment in segments]
+    starts = np.array([k == 0 or paragraphs[k] != paragraphs[k - 1] for k in range(len(paragraphs))], dtype=bool)
+    kind = np.array([2 if s.type in STANDALONE_TYPES else 1 if s.type == "list_item" else 0 for s in segments])
+    return Layout(starts, kind == 2, kind)
 
 
 @dataclass(frozen=True)
@@ -128,6 +161,8 @@ class LexicalSimilarity:
         for di, dj in beads:  # the bead's words in average-sentence units: merging cannot dilute a poor match
             similarity[("size", di, dj)] = share * (_window_sum(self.src_words, di)[:, None]
                                                     + _window_sum(self.trg_words, dj)[None, :]) / 2.0
+        best = np.concatenate([similarity[(1, 1)].max(axis=1), similarity[(1, 1)].max(axis=0)])
+        similarity["null"] = NULL_SIMILARITY_SHARE * float(np.median(best))
         similarity[("size", 1, 0)] = share * self.src_words / 2.0
         similarity[("size", 0, 1)] = share * self.trg_words / 2.0
         return similarity
@@ -137,8 +172,25 @@ def length_ratio(src_chars: float, trg_chars: float) -> float:
     return float(np.clip(trg_chars / max(src_chars, 1.0), 1 / MAX_LENGTH_RATIO, MAX_LENGTH_RATIO))
 
 
+def structure_cost(bead: tuple[int, int], src: Layout, trg: Layout) -> np.ndarray | float:
+    """The structure term of every bead of a type with sentences on both sides (see the module docstring)."""
+    di, dj = bead
+    cost = 0.0
+    for size, side, axis in ((di, src, 0), (dj, trg, 1)):
+        standalone = _window_sum(side.standalone.astype(np.float64), size)
+        crossings = _window_sum(side.starts.astype(np.float64), size) - side.starts[:len(side.starts) - size + 1]
+        items = _window_sum((side.kind == 1).astype(np.float64), size)
+        term = (CROSSING_COST * crossings + TYPE_MISMATCH_COST * ((items > 0) & (items < size))
+                + np.where(standalone > 0, np.inf if di * dj > 1 else 0.0, 0.0))
+        cost = cost + (term[:, None] if axis == 0 else term[None, :])
+    src_starts, trg_starts = src.starts[:len(src.starts) - di + 1], trg.starts[:len(trg.starts) - dj + 1]
+    src_kind, trg_kind = src.kind[:len(src.kind) - di + 1], trg.kind[:len(trg.kind) - dj + 1]
+    return (cost + BOUNDARY_COST * (src_starts[:, None] != trg_starts[None, :])
+            + TYPE_MISMATCH_COST * (src_kind[:, None] != trg_kind[None, :]))
+
+
 def bead_costs(src: list[str], trg: list[str], similarity: dict | None, lexicon_weight: float,
-               ratio: float | None = None
+               ratio: float | None = None, layouts: tuple[Layout, Layout] | None = None
                ) -> tuple[dict[tuple[int, int], np.ndarray], dict[tuple[int, int], np.ndarray]]:
     """(cost, score) arrays per bead type: cost[(1,1)][i, j] is the bead src i .. with trg j ..
 
@@ -155,13 +207,15 @@ def bead_costs(src: list[str], trg: list[str], similarity: dict | None, lexicon_
         length = length_cost(src_length, trg_length, ratio)
         if similarity is not None and 0 in bead:  # with words to go by, a deletion's length says little
             length = np.full_like(length, NULL_LENGTH_COST)
-        prior = LEXICON_NULL_PRIOR if similarity is not None and 0 in bead else PRIORS[bead]
+        prior = (LEXICON_PRIORS if similarity is not None else PRIORS)[bead]
         cost = length - math.log(prior)
         score = np.exp(-length)  # P(|delta| at least this large): 1 for a perfect length match
         if similarity is not None:
-            sim = similarity.get(bead, 0.0)
+            sim = similarity.get(bead, similarity["null"])
             cost = cost + lexicon_weight * (1.0 - sim) * similarity[("size", *bead)]
             score = (score + sim) / 2.0
+        if layouts is not None and 0 not in bead:
+            cost = cost + structure_cost(bead, *layouts)
         costs[bead], scores[bead] = cost, score
     return costs, scores
 
@@ -200,8 +254,10 @@ def _dp(costs: dict[tuple[int, int], np.ndarray], n: int, m: int) -> tuple[np.nd
 
 def align_sentences(src: list[str], trg: list[str], src_lang: str | None = None, trg_lang: str | None = None,
                     lexicon=None, tokenize: Callable[[str, str | None], list[str]] | None = None,
-                    lexicon_weight: float = LEXICON_WEIGHT) -> list[Bead]:
-    """The best bead sequence of two sentence lists (length-only when no lexicon is given)."""
+                    lexicon_weight: float = LEXICON_WEIGHT, layouts: tuple[Layout, Layout] | None = None
+                    ) -> list[Bead]:
+    """The best bead sequence of two sentence lists (length-only when no lexicon is given; `layouts`: the
+    sides' paragraph structure, see `layout`)."""
     n, m = len(src), len(trg)
     if n == 0 or m == 0:
         return [Bead((i,), (), 0.0) for i in range(n)] + [Bead((), (j,), 0.0) for j in range(m)]
@@ -211,20 +267,27 @@ def align_sentences(src: list[str], trg: list[str], src_lang: str | None = None,
             raise ValueError("align_sentences: a lexicon needs a tokenize(text, lang) function")
         similarity = LexicalSimilarity([tokenize(s, src_lang) for s in src], [tokenize(t, trg_lang) for t in trg],
                                        lexicon).all_beads()
-    beads = _best_beads(src, trg, similarity, lexicon_weight, None)
+    beads = _best_beads(src, trg, similarity, lexicon_weight, None, layouts)
     if similarity is not None:  # untranslated runs skew the documents' length ratio: re-estimate it on the pairs
         paired = [bead for bead in beads if bead.src and bead.trg]
         ratio = length_ratio(sum(len(src[i]) for b in paired for i in b.src),
                              sum(len(trg[j]) for b in paired for j in b.trg))
         whole = length_ratio(sum(map(len, src)), sum(map(len, trg)))
         if paired and abs(math.log(ratio / whole)) > RATIO_TOLERANCE:
-            beads = _best_beads(src, trg, similarity, lexicon_weight, ratio)
+            beads = _best_beads(src, trg, similarity, lexicon_weight, ratio, layouts)
     return beads
 
 
-def _best_beads(src, trg, similarity, lexicon_weight, ratio) -> list[Bead]:
+def align_segments(src, trg, src_lang: str | None = None, trg_lang: str | None = None, lexicon=None,
+                   tokenize: Callable[[str, str | None], list[str]] | None = None, **options) -> list[Bead]:
+    """align_sentences over `sentences.Segment`s, their paragraph structure included."""
+    return align_sentences([s.text for s in src], [t.text for t in trg], src_lang, trg_lang, lexicon, tokenize,
+                           layouts=(layout(src), layout(trg)), **options)
+
+
+def _best_beads(src, trg, similarity, lexicon_weight, ratio, layouts=None) -> list[Bead]:
     n, m = len(src), len(trg)
-    costs, scores = bead_costs(src, trg, similarity, lexicon_weight, ratio)
+    costs, scores = bead_costs(src, trg, similarity, lexicon_weight, ratio, layouts)
     choice, run_start = _dp(costs, n, m)
     beads: list[Bead] = []
     i, j = n, m

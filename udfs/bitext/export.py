@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pandas as pd
 
 from parascout.udfs.bitext import sentences as splitting
-from parascout.udfs.bitext.align import align_sentences
+from parascout.udfs.bitext.align import align_segments
 from parascout.udfs.bitext.filters import UNALIGNED, filter_reason
 
 SENTENCE_STRUCT = ("struct<bead:int, bead_type:string, src_text:string, trg_text:string, score:double, "
@@ -30,13 +30,15 @@ BAD_REASONS = frozenset({"missing_src_text", "missing_trg_text", "empty_src_text
 FILTERED_REASONS = frozenset({NO_PAIRS_KEPT})
 
 
-def main_paragraphs(paragraphs, main_text) -> list[str] | None:
-    """A page's non-boilerplate paragraph texts (main_text's lines when the paragraph list is absent)."""
+def main_paragraphs(paragraphs, main_text) -> list[tuple[str, str]] | None:
+    """A page's non-boilerplate paragraphs as (text, type) (main_text's lines, type 'text', when the paragraph
+    list is absent)."""
     if paragraphs is not None:
-        return [p["text"] for p in paragraphs if p and not p.get("boilerplate") and (p.get("text") or "").strip()]
+        return [(p["text"], p.get("type") or "text") for p in paragraphs
+                if p and not p.get("boilerplate") and (p.get("text") or "").strip()]
     if main_text is None or (isinstance(main_text, float) and pd.isna(main_text)):
         return None
-    return [line for line in str(main_text).split("\n") if line.strip()]
+    return [(line, "text") for line in str(main_text).split("\n") if line.strip()]
 
 
 @functools.lru_cache(maxsize=4)
@@ -55,8 +57,8 @@ def export_document(row: dict, lexicon=None, tokenize=None, max_sentences: int =
     split = {}
     for side in ("src", "trg"):
         paragraphs = main_paragraphs(row.get(f"{side}_paragraphs"), row.get(f"{side}_main_text"))
-        out[f"{side}_paragraphs"] = paragraphs
-        out[f"{side}_text"] = "\n".join(paragraphs) if paragraphs is not None else None
+        out[f"{side}_paragraphs"] = [text for text, _ in paragraphs] if paragraphs is not None else None
+        out[f"{side}_text"] = "\n".join(out[f"{side}_paragraphs"]) if paragraphs is not None else None
         if paragraphs is None:
             out["status"] = out["status"] if out["status"] != "ok" else f"missing_{side}_text"
             continue
@@ -67,8 +69,8 @@ def export_document(row: dict, lexicon=None, tokenize=None, max_sentences: int =
         out[f"{side}_sentences"] = len(sentences)
     if out["status"] != "ok":
         return out
-    src, trg = split["src"], split["trg"]
-    beads = align_sentences(src, trg, out["src_lang"], out["trg_lang"], lexicon, tokenize)
+    beads = align_segments(split["src"], split["trg"], out["src_lang"], out["trg_lang"], lexicon, tokenize)
+    src, trg = [s.text for s in split["src"]], [t.text for t in split["trg"]]
     ratio = sum(map(len, trg)) / max(sum(map(len, src)), 1)
     count = tokenize or (lambda text, lang: text.split())
     for number, bead in enumerate(beads):
