@@ -117,6 +117,17 @@ def test_paragraphs_have_types_languages_hashes_and_boilerplate_marks():
     assert by_text["We use cookies to im"]["lang"] is None and by_text["First line of an add"]["lang"] == "eng"
 
 
+def test_headline_date_line_kept_teasers_and_table_footers_marked():
+    page = ('<html><head><title>Coastal report | Example</title></head><body><nav><a href="/">Home</a></nav>'
+            "<div><h1>Coastal report</h1><p>May 2024</p><p>" + ENGLISH + "</p></div>"
+            '<ul class="teasers"><li><h2><a href="/other">Another report</a></h2><p>' + ENGLISH + "</p></li></ul>"
+            '<table><tr><td class="bottom"><p>Reproduction only with the written consent of the editors.</p>'
+            "</td></tr></table></body></html>")
+    kept = [p["text"] for p in html_features(page, "http://example.com/r")["page_paragraphs"] if not p["boilerplate"]]
+    # the headline (it repeats the <title>) and the short date line under it read as the article's
+    assert kept == ["Coastal report", "May 2024", ENGLISH.strip()]
+
+
 def test_paragraph_hash_ignores_case_punctuation_and_spacing():
     assert paragraph_hash("Hello,  World!") == paragraph_hash("hello world") != paragraph_hash("hello world 2")
 

@@ -9,8 +9,11 @@ text (`p`, headings, list items, table cells, `br`-separated runs) with their ty
 normalised text, and a boilerplate flag. Boilerplate is marked, never dropped, by
 justext-like rules: position (header/nav/footer/aside or a container whose class or
 id says menu, footer, cookie...), link density, length with the neighbours' class
-deciding short and medium blocks, cookie/copyright notices. Repetition across a
-site's pages needs the site's other pages: udfs.near_duplicates marks it later.
+deciding short and medium blocks, cookie/copyright notices; a headline (a heading that
+repeats <title>, or opens good text) is main text and so are the short lines between it
+and its article (date, byline); the text under a headline that is all link is a teaser
+of another page. Repetition across a site's pages needs the site's other pages:
+udfs.near_duplicates marks it later.
 
 Why one module (~450 lines): it is one pass over the Lexbor tree; the features, the paragraphs and the
 boilerplate rules read the same node state, and splitting the walk would cost a second traversal per page.
@@ -52,10 +55,10 @@ SKIPPED_LINK_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "about:", "#"
 #: elements whose text is page furniture wherever they appear
 BOILERPLATE_TAGS = frozenset({"header", "footer", "nav", "aside", "form"})
 #: containers whose class or id is read for a boilerplate hint (others are not, to keep the walk fast)
-HINTED_TAGS = frozenset({"div", "section", "ul", "ol", "table"})
+HINTED_TAGS = frozenset({"div", "section", "ul", "ol", "table", "td"})
 BOILERPLATE_HINT = re.compile(r"(?:^|[\W_])(?:nav|navbar|menu|footer|header|sidebar|side-bar|breadcrumbs?|cookies?|"
                               r"consent|gdpr|banner|share|social|related|widget|masthead|topbar|subnav|pager|"
-                              r"pagination|copyright|skip-link|toolbar|login)(?:$|[\W_])", re.IGNORECASE)
+                              r"pagination|copyright|skip-link|toolbar|login|bottom|legal|disclaimer|imprint)(?:$|[\W_])", re.IGNORECASE)
 #: a cookie/copyright notice, searched in case-folded text
 NOTICE = re.compile(r"cookie|gdpr|\u00a9|copyright|all rights reserved|privacy policy|terms of (?:use|service)|"
                     r"datenschutz|impressum|alle rechte vorbehalten|tous droits r\u00e9serv\u00e9s|"
@@ -447,13 +450,14 @@ def page_paragraphs(blocks: list[tuple], title: str | None, page_lang: str | Non
     title_key = paragraph_keys(WHITESPACE.sub(" ", title).casefold())[0] if title else ""
     weight = 3 if page_lang in DENSE_SCRIPT_LANGS else 1
     kinds, classes = [], []
+    linked_headline = False  # the block before is a heading that is all link: this one is a teaser
     for index, (text, kind, link_chars, region) in enumerate(blocks):
         if kind == "heading" and title_key and keys[index] in title_key:
             kind = "title"
         kinds.append(kind)
         size = len(text)
         length, density = size * weight, link_chars / size
-        if region or density > MAX_LINK_DENSITY or length < 400 and index in notices:
+        if region or density > MAX_LINK_DENSITY or length < 400 and index in notices or linked_headline:
             classes.append("bad")
         elif length < SHORT_CHARS:
             classes.append("short")
@@ -461,6 +465,7 @@ def page_paragraphs(blocks: list[tuple], title: str | None, page_lang: str | Non
             classes.append("good")
         else:
             classes.append("near_good")
+        linked_headline = kind == "heading" and density > MAX_LINK_DENSITY
     boilerplate = [label != "good" for label in _resolve_classes(classes, kinds)]
     if single_language:
         langs = [page_lang if len(text) >= MIN_LANG_CHARS else None for text in texts]
@@ -478,7 +483,14 @@ def paragraph_keys(folded: str) -> list[str]:
 
 
 def _resolve_classes(classes: list[str], kinds: list[str]) -> list[str]:
-    """justext's context pass: short and near-good blocks take their class from the nearest good/bad ones."""
+    """justext's context pass (short and near-good blocks take their class from the nearest good/bad ones),
+    after the headline rules: a heading repeating the page's <title> is good, and so is a heading opening
+    good text, so the short lines between a headline and its article (date, byline) read as the article's."""
+    classes = list(classes)
+    after = _nearest_decided(classes, range(len(classes) - 1, -1, -1))
+    for i, kind in enumerate(kinds):
+        if classes[i] != "bad" and (kind == "title" or kind == "heading" and after[i] == "good"):
+            classes[i] = "good"
     final = list(classes)
     before = _nearest_decided(classes, range(len(classes)))
     after = _nearest_decided(classes, range(len(classes) - 1, -1, -1))
@@ -487,9 +499,6 @@ def _resolve_classes(classes: list[str], kinds: list[str]) -> list[str]:
             final[i] = "good" if before[i] == after[i] == "good" else "bad"
         elif label == "near_good":
             final[i] = "bad" if before[i] == after[i] == "bad" else "good"
-    for i, kind in enumerate(kinds):  # a heading or title opening good text is kept
-        if kind in ("heading", "title") and classes[i] != "bad" and after[i] == "good":
-            final[i] = "good"
     return final
 
 
