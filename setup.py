@@ -61,7 +61,7 @@ setup(
     python_requires=">=3.10",
     packages=PACKAGES,
     package_dir=PACKAGE_DIR,
-    package_data={"parascout.conf": ["*.yaml", "*/*.yaml"], "parascout.udfs": ["*.jar"]},  # the jar: `make jar`
+    package_data={"parascout.conf": ["*.yaml", "*/*.yaml", "*.tsv"], "parascout.udfs": ["*.jar"]},  # the jar: `make jar`
     include_package_data=False,
     install_requires=CORE,
     extras_require=EXTRAS,

@@ -21,7 +21,7 @@ from pyspark import StorageLevel
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job, language_pair_option
-from parascout.udfs import storage
+from parascout.udfs import domain_focus, storage
 from parascout.udfs.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, FILTERED_REASONS, export_batches
 from parascout.udfs.bitext.formats import TMX_FOOTER, document_line, sentence_line, tmx_header, tmx_unit
 from parascout.udfs.bitext.sentences import MAX_SENTENCES
@@ -43,6 +43,9 @@ class ExportBitextJob(Job):
         parser.add_argument("--langs", required=True, help="language pair A,B (A is the source side of the output)")
         parser.add_argument("--lexicon", metavar="DIR", help="lexicon directory (train-lexicon); without it the "
                                                              "sentence aligner uses lengths only")
+        parser.add_argument("--in-domain-only", action="store_true",
+                            help="export only pairs with a page in the domain (texts.in_domain: fetch-docs "
+                                 "--domain-terms); the others are filtered off_domain / no_domain_text")
         parser.add_argument("--max-sentences", type=int, default=MAX_SENTENCES,
                             help="a page with more sentences is bad input (too_many_*_sentences)")
 
@@ -65,6 +68,16 @@ class ExportBitextJob(Job):
         columns = ["host", "src_url", "trg_url", "src_lang", "trg_lang", "p_parallel_content"]
         return pairs, forward.select(*columns).unionByName(backward).dropDuplicates(["src_url", "trg_url"])
 
+    def in_domain(self, pairs):
+        """--in-domain-only: the pairs with a page in the domain; the rest counted by reason."""
+        try:
+            pairs, counts = domain_focus.pairs_in_domain(pairs, self.read_table("texts"))
+        except ValueError as error:
+            raise ConfigError(str(error)) from error
+        for reason in domain_focus.FILTERED_REASONS:
+            self.report.filtered(reason, counts.get(reason, 0))
+        return pairs
+
     def with_texts(self, pairs):
         texts = self.read_table("texts").where(F.col("duplicate_of").isNull() | (F.col("duplicate_of") == F.col("url")))
         texts = texts.dropDuplicates(["url"]).select("url", *TEXT_COLUMNS)
@@ -80,6 +93,8 @@ class ExportBitextJob(Job):
         self.report.input("verified_pairs (parallel)", parallel)
         wanted = pairs.count()
         self.report.filtered("other_language_pair", parallel - wanted)
+        if self.args.in_domain_only:
+            pairs = self.in_domain(pairs)
         documents = self.with_texts(pairs).mapInPandas(
             functools.partial(export_batches, lexicon_path=self.args.lexicon, max_sentences=self.args.max_sentences),
             DOCUMENT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)  # aligned once, written as two tables

@@ -22,9 +22,10 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job
-from parascout.udfs import documents, storage, warc_fetch, warc_record
+from parascout.udfs import documents, domain_focus, storage, warc_fetch, warc_record
 from parascout.udfs.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
 from parascout.udfs.html_text import MAX_TEXT_CHARS
+from parascout.udfs.lexicon import load_lexicon
 from parascout.udfs.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
 from parascout.udfs.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
 from parascout.udfs.wat import read_wat_files
@@ -83,6 +84,16 @@ class FetchDocsJob(Job):
                                  "(ILSP-FC: 0.8); above 1: none")
         parser.add_argument("--max-site-pages", type=int, default=50_000,
                             help="bigger sites are split into groups of about this many pages for the site pass")
+        parser.add_argument("--domain-terms", metavar="FILE",
+                            help="domain focus (ILSP-FC): weight<TAB>term<TAB>subtopic[<TAB>lang] lines; texts gain "
+                                 "relevance, distinct_terms, subtopic and in_domain")
+        parser.add_argument("--domain-lexicon", nargs="+", default=[], metavar="DIR",
+                            help="lexicon directories (train-lexicon) that carry the terms of their source language "
+                                 "into their target language, word by word")
+        parser.add_argument("--min-relevance", type=float, default=domain_focus.DEFAULT_MIN_SCORE,
+                            help="in_domain needs this relevance score (title 10, text 1 per mention x term weight)")
+        parser.add_argument("--min-domain-terms", type=int, default=domain_focus.DEFAULT_MIN_TERMS,
+                            help="in_domain needs this many distinct terms")
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
@@ -103,6 +114,30 @@ class FetchDocsJob(Job):
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
         if not 0 < args.site_boilerplate_share <= 1 or args.near_duplicate_overlap <= 0:
             raise ConfigError("--site-boilerplate-share must be in (0, 1] and --near-duplicate-overlap positive")
+        self.domain_terms = self.load_domain_terms(args)
+
+    def load_domain_terms(self, args) -> list[domain_focus.DomainTerm]:
+        """The --domain-terms list (and its lexicon translations); unusable lines are counted, none usable fails."""
+        if not args.domain_terms:
+            if args.domain_lexicon:
+                raise ConfigError("--domain-lexicon translates --domain-terms: give --domain-terms FILE")
+            return []
+        try:
+            terms, bad_lines = domain_focus.load_domain_terms(args.domain_terms)
+            lexicons = [load_lexicon(path) for path in args.domain_lexicon]
+        except OSError as error:
+            raise ConfigError(f"--domain-terms/--domain-lexicon: {error}") from error
+        if not terms:
+            raise ConfigError(f"--domain-terms {args.domain_terms}: no usable term line ({bad_lines} unusable)")
+        if args.min_domain_terms < 1:
+            raise ConfigError("--min-domain-terms must be at least 1")
+        untranslated = 0
+        for lexicon in lexicons:
+            translated, missing = domain_focus.translate_terms(terms, lexicon)
+            terms, untranslated = terms + translated, untranslated + missing
+        self.domain_facts = {"terms": len(terms), "unusable_lines": bad_lines, "untranslated_terms": untranslated,
+                             "min_relevance": args.min_relevance, "min_domain_terms": args.min_domain_terms}
+        return terms
 
     def settings(self) -> FetchSettings:
         a = self.args
@@ -240,9 +275,19 @@ class FetchDocsJob(Job):
         if self.table_exists("texts"):
             earlier = self.read_table("texts").select(*pages.columns)
             pages = pages.unionByName(earlier.join(pages.select("url"), "url", "left_anti"))
-        texts = self.persist(self.site_pass(pages), StorageLevel.DISK_ONLY)
-        self.write_table(texts.select(*TEXT_COLUMNS), "texts")
+        texts = self.persist(self.with_domain_focus(self.site_pass(pages)), StorageLevel.DISK_ONLY)
+        self.write_table(texts.select(*TEXT_COLUMNS, *(domain_focus.FOCUS_COLUMNS if self.domain_terms else ())),
+                         "texts")
         self.summarise_texts(self.read_table("texts"))
+
+    def with_domain_focus(self, texts: DataFrame) -> DataFrame:
+        """--domain-terms: each page's ILSP-FC relevance (title and main text) and in-domain flag."""
+        if not self.domain_terms:
+            return texts
+        scored = texts.select("url", "lang", "title", "main_text").mapInPandas(functools.partial(
+            domain_focus.score_texts, terms=self.domain_terms, min_score=self.args.min_relevance,
+            min_terms=self.args.min_domain_terms), f"url string, {domain_focus.FOCUS_SCHEMA}")
+        return texts.join(scored, "url", "left")
 
     def site_pass(self, pages: DataFrame) -> DataFrame:
         """Per site (groupBy + applyInPandas, big sites split): repeated paragraphs marked, near-duplicates found."""
@@ -280,6 +325,10 @@ class FetchDocsJob(Job):
         self.report.metric("paragraphs", int(row["paragraphs"] or 0))
         self.report.metric("boilerplate_paragraphs", int(row["boilerplate"] or 0))
         self.report.metric("site_pass", {**self.site_settings().__dict__, "max_site_pages": self.args.max_site_pages})
+        if self.domain_terms:
+            in_domain = {bool(r["in_domain"]): r["count"] for r in texts.groupBy("in_domain").count().collect()}
+            self.report.metric("domain_focus", {**self.domain_facts, "in_domain_pages": in_domain.get(True, 0),
+                                                "off_domain_pages": in_domain.get(False, 0)})
 
     def persist(self, frame: DataFrame, level: StorageLevel) -> DataFrame:
         """Persist a frame and remember it, so process() can release it at the end."""

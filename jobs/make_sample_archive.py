@@ -48,6 +48,11 @@ class MakeSampleArchiveJob(Job):
         parser.add_argument("--crawl", default=defaults["crawl"], help="crawl name written into the archive")
         parser.add_argument("--workers", type=int, default=None,
                             help="worker processes (default: one per CPU); the output does not depend on it")
+        parser.add_argument("--topical-sites", type=int, default=0, metavar="N",
+                            help="N hosts write most articles about one topic (money: CLDR currency names), other "
+                                 "articles name a currency now and then; truth/topics.parquet says which page is on "
+                                 "the topic (domain focus: fetch-docs --domain-terms). Default 0: the archive is "
+                                 "the same as without the option")
         parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
     def validate_arguments(self, args: argparse.Namespace) -> None:
@@ -61,6 +66,8 @@ class MakeSampleArchiveJob(Job):
             raise ConfigError("--hosts and --pages-per-host must be at least 1")
         if args.workers is not None and args.workers < 1:
             raise ConfigError("--workers must be at least 1")
+        if not 0 <= args.topical_sites <= args.hosts:
+            raise ConfigError("--topical-sites must be between 0 and --hosts")
         try:
             args.langs = ",".join(resolve_languages(args.langs, args.text_corpus))
         except (UnknownLanguage, UnsupportedLanguage) as error:
@@ -72,7 +79,8 @@ class MakeSampleArchiveJob(Job):
         args = self.args
         summary = generate(args.out, hosts=args.hosts, seed=args.seed, langs=args.langs, cdx_only=args.cdx_only,
                            pages_per_host=args.pages_per_host, crawl=args.crawl, workers=args.workers,
-                           progress=not args.no_progress, text_corpus=args.text_corpus)
+                           progress=not args.no_progress, text_corpus=args.text_corpus,
+                           overrides={"topical_sites": args.topical_sites} if args.topical_sites else None)
         self.report.input("captures", summary["captures"])
         self.report.kept(summary["captures"])
         self.report.output("indexes", summary["cdx_lines"])
@@ -83,7 +91,8 @@ class MakeSampleArchiveJob(Job):
                     "code_strip_recoverable_share", "zipnum_blocks", "columnar_rows", "warc_files", "seconds",
                     "workers", "text_source", "cld2_agree_share", "cld2_agreement", "cld2_disagreements_by_kind",
                     "negatives", "beads", "passages_available", "passages_used",
-                    "pages_with_a_passage_of_another_host", "passages_reused_within_host", "corpus_lines_skipped"):
+                    "pages_with_a_passage_of_another_host", "passages_reused_within_host", "corpus_lines_skipped",
+                    "topical_hosts", "on_topic_pages"):
             if key in summary:
                 self.report.metric(key, summary[key])
 

@@ -6,7 +6,8 @@ the sum of aligned scores as `expected_pairs`); the ratio divides by the smaller
 language side. With `verified_pairs` or `--truth truth/pairs.parquet` the ranking is
 compared with true pair counts: Spearman's rho and precision@5/10/20 in the report.
 When export-bitext ran first, each site also carries its yield: documents, sentence pairs and
-words per language exported (`bitext_*`, 0 for a site with none).
+words per language exported (`bitext_*`, 0 for a site with none). With --in-domain-only (fetch-docs ran
+with --domain-terms), only aligned pairs with a page in the domain count (udfs/domain_focus.py).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job, language_pair_option
+from parascout.udfs.domain_focus import pairs_in_domain
 from parascout.udfs.shortlist import (
     BITEXT_YIELD_COLUMNS,
     DEFAULT_PRECISION_KS,
@@ -31,7 +33,7 @@ class ShortlistJob(Job):
     outputs = ("shortlist",)
     inputs = ("rank_hosts", "alignment")
     input_paths = ("truth",)
-    optional_inputs = ("verified_pairs", "bitext_documents")
+    optional_inputs = ("verified_pairs", "bitext_documents", "texts")
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
@@ -43,12 +45,18 @@ class ShortlistJob(Job):
                             help="a site is relevant for precision@k with at least this many true pairs")
         parser.add_argument("--max-eval-hosts", type=int, default=200_000,
                             help="evaluate only when at most this many sites are compared (they go to the driver)")
+        parser.add_argument("--in-domain-only", action="store_true",
+                            help="count only aligned pairs with a page in the domain (texts.in_domain: fetch-docs "
+                                 "--domain-terms)")
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
         self.languages = language_pair_option(args.langs)
         if not 0 <= args.min_score <= 1 or args.relevant_min_pairs < 1:
             raise ConfigError("--min-score must be in [0, 1] and --relevant-min-pairs >= 1")
+        if args.in_domain_only and args.use_texts == "no":
+            raise ConfigError("--in-domain-only reads the texts table: drop --use-texts no")
+        args.use_texts = "yes" if args.in_domain_only else "no"  # read for --in-domain-only alone
 
     def process(self) -> None:
         hosts = self.read_table("rank_hosts")
@@ -61,7 +69,7 @@ class ShortlistJob(Job):
         kept = wanted.count()
         self.report.kept(kept)
         self.report.filtered("other_language_pair", self.report.primary_count - kept)
-        aligned = (self.read_table("alignment").groupBy("host").agg(
+        aligned = (self.aligned_pairs().groupBy("host").agg(
             F.sum((F.col("score") >= self.args.min_score).cast("long")).alias("predicted_pairs"),
             F.sum("score").alias("expected_pairs")))
         shortlist = (wanted.join(aligned, "host", "left").fillna(0, ["predicted_pairs", "expected_pairs"])
@@ -73,6 +81,18 @@ class ShortlistJob(Job):
         rows = self.write_table(shortlist.withColumn("rank", F.row_number().over(order))
                                 .select(*SHORTLIST_COLUMNS), "shortlist")
         self.evaluate(self.read_table("shortlist"), rows)
+
+    def aligned_pairs(self) -> DataFrame:
+        """rank-pairs' 1-1 alignment; with --in-domain-only the pairs with a page in the domain (counts reported)."""
+        alignment = self.read_table("alignment")
+        if not self.args.in_domain_only:
+            return alignment
+        try:
+            kept, counts = pairs_in_domain(alignment, self.read_table("texts"))
+        except ValueError as error:
+            raise ConfigError(str(error)) from error
+        self.report.metric("aligned_pairs_by_domain", counts)
+        return kept
 
     def with_bitext_yield(self, shortlist: DataFrame) -> DataFrame:
         """Documents, sentence pairs and words per language export-bitext exported per site (0 where none)."""

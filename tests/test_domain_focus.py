@@ -40,7 +40,54 @@ def test_batch_flags_and_off_topic_pages():
     terms, _ = parse_domain_terms(TERMS_FILE.splitlines())
     pages = pd.DataFrame({"title": ["Solar tariff news", "Cooking with fish", None],
                           "text": ["", "The grid of the oven.", None]})
-    out = domain_relevance(pages, terms)
+    out = domain_relevance(pages, terms, min_score=10, min_terms=2)
     assert out["relevance"].tolist() == [50.0, 4.0, 0.0]
     assert out["in_domain"].tolist() == [True, False, False]  # one term only: below min_terms
     assert out["subtopic"].tolist() == ["energy", None, None]
+    # the defaults (score >= 2, one term: tuned on sample-archive seed 42) take one weighty mention
+    assert domain_relevance(pages, terms)["in_domain"].tolist() == [True, True, False]
+
+
+def test_ilsp_fc_lines_languages_and_bad_codes():
+    lines = ["100:wind turbine=energy>en", "70:éolienne=énergie>fr", "50\tsolar\tenergy\tdeu", "10\tgrid\t\txx-nope",
+             "no colon or tab"]
+    terms, bad = parse_domain_terms(lines)
+    assert bad == 2  # an unknown language code, a line of neither form
+    assert [(t.weight, t.words, t.subtopic, t.lang) for t in terms] == [
+        (100.0, ("wind", "turbine"), "energy", "eng"), (70.0, ("éolienne",), "énergie", "fra"),
+        (50.0, ("solar",), "energy", "deu")]
+
+
+def test_terms_count_only_in_pages_of_their_language():
+    terms, _ = parse_domain_terms(["1\teuro\tmoney\ten", "1\tevra\tmoney\tis", "1\t美元\tmoney\tzh", "1\tbank\tmoney"])
+    pages = pd.DataFrame({"lang": ["eng", "isl", "zho", "fra"],
+                          "title": ["Euro news", "Evra", "欧元和美元", "Bank"],
+                          "text": ["euro evra bank", "euro evra bank", "美元。美元", "euro bank"]})
+    out = domain_relevance(pages, terms, min_score=1, min_terms=1)
+    # eng: euro (title 10 + text 1) + bank 1; isl: evra 11 + bank 1; zho: 美元 per character, 10 + 2; fra: bank only
+    assert out["relevance"].tolist() == [12.0, 12.0, 12.0, 11.0]
+    assert out["distinct_terms"].tolist() == [2, 2, 1, 1]
+
+
+def test_terms_translated_through_a_lexicon():
+    from parascout.udfs.domain_focus import translate_terms
+    from parascout.udfs.lexicon import Lexicon
+
+    lexicon = Lexicon("eng", "fra", {"wind": {"vent": 0.7, "éolien": 0.2}, "turbine": {"turbine": 0.9},
+                                     "grid": {"réseau": 0.04}})
+    terms, _ = parse_domain_terms(["5\twind turbine\tenergy\ten", "3\tgrid", "2\tsolar", "1\tsonne\t\tde"])
+    translated, missing = translate_terms(terms, lexicon, min_prob=0.05)
+    assert [(t.weight, t.words, t.subtopic, t.lang) for t in translated] == [
+        (5.0, ("vent", "turbine"), "energy", "fra")]
+    assert missing == 2  # grid below min_prob, solar unknown; the German term is not the lexicon's source
+
+
+def test_score_texts_batches_keep_urls():
+    from parascout.udfs.domain_focus import FOCUS_COLUMNS, score_texts
+
+    terms, _ = parse_domain_terms(["1\teuro", "1\tdollar"])
+    batch = pd.DataFrame({"url": ["u1", "u2"], "lang": ["eng", None], "title": ["Euro", None],
+                          "main_text": ["dollar", None]})
+    out = pd.concat(list(score_texts(iter([batch]), terms, min_score=2, min_terms=2)))
+    assert out.columns.tolist() == ["url", *FOCUS_COLUMNS]
+    assert out["in_domain"].tolist() == [True, False] and out["relevance"].tolist() == [11.0, 0.0]

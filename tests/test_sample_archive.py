@@ -308,3 +308,40 @@ def key_paths(document: dict, prefix: str = "") -> set[str]:
         if isinstance(value, dict):
             paths |= key_paths(value, path + ".")
     return paths
+
+
+def test_topical_sites_are_about_money_and_others_only_mention_it(archive):
+    from parascout.udfs.sample_archive.archive import crawl_start_of
+    from parascout.udfs.sample_archive.render import render_page
+    from parascout.udfs.sample_archive.sites import build_site, plan_sites
+    from parascout.udfs.sample_archive.topics import TOPIC, choose_topical_sites, currency_names, term_lines
+    from parascout.udfs.sample_archive.vocabulary import sample_conf
+
+    root, summary = archive
+    assert not (root / "truth" / "topics.parquet").exists() and "topical_hosts" not in summary  # no --topical-sites
+    conf = {**sample_conf(), "topical_sites": 1}
+    specs = plan_sites(4, 3, ["eng", "fra"], conf, 40)
+    choose_topical_sites(specs, 1, 3)
+    sites = [build_site(spec, conf, crawl_start_of(3)) for spec in specs]
+    topical = [site for site in sites if site.spec.topic == TOPIC]
+    assert len(topical) == 1
+    articles = [(site, page) for site in sites for page in site.pages.values() if page.kind == "article"]
+    on_topic = [(site, page) for site, page in articles if page.on_topic]
+    assert on_topic and all(site is topical[0] for site, _ in on_topic)
+    assert len(on_topic) >= 0.7 * sum(site is topical[0] for site, _ in articles)
+    for site, page in on_topic:
+        assert len(page.mentions) >= 2
+        for lang in page.languages:
+            html = render_page(site, page, lang).html
+            assert all(currency_names(lang)[code].casefold() in html.casefold() for code in page.mentions)
+            if page.title_mention:
+                assert f"<title>{currency_names(lang)[page.title_mention]}: " in html
+    strays = [page for site, page in articles if not page.on_topic and page.mentions]
+    assert all(len(page.mentions) <= 2 for page in strays)
+    lines = term_lines(["eng", "fra"])
+    assert "1\tUS Dollar\tmajor\ten" in lines and "1\teuro\tmajor\tfr" in lines and len(lines) == 1 + 2 * 40
+
+
+def test_job_checks_topical_sites(tmp_path):
+    with pytest.raises(ConfigError, match="--topical-sites"):
+        MakeSampleArchiveJob().run(["--out", str(tmp_path), "--hosts", "2", "--topical-sites", "3"])

@@ -120,3 +120,27 @@ def test_shortlist_job_ranks_sites_and_reports_evaluation(spark, tmp_path):
     assert evaluation["precision_at_5"] == 0.4 and evaluation["hosts_evaluated"] == 6
     on_disk = json.loads((root / "_reports" / "shortlist.json").read_text())
     assert on_disk["metrics"]["evaluation"]["truth"] == "truth table"
+
+    # --in-domain-only: a.is's English pages are in the domain, b.is's pages are not, the rest were never scored
+    texts = [(f"https://a.is/en/{i}", True) for i in range(PREDICTED["a.is"])]
+    texts += [(f"https://b.is/{side}/{i}", False) for side in ("en", "is") for i in range(PREDICTED["b.is"])]
+    spark.createDataFrame(pd.DataFrame(texts, columns=["url", "in_domain"])).write.parquet(str(root / "texts"))
+    focused = run_job(ShortlistJob, spark, ["--root", str(root), "--langs", "is,en", "--in-domain-only"])
+    assert focused["balanced"] and focused["metrics"]["aligned_pairs_by_domain"] == {
+        "in_domain": 10, "off_domain": 8, "no_domain_text": 5 + 3 + 2}
+    predicted = spark.read.parquet(str(root / "shortlist")).toPandas().set_index("host")["predicted_pairs"]
+    assert predicted.to_dict() == {"a.is": 10, "b.is": 0, "c.is": 0, "d.is": 0, "e.is": 0}
+
+
+@pytest.mark.slow
+def test_in_domain_only_needs_scored_texts(spark, tmp_path):
+    from parascout.jobs.base import ConfigError
+
+    root = tmp_path / "root"
+    spark.createDataFrame(pd.DataFrame({"host": ["a.is"], "src_lang": ["eng"], "trg_lang": ["isl"], "n_urls_src": [1],
+                                        "n_urls_trg": [1], "grouped_by": ["site"]})).write.parquet(str(root / "rank_hosts"))
+    spark.createDataFrame(pd.DataFrame({"host": ["a.is"], "src_url": ["u"], "trg_url": ["v"], "score": [0.9]})
+                          ).write.parquet(str(root / "alignment"))
+    spark.createDataFrame(pd.DataFrame({"url": ["u"], "main_text": ["x"]})).write.parquet(str(root / "texts"))
+    with pytest.raises(ConfigError, match="--domain-terms"):
+        run_job(ShortlistJob, spark, ["--root", str(root), "--in-domain-only"])

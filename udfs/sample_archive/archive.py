@@ -21,6 +21,8 @@ from parascout.udfs.progress import progress_bar
 from parascout.udfs.sample_archive.corpus import MIN_PASSAGE, TextCorpus, TextCorpusError, corpus_languages
 from parascout.udfs.sample_archive.index import CdxSorter, ColumnarWriter, tee
 from parascout.udfs.sample_archive.sites import SiteSpec, build_site, plan_sites
+from parascout.udfs.sample_archive.topics import choose_topical_sites, write_topic_truth
+from parascout.udfs.sample_archive.topics import truth_rows as topic_truth_rows
 from parascout.udfs.sample_archive.truth import TruthWriter, site_truth
 from parascout.udfs.sample_archive.vocabulary import UnsupportedLanguage, sample_conf, supported_languages
 from parascout.udfs.sample_archive.writer import SegmentWriter, segment_name
@@ -97,6 +99,7 @@ class GroupResult:
     written: list
     cld2: Counter  # (intended lang, CLD2 agrees, negative kind or None) -> HTML pages
     corpus_facts: dict  # --text-corpus: passages available, corpus lines skipped
+    topics: list  # --topical-sites: truth/topics.parquet rows per host
 
 
 def group_specs(specs: list[SiteSpec], captures_per_warc: int) -> list[list[SiteSpec]]:
@@ -135,7 +138,8 @@ def write_group(task: GroupTask) -> GroupResult:
             cld2[_cld2_key(sites[site_index], capture, writer.last_languages)] += 1
     written = writer.close()
     truths = [site_truth(site, with_text=not task.cdx_only) for site in sites]
-    return GroupResult(task.index, lines, counts, truths, writer.filenames, written, cld2, corpus_facts)
+    topics = [topic_truth_rows(site) for site in sites] if int(task.conf.get("topical_sites") or 0) else []
+    return GroupResult(task.index, lines, counts, truths, writer.filenames, written, cld2, corpus_facts, topics)
 
 
 def _cld2_key(site, capture, languages: str | None) -> tuple:
@@ -173,11 +177,13 @@ def generate(out_dir: str, hosts: int | None = None, seed: int | None = None, la
     os.makedirs(work)
     crawl_start = crawl_start_of(seed)
     specs = plan_sites(hosts, seed, languages, conf, pages_per_host)
+    choose_topical_sites(specs, int(conf.get("topical_sites") or 0), seed)
     tasks = [GroupTask(index, group, conf, seed, crawl, work, cdx_only, crawl_start, text_corpus, tuple(languages))
              for index, group in enumerate(group_specs(specs, int(conf["captures_per_warc"])))]
     sorter = CdxSorter(os.path.join(work, "_sort"))
     truth = TruthWriter(os.path.join(work, "truth"), sentences=bool(text_corpus) and not cdx_only)
     counts, warc_files, segments, cld2, corpus_facts = Counter(), [], {}, Counter(), {}
+    topic_rows: list[dict] = []
     bar = progress_bar(total=len(specs), enabled=progress, desc="hosts", unit="host", mininterval=1.0)
     workers = max(1, min(workers or min(os.cpu_count() or 1, 8), len(tasks)))
     pool = multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else None
@@ -190,6 +196,7 @@ def generate(out_dir: str, hosts: int | None = None, seed: int | None = None, la
             counts.update(result.counts)
             cld2.update(result.cld2)
             corpus_facts.update(result.corpus_facts)
+            topic_rows.extend(result.topics)
             warc_files.extend(result.written)
             segments.update({name: segment_name(crawl_start, result.index) for name in result.filenames.values()})
             bar.update(len(result.truths))
@@ -200,6 +207,8 @@ def generate(out_dir: str, hosts: int | None = None, seed: int | None = None, la
             pool.join()
     bar.close()
     truth.close()
+    if topic_rows:
+        write_topic_truth(topic_rows, os.path.join(work, "truth", "topics.parquet"))
     columnar = ColumnarWriter(work, crawl, segments, "part-00000.c000.gz.parquet")
     lines = progress_bar(sorter.sorted_lines(), enabled=progress, total=sorter.count, desc="index", unit="line",
                          mininterval=1.0)
@@ -213,6 +222,9 @@ def generate(out_dir: str, hosts: int | None = None, seed: int | None = None, la
     summary.update(cld2_agreement(cld2))
     if text_corpus:
         summary.update(truth.text_summary(), **corpus_facts)
+    if topic_rows:
+        summary["topical_hosts"] = sum(spec.topic is not None for spec in specs)
+        summary["on_topic_pages"] = sum(topic is not None for rows in topic_rows for topic in rows["topic"])
     if verbose:
         print(format_summary(summary))
     return summary

@@ -20,6 +20,7 @@ from urllib.parse import quote, urlsplit
 from parascout.udfs.langs import load_languages
 from parascout.udfs.sample_archive.sites import ARTICLES_PER_LISTING, Page, Site
 from parascout.udfs.sample_archive.texts import phrases
+from parascout.udfs.sample_archive.topics import titled, with_mentions
 from parascout.udfs.sample_archive.vocabulary import N_CONCEPTS, RIGHT_TO_LEFT, vocabulary
 
 TEMPLATES = (
@@ -108,6 +109,7 @@ def body_blocks(site: Site, page: Page, lang: str) -> list[tuple[str, str]]:
         if index in version.headings:
             blocks.append(("h2", version.headings[index]))
         blocks.append(("p", text))
+    blocks = with_mentions(blocks, page, lang, vocabulary(lang))
     if version.note:
         blocks.append(("note", version.note.text))
     return blocks
@@ -121,8 +123,8 @@ def page_title(site: Site, page: Page, lang: str) -> str:
     vocab = vocabulary(lang)
     if page.kind == "article":
         if page.text is not None:
-            return site.lead(page, lang)[1] or vocab.title(*page.topic[:2])
-        return vocab.title(*page.topic[:2])
+            return titled(page, lang, site.lead(page, lang)[1] or vocab.title(*page.topic[:2]))
+        return titled(page, lang, vocab.title(*page.topic[:2]))
     if page.kind in ("section", "listing"):
         title = vocab.regions[site.sections[page.section]]
         return f"{title} ({page.number})" if page.kind == "listing" else title
@@ -357,6 +359,7 @@ def _article_body(doc: _Page, vocab) -> str:
         plan = translate_plan(text_plan(page.seed), page.seed, lang)
         blocks = [("h1", title), ("date", f"{vocab.months[page.topic[1]]} 2098")] + \
             [("p", text) for text in _paragraphs(vocab, plan)]
+        blocks = with_mentions(blocks, page, lang, vocab)
     parts, index = [], 0
     for tag, text in blocks:
         parts.append(_block_html(tag, text))

@@ -27,6 +27,7 @@ from parascout.udfs.sample_archive.conventions import (
 from parascout.udfs.sample_archive.corpus import TextCorpus
 from parascout.udfs.sample_archive.page_texts import assign_texts
 from parascout.udfs.sample_archive.texts import PageText, Version, build_version, lead_and_title
+from parascout.udfs.sample_archive.topics import assign_mentions
 from parascout.udfs.sample_archive.vocabulary import REGION_CODES, country_codes, slugify, vocabulary
 
 ARTICLES_PER_LISTING = 10
@@ -51,6 +52,9 @@ class Page:
     images: tuple[str, ...] = ()
     pdf: str | None = None
     text: PageText | None = None  # --text-corpus: the page's passage and plan
+    on_topic: bool = False  # --topical-sites: an article about the topic (topics.py)
+    mentions: tuple[str, ...] = ()  # --topical-sites: currencies the article names in its body
+    title_mention: str | None = None  # --topical-sites: the currency its title names
 
 
 @dataclass
@@ -83,6 +87,7 @@ class SiteSpec:
     secondary: Convention | None
     neighbours: tuple[str, ...]
     passage_share: float = 0.0  # share of the archive's pages planned before this host (where its passages start)
+    topic: str | None = None  # --topical-sites: the topic most of its articles are about
 
 
 @dataclass
@@ -254,6 +259,8 @@ def build_site(spec: SiteSpec, conf: dict, crawl_start: datetime, corpus: TextCo
     if corpus:
         site.corpus = corpus
         assign_texts(site, corpus, conf, seed)
+    if int(conf.get("topical_sites") or 0):
+        assign_mentions(site, conf)
     if site.switcher_mode == "most":
         share = float(conf["switcher_most_share"])
         site.no_switcher = {(p.key, lang) for p in site.pages.values() if p.kind != "home"
