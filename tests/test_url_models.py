@@ -485,3 +485,18 @@ def test_pool_context_counts_the_hosts_own_difference_convention():
     features = pd.DataFrame(context_features(pairs), columns=list(CONTEXT_FEATURES))
     # four pairs lose a trailing '2' (each sees three others): the host's convention; the orphan's pair is alone
     assert features["difference_support"].round(4).tolist() == [round(np.log1p(3), 4)] * 4 + [0.0]
+
+
+def test_pool_context_sees_ids_numbered_in_the_same_order_in_both_languages():
+    from parascout.udfs.url_models.calibration import id_rank_agreement
+
+    src = [f"http://w.org/node/{n}" for n in (807, 850, 855, 860)]
+    trg = [f"http://w.org/fr/node/{n}" for n in (11427, 11456, 11462, 11467)]
+    pairs = pd.DataFrame({"host": "w.org", "src": np.repeat(src, 4), "trg": np.tile(trg, 4)})
+    agreement = id_rank_agreement(pairs).reshape(4, 4)
+    assert np.diag(agreement).tolist() == [1, 1, 1, 1]                  # the n-th English page, the n-th French
+    assert agreement[0, 1] == pytest.approx(2 / 3) and agreement[0, 3] == 0
+    # too few URLs of a shape, or no number: no evidence either way
+    small = pd.DataFrame({"host": "w.org", "src": src[:2] + ["http://w.org/about"],
+                          "trg": trg[:2] + ["http://w.org/fr/about"]})
+    assert id_rank_agreement(small).tolist() == [0, 0, 0]

@@ -32,7 +32,7 @@ from parascout.udfs.url_models.preprocess import fold_accents
 #: margins are clipped here (a URL with a single candidate gets the largest margin)
 MARGIN_CLIP = 10.0
 CONTEXT_FEATURES = ("logit", "src_margin", "trg_margin", "mutual_best", "rare_shared", "id_offset_support",
-                    "difference_support", "rare_shared_stem")
+                    "difference_support", "rare_shared_stem", "id_rank_agreement")
 #: a pair whose p_parallel reaches this is a confident pair: its id offset teaches the host's mapping
 CONFIDENT = 0.5
 _TOKEN = re.compile(r"[^\W_]+")
@@ -87,7 +87,8 @@ def context_features(pairs: pd.DataFrame, score_column: str = "p_parallel") -> n
     mutual = ((margins[0] > 0) & (margins[1] > 0)).astype(float)
     offsets = id_offset_support(frame, pairs[score_column].to_numpy(dtype=float))
     return np.column_stack([logit, margins[0], margins[1], mutual, rare_shared_tokens(frame), offsets,
-                            difference_support(frame), rare_shared_tokens(frame, stems=True)])
+                            difference_support(frame), rare_shared_tokens(frame, stems=True),
+                            id_rank_agreement(frame)])
 
 
 _WORD_OR_NUMBER = re.compile(r"[^\W\d_]+|\d+")
@@ -117,6 +118,35 @@ def _path(url: str) -> str:
     """The URL after its host ('' when it has no path)."""
     start = url.find("/", url.find("://") + 3 if "://" in url else 0)
     return url[start:] if start != -1 else ""
+
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def id_rank_agreement(frame: pd.DataFrame, min_urls: int = 3, reach: float = 3.0) -> np.ndarray:
+    """Per pair, how well the src URL's place among the host's src URLs of its shape (the path with digit runs
+    masked, ordered by its numbers) matches the trg URL's place among the trg URLs of its shape: 1 on the
+    diagonal of the two orders, falling to 0 `reach` places away; 0 for URLs without numbers or in shapes of
+    fewer than `min_urls` URLs. A site that numbers its pages in both languages in the same order
+    (node/807 -> fr/node/11427, node/850 -> fr/node/11456) keeps its pairs near that diagonal, whatever the ids."""
+    places = {}
+    for side in ("src", "trg"):
+        urls = pd.DataFrame({"host": frame["host"].to_numpy(), "url": frame[side].to_numpy()}).drop_duplicates()
+        paths = [_path(url) for url in urls["url"]]
+        urls["shape"] = [_DIGITS.sub("#", path) for path in paths]
+        urls["key"] = [tuple(int(n[:15]) for n in _DIGITS.findall(path)) for path in paths]
+        urls = urls[urls["key"].map(len) > 0].sort_values(["host", "shape", "key"], kind="stable")
+        group = urls.groupby(["host", "shape"], sort=False)
+        urls["place"], urls["size"] = group.cumcount().to_numpy(), group["url"].transform("size").to_numpy()
+        places[side] = dict(zip(urls["url"], zip(urls["place"], urls["size"])))
+    result = np.zeros(len(frame))
+    for row, (src, trg) in enumerate(zip(frame["src"], frame["trg"])):
+        src_place, trg_place = places["src"].get(src), places["trg"].get(trg)
+        if src_place is None or trg_place is None or min(src_place[1], trg_place[1]) < min_urls:
+            continue
+        expected = (src_place[0] + 0.5) * trg_place[1] / src_place[1] - 0.5
+        result[row] = max(0.0, 1.0 - abs(trg_place[0] - expected) / reach)
+    return result
 
 
 _NUMBER = re.compile(r"[0-9]+")
