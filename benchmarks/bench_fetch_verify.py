@@ -3,7 +3,8 @@
 0. HTML stage: parse + features + main text per CPU-second with udfs.html_text (Lexbor) against the
    html.parser path it replaced (kept below, only as this baseline), on the real CommonCrawl excerpt pages and
    on sample-archive pages; where the new path's time goes; main-text quality against the real-text sample
-   archive's truth (body_text) when make-sample-archive --text-corpus is available.
+   archive's truth (body_text) when make-sample-archive --text-corpus is available, on held-out seeds (--seeds),
+   beside trafilatura and justext (quality and pages per CPU-second on the same pages) when they are installed.
 1. parse + features: records/s on one core for udfs.documents.parse_record over a generated WARC of
    HTML pages, against warcio alone (iterate + read payload) as the baseline.
 2. GETs per 1,000 records with and without coalescing (a sparse 30% selection, like a pairs selection),
@@ -11,7 +12,7 @@
 3. verification: pairs/s of udfs.verification.verify_frame (bit-parallel LCS alignment), against
    difflib.SequenceMatcher as the baseline aligner, with how far SequenceMatcher's dp is from the minimal one.
 
-    .venv/bin/python benchmarks/bench_fetch_verify.py [--pages 3000] [--pairs 400] [--html-only]
+    .venv/bin/python benchmarks/bench_fetch_verify.py [--pages 3000] [--pairs 400] [--html-only] [--seeds 7,1234]
 """
 from __future__ import annotations
 
@@ -216,14 +217,14 @@ def time_pages(function, pages: list[tuple[str, str]], repeat: int) -> float:
 
 def time_breakdown(pages: list[tuple[str, str]]) -> dict:
     """Share of the new path's CPU per step: Lexbor's parse, the tree walk, page CLD2, paragraphs."""
-    from selectolax.lexbor import LexborHTMLParser
+    from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
     from parascout.udfs import html_text
 
     spent = dict.fromkeys(("lexbor_parse", "tree_walk", "page_cld2", "paragraphs"), 0.0)
     for url, html in pages:
         cpu = time.process_time()
-        first = LexborHTMLParser(html).root
+        first = LexborHTMLParser(html, options=LexborDocumentOptions.WO_EVENTS).root
         spent["lexbor_parse"] += time.process_time() - cpu
         cpu = time.process_time()
         page = html_text.Page(url)
@@ -259,11 +260,12 @@ def real_commoncrawl_pages() -> list[tuple[str, str]]:
     return http_responses(sorted(folder.glob("*.warc.gz"))) if folder.exists() else []
 
 
-def sample_archive_pages(folder: Path, hosts: int, text_corpus: Path | None) -> tuple[list, Path | None]:
+def sample_archive_pages(folder: Path, hosts: int, text_corpus: Path | None,
+                         seed: int = 11) -> tuple[list, Path | None]:
     """Generate a sample archive (real texts when the corpus and --text-corpus support exist); its pages."""
     from parascout.udfs.sample_archive.archive import generate
 
-    options = {"hosts": hosts, "seed": 11, "progress": False, "verbose": False}
+    options = {"hosts": hosts, "seed": seed, "progress": False, "verbose": False}
     try:
         generate(str(folder), text_corpus=str(text_corpus) if text_corpus else None, **options)
     except TypeError:  # an archive generator without --text-corpus
@@ -348,14 +350,104 @@ def kept_table(pages: list[tuple[str, str]]) -> dict:
     return table
 
 
-def bench_html_engine(hosts: int) -> dict:
+def justext_stoplist(lang: str | None) -> frozenset[str]:
+    """justext's stop words for an ISO 639-3 language; empty (its language-independent mode) when it has none."""
+    import justext
+
+    from parascout.udfs.langs import load_languages
+
+    language = load_languages().get(lang or "")
+    return justext.get_stoplist(language.name) if language and language.name in justext.get_stoplists() \
+        else frozenset()
+
+
+def parascout_main_text(html: str, url: str, lang: str | None) -> str:
+    """The page rules' main text (the site pass needs the site's other pages)."""
+    from parascout.udfs.html_text import html_features
+
+    return "\n".join(p["text"] for p in html_features(html, url)["page_paragraphs"] if not p["boilerplate"])
+
+
+def trafilatura_main_text(html: str, url: str, lang: str | None) -> str:
+    import trafilatura
+
+    return trafilatura.extract(html, url=url, include_comments=False, include_tables=True) or ""
+
+
+def justext_main_text(html: str, url: str, lang: str | None) -> str:
+    import justext
+
+    stoplist = justext_stoplist(lang)
+    options = {} if stoplist else {"stopwords_low": 0, "stopwords_high": 0}
+    return "\n".join(p.text for p in justext.justext(html, stoplist, **options) if not p.is_boilerplate)
+
+
+EXTRACTORS = {"parascout": parascout_main_text, "trafilatura": trafilatura_main_text, "justext": justext_main_text}
+
+
+def extractor_comparison(pages: list[tuple[str, str]], truth_path: Path | None = None) -> dict:
+    """parascout's main text against trafilatura and justext on the same pages, all CPU-timed in this run; with a
+    truth, the same two tests for all three: body lines found in the extracted text (whitespace-normalised
+    substring) and words outside the body removed (of the words of all the page's text blocks)."""
+    try:
+        import justext  # noqa: F401
+        import trafilatura  # noqa: F401
+    except ImportError:
+        return {"skipped": "trafilatura/justext not installed (comparison only: pip install trafilatura justext)"}
+    from parascout.udfs.html_text import html_features
+
+    lang_of = {url: html_features(html, url)["cld2_lang"] for url, html in pages}
+    body_of: dict[str, str] = {}
+    if truth_path is not None:
+        truth = pd.read_parquet(truth_path)
+        body_of = {row.url: row.body_text for row in truth.itertuples() if isinstance(row.body_text, str)
+                   and row.body_text.strip()}
+        lang_of.update(zip(truth["url"], truth["lang"]))
+        pages = [(url, html) for url, html in pages if url in body_of]
+    result: dict = {"pages": len(pages)}
+    for name, extract in EXTRACTORS.items():
+        for url, html in pages[:20]:  # warm caches and lazy imports
+            extract(html, url, lang_of.get(url))
+        cpu = time.process_time()
+        texts = {url: extract(html, url, lang_of.get(url)) for url, html in pages}
+        result[f"{name}_pages_per_cpu_s"] = len(pages) / (time.process_time() - cpu)
+        if body_of:
+            result.update({f"{name}_{key}": value for key, value in extracted_quality(pages, texts, body_of).items()})
+    for name in ("trafilatura", "justext"):
+        result[f"parascout_speed_vs_{name}"] = result["parascout_pages_per_cpu_s"] / result[f"{name}_pages_per_cpu_s"]
+    return result
+
+
+def extracted_quality(pages: list[tuple[str, str]], texts: dict[str, str], body_of: dict[str, str]) -> dict:
+    from parascout.udfs.html_text import html_features
+
+    found = total = kept_other = total_other = 0
+    for url, html in pages:
+        body = [" ".join(line.split()) for line in body_of[url].split("\n") if line.strip()]
+        extracted = " ".join(texts[url].split())
+        found += sum(line in extracted for line in body)
+        total += len(body)
+        body_words = words(" ".join(body))
+        page_words = words(" ".join(p["text"] for p in html_features(html, url)["page_paragraphs"]))
+        total_other += sum((page_words - body_words).values())
+        kept_other += sum((words(extracted) - body_words).values())
+    return {"body_lines_found": found / max(total, 1), "other_words_removed": 1 - kept_other / max(total_other, 1)}
+
+
+def bench_html_engine(hosts: int, seeds: list[int]) -> dict:
+    """Speed on the real pages and the first seed's archive; main-text quality on every seed's archive (held-out
+    seeds by default: the rules were tuned on seed 42); the comparison with trafilatura and justext."""
     real = real_commoncrawl_pages()
     results = {"html_real_commoncrawl": bench_html(real, "real CommonCrawl", repeat=5)}
     corpus = shared_data_path() / "parallel-text" / "bible"
-    with tempfile.TemporaryDirectory() as folder:
-        pages, truth = sample_archive_pages(Path(folder), hosts, corpus if corpus.exists() else None)
-        results["html_sample_archive"] = bench_html(pages, "sample-archive")
-        results["main_text_quality_sample_archive"] = main_text_quality(pages, truth)
+    for index, seed in enumerate(seeds):
+        with tempfile.TemporaryDirectory() as folder:
+            pages, truth = sample_archive_pages(Path(folder), hosts, corpus if corpus.exists() else None, seed)
+            if index == 0:
+                results[f"html_sample_archive_seed_{seed}"] = bench_html(pages, "sample-archive")
+            results[f"main_text_quality_sample_archive_seed_{seed}"] = main_text_quality(pages, truth)
+            results[f"extractors_sample_archive_seed_{seed}"] = extractor_comparison(pages, truth)
+    results["extractors_real_commoncrawl_speed"] = extractor_comparison(real)
     results["main_text_kept_real_commoncrawl"] = kept_table(real)
     return results
 
@@ -603,8 +695,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pairs", type=int, default=400)
     parser.add_argument("--hosts", type=int, default=20, help="sample-archive hosts for the HTML stage")
     parser.add_argument("--html-only", action="store_true", help="only the HTML stage (section 0)")
+    parser.add_argument("--seeds", default="7,1234",
+                        help="sample-archive seeds for main-text quality (the rules were tuned on 42; the first "
+                             "seed's archive is also timed)")
     args = parser.parse_args(argv)
-    results = bench_html_engine(args.hosts)
+    results = bench_html_engine(args.hosts, [int(seed) for seed in args.seeds.split(",")])
     if args.html_only:
         return print_results(results)
     records = generate_records(args.pages)
