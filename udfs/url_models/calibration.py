@@ -11,9 +11,13 @@ host's pool, with a share of the gold pairs orphaned (one side removed):
   page's partner, scored higher by that page), combined by a logistic regression into
   P(gold pair | pool), and the cut-off `min_score` under which a URL stays unaligned (the
   highest-F1 one at dev precision >= 0.95). Also from the pool: how rare on the host is the rarest
-  token the two URLs share (`?id=0018` on both sides of a translated path, `11453` nowhere else), and
-  the host's id mapping: when the URLs differ in one number each, how many of the host's confident
-  pairs (p_parallel >= CONFIDENT) map numbers with the same offset (`item=2041` -> `item=2042`).
+  token the two URLs share (`?id=0018` on both sides of a translated path, `11453` nowhere else) — and
+  the rarest shared stem, so cognates count (`philosophy` / `philosophie` share `philo`); the
+  host's id mapping: when the URLs differ in one number each, how many of the host's confident
+  pairs (p_parallel >= CONFIDENT) map numbers with the same offset (`item=2041` -> `item=2042`), and
+  whether the two URLs hold the same place in the order of their shape's ids (`node/807` ->
+  `fr/node/11427`); and the host's own convention: how many other candidates differ in the same
+  tokens (`2` on every English page: `articleSeisme2` / `articleSeisme`).
 
 Older model directories have neither record: `predict_parallel` returns the network's softmax and
 `alignment_scores` returns p_parallel as it is.

@@ -11,7 +11,8 @@ src, token only in trg) pair, hashed (in either order since symmetric_cross, so 
 learned on en-fr pairs serves fr-en pairs), so the model learns word translations that recur across
 sites (news->actualites, germany->allemagne) and not only whole substitutions; plus dense
 similarity features (token / trigram Jaccard, shared prefix and suffix, counts of differing
-tokens and digits), so a shallow model can learn parallelness.
+tokens and digits, cognates among the differing words), so a shallow model can learn parallelness.
+Each distinct URL of a batch is featurised and embedded once, however many pairs it is in.
 
 Why one module (~660 lines): the featuriser is one vectorised pass whose hashing constants, bag layout
 and pair features must match the network's inputs exactly; model files depend on that layout.
@@ -520,9 +521,16 @@ def _cognates(batch: UrlBatch, pairs: int, first: np.ndarray, group_owner: np.nd
         shorter = np.minimum(batch.token_length[src_tokens], batch.token_length[trg_tokens])
         longer = np.maximum(batch.token_length[src_tokens], batch.token_length[trg_tokens])
         src_start, trg_start = batch.token_start[src_tokens], batch.token_start[trg_tokens]
-        prefix = _first_difference(batch.code_points, src_start, trg_start, 1, shorter)
-        suffix = _first_difference(batch.code_points, src_start + batch.token_length[src_tokens] - 1,
-                                   trg_start + batch.token_length[trg_tokens] - 1, -1, shorter)
+        src_end, trg_end = src_start + batch.token_length[src_tokens], trg_start + batch.token_length[trg_tokens]
+        # only word pairs whose first min_prefix (last min_prefix + 1) letters agree are measured letter by letter
+        size = np.minimum(shorter, min_prefix)
+        head = (shorter >= min_prefix) & (batch.span_hash(src_start, src_start + size)
+                                          == batch.span_hash(trg_start, trg_start + size))
+        size = np.minimum(shorter, min_prefix + 1)
+        tail = (shorter > min_prefix) & (batch.span_hash(src_end - size, src_end)
+                                         == batch.span_hash(trg_end - size, trg_end))
+        prefix = _first_difference(batch.code_points, src_start, trg_start, 1, np.where(head, shorter, 0))
+        suffix = _first_difference(batch.code_points, src_end - 1, trg_end - 1, -1, np.where(tail, shorter, 0))
         cognate = ((prefix >= min_prefix) & (2 * prefix >= shorter)) | ((suffix > min_prefix) & (3 * suffix >= 2 * shorter))
         prefix = np.maximum(prefix, np.where(suffix > min_prefix, suffix, 0))
         matched = np.unique(src_groups[cognate]), np.unique(trg_groups[cognate])
