@@ -167,23 +167,35 @@ def paragraph_hash(text: str) -> str:
 
 # flags of an element's tag: one dict lookup per element instead of a set test per rule
 BLOCK, HEADING, LIST_ITEM, ATTRIBUTED, SKIPPED, TITLE, FURNITURE, HINTED, ANCHOR, IMAGE = (1 << i for i in range(10))
-#: tag -> (start token, end token or None for a void element, flags), filled as tags are met (bounded)
-TAG_TABLE: dict[str, tuple[str, str | None, int]] = {}
-MAX_TAG_TABLE = 4096
+#: Lexbor's tag id of a text node, and the ids below which nodes are no elements (comments, doctype, document)
+TEXT_NODE, FIRST_ELEMENT_ID = 2, 6
+#: Lexbor's fixed tag ids (custom elements get per-document ids above them, looked up by name)
+MAX_STATIC_TAG_ID = 1024
+#: tag id / name -> (start token, end token or None for a void element, flags, name), filled as tags are met
+TAG_IDS: dict[int, tuple[str, str | None, int, str]] = {}
+TAG_NAMES: dict[str, tuple[str, str | None, int, str]] = {}
+MAX_TAG_NAMES = 4096
 #: "[Chunk:n]" tokens of the common lengths, made once
 CHUNK_TOKENS = tuple(f"[Chunk:{n}]" for n in range(4096))
 
 
-def _tag_entry(tag: str) -> tuple[str, str | None, int]:
-    """A tag's STRAND tokens and flags; lower-case, as the old tokenizer wrote them (svg keeps camelCase names)."""
-    name = tag.lower()
-    flags = ((name in BLOCK_TAGS) * BLOCK | (name in HEADING_TAGS) * HEADING | (name in LIST_ITEM_TAGS) * LIST_ITEM
-             | (name in ATTRIBUTE_TAGS) * ATTRIBUTED | (name in SKIPPED_CONTENT_TAGS) * SKIPPED
-             | (name == "title") * TITLE | (name in BOILERPLATE_TAGS) * FURNITURE | (name in HINTED_TAGS) * HINTED
-             | (name == "a") * ANCHOR | (name == "img") * IMAGE)
-    entry = (f"[START:{name}]", None if name in VOID_TAGS else f"[END:{name}]", flags)
-    if len(TAG_TABLE) < MAX_TAG_TABLE:
-        TAG_TABLE[tag] = entry
+def _tag_entry(node) -> tuple[str, str | None, int, str]:
+    """An element's STRAND tokens, flags and name; lower-case, as the old tokenizer wrote them (svg keeps
+    camelCase names)."""
+    tag = node.tag
+    entry = TAG_NAMES.get(tag)
+    if entry is None:
+        name = tag.lower()
+        flags = ((name in BLOCK_TAGS) * BLOCK | (name in HEADING_TAGS) * HEADING
+                 | (name in LIST_ITEM_TAGS) * LIST_ITEM | (name in ATTRIBUTE_TAGS) * ATTRIBUTED
+                 | (name in SKIPPED_CONTENT_TAGS) * SKIPPED | (name == "title") * TITLE
+                 | (name in BOILERPLATE_TAGS) * FURNITURE | (name in HINTED_TAGS) * HINTED
+                 | (name == "a") * ANCHOR | (name == "img") * IMAGE)
+        entry = (f"[START:{name}]", None if name in VOID_TAGS else f"[END:{name}]", flags, name)
+        if len(TAG_NAMES) < MAX_TAG_NAMES:
+            TAG_NAMES[tag] = entry
+    if node.tag_id < MAX_STATIC_TAG_ID:
+        TAG_IDS[node.tag_id] = entry
     return entry
 
 
@@ -295,9 +307,9 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
     start tag, end tag (void elements have none) and text run; a text block ends at every block tag.
 
     Written as one loop with local state (iterative: broken pages nest deeply); this is the hot path, so a
-    tag's rules are one lookup in TAG_TABLE and most elements (inline, no rule) cost a token and a step."""
+    tag's rules are one lookup in TAG_IDS and most elements (inline, no rule) cost a token and a step."""
     emit, add_chunk, title_parts = page.structure.append, page.chunks.append, page.title_parts
-    table = TAG_TABLE
+    tag_ids = TAG_IDS
     pieces: list[str] = []  # raw text of the open block (rendered text: inline tags add no space)
     piece_links = 0
     piece_type, piece_region = "text", False
@@ -308,8 +320,8 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
     for top in tops:
         node = top
         while node is not None:
-            tag = node.tag
-            if tag == "-text":
+            tag_id = node.tag_id
+            if tag_id == TEXT_NODE:
                 entry = None
                 data = node.text_content
                 if titles:
@@ -333,10 +345,10 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                     add_chunk(text)
                     if anchors:
                         piece_links += size
-            elif tag[0] == "-" or tag[0] == "_":  # a comment, doctype or document node
+            elif tag_id < FIRST_ELEMENT_ID:  # a comment, doctype or document node
                 entry = None
             else:
-                entry = table.get(tag) or _tag_entry(tag)
+                entry = tag_ids.get(tag_id) or _tag_entry(node)
                 emit(entry[0])
                 flags = entry[2]
                 region = False
@@ -359,7 +371,7 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                                 if anchor[3] is None:
                                     anchor[3] = (attributes.get("src"), attributes.get("alt"))
                         else:
-                            page.element_attributes(tag, attributes)
+                            page.element_attributes(entry[3], attributes)
                     if flags & SKIPPED:
                         skip += 1
                         if flags & TITLE:
