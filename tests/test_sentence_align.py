@@ -28,7 +28,8 @@ class TinyLexicon:
 
 
 def tokenize(text, lang=None):
-    return [word.strip(".,!?'").lower() for word in text.split() if word.strip(".,!?'")]
+    """Lower-cased words, elisions split (l'aimons -> l, aimons) as parascout.udfs.lexicon.tokenize does."""
+    return [word.strip(".,!?").lower() for word in text.replace("'", " ").split() if word.strip(".,!?")]
 
 
 def shape(beads: list[Bead]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:

@@ -6,11 +6,16 @@ A dynamic programme over beads 1-1, 1-0, 0-1, 2-1 and 1-2 minimises the sum of b
   length, delta = (l_trg/c - l_src) / sqrt(s2 · mean length), cost -log 2(1 - Phi(|delta|));
 - prior: -log P(bead type) (G&C's 0.89 for 1-1, 0.089 shared by 2-1 / 1-2, 0.0099 by 1-0 / 0-1);
 - lexicon (with `lexicon=`): hunalign's dictionary similarity, the share of words on both sides
-  with a translation (or the identical word: numbers, names) on the other side, sim in [0, 1];
-  a bead costs `lexicon_weight` · (1 - sim) · its words in units of the document's average
-  sentence (a 1-0 bead has sim 0), so merging a poor pair into a good one dilutes nothing. In this
+  with a translation (or the identical word: numbers, names) on the other side, sim in [0, 1], each
+  word weighted by its inverse sentence frequency in its document (an article in every sentence says
+  little); a bead costs `lexicon_weight` · (1 - sim) · its words in units of the document's average
+  sentence, so merging a poor pair into a good one dilutes nothing. A 1-0 / 0-1 bead costs as a pair of
+  NULL_SIMILARITY_SHARE times the document's typical similarity would (the median of every sentence's
+  best 1-1 similarity), so a pair with fewer words in common than true pairs of that document have
+  loses to leaving both sides unaligned, with a sparse lexicon as with a rich one. In this
   mode a 1-0 / 0-1 bead's prior is LEXICON_NULL_PRIOR and its length term a constant (web pages
-  hold untranslated notes and furniture), and when the paired sentences' length ratio differs from
+  hold untranslated notes and furniture), 2-2 beads are rarer and 2-1 / 1-2 likelier
+  (LEXICON_PRIORS), and when the paired sentences' length ratio differs from
   the whole documents' (an untranslated run skews it) the pair is aligned again with the former.
 - structure (with `layouts=`, from the `texts` table's paragraphs): a title or heading pairs only 1-1 (with
   TYPE_MISMATCH_COST against a sentence) or stays alone, never merged with a sentence; a bead pairing a list
@@ -24,6 +29,7 @@ running minimum), so a page pair costs a few hundred numpy calls, not a Python l
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -35,18 +41,21 @@ BEADS = ((1, 1), (1, 0), (2, 1), (1, 2), (2, 2), (3, 1), (1, 3), (0, 1))
 PRIORS = {(1, 1): 0.89, (1, 0): 0.0099 / 2, (0, 1): 0.0099 / 2, (2, 1): 0.089 / 2, (1, 2): 0.089 / 2,
           (2, 2): 0.011, (3, 1): 0.005, (1, 3): 0.005}
 LENGTH_VARIANCE = 6.8  # Gale & Church's s2, per character
-LEXICON_WEIGHT = 8.0  # chosen on OT tuning chapters and the seed-7 real-text archive (never on evaluation data)
+LEXICON_WEIGHT = 12.0  # chosen on OT tuning chapters and the seed-7 real-text archive (never on evaluation data)
 MIN_TRANSLATION_PROB = 0.05
+IDF_POWER = 1.0  # lexicon similarity weights words by their inverse sentence frequency in the document
 RATIO_TOLERANCE = 0.15  # realign when the paired sentences' length ratio is this far (log) from the documents'
 LEXICON_NULL_PRIOR = 0.1  # lexicon mode: P(1-0) = P(0-1); web pages hold untranslated notes and furniture
-#: lexicon mode: words tell a 2-2 bead from two 1-1 beads, so it is rarer (chosen on the seed-7 archive)
-LEXICON_PRIORS = {**PRIORS, (1, 0): LEXICON_NULL_PRIOR, (0, 1): LEXICON_NULL_PRIOR, (2, 2): 0.002}
+#: lexicon mode: words tell a 2-2 bead from two 1-1 beads, so it is rarer, and a 2-1 / 1-2 from a 1-1 beside an
+#: unaligned sentence, so it is likelier (chosen on the seed-7 archives)
+LEXICON_PRIORS = {**PRIORS, (1, 0): LEXICON_NULL_PRIOR, (0, 1): LEXICON_NULL_PRIOR, (2, 1): 0.1, (1, 2): 0.1,
+                  (2, 2): 0.0005}
 NULL_LENGTH_COST = 0.0  # lexicon mode: a 1-0 / 0-1 bead's length term (its words already cost it)
 MAX_LENGTH_RATIO = 8.0
 CROSSING_COST = 6.0  # structure: chosen on the seed-7 archive (60 hosts), like the lexicon weight
 BOUNDARY_COST = 2.0
 TYPE_MISMATCH_COST = 8.0
-NULL_SIMILARITY_SHARE = 0.8  # lexicon mode: a 1-0 / 0-1 bead costs as a pair of this share of the document's
+NULL_SIMILARITY_SHARE = 0.7  # lexicon mode: a 1-0 / 0-1 bead costs as a pair of this share of the document's
 #: typical similarity would (the median of each sentence's best 1-1 similarity): with a sparse lexicon too, a
 #: pair needs words in common about as a true pair of that document has to beat leaving both sides unaligned
 
@@ -111,7 +120,8 @@ class LexicalSimilarity:
     """
 
     def __init__(self, src_tokens: list[list[str]], trg_tokens: list[list[str]], lexicon,
-                 min_prob: float = MIN_TRANSLATION_PROB):
+                 min_prob: float | None = None):
+        min_prob = MIN_TRANSLATION_PROB if min_prob is None else min_prob
         trg_vocabulary = {word for sentence in trg_tokens for word in sentence}
         links: dict[str, set[str]] = {}
         for word in {word for sentence in src_tokens for word in sentence}:
@@ -125,19 +135,20 @@ class LexicalSimilarity:
         self.links = np.zeros((len(src_index), len(trg_index)), dtype=np.float32)
         for word, targets in links.items():
             self.links[src_index[word], [trg_index[t] for t in targets]] = 1.0
-        self.src_counts = self._counts(src_tokens, src_index)
-        self.trg_counts = self._counts(trg_tokens, trg_index)
-        self.src_words = np.array([len(sentence) for sentence in src_tokens], dtype=np.float64)
-        self.trg_words = np.array([len(sentence) for sentence in trg_tokens], dtype=np.float64)
+        src_weight, trg_weight = _word_weights(src_tokens), _word_weights(trg_tokens)
+        self.src_counts = self._counts(src_tokens, src_index, src_weight)
+        self.trg_counts = self._counts(trg_tokens, trg_index, trg_weight)
+        self.src_words = np.array([sum(src_weight[w] for w in sentence) for sentence in src_tokens], dtype=np.float64)
+        self.trg_words = np.array([sum(trg_weight[w] for w in sentence) for sentence in trg_tokens], dtype=np.float64)
 
     @staticmethod
-    def _counts(sentences: list[list[str]], index: dict[str, int]) -> np.ndarray:
+    def _counts(sentences: list[list[str]], index: dict[str, int], weight: dict[str, float]) -> np.ndarray:
         counts = np.zeros((len(sentences), len(index)), dtype=np.float32)
         for row, sentence in enumerate(sentences):
             for word in sentence:
                 column = index.get(word)
                 if column is not None:
-                    counts[row, column] += 1.0
+                    counts[row, column] += weight[word]
         return counts
 
     def all_beads(self, beads=None) -> dict[tuple[int, int], np.ndarray]:
@@ -166,6 +177,14 @@ class LexicalSimilarity:
         similarity[("size", 1, 0)] = share * self.src_words / 2.0
         similarity[("size", 0, 1)] = share * self.trg_words / 2.0
         return similarity
+
+
+def _word_weights(sentences: list[list[str]]) -> dict[str, float]:
+    """Each word's weight in its document: log(1 + sentences / sentences holding it) ** IDF_POWER, so a word
+    found in every sentence (an article, a particle) tells less than one found in a single sentence."""
+    frequency = Counter(word for sentence in sentences for word in set(sentence))
+    n = len(sentences)
+    return {word: math.log1p(n / df) ** IDF_POWER for word, df in frequency.items()}
 
 
 def length_ratio(src_chars: float, trg_chars: float) -> float:
