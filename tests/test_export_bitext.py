@@ -96,6 +96,16 @@ def test_a_document_pair_exports_its_sentence_pairs_without_boilerplate():
     assert out["sentence_pairs"] == 3 and out["src_words"] == 15
 
 
+def test_a_heading_paragraph_is_never_glued_to_the_sentence_after_it():
+    row = document(["The red house", "The red house stands by the river. My father built it in 1950."],
+                   ["La maison rouge se trouve au bord de la rivière. Mon père l'a construite en 1950."])
+    row["src_paragraphs"][0]["type"] = "heading"
+    out = export_document(row)
+    assert [(s["bead_type"], s["src_text"], s["reason"]) for s in out["sentences"]] == [
+        ("1-0", "The red house", "unaligned"), ("1-1", "The red house stands by the river.", None),
+        ("1-1", "My father built it in 1950.", None)]
+
+
 @pytest.mark.parametrize("src, trg, status", [
     (None, FR, "missing_src_text"), (EN, None, "missing_trg_text"), ([" "], FR, "empty_src_text"),
     (EN, [], "empty_trg_text"), (["A sentence here. " * 100_000], FR, "too_many_src_sentences"),
