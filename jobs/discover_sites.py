@@ -1,7 +1,7 @@
 """discover-sites: a cheap first list of sites likely to hold a language pair, before any pair is ranked.
 
 Reads `urls` (the index: page languages and URLs) and, when there, `docs` (fetched pages' language-switcher
-links). Per site (hosts grouped as rank-pairs groups them): URLs per language, URLs whose markers name each
+links; fetch-docs --wat alone is enough: a page's language is then the index's). Per site (hosts grouped as rank-pairs groups them): URLs per language, URLs whose markers name each
 language, fetched pages of one language linking with a language cue to the other, and whether a home page
 does. One point per kind of evidence showing both languages plus the balance of the two sides ranks the sites
 (udfs/site_discovery.py). With --truth ARCHIVE/truth/hosts.parquet, precision and recall at top-k against
@@ -91,7 +91,8 @@ class DiscoverSitesJob(Job):
                          F.least(side_src, side_trg) / F.greatest(side_src, side_trg)).otherwise(0.0)
         return (evidence.withColumn("evidence", points).withColumn("balance", balance)
                 .withColumn("score", F.col("evidence") + F.col("balance"))
-                .withColumn("src_lang", F.lit(src)).withColumn("trg_lang", F.lit(trg)))
+                .withColumn("src_lang", F.lit(src)).withColumn("trg_lang", F.lit(trg))
+                .withColumn("grouped_by", F.lit(self.args.group_by)))
 
     def switcher_evidence(self) -> DataFrame:
         """Per site: fetched pages, pages of one language whose links carry a cue for the other, home switcher."""
@@ -102,7 +103,9 @@ class DiscoverSitesJob(Job):
             return self.spark.createDataFrame([], schema)
         docs = self.read_table("docs").where((F.col("status") == "ok") & F.col("host").isNotNull())
         cues = F.coalesce(F.col("outlink_cues"), F.array().cast("array<string>"))
-        page = docs.select("host", "url", F.col("cld2_lang").alias("lang"), cues.alias("cues"))
+        index_lang = self.read_table("urls").select("url", F.col("lang").alias("index_lang")).dropDuplicates(["url"])
+        page = docs.join(index_lang, "url", "left").select(  # WAT rows have no CLD2 language: the index's then
+            "host", "url", F.coalesce("cld2_lang", "index_lang").alias("lang"), cues.alias("cues"))
         to_trg = (F.col("lang") == src) & F.array_contains("cues", trg)
         to_src = (F.col("lang") == trg) & F.array_contains("cues", src)
         home = F.regexp_extract("url", r"^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]+(/[^?#]*)?", 1).isin("", "/")

@@ -1,7 +1,7 @@
 """fetch-docs: read the selected URLs' WARC records (local, s3://, https://) and WAT links into `docs` and `texts`.
 
 Selection: the URLs of `scored_pairs` (else `candidates`), or every URL of the
-shortlisted hosts, or of `urls`. Records are located by (warc_filename,
+shortlisted hosts, of the sites discover-sites ranked, or of `urls`. Records are located by (warc_filename,
 warc_offset, warc_length) under --warc-prefix; the selection is repartitioned by
 file and sorted by offset so neighbouring records share one coalesced GET. With
 --wat, CommonCrawl WAT files add link-graph rows for URLs not fetched from WARC.
@@ -27,6 +27,7 @@ from parascout.udfs.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
 from parascout.udfs.html_text import MAX_TEXT_CHARS
 from parascout.udfs.lexicon import load_lexicon
 from parascout.udfs.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
+from parascout.udfs.sites import with_site
 from parascout.udfs.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
 from parascout.udfs.wat import read_wat_files
 
@@ -40,7 +41,7 @@ class FetchDocsJob(Job):
     description = "fetch selected URLs' WARC records (local/S3/HTTPS) and WAT links into the docs and texts tables"
     outputs = ("docs", "texts")
     inputs = ("urls",)
-    optional_inputs = ("scored_pairs", "candidates", "shortlist")
+    optional_inputs = ("scored_pairs", "candidates", "shortlist", "discovered_sites")
     BAD_REASONS = ("truncated", "bad_gzip", "not_warc", "not_http", "bad_payload", "parse_error", "fetch_failed",
                    "missing_file", "not_in_index", "no_warc_location", "bad_warc_location", "bad_wat_json",
                    "bad_wat_file", "bad_location", "bad_url")
@@ -55,9 +56,12 @@ class FetchDocsJob(Job):
         super().add_arguments(parser)
         parser.add_argument("--warc-prefix", help="folder or URL prefix of warc_filename: a local dir, "
                                                   "s3://commoncrawl/ or https://data.commoncrawl.org/")
-        parser.add_argument("--select", choices=["pairs", "shortlist", "all"], default="pairs",
+        parser.add_argument("--select", choices=["pairs", "shortlist", "sites", "all"], default="pairs",
                             help="pairs: URLs of scored_pairs (else candidates); shortlist: every URL of shortlisted "
-                                 "hosts; all: every URL of `urls`")
+                                 "hosts; sites: every URL of the sites discover-sites ranked (--max-sites); all: "
+                                 "every URL of `urls`")
+        parser.add_argument("--max-sites", type=int, default=0,
+                            help="--select sites: only the first N sites of discovered_sites (0: all of them)")
         parser.add_argument("--wat", nargs="+", default=[], metavar="PATH", help="WAT files or folders (link graph)")
         parser.add_argument("--max-record-bytes", type=int, default=5 * MIB,
                             help="compressed records above this are not fetched (status too_large)")
@@ -100,6 +104,9 @@ class FetchDocsJob(Job):
         if args.select == "shortlist" and args.use_shortlist == "no":
             raise ConfigError("--select shortlist reads the shortlist table: drop --use-shortlist no")
         args.use_shortlist = "yes" if args.select == "shortlist" else "no"  # read by --select shortlist alone
+        args.use_discovered_sites = "yes" if args.select == "sites" else "no"
+        if args.max_sites < 0:
+            raise ConfigError("--max-sites must be 0 (all) or positive")
         if args.select != "pairs":
             args.use_scored_pairs = args.use_candidates = "no"
         if not args.warc_prefix and not args.wat:
@@ -160,6 +167,8 @@ class FetchDocsJob(Job):
                 if "host" not in shortlist.columns:
                     raise ConfigError("fetch-docs: the shortlist table has no `host` column")
                 wanted = urls.join(shortlist.select("host").distinct(), "host", "left_semi").select("url")
+            elif self.args.select == "sites":
+                wanted = self.urls_of_discovered_sites(urls)
         order = [F.col("warc_filename").isNull().asc()]
         if "status" in urls.columns:
             order.append((F.col("status").cast("string") == "200").desc())
@@ -170,6 +179,19 @@ class FetchDocsJob(Job):
                                            F.col("warc_length").cast("long"), F.lit(True).alias("in_index")))
         return (wanted.where(F.col("url").isNotNull()).distinct().join(best, "url", "left")
                 .withColumn("in_index", F.coalesce("in_index", F.lit(False))).select(*SELECTION_COLUMNS))
+
+    def urls_of_discovered_sites(self, urls: DataFrame) -> DataFrame:
+        """Every URL of the sites discover-sites ranked (the first --max-sites), hosts grouped as it grouped them."""
+        sites = self.read_table("discovered_sites")
+        if self.args.max_sites:
+            sites = sites.where(F.col("rank") <= self.args.max_sites)
+        first = sites.select("src_lang", "trg_lang", "grouped_by").first()
+        if first is None:
+            return urls.select("url").limit(0)
+        keys = ["host", "domain"] if "domain" in urls.columns else ["host"]
+        hosts = with_site(urls.select(*keys).distinct(), (first["src_lang"], first["trg_lang"]), first["grouped_by"])
+        chosen = hosts.join(sites.select("site"), "site", "left_semi").select("host")
+        return urls.join(chosen, "host", "left_semi").select("url")
 
     def fetch_warc(self, selection: DataFrame) -> DataFrame:
         partitions = self.args.partitions or self.spark.sparkContext.defaultParallelism

@@ -15,6 +15,7 @@ import argparse
 
 from parascout.jobs.base import ConfigError, Job, JobFailed, language_pair_option
 from parascout.udfs import storage
+from parascout.udfs.domain_focus import pairs_in_domain
 from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.replay import POLICY_NAMES
 from parascout.udfs.replay.batch import RESULT_SCHEMA, SUMMARY_COLUMNS, ReplayConfig, replay_host, seed_urls_by_host
@@ -50,7 +51,7 @@ class ReplayCrawlJob(Job):
     input_paths = ("seeds", "truth")
     model_paths = ("lang_model", "pair_model")
     path_keywords = frozenset({"home", "verified_pairs"})
-    optional_inputs = ("verified_pairs", "shortlist")
+    optional_inputs = ("verified_pairs", "shortlist", "texts")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         super().add_arguments(parser)
@@ -70,6 +71,9 @@ class ReplayCrawlJob(Job):
         parser.add_argument("--compare-policy", default="smart", help="policy compared with the shortlist")
         parser.add_argument("--max-failed-share", type=float, default=0.0,
                             help="fail the job when a larger share of the replayed sites failed (default 0: any)")
+        parser.add_argument("--in-domain-only", action="store_true",
+                            help="yield counts only truth pairs with a page in the domain (texts.in_domain: "
+                                 "fetch-docs --domain-terms)")
         parser.add_argument("--group-by", choices=["site", "host"], default="site",
                             help="crawl scope: a site (its hosts www.x.com, fr.x.com, x.com together, as rank-pairs "
                                  "groups) or each host alone")
@@ -83,6 +87,7 @@ class ReplayCrawlJob(Job):
             raise ConfigError(f"--policies: unknown {unknown}; choose from {', '.join(POLICY_NAMES)}")
         if args.truth != "verified_pairs":
             args.use_verified_pairs = "no"  # the truth is a file
+        args.use_texts = "yes" if args.in_domain_only else "no"  # read for --in-domain-only alone
         if not 0 <= args.max_failed_share <= 1:
             raise ConfigError("--max-failed-share must be between 0 and 1")
         if args.budget <= 0:
@@ -166,6 +171,12 @@ class ReplayCrawlJob(Job):
                                 & (F.col("src_lang") != F.col("trg_lang")))
         frame = frame.select("host", "src_url", "trg_url").where(F.col("host").isNotNull())
         self.report.input("truth_pairs", frame.count(), primary=False)
+        if self.args.in_domain_only:
+            try:
+                frame, counts = pairs_in_domain(frame, self.read_table("texts"))
+            except ValueError as error:
+                raise ConfigError(str(error)) from error
+            self.report.metric("truth_pairs_by_domain", counts)
         return frame
 
     @staticmethod

@@ -80,6 +80,14 @@ def test_discover_sites_ranks_the_bilingual_sites_first(spark, topical):
     assert evaluation["sites_relevant"] == len(bilingual) and evaluation["recall_at_r"] == 1.0
     assert json.loads((root / "_reports" / "discover-sites.json").read_text())["metrics"]["evaluation"] == evaluation
 
+    job = FetchDocsJob().use_spark(spark)  # fetch-docs --select sites: every URL of the first N sites ranked
+    job.args = job.parse_arguments(["--root", str(root), "--warc-prefix", "/x", "--select", "sites", "--max-sites", "1"])
+    job.validate_arguments(job.args)
+    job.resolve_inputs()
+    selected = {row["url"] for row in job.selected_urls().collect()}
+    top_hosts = {h for h in urls.host if h.removeprefix("www.").endswith(top.site)}
+    assert selected and selected == set(urls[urls.host.isin(top_hosts)].url)
+
 
 def test_url_language_markers():
     from parascout.udfs.blocking.tokens import language_markers

@@ -22,7 +22,7 @@ from parascout.udfs.blocking.tokens import is_language_segment, language_markers
 EVIDENCE_KINDS = ("index_languages", "url_markers", "switcher_links")
 SITE_COLUMNS = ["site", "src_lang", "trg_lang", "n_hosts", "n_urls", "urls_src", "urls_trg", "marked_src",
                 "marked_trg", "pages_fetched", "switcher_pages_src", "switcher_pages_trg", "home_switcher",
-                "evidence", "balance", "score", "rank"]
+                "evidence", "balance", "score", "rank", "grouped_by"]
 #: URLs of sites that show neither language, or only one, are not candidates
 FILTERED_REASONS = frozenset({"one_language_site"})
 BAD_REASONS = frozenset({"no_host"})
@@ -70,12 +70,11 @@ def bind_url_markers(src_lang: str, trg_lang: str):
 
 
 def precision_recall_at(ranked_sites: list[str], relevant: set[str], ks: tuple[int, ...]) -> dict:
-    """Precision and recall of the first k ranked sites for each k (and k = number of relevant sites)."""
+    """Precision and recall of the first k ranked sites for each k, and at r = the number of relevant sites."""
     metrics: dict = {"sites_ranked": len(ranked_sites), "sites_relevant": len(relevant)}
-    for k in (*ks, len(relevant)):
+    for label, k in [*((str(k), k) for k in ks), ("r", len(relevant))]:
         top = ranked_sites[:k]
         hits = sum(site in relevant for site in top)
-        label = "r" if k == len(relevant) and k not in ks else str(k)
         metrics[f"precision_at_{label}"] = hits / len(top) if top else None
         metrics[f"recall_at_{label}"] = hits / len(relevant) if relevant else None
     return metrics
