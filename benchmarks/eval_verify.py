@@ -1,16 +1,22 @@
 """Quality of verify-pairs on a real-text sample archive: STRAND's Table 3 redone, without labels.
 
 Builds (or reuses) a `make-sample-archive --text-corpus` archive, runs scan-cdx and fetch-docs
-(`docs`, `texts`), then writes a `candidates` table the way the pipeline's blocking would see it:
-language-switcher links between fetched pages (source 'link'), every true pair (source 'similar',
-so recall can be measured), each hard negative page against its original's partner, and random
-same-site pairs (source 'similar'), all eng–X. For each lexicon setting (the Bible, or bootstrapped
+(`docs`, `texts`), then the pairs to verify. `--candidates pipeline` (the default; what a user
+gets): per language pair eng–X, bucket-handles and rank-pairs as `make demo` runs them (a pair
+model trained once on a host-disjoint archive of seed PAIR_MODEL_SEED), their `scored_pairs`
+together; recall is then bounded by what rank-pairs proposes. `--candidates synthetic` (cheaper,
+no URL model; verification alone): language-switcher links between fetched pages (source 'link'),
+every true pair (source 'similar'), each hard negative page against its original's partner, and
+random same-site pairs, all eng–X. For each lexicon setting (the Bible, or bootstrapped
 from the archive by train-lexicon --from-archive) verify-pairs runs with its default decision, and
 the verified_pairs features give: the default (no labels), structure only (STRAND dp/p rule), tsim
 only (tsim above the random same-site pairs' 99th percentile) and the combination, each aligned 1-1,
-scored against the true pairs whose both pages were fetched, per language pair.
+scored against the true pairs whose both pages were fetched, per language pair. A near-duplicate
+capture (truth/pages.parquet duplicate_of) stands for the page it copies: the pair it makes with
+its original's partner is that true pair, once.
 
-    .venv/bin/python benchmarks/eval_verify.py --seed 42 --hosts 12 [--out /tmp/eval-verify]
+    .venv/bin/python benchmarks/eval_verify.py --seed 42 --hosts 12 [--out /tmp/eval-verify] \
+        [--candidates pipeline|synthetic] [--lexicons bible,bootstrap] [--reuse]
 """
 from __future__ import annotations
 
@@ -33,6 +39,8 @@ from parascout.udfs.verification import NULL_QUANTILE, one_to_one
 
 BIBLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "parallel-text" / "bible"
 TARGETS = ("fra", "deu", "ara", "zho", "eus")
+#: the archive the pair model of `--candidates pipeline` learns from (host-disjoint from every evaluated seed)
+PAIR_MODEL_SEED = 5000
 ISO1 = {"eng": "en", "fra": "fr", "deu": "de", "ara": "ar", "zho": "zh", "eus": "eu"}
 
 
@@ -89,6 +97,26 @@ def build_candidates(root: Path, archive: Path, randoms: int, seed: int) -> pd.D
             .agg(source=("source", lambda s: ",".join(sorted(set(s))))))
 
 
+def pipeline_candidates(registry, spark, root: Path, out: Path, langs: str) -> pd.DataFrame:
+    """scored_pairs of bucket-handles + rank-pairs for every eng–X pair, with a pair model trained once."""
+    models = out / "models"
+    if not (models / "pairs").exists():
+        training = models / "archive"
+        run(registry, spark, "make-sample-archive", ["--out", str(training), "--hosts", "60", "--seed",
+                                                     str(PAIR_MODEL_SEED), "--cdx-only", "--text-corpus", str(BIBLE),
+                                                     "--langs", langs, "--no-progress"])
+        run(registry, spark, "train-pairs", ["--positives", str(training / "truth" / "pairs.parquet"), "--out",
+                                             str(models / "pairs"), "--max-epochs", "6", "--threads", "2"])
+    frames = []
+    for target in TARGETS:
+        pair = f"en,{ISO1[target]}"
+        run(registry, spark, "bucket-handles", ["--root", str(root), "--langs", pair, "--force"])
+        run(registry, spark, "rank-pairs", ["--root", str(root), "--langs", pair, "--pair-model", str(models / "pairs"),
+                                            "--force"])
+        frames.append(read(root, "scored_pairs"))
+    return pd.concat(frames, ignore_index=True)
+
+
 def gold_pairs(root: Path, archive: Path) -> set[tuple[str, str]]:
     """True eng–X pairs (eng first) whose both pages were fetched."""
     docs = read(root, "docs", columns=["url", "status"])
@@ -123,9 +151,19 @@ def variants(verified: pd.DataFrame, null: float) -> dict[str, pd.DataFrame]:
             "structure and tsim_idf": aligned(structure & (tsim_idf > null), tsim_idf)}
 
 
-def evaluate(verified: pd.DataFrame, gold: set, null: float, lang: dict[str, str]) -> dict:
+def canonical_urls(archive: Path) -> dict[str, str]:
+    """Near-duplicate capture URL -> the URL of the page it copies (truth/pages.parquet)."""
+    pages = pd.read_parquet(archive / "truth" / "pages.parquet", columns=["url", "duplicate_of"])
+    pages = pages[pages.duplicate_of.notna()]
+    return dict(zip(pages.url, pages.duplicate_of))
+
+
+def evaluate(verified: pd.DataFrame, gold: set, null: float, lang: dict[str, str], canonical: dict[str, str]
+             ) -> dict:
     table = {}
     for name, accepted in variants(verified, null).items():
+        accepted = accepted.assign(src_url=accepted.src_url.map(lambda url: canonical.get(url, url)),
+                                   trg_url=accepted.trg_url.map(lambda url: canonical.get(url, url)))
         scores = {"all": evaluate_alignment(zip(accepted.src_url, accepted.trg_url), gold)}
         for target in TARGETS:
             subset = accepted[accepted.trg_lang == target]
@@ -143,46 +181,68 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--random-candidates", type=int, default=2, help="random same-site candidates per page")
     parser.add_argument("--out", default="/tmp/eval-verify")
     parser.add_argument("--lexicons", default="bible,bootstrap", help="bible, bootstrap or both")
+    parser.add_argument("--candidates", choices=["pipeline", "synthetic"], default="pipeline",
+                        help="pipeline: bucket-handles + rank-pairs' scored_pairs; synthetic: links, true pairs, "
+                             "hard negatives and random pairs (cheaper, verification alone)")
+    parser.add_argument("--bootstrap-rounds", type=int, default=2,
+                        help="bootstrapped lexicon: train-lexicon --from-archive, verify-pairs, then train again "
+                             "with --with-verified-pairs and verify (2 rounds) ...")
+    parser.add_argument("--reuse", action="store_true",
+                        help="reuse the archive, docs and texts an earlier run of this seed left under --out")
     args = parser.parse_args(argv)
     out = Path(args.out) / f"seed{args.seed}"
     archive, root = out / "archive", out / "root"
     registry = discover()
     spark = Job().spark
     langs = ",".join(ISO1[code] for code in ("eng", *TARGETS))
-    run(registry, spark, "make-sample-archive", ["--out", str(archive), "--hosts", str(args.hosts), "--seed",
-                                                 str(args.seed), "--text-corpus", str(BIBLE), "--langs", langs,
-                                                 "--pages-per-host", str(args.pages_per_host), "--no-progress"])
-    run(registry, spark, "scan-cdx", ["--root", str(root), "--cdx", str(archive / "indexes")])
-    run(registry, spark, "fetch-docs", ["--root", str(root), "--warc-prefix", str(archive) + "/", "--select", "all"])
-    candidates = build_candidates(root, archive, args.random_candidates, args.seed)
-    storage.write_parquet_table(candidates, str(root / "candidates"))
+    if not (args.reuse and tables.table_location(str(root / "texts"))):
+        run(registry, spark, "make-sample-archive", ["--out", str(archive), "--hosts", str(args.hosts), "--seed",
+                                                     str(args.seed), "--text-corpus", str(BIBLE), "--langs", langs,
+                                                     "--pages-per-host", str(args.pages_per_host), "--no-progress"])
+        run(registry, spark, "scan-cdx", ["--root", str(root), "--cdx", str(archive / "indexes")])
+        run(registry, spark, "fetch-docs", ["--root", str(root), "--warc-prefix", str(archive) + "/",
+                                            "--select", "all"])
+    if args.candidates == "pipeline":
+        candidates = pipeline_candidates(registry, spark, root, Path(args.out), langs)
+        storage.write_parquet_table(candidates, str(root / "scored_pairs"))
+    else:
+        candidates = build_candidates(root, archive, args.random_candidates, args.seed)
+        storage.write_parquet_table(candidates, str(root / "candidates"))
     gold = gold_pairs(root, archive)
     docs = read(root, "docs", columns=["url", "cld2_lang"])
     lang = dict(zip(docs.url, docs.cld2_lang))
-    print(f"candidates {len(candidates)} (sources {candidates.source.value_counts().to_dict()}), gold {len(gold)}")
-    results = {"seed": args.seed, "hosts": args.hosts, "candidates": len(candidates), "gold": len(gold)}
+    results = {"seed": args.seed, "hosts": args.hosts, "candidates": len(candidates), "gold": len(gold),
+               "candidate_mode": args.candidates, "candidate_recall": round(len(gold & set(zip(
+                   candidates.src_url, candidates.trg_url))) / max(1, len(gold)), 4)}
+    print(f"candidates ({args.candidates}) {len(candidates)} (sources {candidates.source.value_counts().to_dict()}), "
+          f"gold {len(gold)}, gold among the candidates {results['candidate_recall']}")
+    table = "scored_pairs" if args.candidates == "pipeline" else "candidates"
     for setting in args.lexicons.split(","):
-        lexicon_args, cpu = [], {}
-        for target in TARGETS:
-            # the Bible lexicons do not depend on the archive: trained once for all seeds
-            folder = (Path(args.out) if setting == "bible" else out) / f"lexicon-{setting}-{target}"
-            source = (["--aligned", str(BIBLE)] if setting == "bible"
-                      else ["--from-archive", str(root)])
-            if setting != "bible" or not (folder / "parascout_lexicon.json").exists():
-                run(registry, spark, "train-lexicon", ["--langs", f"en,{ISO1[target]}", "--out", str(folder),
-                                                       *source, "--force"])
-            metadata = json.loads((folder / "parascout_lexicon.json").read_text())
-            cpu[target] = {"cpu_s": metadata["training_cpu_seconds"], **metadata["sizes"]}
-            lexicon_args += ["--lexicon", str(folder)]
-        report = run(registry, spark, "verify-pairs", ["--root", str(root), "--pairs", "candidates", *lexicon_args,
-                                                       "--force"])
-        verified = read(root, "verified_pairs")
-        null = report["metrics"]["self_labels"]["null_tsim_idf_quantile"]
-        results[setting] = {"lexicon_training_cpu_s": cpu, "self_labels": report["metrics"]["self_labels"],
-                            "verify_seconds": report["seconds"], "quality": evaluate(verified, gold, null, lang)}
-        for name, scores in results[setting]["quality"].items():
-            line = " ".join(f"{k} P{v['precision']:.3f}/R{v['recall']:.3f}" for k, v in scores.items())
-            print(f"{setting:9s} {name:45s} {line}")
+        rounds = args.bootstrap_rounds if setting == "bootstrap" else 1
+        for round_number in range(1, rounds + 1):
+            lexicon_args, cpu = [], {}
+            for target in TARGETS:
+                # the Bible lexicons do not depend on the archive: trained once for all seeds
+                folder = (Path(args.out) if setting == "bible" else out) / f"lexicon-{setting}-{target}"
+                source = (["--aligned", str(BIBLE)] if setting == "bible" else
+                          ["--from-archive", str(root), *(["--with-verified-pairs"] if round_number > 1 else [])])
+                if setting != "bible" or not (folder / "parascout_lexicon.json").exists():
+                    run(registry, spark, "train-lexicon", ["--langs", f"en,{ISO1[target]}", "--out", str(folder),
+                                                           *source, "--force"])
+                metadata = json.loads((folder / "parascout_lexicon.json").read_text())
+                cpu[target] = {"cpu_s": metadata["training_cpu_seconds"], **metadata["sizes"]}
+                lexicon_args += ["--lexicon", str(folder)]
+            report = run(registry, spark, "verify-pairs", ["--root", str(root), "--pairs", table, *lexicon_args,
+                                                           "--force"])
+            verified = read(root, "verified_pairs")
+            null = report["metrics"]["self_labels"]["null_tsim_idf_quantile"]
+            name = setting if rounds == 1 or round_number == rounds else f"{setting}-round{round_number}"
+            results[name] = {"lexicon_training_cpu_s": cpu, "self_labels": report["metrics"]["self_labels"],
+                             "verify_seconds": report["seconds"],
+                             "quality": evaluate(verified, gold, null, lang, canonical_urls(archive))}
+            for variant, scores in results[name]["quality"].items():
+                line = " ".join(f"{k} P{v['precision']:.3f}/R{v['recall']:.3f}" for k, v in scores.items())
+                print(f"{name:16s} {variant:45s} {line}")
     (out / "eval_verify.json").write_text(json.dumps(results, indent=2, default=str))
     print(f"wrote {out / 'eval_verify.json'}")
 

@@ -8,7 +8,8 @@ Any mix of sources: `--aligned DIR` reads `DIR/<lang>.tsv(.gz)` (`id<TAB>text`, 
 Bible files), `--corpus` a `src<TAB>trg` file, `--dictionary` a FreeDict dictd index (its `.dict` or
 `.dict.dz` beside it), a FreeDict TEI file or a Bitextor `.dic`; `--from-archive ROOT` bootstraps from
 the dataset root itself: paragraph pairs of the page pairs a language-switcher link or a STRAND handle
-proposed (`texts` + `scored_pairs` or `candidates`), the only source a language pair with no resources
+proposed (`texts` + `scored_pairs` or `candidates`) and, with `--with-verified-pairs`, of verify-pairs'
+parallel pairs (a second round: bootstrap, verify, train again), the only source a language pair with no resources
 has. IBM model 1 both ways (udfs.lexicon). Writes a lexicon directory; Spark only for --from-archive.
 """
 from __future__ import annotations
@@ -69,6 +70,9 @@ class TrainLexiconJob(Job):
                             help="FreeDict dictd .index, FreeDict TEI (.tei/.xml) or Bitextor .dic")
         parser.add_argument("--from-archive", metavar="ROOT",
                             help="dataset root: bootstrap from paragraph pairs of switcher-linked / handle pairs")
+        parser.add_argument("--with-verified-pairs", action="store_true",
+                            help="--from-archive: also the parallel pairs of verified_pairs (a second round, after "
+                                 "verify-pairs ran with the first round's lexicon)")
         parser.add_argument("--iterations", type=int, default=5, help="EM iterations of IBM model 1")
         parser.add_argument("--max-pairs", type=int, default=200_000, help="most text pairs used from the archive")
 
@@ -123,6 +127,14 @@ class TrainLexiconJob(Job):
             if not locations[needed]:
                 raise ConfigError(f"--from-archive {root}: no {needed} table; run fetch-docs and rank-pairs first")
         pairs = self.spark.read.parquet(locations[table]).where(F.col("source").rlike(CONFIDENT_SOURCES))
+        pairs = pairs.select("src_url", "trg_url", "src_lang", "trg_lang")
+        verified = tables.table_location(storage.join(root, "verified_pairs")) if args.with_verified_pairs else None
+        if args.with_verified_pairs and not verified:
+            raise ConfigError(f"--with-verified-pairs: no verified_pairs table under {root}; run verify-pairs first")
+        if verified:
+            pairs = pairs.unionByName(self.spark.read.parquet(verified).where(F.col("parallel"))
+                                      .select("src_url", "trg_url", "src_lang", "trg_lang"))
+        self.report.metric("archive_sources", [table] + (["verified_pairs"] if verified else []))
         forward = pairs.where((F.col("src_lang") == args.src_lang) & (F.col("trg_lang") == args.trg_lang))
         backward = pairs.where((F.col("src_lang") == args.trg_lang) & (F.col("trg_lang") == args.src_lang))
         pairs = forward.select("src_url", "trg_url").unionByName(

@@ -151,8 +151,9 @@ class VerifyPairsJob(Job):
             model = ContentModel.fit(rows, rows["label"], method="learned-logistic", min_labels=1)
             stats = {"pairs": len(rows), "positives": int(rows["label"].sum())}
         else:
-            candidates = features.where(F.col("role").isin("candidate", "random") & F.col("tsim").isNotNull())
-            sample = candidates.where((F.col("role") == "random") | F.col("source").rlike("link|handle"))
+            candidates = features.where(F.col("role").isin("candidate", "random", "spliced")
+                                        & F.col("tsim").isNotNull())
+            sample = candidates.where(F.col("role").isin("random", "spliced") | F.col("source").rlike("link|handle"))
             rows, stats = self_labels(sample.limit(self.args.max_train).toPandas())  # bounded by --max-train
             model = ContentModel.fit(rows, rows["label"], null_threshold=stats["null_tsim_idf_quantile"]) \
                 if len(rows) else ContentModel(None, 0.0, (), (), 1.0, "null-threshold")

@@ -52,6 +52,16 @@ def test_tsim_idf_weighs_rare_words_up():
     assert weighted == pytest.approx(0.3 / (0.3 + 6.0))
 
 
+def test_diagonal_share_is_the_share_of_links_in_the_same_place():
+    lexicon = Lexicon("eng", "fra", {w: {w + "x": 0.9} for w in "abcdefghij"})
+    same_order = content_features(page("a b c d e\nf g h i j"), page("ax bx cx dx ex\nfx gx hx ix jx", "fra"), lexicon)
+    assert same_order["tsim"] == 1.0 and same_order["diagonal_share"] == 1.0
+    # a listing page of the same section: the shared teasers (f..j) sit where the other page lists other items
+    shifted = content_features(page("a b c d e\nf g h i j"), page("fx gx hx ix jx\nk l m n o", "fra"), lexicon)
+    assert shifted["diagonal_share"] == 0.0 and 0 < shifted["tsim"] < 1
+    assert content_features(page("a"), page("k", "fra"), lexicon)["diagonal_share"] is None  # nothing linked
+
+
 def test_idf_rare_words_and_overlaps():
     pages = [page("Zorglub met the cat"), page("Zorglub rencontre le chat", "fra"), page("the cat"),
              page("the dog")]

@@ -166,13 +166,18 @@ def test_content_decision_without_labels():
     pages, pairs, expected = content_site(random.Random(3))
     features = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON], random_count=40, seed=1)
     candidates, randoms = features[features.role == "candidate"], features[features.role == "random"]
+    spliced = features[features.role == "spliced"]
     assert len(candidates) == len(pairs) and 20 < len(randoms) <= 40
     assert not set(zip(randoms.src_url, randoms.trg_url)) & set(zip(pairs.src_url, pairs.trg_url))
     true = candidates[candidates.src_url.str[-2:] == candidates.trg_url.str[-2:]]
     assert (true.tsim == 1.0).all()  # every word of a true pair links under the lexicon
     assert candidates.tsim.max() == 1.0 and randoms.tsim.max() < 0.5 and candidates.structure_ok.all()
+    # every confident pair (link / handle) once more, its German page half replaced by another page's paragraphs
+    assert len(spliced) == 12 and set(zip(spliced.src_url, spliced.trg_url)) <= set(zip(true.src_url, true.trg_url))
+    assert spliced.tsim.between(0.2, 0.8).all() and spliced.structure_ok.all()
     labelled, stats = self_labels(features)
-    assert stats["positives"] == 12 and stats["negatives"] == len(randoms)
+    assert stats["positives"] == 12 and stats["negatives"] == len(randoms) + len(spliced)
+    assert stats["spliced_negatives"] == 12
     model = ContentModel.fit(labelled, labelled["label"])
     assert model.method == "self-labelled-logistic" and model.weights is not None
     decided = one_to_one(decide(candidates, model))

@@ -292,13 +292,15 @@ def read_bitextor_dic(path: str | Path, src_lang: str, trg_lang: str, counts: di
 def paragraph_pairs(src_paragraphs: list[dict], trg_paragraphs: list[dict], min_length_ratio: float = 0.5
                     ) -> list[tuple[str, str]]:
     """Paragraph pairs of a confident page pair: non-boilerplate paragraphs aligned by their type
-    sequence (a minimal diff, as STRAND aligns markup), kept when their lengths are within a ratio."""
+    sequence (a minimal diff, as STRAND aligns markup), kept when their shares of their page's text
+    are within a ratio (shares, not characters: a Chinese or Basque paragraph is shorter in characters)."""
     from rapidfuzz.distance import Indel
 
     def main(paragraphs):
         return [p for p in paragraphs or [] if not p.get("boilerplate") and (p.get("text") or "").strip()]
 
     src, trg = main(src_paragraphs), main(trg_paragraphs)
+    src_total, trg_total = sum(len(p["text"]) for p in src) or 1, sum(len(p["text"]) for p in trg) or 1
     pairs = []
     for tag, i1, i2, j1, _ in Indel.opcodes([p.get("type") or "text" for p in src],
                                             [p.get("type") or "text" for p in trg]):
@@ -306,7 +308,8 @@ def paragraph_pairs(src_paragraphs: list[dict], trg_paragraphs: list[dict], min_
             continue
         for offset in range(i2 - i1):
             a, b = src[i1 + offset]["text"], trg[j1 + offset]["text"]
-            if min(len(a), len(b)) >= min_length_ratio * max(len(a), len(b)):
+            a_share, b_share = len(a) / src_total, len(b) / trg_total
+            if min(a_share, b_share) >= min_length_ratio * max(a_share, b_share):
                 pairs.append((a, b))
     return pairs
 

@@ -12,6 +12,10 @@ a one-word link, so
 link by the mean of its words'), so shared template words count little and names much.
 `short_side_coverage` is the share of the shorter text's words linked: tsim's denominator
 grows with the length difference, which a terse translation (Arabic, Basque) has for real.
+`diagonal_share` is the (IDF-weighted) share of linked word occurrences whose relative positions
+in the two texts differ by at most DIAGONAL_BAND (a type's k-th free occurrence links the other's
+k-th): a translation says the same things in the same order, while two listing pages of one
+section in two languages share translated teasers at shifted places between items that differ.
 Companions: overlap of numbers and of identical rare tokens, paragraph-count ratio, the
 correlation of paragraph lengths, and the share of a page's text whose paragraphs CLD2 labelled
 with the page's language (texts.paragraphs.lang).
@@ -33,6 +37,8 @@ COGNATE_PREFIX = 4
 #: a token on at most this share of a host's pages (at most RARE_MAX_DOCS, at least 2 pages) is rare
 RARE_MAX_SHARE = 0.05
 RARE_MAX_DOCS = 3
+#: a link is on the diagonal when its words' relative positions (position / words) differ by at most this
+DIAGONAL_BAND = 0.1
 
 
 @dataclass
@@ -45,6 +51,7 @@ class PageText:
     paragraph_lengths: list[int]
     lang_share: float | None
     prefixes: dict[str, list[tuple[str, str]]]  # cognate candidates: folded 4-letter prefix -> (word, folded)
+    positions: dict[str, list[float]]  # word -> its occurrences' relative positions (position / words)
     images: dict = field(default_factory=dict)  # translation_image per lexicon, IDF mass per table: on first use
 
 
@@ -68,8 +75,11 @@ def page_text(paragraphs: Iterable[dict] | None, lang: str | None, main_text: st
         if len(word) >= COGNATE_MIN_CHARS and not word.isdigit():
             folded = _fold(word)
             prefixes.setdefault(folded[:COGNATE_PREFIX], []).append((word, folded))
+    positions: dict[str, list[float]] = {}
+    for index, token in enumerate(tokens):
+        positions.setdefault(token, []).append(index / len(tokens))
     return PageText(counts, len(tokens), frozenset(w for w in counts if w.isdigit()),
-                    [len(p["text"]) for p in main], share, prefixes)
+                    [len(p["text"]) for p in main], share, prefixes, positions)
 
 
 def translation_image(page: PageText, lexicon: Lexicon | None) -> list[tuple[float, str, str]]:
@@ -109,36 +119,51 @@ def candidate_links(src: PageText, trg: PageText, lexicon: Lexicon | None,
 def tsim(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[str, float] | None = None,
          trg_idf: dict[str, float] | None = None, default_idf: float = 1.0) -> tuple[float | None, float | None]:
     """(tsim, tsim_idf) of two pages by competitive linking; (None, None) when a side has no words."""
-    plain, weighted, _ = linked(src, trg, lexicon, src_idf, trg_idf, default_idf)
-    return plain, weighted
+    result = linked(src, trg, lexicon, src_idf, trg_idf, default_idf)
+    return result["tsim"], result["tsim_idf"]
 
 
 def linked(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[str, float] | None = None,
-           trg_idf: dict[str, float] | None = None, default_idf: float = 1.0
-           ) -> tuple[float | None, float | None, int]:
-    """(tsim, tsim_idf, two-word links) of competitive linking."""
+           trg_idf: dict[str, float] | None = None, default_idf: float = 1.0) -> dict:
+    """tsim, tsim_idf, two-word `links`, diagonal_share and best_side_coverage_idf (the IDF mass linked on the
+    better-covered side: high for a translation, and for a partial one, low when both sides say other things)."""
     if not src.words or not trg.words:
-        return None, None, 0
+        return {"tsim": None, "tsim_idf": None, "links": 0, "diagonal_share": None, "best_side_coverage_idf": None}
     src_free, trg_free = dict(src.counts), dict(trg.counts)
     links = 0
     src_linked_weight = trg_linked_weight = 0.0
+    diagonal = linked_mass = 0.0
     for _, s, t in candidate_links(src, trg, lexicon):
         n = min(src_free[s], trg_free[t])
         if n:
+            src_used, trg_used = src.counts[s] - src_free[s], trg.counts[t] - trg_free[t]
             src_free[s] -= n
             trg_free[t] -= n
             links += n
+            weight = 1.0
             if src_idf is not None:
-                src_linked_weight += n * src_idf.get(s, default_idf)
-                trg_linked_weight += n * trg_idf.get(t, default_idf)
-    plain = links / (src.words + trg.words - links)
+                s_weight, t_weight = src_idf.get(s, default_idf), trg_idf.get(t, default_idf)
+                src_linked_weight += n * s_weight
+                trg_linked_weight += n * t_weight
+                weight = (s_weight + t_weight) / 2
+            if n == 1:
+                on_diagonal = abs(src.positions[s][src_used] - trg.positions[t][trg_used]) <= DIAGONAL_BAND
+            else:
+                on_diagonal = sum(abs(a - b) <= DIAGONAL_BAND for a, b in zip(
+                    src.positions[s][src_used:src_used + n], trg.positions[t][trg_used:trg_used + n]))
+            diagonal += weight * on_diagonal
+            linked_mass += weight * n
+    result = {"tsim": links / (src.words + trg.words - links), "tsim_idf": None, "links": links,
+              "diagonal_share": diagonal / linked_mass if linked_mass > 0 else None, "best_side_coverage_idf": None}
     if src_idf is None:
-        return plain, None, links
+        return result
+    src_weight, trg_weight = _weight(src, src_idf, default_idf), _weight(trg, trg_idf, default_idf)
     linked_weight = (src_linked_weight + trg_linked_weight) / 2
-    unlinked = (_weight(src, src_idf, default_idf) - src_linked_weight
-                + _weight(trg, trg_idf, default_idf) - trg_linked_weight)
-    total = linked_weight + unlinked
-    return plain, (linked_weight / total if total > 0 else None), links
+    total = linked_weight + src_weight - src_linked_weight + trg_weight - trg_linked_weight
+    result["tsim_idf"] = linked_weight / total if total > 0 else None
+    if src_weight > 0 and trg_weight > 0:
+        result["best_side_coverage_idf"] = max(src_linked_weight / src_weight, trg_linked_weight / trg_weight)
+    return result
 
 
 def _weight(page: PageText, idf: dict[str, float], default_idf: float) -> float:
@@ -171,8 +196,8 @@ def overlap(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float
 
 def content_features(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict | None = None,
                      trg_idf: dict | None = None, default_idf: float = 1.0, rare: set[str] | None = None) -> dict:
-    """tsim, tsim_idf, number and rare-token overlap, paragraph ratio and length correlation, CLD2 shares."""
-    plain, weighted, links = linked(src, trg, lexicon, src_idf, trg_idf, default_idf)
+    """tsim, tsim_idf, diagonal share, number and rare-token overlap, paragraph ratio and length correlation, CLD2 shares."""
+    result = linked(src, trg, lexicon, src_idf, trg_idf, default_idf)
     rare = rare or set()
     src_rare = {w for w in src.counts if w in rare and not w.isdigit() and len(w) > 2}
     trg_rare = {w for w in trg.counts if w in rare and not w.isdigit() and len(w) > 2}
@@ -180,7 +205,9 @@ def content_features(src: PageText, trg: PageText, lexicon: Lexicon | None, src_
     r, _ = pearson_significance(src.paragraph_lengths[:count], trg.paragraph_lengths[:count])
     paragraphs = max(len(src.paragraph_lengths), len(trg.paragraph_lengths))
     shorter = min(src.words, trg.words)
-    return {"tsim": plain, "tsim_idf": weighted, "short_side_coverage": links / shorter if shorter else None,
+    return {"tsim": result["tsim"], "tsim_idf": result["tsim_idf"],
+            "short_side_coverage": result["links"] / shorter if shorter else None,
+            "diagonal_share": result["diagonal_share"], "best_side_coverage_idf": result["best_side_coverage_idf"],
             "number_overlap": overlap(src.numbers, trg.numbers),
             "rare_overlap": overlap(src_rare, trg_rare),
             "text_paragraph_ratio": count / paragraphs if paragraphs else None, "paragraph_length_r": r,

@@ -6,12 +6,16 @@ image names, length and paragraph ratios, the CLD2 check, and — from the `text
 content features of udfs.tsim (tsim under a lexicon, tsim_idf with the host's IDF, number and
 rare-token overlap, paragraph correlations, per-paragraph CLD2 shares). Pages are tokenised once
 per host, not once per pair. The same call also scores `random_pairs` random same-host page
-pairs in the two languages: the null distribution the unsupervised decision learns from.
+pairs in the two languages: the null distribution the unsupervised decision learns from, and as
+many `spliced` pairs: a confident pair (switcher link, handle) whose target page keeps only part
+of its paragraphs, the others replaced by paragraphs of a random same-site page, each page's in
+its order — the comparable page a translation is not (a listing page of the same section in the
+other language, a partial translation), with the pair's own structure.
 
 Decision (`ContentModel`): a logistic model over CONTENT_FEATURES fitted on pairs the archive
 itself labels (`self_labels`): positives are pairs a language-switcher link or a STRAND handle
 proposed whose tsim_idf is above what nearly every random same-site pair reaches; negatives are
-the random same-site pairs. `--learn-from` labels replace the self labels. `one_to_one` then
+the random same-site pairs and the spliced pairs. `--learn-from` labels replace the self labels. `one_to_one` then
 keeps each page (near-duplicates counted as one page) in at most one parallel pair per language
 pair, best p_parallel_content first.
 """
@@ -45,9 +49,12 @@ NULL_QUANTILE = 0.99
 #: fewer self labels of either class than this: decide by the null quantile of tsim_idf alone
 MIN_SELF_LABELS = 5
 CONFIDENT_SOURCES = ("link", "handle")
+#: a spliced negative keeps this share of its target page's paragraphs (the rest from another page)
+SPLICE_KEEP_SHARE = 0.5
 
 CONTENT_SCHEMA = (
-    "tsim double, tsim_idf double, short_side_coverage double, number_overlap double, rare_overlap double, "
+    "tsim double, tsim_idf double, short_side_coverage double, diagonal_share double, "
+    "best_side_coverage_idf double, number_overlap double, rare_overlap double, "
     "text_paragraph_ratio double, paragraph_length_r double, src_lang_share double, trg_lang_share double, "
     "src_words int, trg_words int"
 )
@@ -58,7 +65,7 @@ VERIFIED_SCHEMA = (
     f"{CONTENT_SCHEMA}, structure_ok boolean, p_parallel_content double, "
     "parallel boolean, method string, reason string"
 )
-#: the per-host stage adds `role` (candidate | random | labelled) and the pages' near-duplicate group keys
+#: the per-host stage adds `role` (candidate | random | spliced | labelled) and the pages' near-duplicate keys
 FEATURES_SCHEMA = VERIFIED_SCHEMA + ", role string, src_key string, trg_key string"
 VERIFIED_COLUMNS = [part.strip().split(" ", 1)[0] for part in VERIFIED_SCHEMA.split(", ")]
 FEATURE_COLUMNS = [part.strip().split(" ", 1)[0] for part in FEATURES_SCHEMA.split(", ")]
@@ -68,9 +75,9 @@ BAD_REASONS = frozenset(DOCUMENT_REASONS)
 FILTERED_REASONS = frozenset({"lang_mismatch", "content_rejected", "not_one_to_one", "no_text",
                               "dp_too_high", "too_few_chunks", "p_too_high", "rule_rejected"})
 #: the decision's features and the value used when one is missing (no text, no numbers on either page ...)
-CONTENT_FEATURES = {"tsim": 0.0, "tsim_idf": 0.0, "short_side_coverage": 0.0, "number_overlap": 0.0,
-                    "rare_overlap": 0.0, "text_paragraph_ratio": 0.0, "paragraph_length_r": 0.0, "dp": 1.0, "r": 0.0,
-                    "p": 1.0,
+CONTENT_FEATURES = {"tsim": 0.0, "tsim_idf": 0.0, "short_side_coverage": 0.0, "diagonal_share": 0.0,
+                    "best_side_coverage_idf": 0.0, "number_overlap": 0.0, "rare_overlap": 0.0,
+                    "text_paragraph_ratio": 0.0, "paragraph_length_r": 0.0, "dp": 1.0, "r": 0.0, "p": 1.0,
                     "image_jaccard": 0.0, "length_ratio": 0.0, "paragraph_ratio": 0.0}
 
 
@@ -105,6 +112,10 @@ def _as_list(value) -> list:
     return [] if value is None or (isinstance(value, float) and math.isnan(value)) else list(value)
 
 
+def _main_paragraphs(paragraphs) -> list[dict]:
+    return [p for p in _as_list(paragraphs) if not p.get("boilerplate") and (p.get("text") or "").strip()]
+
+
 def _document_problem(src: dict | None, trg: dict | None) -> str | None:
     for side, page in (("src", src), ("trg", trg)):
         if page is None or _missing(page.get("status")):
@@ -122,8 +133,20 @@ class HostPages:
         self._texts: dict[str, object] = {}
         self._structures: dict[str, Linearised] = {}
         self._codes: dict[str, str] = {}  # one token -> character code for all the host's pages
-        texts = [self.text(url) for url, row in self.pages.items() if row.get("text_paragraphs") is not None]
+        texts = [self.text(url) for url in self.pages]
         self.idf, self.unseen_idf, self.rare = inverse_document_frequencies(t for t in texts if t is not None)
+
+    def restricted(self, lexicon: Lexicon | None) -> Lexicon | None:
+        """The lexicon cut to the words of the host's pages (both sides): tsim looks translations up per page."""
+        if lexicon is None:
+            return None
+        vocabulary = self.idf
+        table = {}
+        for word in vocabulary.keys() & lexicon.table.keys():
+            row = {translation: prob for translation, prob in lexicon.table[word].items() if translation in vocabulary}
+            if row:
+                table[word] = row
+        return Lexicon(lexicon.src_lang, lexicon.trg_lang, table, lexicon.metadata)
 
     def structure(self, url: str) -> Linearised:
         if url not in self._structures:
@@ -135,6 +158,19 @@ class HostPages:
         duplicate_of = (self.pages.get(url) or {}).get("duplicate_of")
         return url if _missing(duplicate_of) or not duplicate_of else duplicate_of
 
+    def spliced_text(self, url: str, other: str, rng: random.Random):
+        """The text of `url` with part of its paragraphs replaced by `other`'s, each page's in its order."""
+        own, foreign = (_main_paragraphs(self.pages[key].get("text_paragraphs")) for key in (url, other))
+        if len(own) < 2 or not foreign:
+            return None
+        keep = max(1, round(SPLICE_KEEP_SHARE * len(own)))
+        kept = [own[k] for k in sorted(rng.sample(range(len(own)), keep))]
+        added = foreign[:len(own) - keep]
+        slots = set(rng.sample(range(len(kept) + len(added)), len(added)))
+        kept_iter, added_iter = iter(kept), iter(added)
+        merged = [next(added_iter) if index in slots else next(kept_iter) for index in range(len(kept) + len(added))]
+        return page_text(merged, self.pages[url].get("cld2_lang"))
+
     def text(self, url: str):
         if url not in self._texts:
             row = self.pages.get(url) or {}
@@ -144,8 +180,10 @@ class HostPages:
         return self._texts[url]
 
 
-def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, lexicon: Lexicon | None) -> dict:
-    """Structural and content features of one pair, the structural rule's verdict, and lang_ok."""
+def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, lexicon: Lexicon | None,
+                rng: random.Random | None = None) -> dict:
+    """Structural and content features of one pair, the structural rule's verdict, and lang_ok
+    (a pair with `spliced_with`: its target text spliced with that page's, drawn by `rng`)."""
     out = {name: pair.get(name) for name in ("host", "src_url", "trg_url", "src_lang", "trg_lang", "source")}
     src, trg = pages.pages.get(pair["src_url"]), pages.pages.get(pair["trg_url"])
     out["src_cld2_lang"] = src.get("cld2_lang") if src else None
@@ -162,6 +200,8 @@ def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, le
                 "length_ratio": ratio(src["text_chars"], trg["text_chars"]),
                 "paragraph_ratio": ratio(src["paragraphs"], trg["paragraphs"]), "lang_ok": lang_ok}
     src_text, trg_text = pages.text(pair["src_url"]), pages.text(pair["trg_url"])
+    if pair.get("spliced_with") and trg_text is not None:
+        trg_text = pages.spliced_text(pair["trg_url"], pair["spliced_with"], rng or random.Random(0))
     if src_text is not None and trg_text is not None:
         features.update(content_features(src_text, trg_text, lexicon, pages.idf, pages.idf, pages.unseen_idf,
                                          pages.rare))
@@ -193,10 +233,28 @@ def random_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) -
     return rows
 
 
+def spliced_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) -> list[dict]:
+    """Up to `count` confident pairs per language pair, each with a random other target page to splice in."""
+    host = pairs["host"].iloc[0]
+    rng = random.Random(seed ^ zlib.crc32(f"splice:{host}".encode()))
+    confident = pairs[pairs["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))
+                      & pairs["src_url"].isin(pages.pages.keys()) & pairs["trg_url"].isin(pages.pages.keys())]
+    rows = []
+    for (src_lang, trg_lang), group in confident.groupby(["src_lang", "trg_lang"], sort=True):
+        targets = sorted(url for url, row in pages.pages.items() if row.get("status") == "ok"
+                         and row.get("cld2_lang") == trg_lang and row.get("text_paragraphs") is not None)
+        records = group.sort_values(["src_url", "trg_url"]).to_dict("records")
+        for pair in rng.sample(records, min(count, len(records))) if len(targets) > 1 else []:
+            other = rng.choice([url for url in targets if url != pair["trg_url"]])
+            rows.append({**{key: pair[key] for key in ("host", "src_url", "trg_url", "src_lang", "trg_lang")},
+                         "source": "spliced", "spliced_with": other})
+    return rows
+
+
 def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: list[Lexicon],
                 random_count: int = 0, seed: int = 0) -> pd.DataFrame:
-    """FEATURE_COLUMNS rows of a host's pairs (role = pairs' `role` column or 'candidate') and of
-    `random_count` random page pairs per language pair (role 'random')."""
+    """FEATURE_COLUMNS rows of a host's pairs (role = pairs' `role` column or 'candidate') and, per language
+    pair, of `random_count` random page pairs (role 'random') and spliced confident pairs (role 'spliced')."""
     if pairs.empty:
         return pd.DataFrame(columns=FEATURE_COLUMNS)
     decision = rule_from_dict(rule)
@@ -207,11 +265,13 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
     records = [{**pair, "role": role} for pair, role in zip(pairs.to_dict("records"), roles)]
     if random_count:
         records += [{**pair, "role": "random"} for pair in random_pairs(pairs, host_pages, random_count, seed)]
+        records += [{**pair, "role": "spliced"} for pair in spliced_pairs(pairs, host_pages, random_count, seed)]
+    rng = random.Random(seed)
     for pair in records:
         key = (pair.get("src_lang"), pair.get("trg_lang"))
         if key not in chosen:
-            chosen[key] = lexicon_for(lexicons, *key)
-        rows.append({**verify_pair(pair, host_pages, decision, chosen[key]), "role": pair["role"],
+            chosen[key] = host_pages.restricted(lexicon_for(lexicons, *key))
+        rows.append({**verify_pair(pair, host_pages, decision, chosen[key], rng), "role": pair["role"],
                      "method": decision.method, "src_key": host_pages.key(pair["src_url"]),
                      "trg_key": host_pages.key(pair["trg_url"])})
     result = pd.DataFrame(rows, columns=FEATURE_COLUMNS)
@@ -238,16 +298,19 @@ def feature_matrix(frame: pd.DataFrame) -> np.ndarray:
 
 def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """(rows with a `label`, stats): confident pairs above the random pairs' NULL_QUANTILE of tsim_idf as
-    positives, random same-site pairs as negatives."""
+    positives, random same-site pairs and spliced confident pairs as negatives."""
     judged = frame[frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS)]
     randoms = judged[judged["role"] == "random"]
+    spliced = judged[(judged["role"] == "spliced") & judged["tsim"].notna()]
     null = pd.to_numeric(randoms["tsim_idf"], errors="coerce").dropna()
     threshold = float(null.quantile(NULL_QUANTILE)) if len(null) else 1.0
     confident = judged[(judged["role"] == "candidate") & judged["lang_ok"].astype(bool)
                        & judged["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))]
     positives = confident[pd.to_numeric(confident["tsim_idf"], errors="coerce").fillna(0) > threshold]
-    labelled = pd.concat([positives.assign(label=True), randoms.assign(label=False)], ignore_index=True)
-    return labelled, {"positives": len(positives), "confident_pairs": len(confident), "negatives": len(randoms),
+    labelled = pd.concat([positives.assign(label=True), randoms.assign(label=False), spliced.assign(label=False)],
+                         ignore_index=True)
+    return labelled, {"positives": len(positives), "confident_pairs": len(confident),
+                      "negatives": len(randoms) + len(spliced), "spliced_negatives": len(spliced),
                       "null_tsim_idf_quantile": round(threshold, 4)}
 
 
@@ -261,7 +324,6 @@ class ContentModel:
     scales: tuple[float, ...]
     null_threshold: float | None = None
     method: str = "self-labelled-logistic"
-
     @classmethod
     def fit(cls, frame: pd.DataFrame, labels, method: str = "self-labelled-logistic",
             null_threshold: float | None = None, l2: float = 1.0, min_labels: int = MIN_SELF_LABELS) -> ContentModel:
@@ -326,13 +388,17 @@ def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
 
 def one_to_one(frame: pd.DataFrame) -> pd.DataFrame:
     """Keep each page in at most one parallel pair (best p_parallel_content first; near-duplicates, which share
-    a src_key / trg_key, are one page); the other parallel pairs become reason not_one_to_one."""
+    a src_key / trg_key, are one page, its kept URL winning a tie); the other parallel pairs become reason
+    not_one_to_one."""
     from parascout.udfs.alignment import greedy_one_to_one
 
     frame = frame.copy()
     parallel = frame[frame["parallel"].fillna(False).astype(bool)]
     if parallel.empty:
         return frame
+    copies = (parallel["src_key"].notna() & (parallel["src_key"] != parallel["src_url"])) | (
+        parallel["trg_key"].notna() & (parallel["trg_key"] != parallel["trg_url"]))
+    parallel = pd.concat([parallel[~copies], parallel[copies]])  # a tie goes to the kept page, not its copy
     keyed = pd.DataFrame({"src_url": parallel["src_key"].fillna(parallel["src_url"]),
                           "trg_url": parallel["trg_key"].fillna(parallel["trg_url"]),
                           "score": parallel["p_parallel_content"].fillna(1.0), "row": parallel.index})
