@@ -16,7 +16,10 @@ demo's root (it is not run), and a step after which the demo's tables are no lon
 Python snippets run with this venv's interpreter but the PATH of a shell that did not activate it (no
 PYSPARK_PYTHON either), so a snippet whose Spark workers need pandas must say how they find it.
 
-    .venv/bin/python tests/readme_check.py [--keep DIR] [--no-shared] [--only REGEX]
+`--quick` (what `make test` runs, marked slow) keeps only the steps that start no Spark — the make-sample-archive
+examples, training on an archive's truth, `align` — with the demo's archive standing in for `make demo`.
+
+    .venv/bin/python tests/readme_check.py [--quick] [--keep DIR] [--no-shared] [--only REGEX]
 """
 from __future__ import annotations
 
@@ -45,6 +48,7 @@ TINY = {"--hosts": "10", "--pages-per-host": "20"}  # 10 hosts: the smallest see
 TINY_DEMO = {"--train-hosts": "10", "--train-epochs": "1"}
 TINY_TRAINING = {"--max-epochs": "1"}
 STEP_TIMEOUT_S = 900
+QUICK_SKIP = "quick: starts Spark or needs make demo's tables (the full run does it)"
 CLOUD_TOOLS = {"aws", "gcloud", "gsutil"}
 
 
@@ -146,18 +150,20 @@ def inside_demo_root(path: str | None) -> bool:
     return path is not None and os.path.normpath(path).split(os.sep)[:2] == DEMO_ROOT.split("/")
 
 
-def plan(step: Step, shared: bool) -> Plan:
-    """What runs for a README step, or why it is skipped or refused."""
+def plan(step: Step, shared: bool, quick: bool = False) -> Plan:
+    """What runs for a README step, or why it is skipped or refused (`quick`: only what starts no Spark)."""
     if step.kind == "python":
-        return Plan(step, command=step.text)
+        return Plan(step, skip=QUICK_SKIP) if quick else Plan(step, command=step.text)
     command = choose_alternative(drop_optional(step.text), 0)
+    text = " --text-corpus ../shared/data/parallel-text/bible" if shared else ""
     if command.startswith("make "):
         target = command.split()[1]
         if target != "demo":
             return Plan(step, skip=f"`make {target}`: a make target, not an example (run it yourself)")
-        command = f"parascout demo --out {DEMO_ROOT}" + (
-            " --text-corpus ../shared/data/parallel-text/bible" if shared else "")
-        return scaled(Plan(step, command, ("make demo -> the command it runs",)))
+        if quick:
+            return scaled(Plan(step, f"parascout make-sample-archive --out {DEMO_ROOT}/archive{text}",
+                               ("quick: make demo -> only its archive",)))
+        return scaled(Plan(step, f"parascout demo --out {DEMO_ROOT}{text}", ("make demo -> the command it runs",)))
     if command.split()[0] in CLOUD_TOOLS or command.startswith("deploy/"):
         return Plan(step, skip="needs a cloud account")
     if re.search(r"\b(s3|gs)://|\$R\b", command):
@@ -177,7 +183,27 @@ def plan(step: Step, shared: bool) -> Plan:
         written = [option_value(command, option) for option in ("--root", "--out")]
         if job != "demo" and any(inside_demo_root(path) for path in written):
             return Plan(step, command, refuse=f"writes into the demo's root {DEMO_ROOT}: an example needs its own root")
+        if quick and starts_spark(job):
+            return Plan(step, skip=QUICK_SKIP)
     return scaled(Plan(step, command))
+
+
+def starts_spark(job: str) -> bool:
+    from parascout.jobs.cli import discover
+
+    registry = discover()
+    return job not in registry or registry[job].uses_spark
+
+
+def missing_demo_input(command: str, workspace: Path) -> str | None:
+    """The first out/demo/... input a command names that is not there (--quick writes only the demo's archive)."""
+    outputs = {option_value(command, option) for option in ("--out", "--root")}
+    for path in re.findall(rf"(?<!\S){re.escape(DEMO_ROOT)}/\S+", command):
+        if path in outputs:
+            continue
+        if not (workspace / path.strip("'\"")).exists():
+            return path
+    return None
 
 
 def scaled(planned: Plan) -> Plan:
@@ -197,13 +223,11 @@ def scaled(planned: Plan) -> Plan:
 
 
 def write_align_input(workspace: Path) -> None:
-    """INPUT.tsv for `parascout align`: the demo's URLs as `lang<TAB>url`."""
+    """INPUT.tsv for `parascout align`: the demo archive's HTML pages as `lang<TAB>url`."""
     import pandas as pd
 
-    from parascout.udfs.tables import table_location
-
-    urls = pd.read_parquet(table_location(str(workspace / DEMO_ROOT / "urls")), columns=["lang", "url"])
-    urls.dropna().to_csv(workspace / "INPUT.tsv", sep="\t", header=False, index=False)
+    pages = pd.read_parquet(workspace / DEMO_ROOT / "archive" / "truth" / "pages.parquet", columns=["lang", "url"])
+    pages.dropna().to_csv(workspace / "INPUT.tsv", sep="\t", header=False, index=False)
 
 
 #: placeholder -> how to provide it before its step (None: an output, nothing to provide)
@@ -269,7 +293,11 @@ def run_step(planned: Plan, workspace: Path, logs: Path, index: int, envs: tuple
     else:
         for name, provide in PROVIDED.items():
             if provide and re.search(rf"(?<![\w-]){name}\b", planned.command):
-                provide(workspace)
+                try:
+                    provide(workspace)
+                except OSError as error:
+                    log.write_text(str(error), encoding="utf-8")
+                    return False, f"cannot provide {name}: {error}"
         argv, env = ["bash", "-c", planned.command], envs[0]
     try:
         done = subprocess.run(argv, check=False, cwd=workspace, env=env, capture_output=True, text=True,
@@ -294,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
                         "only when a step failed)")
     parser.add_argument("--no-shared", action="store_true", help="as a newcomer without ../shared/data")
     parser.add_argument("--only", metavar="REGEX", help="run only the steps whose text matches (plus the demo)")
+    parser.add_argument("--quick", action="store_true", help="only the steps that start no Spark (the demo's archive "
+                        "stands in for make demo; about a minute): what `make test` runs")
     args = parser.parse_args(argv)
 
     base = Path(args.keep).resolve() if args.keep else Path(tempfile.mkdtemp(prefix="readme-check-"))
@@ -312,7 +342,10 @@ def main(argv: list[str] | None = None) -> int:
     results = {"ok": 0, "failed": 0, "skipped": 0}
     demo_state, started = None, time.perf_counter()
     for index, step in enumerate(readme_steps(), start=1):
-        planned = plan(step, bool(shared))
+        planned = plan(step, bool(shared), args.quick)
+        missing = args.quick and not planned.skip and missing_demo_input(planned.command, workspace)
+        if missing:
+            planned.skip = f"quick: {missing} is written by make demo (the full run has it)"
         is_demo = planned.command.startswith("parascout demo")
         label = f"README:{step.line} " + (f"python snippet ({step.text.count(chr(10))} lines)"
                                           if step.kind == "python" else one_line(step.text, 110))

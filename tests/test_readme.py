@@ -43,6 +43,24 @@ def test_python_snippets_compile():
         compile(step.text, f"README.md:{step.line}", "exec")
 
 
+def test_python_snippets_import_what_exists():
+    """Each snippet's imports run (a module moved under parascout. or a renamed function fails here, cheaply)."""
+    for step in (step for step in readme_steps() if step.kind == "python"):
+        imports = "\n".join(line for line in step.text.splitlines() if line.startswith(("import ", "from ")))
+        exec(compile(imports, f"README.md:{step.line}", "exec"), {})  # noqa: S102 (our own README)
+
+
+@pytest.mark.slow
+def test_quick_readme_run(tmp_path, capsys):
+    """`readme_check.py --quick`: the README steps that start no Spark, run as written on a tiny archive."""
+    from tests.readme_check import main
+
+    assert main(["--quick", "--keep", str(tmp_path)]) == 0, capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "[ok]     README:" in printed and "make-sample-archive" in printed and "align" in printed
+    assert (tmp_path / "parascout" / "OUTPUT.tsv").stat().st_size > 0  # align aligned some of the archive's pairs
+
+
 def test_extraction_joins_continuations_and_drops_comments():
     text = "```bash\n# a comment\nparascout x --a 1 \\\n    --b 2   # why\nmake demo\n```\n```python\nprint(1)\n```\n"
     steps = readme_steps(text)
