@@ -89,6 +89,10 @@ def main(argv: list[str] | None = None) -> None:
                 rows.append({"seed": seed, "pair": langs, "variant": variant, **report["metrics"]["evaluation"]})
             rows.append({"seed": seed, "pair": langs, "variant": "hosts table baseline",
                          **index_baseline(root, pair, relevant)})
+            for row in rows[-3:]:
+                print(f"    {row['variant']:<22} relevant {row['sites_relevant']:>3}  " + "  ".join(
+                    f"{key} {row[key] if row[key] is None else round(row[key], 3)}"
+                    for key in ("precision_at_r", "precision_at_10", "recall_at_10")), flush=True)
     table = pd.DataFrame(rows)
     columns = ["sites_relevant", "precision_at_10", "recall_at_10", "precision_at_20", "recall_at_20",
                "precision_at_r", "recall_at_r"]

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job, language_pair_option
 from parascout.udfs import site_discovery
-from parascout.udfs.site_discovery import SITE_COLUMNS, bind_url_markers, precision_recall_at
+from parascout.udfs.site_discovery import EVIDENCE_KINDS, SITE_COLUMNS, bind_url_markers, precision_recall_at
 from parascout.udfs.sites import with_site
 
 PRECISION_KS = (5, 10, 20, 50)
@@ -52,7 +52,8 @@ class DiscoverSitesJob(Job):
 
     def process(self) -> None:
         src, trg = self.languages
-        urls = self.read_table("urls").select("url", "host", "domain", "lang")
+        urls = self.read_table("urls")
+        urls = urls.select("url", "host", *(["domain"] if "domain" in urls.columns else []), "lang")
         total = urls.count()
         self.report.input("urls", total)
         urls = urls.where(F.col("host").isNotNull())
@@ -77,16 +78,21 @@ class DiscoverSitesJob(Job):
                                 .select(*SITE_COLUMNS), "discovered_sites")
         self.report.metric("sites_by_evidence", {str(k): v for k, v in sorted(
             self.count_by(scored, "evidence").items())})
+        kinds = candidates.agg(*[count_if(F.col(kind)).alias(kind) for kind in EVIDENCE_KINDS]).first()
+        self.report.metric("candidate_sites_by_evidence_kind", kinds.asDict())
         self.evaluate(rows)
 
     def score(self, evidence: DataFrame) -> DataFrame:
         src, trg = self.languages
         side_src, side_trg = F.greatest("urls_src", "marked_src"), F.greatest("urls_trg", "marked_trg")
         both_sides = (side_src > 0) & (side_trg > 0)
-        both = {"index_languages": (F.col("urls_src") > 0) & (F.col("urls_trg") > 0),
-                "url_markers": ((F.col("marked_src") > 0) | (F.col("marked_trg") > 0)) & both_sides,
-                "switcher_links": (F.col("switcher_pages_src") > 0) | (F.col("switcher_pages_trg") > 0)}
-        points = sum(condition.cast("int") for condition in both.values())
+        shown = dict(zip(EVIDENCE_KINDS, (
+            (F.col("urls_src") > 0) & (F.col("urls_trg") > 0),
+            ((F.col("marked_src") > 0) | (F.col("marked_trg") > 0)) & both_sides,
+            (F.col("switcher_pages_src") > 0) | (F.col("switcher_pages_trg") > 0))))
+        for kind, condition in shown.items():
+            evidence = evidence.withColumn(kind, condition)
+        points = sum(F.col(kind).cast("int") for kind in EVIDENCE_KINDS)
         balance = F.when(F.greatest(side_src, side_trg) > 0,
                          F.least(side_src, side_trg) / F.greatest(side_src, side_trg)).otherwise(0.0)
         return (evidence.withColumn("evidence", points).withColumn("balance", balance)

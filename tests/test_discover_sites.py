@@ -76,6 +76,8 @@ def test_discover_sites_ranks_the_bilingual_sites_first(spark, topical):
     urls = read(root, "urls")
     assert report["balanced"] and report["inputs"] == {"urls": len(urls)}
     assert report["kept"] == int(sites.n_urls.sum()) and set(report["filtered"]) <= {"one_language_site"}
+    kinds = report["metrics"]["candidate_sites_by_evidence_kind"]
+    assert kinds["index_languages"] == len(sites) and 0 < kinds["switcher_links"] <= len(sites)
     evaluation = report["metrics"]["evaluation"]
     assert evaluation["sites_relevant"] == len(bilingual) and evaluation["recall_at_r"] == 1.0
     assert json.loads((root / "_reports" / "discover-sites.json").read_text())["metrics"]["evaluation"] == evaluation
