@@ -106,7 +106,8 @@ def pipeline_candidates(registry, spark, root: Path, out: Path, langs: str) -> p
                                                      str(PAIR_MODEL_SEED), "--cdx-only", "--text-corpus", str(BIBLE),
                                                      "--langs", langs, "--no-progress"])
         run(registry, spark, "train-pairs", ["--positives", str(training / "truth" / "pairs.parquet"), "--out",
-                                             str(models / "pairs"), "--max-epochs", "6", "--threads", "2"])
+                                             str(models / "pairs"), "--max-epochs", "6", "--threads", "2",
+                                             "--max-minutes", "10"])
     frames = []
     for target in TARGETS:
         pair = f"en,{ISO1[target]}"

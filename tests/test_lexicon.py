@@ -199,3 +199,13 @@ def test_train_lexicon_bootstrapped_from_an_archive(spark, tmp_path):
     lexicon = load_lexicon(tmp_path / "lex")
     assert (lexicon.src_lang, lexicon.trg_lang) == ("fra", "eng")
     assert max(lexicon.translations("maison"), key=lexicon.translations("maison").get) == "house"
+    with pytest.raises(ConfigError, match="no verified_pairs"):
+        run_job(TrainLexiconJob, spark, ["--langs", "fr,en", "--out", str(tmp_path / "lex2"), "--from-archive",
+                                         str(root), "--with-verified-pairs"])
+    # a second round: verify-pairs found en/0 - fr/1 parallel (the 'similar' pair the first round left out)
+    verified = candidates.assign(parallel=[True, False, False, True])
+    spark.createDataFrame(verified).write.parquet(str(root / "verified_pairs"))
+    report = run_job(TrainLexiconJob, spark, ["--langs", "fr,en", "--out", str(tmp_path / "lex2"),
+                                              "--from-archive", str(root), "--with-verified-pairs"])
+    assert report["metrics"]["archive_sources"] == ["candidates", "verified_pairs"]
+    assert report["inputs"]["source_records"] == 4 and report["metrics"]["archive_paragraph_pairs"] == 12

@@ -22,6 +22,7 @@ with the page's language (texts.paragraphs.lang).
 """
 from __future__ import annotations
 
+import functools
 import math
 import unicodedata
 from collections import Counter
@@ -55,7 +56,9 @@ class PageText:
     images: dict = field(default_factory=dict)  # translation_image per lexicon, IDF mass per table: on first use
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _fold(word: str) -> str:
+    """The word without diacritics (cognates compare folded words); cached: a host's pages repeat their words."""
     if word.isascii():
         return word
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
