@@ -7,7 +7,10 @@
    WAT files, matched by SURT as rank-pairs matches `docs` outlinks), + shared rare image names
    (the WAT records' IMG@/src names, as `docs.images`, paired by blocking.shared_image_pairs with
    rank-pairs' defaults), links + images, and + nearest paragraph-length profiles (the WARC HTML
-   parsed by udfs.documents, as `docs.structure`), at two exhaustive budgets.
+   parsed by udfs.documents, as `docs.structure`), at two exhaustive budgets. `with_links*` take every
+   link between pages of the two languages (rank-pairs --uncued-links any, as before link cues);
+   `with_cue_links*` what rank-pairs takes by default: links whose context names their target's
+   language (WAT anchor text, title, hreflang alternates: `outlink_cues`) and pages linking both ways.
 2. end to end: `rank-pairs` in a local[2] Spark session with n-gram models trained here (the pair
    model on a second archive, other hosts); pairs scored per core-second against the pair model
    alone on the same pairs in this process (the baseline), and true pairs kept after the cascade.
@@ -85,14 +88,15 @@ def truth_pairs(archive: Path, urls: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return truth, len(present)
 
 
-def archive_documents(archive: Path, urls: pd.DataFrame) -> tuple[set[tuple[str, str]], dict[str, list[str]]]:
-    """From the archive's WAT records: (page, linked page) in both directions for links that hit a URL of
-    `urls`, and each page's image file names (as fetch-docs puts them in `docs.images`)."""
+def archive_documents(archive: Path, urls: pd.DataFrame) -> tuple[dict[tuple[str, str], str | None],
+                                                                   dict[str, list[str]]]:
+    """From the archive's WAT records: {(page, linked page): the language the link's context names or None} for
+    links that hit a URL of `urls`, and each page's image file names (as fetch-docs puts them in `docs.images`)."""
     from parascout.udfs.urls import surt
     from parascout.udfs.wat import read_wat
 
     by_surt = dict(zip(urls["surt"], urls["url"]))
-    links, images = set(), {}
+    links, images = {}, {}
     for path in sorted((archive / "wat").glob("*.wat.gz")):
         with open(path, "rb") as stream:
             for doc in read_wat(stream):
@@ -100,10 +104,10 @@ def archive_documents(archive: Path, urls: pd.DataFrame) -> tuple[set[tuple[str,
                 if page is None:
                     continue
                 images[page] = sorted(set(images.get(page, ())) | set(doc["images"] or ()))
-                for link in doc["outlinks"]:
+                for link, cue in zip(doc["outlinks"], doc["outlink_cues"] or [None] * len(doc["outlinks"])):
                     target = by_surt.get(surt(link))
                     if target and target != page:
-                        links.update(((page, target), (target, page)))
+                        links[(page, target)] = links.get((page, target)) or cue
     return links, images
 
 
@@ -180,13 +184,21 @@ def blocking_candidates(urls: pd.DataFrame, languages: tuple[str, str], exhausti
 
 
 def bench_blocking(urls: pd.DataFrame, truth: pd.DataFrame, budgets: tuple[int, ...],
-                   links: set[tuple[str, str]] | None = None, images: dict[str, list[str]] | None = None,
+                   links: dict[tuple[str, str], str | None] | None = None,
+                   images: dict[str, list[str]] | None = None,
                    profiles: dict[str, list[float]] | None = None) -> list[dict]:
     """Per exhaustive budget: candidates and true pairs kept by each cumulative set of blockers."""
     language = dict(zip(urls["url"], urls["lang"]))
-    names = ["similar", "with_handles"] + (["with_links"] if links is not None else [])
-    names += (["with_images"] + (["with_links_and_images"] if links is not None else [])) if images is not None else []
-    names += ["with_links_images_structure"] if links is not None and images is not None and profiles is not None else []
+    names = ["similar", "with_handles"] + (["with_links", "with_cue_links"] if links is not None else [])
+    names += (["with_images"] + (["with_links_and_images", "with_cue_links_and_images"] if links is not None else [])
+              ) if images is not None else []
+    names += (["with_links_images_structure", "with_cue_links_images_structure"]
+              if links is not None and images is not None and profiles is not None else [])
+    either_way, cued = set(), set()
+    for (page, target), cue in (links or {}).items():
+        either_way.update(((page, target), (target, page)))
+        if cue is not None and cue == language.get(target) or (target, page) in links:
+            cued.update(((page, target), (target, page)))
     rows = []
     for budget in budgets:
         totals = dict.fromkeys(names, 0)
@@ -198,14 +210,15 @@ def bench_blocking(urls: pd.DataFrame, truth: pd.DataFrame, budgets: tuple[int, 
                 urls, (src_lang, trg_lang), budget, images=images, profiles=profiles)
             sets = {"similar": similar, "with_handles": similar | handle_set}
             if links is not None:
-                sets["with_links"] = sets["with_handles"] | {
-                    (s, t) for s, t in links if language.get(s) == src_lang and language.get(t) == trg_lang}
+                for name, linked in (("links", either_way), ("cue_links", cued)):
+                    sets[f"with_{name}"] = sets["with_handles"] | {
+                        (s, t) for s, t in linked if language.get(s) == src_lang and language.get(t) == trg_lang}
             if images is not None:
                 sets["with_images"] = sets["with_handles"] | image_set
-                if links is not None:
-                    sets["with_links_and_images"] = sets["with_links"] | image_set
+                for name in ("links", "cue_links") if links is not None else ():
+                    sets[f"with_{name}_and_images"] = sets[f"with_{name}"] | image_set
                     if profiles is not None:
-                        sets["with_links_images_structure"] = sets["with_links_and_images"] | structure
+                        sets[f"with_{name}_images_structure"] = sets[f"with_{name}_and_images"] | structure
             totals["cartesian"] += cartesian
             for name in names:
                 totals[name] += len(sets[name])
@@ -372,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         truth, truth_all = truth_pairs(archive, urls)
         print(f"sample archive: {len(urls)} HTML URLs, {truth_all} true pairs, {len(truth)} with both URLs captured")
         links, images = archive_documents(archive, urls)
-        print(f"link graph (WAT): {len(links) // 2} links between captured pages; "
+        print(f"link graph (WAT): {len(links)} links between captured pages "
+              f"({sum(cue is not None for cue in links.values())} with a language cue); "
               f"{sum(map(bool, images.values()))} of {len(images)} pages show images")
         profiles = archive_profiles(archive, urls)
         print(f"paragraph profiles (WARC HTML): {sum(map(bool, profiles.values()))} of {len(profiles)} pages")

@@ -1,13 +1,15 @@
 """rank-pairs: candidate URL pairs per site by blocking, scored by a model cascade, aligned 1-1.
 
 Per site (a host without its language subdomain: en.example.is and example.is are one
-site), URLs of the two languages are paired by five blockers — STRAND handle buckets
+site), URLs of the two languages are paired by six blockers — STRAND handle buckets
 (the `candidates` table), token-Jaccard top-k (udfs/blocking.py), and from the `docs` table
-language-switcher links, shared rare image names (ILSP-FC) and nearest paragraph-length profiles
-(STRAND's length correlation) — never by the Cartesian product. Huge sites are split into
+links whose context names the target's language (`cue`: a language switcher, or rare third-language
+alternates both pages link to), links both ways (`link`), shared rare image names (ILSP-FC) and
+nearest paragraph-length profiles (STRAND's length correlation) — never by the Cartesian product. Huge sites are split into
 bounded groups by language-neutral path prefix, then by handle hash, before any
 applyInPandas. The fast pair model scores every candidate, the rescoring model the
-top-k per URL; a greedy 1-1 alignment per group over the pairs scoring at least the pair
+top-k per URL; what the links between two pages say (switcher links either way, their language cues,
+shared alternates, a shared rare image) adds fitted log-odds to the URL score (udfs.ranking); a greedy 1-1 alignment per group over the pairs scoring at least the pair
 model's calibrated cut-off (`--align-min-score` overrides; conflicts across groups resolved per
 target) gives `alignment`; the URLs it leaves unaligned are counted in the report. `rank_hosts`
 keeps per-site URL counts and splits for `shortlist`.
@@ -32,6 +34,8 @@ FILTERED_REASONS = frozenset({"status_not_2xx", "not_html", "duplicate_url", "si
 #: alignment cut-off for a pair model that records no calibrated decision (trained before it existed)
 UNCALIBRATED_MIN_SCORE = 0.1
 HTML_MIMES = ("text/html", "application/xhtml+xml")
+#: --uncued-links: which links without a language cue make candidate pairs
+UNCUED_LINKS = ("both_ways", "any", "none")
 
 
 class RankPairs(Job):
@@ -67,6 +71,12 @@ class RankPairs(Job):
         parser.add_argument("--structure-top-k", type=int, default=5,
                             help="fetched pages of the other language kept per page by nearest paragraph-length "
                                  "profile (docs.structure); 0 disables")
+        parser.add_argument("--uncued-links", choices=UNCUED_LINKS, default="both_ways",
+                            help="which links without a language cue make candidates: pages linking to each other "
+                                 "(default), any link between pages of the two languages, or none (cue-marked links "
+                                 "always do; docs without outlink_cues: any)")
+        parser.add_argument("--no-link-evidence", dest="link_evidence", action="store_false",
+                            help="score by the URL models alone (links then only make candidates)")
         parser.add_argument("--split-depth", type=int, default=3, help="path prefix levels tried when splitting")
         parser.add_argument("--lang-threshold", type=float, default=0.5, help="min url2lang probability")
         parser.add_argument("--align-min-score", "--min-score", dest="align_min_score", type=float, default=None,
@@ -110,7 +120,7 @@ class RankPairs(Job):
         scored = pairs.groupBy("host", "group_key").applyInPandas(
             bind(ranking.score_group_with_models, fast_model=self.args.pair_model,
                  rescore_model=self.args.rescore_model, rescore_top_k=self.args.rescore_top_k or self.args.top_k,
-                 keep_top_k=self.args.top_k),
+                 keep_top_k=self.args.top_k, link_weights=None if self.args.link_evidence else {}),
             ranking.SCORED_SCHEMA)
         self.write_table(scored, "scored_pairs")
         self.write_alignment(self.read_table("scored_pairs"))
@@ -179,9 +189,12 @@ class RankPairs(Job):
             ranking.EXHAUSTIVE_SOURCE).alias("source"), F.lit(None).cast("string").alias("handle"))]
         if self.uses("candidates"):
             sources.append(self.orient(self.read_table("candidates"), kept, "handle"))
+        evidence = None
         if self.uses("docs"):
             docs = self.read_table("docs")
-            sources.append(self.orient(blocking.link_pairs(docs, kept), kept, "link"))
+            evidence = self.link_evidence(docs, kept)
+            sources += self.link_candidates(evidence, self.args.uncued_links if "outlink_cues" in docs.columns
+                                            else "any")
             if "images" in docs.columns and self.args.image_max_pages > 0:
                 sources.append(self.image_candidates(docs, kept))
             if "structure" in docs.columns and self.args.structure_top_k > 0:
@@ -192,11 +205,41 @@ class RankPairs(Job):
         union = functools.reduce(DataFrame.unionByName, sources)
         src = kept.select(F.col("url").alias("src_url"), F.col("p_lang").alias("p_src_lang"), "group_key")
         trg = kept.select(F.col("url").alias("trg_url"), F.col("p_lang").alias("p_trg_lang"))
-        return (union.groupBy("host", "src_url", "trg_url")
-                .agg(F.array_join(F.array_sort(F.collect_set("source")), ",").alias("source"),
-                     F.max("handle").alias("handle"))
-                .join(src, "src_url").join(trg, "trg_url")
-                .withColumn("src_lang", F.lit(self.languages[0])).withColumn("trg_lang", F.lit(self.languages[1])))
+        pairs = (union.groupBy("host", "src_url", "trg_url")
+                 .agg(F.array_join(F.array_sort(F.collect_set("source")), ",").alias("source"),
+                      F.max("handle").alias("handle"))
+                 .join(src, "src_url").join(trg, "trg_url")
+                 .withColumn("src_lang", F.lit(self.languages[0])).withColumn("trg_lang", F.lit(self.languages[1])))
+        if evidence is not None:
+            pairs = pairs.join(evidence, ["host", "src_url", "trg_url"], "left")
+        none = {"link_src_to_trg": F.lit(False), "link_trg_to_src": F.lit(False), "cue_links": F.lit(0),
+                "cue_exclusive": F.lit(False), "shared_alternates": F.lit(0)}
+        return pairs.select(*[c for c in pairs.columns if c not in none], *[
+            (F.coalesce(F.col(c), value) if c in pairs.columns else value).alias(c) for c, value in none.items()])
+
+    def link_evidence(self, docs: DataFrame, kept: DataFrame) -> DataFrame:
+        """Per linked pair of kept pages, what the links say (blocking.link_evidence); links that hit a kept URL
+        but join no pair of the two languages on one site counted as link_candidates_<reason>."""
+        pages = self.stage(blocking.page_links(docs), "page-links")
+        checked = blocking.orient_pairs(blocking.link_pairs(pages, kept), kept, self.languages[0])
+        for why, count in self.count_by(checked, "reason").items():
+            self.report.metric(f"link_candidates_{why}", count)
+        return self.stage(blocking.link_evidence(pages, kept, self.languages), "link-evidence")
+
+    def link_candidates(self, evidence: DataFrame, uncued: str) -> list[DataFrame]:
+        """Source `cue` (a link either way whose context names its target's language, or shared rare cue-marked
+        alternates) and `link` (uncued links as `uncued` says: --uncued-links, or 'any' for docs without
+        outlink_cues); linked pairs neither takes are counted."""
+        cued = (F.col("cue_links") > 0) | (F.col("shared_alternates") > 0)
+        both, either = F.col("link_src_to_trg") & F.col("link_trg_to_src"), F.col("link_src_to_trg") | F.col(
+            "link_trg_to_src")
+        linked = {"both_ways": both, "any": either, "none": F.lit(False)}[uncued]
+        self.report.metric("uncued_links", uncued)
+        self.report.metric("link_pairs_not_candidates", evidence.filter(~cued & ~linked).count())
+        columns = ["host", "src_url", "trg_url"]
+        return [evidence.filter(condition).select(*columns, F.lit(source).alias("source"),
+                                                  F.lit(None).cast("string").alias("handle"))
+                for source, condition in (("cue", cued), ("link", linked))]
 
     def orient(self, pairs: DataFrame, kept: DataFrame, source: str) -> DataFrame:
         """Pairs of kept URLs of one site in the two languages (src first); the rest counted by reason."""

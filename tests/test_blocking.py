@@ -342,3 +342,47 @@ def test_image_pairs_spark_plan_matches_the_pandas_twin(spark):
                       frame[columns].itertuples(index=False, name=None))
 
     assert rows(names.toPandas()) == rows(expected_names)
+
+
+def switcher_site() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """docs and kept URLs of a French-English site with German translations (not kept: en,fr are ranked):
+    article 1 (en, fr, de) links both ways through a switcher naming the language and lists hreflang alternates;
+    article 2 has no French version, so its 'Français' link goes to the French home page, as every article 3..9's
+    does; article 3's French page links to it without a cue (a 'related' link); a failed fetch links too."""
+    en, fr, de = "https://x.fr/en/", "https://x.fr/fr/", "https://x.fr/de/"
+    docs = [(f"{en}article-1", [f"{fr}article-1", f"{de}artikel-1", f"{en}article-2"], ["fra", "deu", None], "ok"),
+            (f"{fr}article-1", [f"{en}article-1", f"{de}artikel-1"], ["eng", "deu"], "ok"),
+            (f"{fr}article-3", [f"{en}article-2"], [None], "ok"),
+            (f"{fr}article-4", [f"{en}article-1"], ["eng"], "fetch_failed")]
+    docs += [(f"{en}article-{i}", [fr], ["fra"]) + ("ok",) for i in range(2, 10)]
+    kept = [(f"{en}article-{i}", "x.fr", "eng") for i in range(1, 10)]
+    kept += [(f"{fr}article-1", "x.fr", "fra"), (f"{fr}article-3", "x.fr", "fra"), (fr, "x.fr", "fra")]
+    kept = pd.DataFrame(kept, columns=["url", "site", "lang"])
+    kept["surt"] = [urls_surt(u) for u in kept["url"]]
+    return pd.DataFrame(docs, columns=["url", "outlinks", "outlink_cues", "status"]), kept
+
+
+def urls_surt(url: str) -> str:
+    from parascout.udfs.urls import surt
+
+    return surt(url)
+
+
+def test_link_evidence_tells_switchers_from_site_wide_and_uncued_links(spark):
+    docs, kept = switcher_site()
+    docs_frame = spark.createDataFrame(docs, "url string, outlinks array<string>, outlink_cues array<string>, "
+                                             "status string")
+    kept_frame = spark.createDataFrame(kept, "url string, site string, lang string, surt string")
+    evidence = blocking.link_evidence(blocking.page_links(docs_frame), kept_frame, ("eng", "fra")).toPandas()
+    evidence = evidence.set_index(evidence["src_url"].str[16:] + " " + evidence["trg_url"].str[16:])
+    assert set(evidence.index) == {"article-1 article-1", "article-2 article-3"} | {
+        f"article-{i} " for i in range(2, 10)}
+    switcher = evidence.loc["article-1 article-1"]
+    assert switcher["link_src_to_trg"] and switcher["link_trg_to_src"] and switcher["cue_links"] == 2
+    assert switcher["cue_exclusive"] and switcher["shared_alternates"] == 1  # both list the German article
+    home = evidence.loc["article-2 "]  # 'Français' on a page without a French version: the French home page
+    assert home["link_src_to_trg"] and not home["link_trg_to_src"] and home["cue_links"] == 1
+    assert not home["cue_exclusive"] and home["shared_alternates"] == 0
+    related = evidence.loc["article-2 article-3"]  # an uncued link one way
+    assert not related["link_src_to_trg"] and related["link_trg_to_src"] and related["cue_links"] == 0
+    assert not related["cue_exclusive"]

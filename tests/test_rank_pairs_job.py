@@ -56,8 +56,8 @@ def prose_site_pairs() -> list[tuple[str, str]]:
 
 
 def prose_docs() -> list[tuple]:
-    return [(row.url, "prose.is", "ok", [], None, row.structure) for row in prose_pages(host="prose.is").itertuples()
-            if row.url != "https://prose.is/is/"]
+    return [(row.url, "prose.is", "ok", [], None, row.structure, None)
+            for row in prose_pages(host="prose.is").itertuples() if row.url != "https://prose.is/is/"]
 
 
 def image_docs() -> list[tuple]:
@@ -68,9 +68,24 @@ def image_docs() -> list[tuple]:
     for i, (en, is_) in enumerate(image_site_pairs()):
         en_images = [f"photo-{i}.jpg", "logo.png", "flag-en.png"] + ["gallery.jpg"] * (i < 3) + ["only-en.jpg"] * (
             i == 5)
-        rows += [(en, "images.is", "ok", [], en_images, None),
-                 (is_, "images.is", "ok", [], [f"photo-{i}.jpg", "logo.png"] + ["gallery.jpg"] * (i < 2), None)]
-    rows.append((image_site_pairs()[1][1], "images.is", "http_error", [], ["photo-0.jpg"], None))  # not an image of it
+        rows += [(en, "images.is", "ok", [], en_images, None, None),
+                 (is_, "images.is", "ok", [], [f"photo-{i}.jpg", "logo.png"] + ["gallery.jpg"] * (i < 2), None, None)]
+    rows.append((image_site_pairs()[1][1], "images.is", "http_error", [], ["photo-0.jpg"], None, None))  # not its image
+    return rows
+
+
+def links_docs(urls: pd.DataFrame) -> list[tuple]:
+    """links.is pages link to their translation both ways; the first 10 pairs' switcher names the language (a
+    cue); the first English page also links one way, without a cue, to the second Icelandic page."""
+    linked = urls[urls["host"] == "links.is"].reset_index(drop=True)
+    partners = linked.groupby("pair_id")["url"].transform(lambda group: group.iloc[::-1].to_numpy())
+    rows = []
+    for row, partner in zip(linked.itertuples(), partners):
+        cue = ({"eng": "isl", "isl": "eng"}[row.lang] if int(row.pair_id.split(":")[1]) < 10 else None)
+        outlinks, cues = [partner, "https://elsewhere.org/", "/relative"], [cue, None, None]
+        if row.Index == 0:
+            outlinks, cues = outlinks + [linked.loc[3, "url"]], cues + [None]
+        rows.append((row.url, "links.is", "ok", outlinks, None, None, cues))
     return rows
 
 
@@ -131,13 +146,10 @@ def write_inputs(spark, root) -> pd.DataFrame:
     candidates = pd.DataFrame(handle_rows, columns=["src_url", "trg_url"]).assign(
         host="www.site0.is", src_lang="eng", trg_lang="isl", source="handle", handle="h")
     spark.createDataFrame(candidates).write.parquet(str(root / "candidates"))
-    linked = urls[urls["host"] == "links.is"]
-    docs = [(row.url, "links.is", "ok", [partner, "https://elsewhere.org/", "/relative"], None, None)
-            for row, partner in zip(linked.itertuples(), linked.groupby("pair_id")["url"].transform(
-                lambda group: group.iloc[::-1].to_numpy()))]
+    docs = links_docs(urls)
     spark.createDataFrame(docs + image_docs() + prose_docs(), "url string, host string, status string, "
-                          "outlinks array<string>, images array<string>, structure array<string>").write.parquet(
-        str(root / "docs"))
+                          "outlinks array<string>, images array<string>, structure array<string>, "
+                          "outlink_cues array<string>").write.parquet(str(root / "docs"))
     return urls
 
 
@@ -161,8 +173,11 @@ def test_rank_pairs_blocks_scores_splits_and_aligns(spark, tmp_path, models):
         "lang_other"] >= 4
     assert metrics["sites_split"] == 2 and metrics["groups_chunked"] >= 2
     assert metrics["urls_capped"] == 0
-    assert set(metrics["candidates_per_source"]) == {"handle", "similar", "link", "exhaustive", "image",
+    assert set(metrics["candidates_per_source"]) == {"handle", "similar", "link", "cue", "exhaustive", "image",
                                                      "structure"}
+    assert metrics["candidates_per_source"]["cue"] == 10 and metrics["candidates_per_source"]["link"] == 30
+    assert metrics["link_pairs_not_candidates"] == 1  # the uncued one-way link
+    assert metrics["link_candidates_ok"] == 2 * 30 + 1 and "link_candidates_url_not_kept" not in metrics
     assert 14 <= metrics["candidates_per_source"]["structure"] <= 2 * 14
     assert metrics["candidates_per_source"]["image"] == 30
     assert metrics["image_names_ok"] == 30 and metrics["image_names_common"] == 2  # logo, English flag
@@ -181,7 +196,10 @@ def test_rank_pairs_blocks_scores_splits_and_aligns(spark, tmp_path, models):
     assert not scored.duplicated(["src_url", "trg_url"]).any()
     english = set(urls.loc[urls["lang"] == "eng", "url"])
     assert scored["src_url"].isin(english).mean() > 0.99 and (scored["src_lang"] == "eng").all()
-    assert ((scored["score"] - scored["p_src_lang"] * scored["p_trg_lang"] * scored["p_parallel"]).abs() < 1e-9).all()
+    assert ((scored["score_url"] - scored["p_src_lang"] * scored["p_trg_lang"] * scored["p_parallel"]).abs()
+            < 1e-9).all()
+    no_links = scored["link_log_odds"] == 0
+    assert no_links.any() and (scored.loc[no_links, "score"] == scored.loc[no_links, "score_url"]).all()
     assert (scored.groupby("src_url")["rank"].min() == 1).all()
     assert metrics["candidates_vs_cartesian"] < 0.5
 
@@ -191,6 +209,9 @@ def test_rank_pairs_blocks_scores_splits_and_aligns(spark, tmp_path, models):
     assert sum(kept) / len(truth) >= 0.98
     linked = truth[truth["host"] == "links.is"].merge(scored, on=["src_url", "trg_url"])
     assert len(linked) == 30 and linked["source"].str.contains("link").all()
+    assert linked["link_src_to_trg"].all() and linked["link_trg_to_src"].all()
+    assert (linked["cue_links"] == 2).sum() == 10 and (linked["link_log_odds"] > 0).all()
+    assert (linked["score"] > linked["score_url"]).all()
     pictured = truth[truth["host"] == "images.is"].merge(scored, on=["src_url", "trg_url"])
     assert len(pictured) == 30 and (pictured["source"] == "image").all()  # found by the shared image alone
     image_pairs = scored[scored["source"].str.contains("image")]

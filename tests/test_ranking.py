@@ -146,3 +146,74 @@ def test_fast_stage_prunes_exhaustive_only_pairs_to_the_top_k_per_url():
     best = fast[ranking.top_k_mask(fast, "score", 1)]
     assert set(survivors.index) == set(best[best["source"] == "exhaustive"].index)
     assert (scored["source"] == "similar").sum() == (pairs["source"] == "similar").sum()
+
+
+# ---- link evidence -------------------------------------------------------------------------
+SWITCHER_SRC = "https://news.is/article?id=120"
+LINKED_TRG = "https://news.is/article?id=121&lang=fr"
+LIKED_TRG = "https://news.is/article?id=415&lang=fr"
+
+
+def id_loving_pair_model(src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
+    """A pair model that happens to like ?id=415 for ?id=120 (0.6) and not the switcher-linked ?id=121 (0.02)."""
+    return np.array([0.6 if "id=415" in t else 0.02 for t in trg_urls])
+
+
+def switcher_pairs() -> pd.DataFrame:
+    """?id=120 with two French candidates: ?id=121, linked both ways by a language switcher naming the other
+    language (cue links both ways, exclusive) and sharing a rare image, and ?id=415 with no evidence."""
+    return pd.DataFrame({
+        "host": "news.is", "src_url": [SWITCHER_SRC, SWITCHER_SRC], "trg_url": [LINKED_TRG, LIKED_TRG],
+        "source": ["cue,image,link", "similar"], "p_src_lang": 1.0, "p_trg_lang": 1.0,
+        "link_src_to_trg": [True, False], "link_trg_to_src": [True, False], "cue_links": [2, 0],
+        "cue_exclusive": [True, False], "shared_alternates": [0, 0]})
+
+
+def test_a_switcher_link_flips_the_ranking_the_url_model_alone_gets_wrong():
+    by_url = ranking.cascade_scores(switcher_pairs(), id_loving_pair_model, link_weights={})
+    assert by_url.set_index("trg_url").loc[LIKED_TRG, "rank"] == 1 and (by_url["link_log_odds"] == 0).all()
+    assert ranking.greedy_alignment(by_url)["trg_url"].tolist() == [LIKED_TRG]
+
+    scored = ranking.cascade_scores(switcher_pairs(), id_loving_pair_model).set_index("trg_url")
+    assert scored.loc[LINKED_TRG, "rank"] == 1 and scored.loc[LIKED_TRG, "rank"] == 2
+    assert scored.loc[LINKED_TRG, "link_log_odds"] > 0 and scored.loc[LIKED_TRG, "link_log_odds"] == 0
+    assert scored.loc[LIKED_TRG, "score"] == scored.loc[LIKED_TRG, "score_url"] == pytest.approx(0.6)
+    assert scored.loc[LINKED_TRG, "score_url"] == pytest.approx(0.02)
+    assert scored.loc[LINKED_TRG, "score"] > 0.6
+    aligned = ranking.align_group(scored.reset_index())
+    assert aligned["trg_url"].tolist() == [LINKED_TRG] and "score_url" in aligned.columns
+
+
+def test_link_features_read_directions_cues_alternates_and_images():
+    pairs = switcher_pairs()
+    pairs.loc[1, ["link_trg_to_src", "shared_alternates"]] = [True, 3]
+    features = ranking.link_features(pairs)
+    assert list(features.columns) == list(ranking.LINK_EVIDENCE_WEIGHTS)
+    assert features.iloc[0].to_dict() == {"links_both_ways": 1, "link_one_way": 0, "cue_links": 2,
+                                          "cue_exclusive": 1, "shared_alternates": 0, "shared_image": 1}
+    assert features.iloc[1].to_dict() == {"links_both_ways": 0, "link_one_way": 1, "cue_links": 0,
+                                          "cue_exclusive": 0, "shared_alternates": 1, "shared_image": 0}
+    bare = ranking.link_features(pairs[["src_url", "trg_url"]])  # no docs: no evidence
+    assert (bare.to_numpy() == 0).all()
+
+
+def test_fit_link_weights_learns_what_the_evidence_is_worth_beyond_the_url_score():
+    rng = np.random.default_rng(1)
+    n = 4000
+    linked = rng.random(n) < 0.3
+    url_score = rng.uniform(0.05, 0.95, n)
+    true_log_odds = ranking.logit(url_score) + np.where(linked, 3.0, 0.0)
+    labels = rng.random(n) < 1 / (1 + np.exp(-true_log_odds))
+    pairs = pd.DataFrame({"src_url": "a", "trg_url": "b", "link_src_to_trg": linked, "link_trg_to_src": linked})
+    weights = ranking.fit_link_weights(pairs, url_score, labels, l2=0.1)
+    assert weights["links_both_ways"] == pytest.approx(3.0, abs=0.4)
+    assert weights["cue_links"] == 0 and weights["shared_image"] == 0  # evidence no pair shows
+
+
+def test_link_evidence_moves_scores_its_way_only_and_leaves_pairs_without_it_alone():
+    url_score = np.array([0.0, 0.3, 1.0, 0.3, 0.3])
+    log_odds = np.array([2.0, 0.0, 2.0, -2.0, 2.0])
+    combined = ranking.with_link_evidence(url_score, log_odds)
+    assert combined[1] == 0.3 and combined[2] == 1.0 and combined[0] > 0
+    assert combined[3] < 0.3 < combined[4]
+    assert combined[4] == pytest.approx(1 / (1 + np.exp(-(np.log(0.3 / 0.7) + 2.0))))

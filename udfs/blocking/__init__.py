@@ -39,12 +39,16 @@ from parascout.udfs.blocking.content import (  # noqa: F401
     structure_pairs_for_group_frame,
 )
 from parascout.udfs.blocking.plans import (  # noqa: F401
+    LINK_RARE_PAGES,
     SIMILAR_SCHEMA,
     bind,
     bounded_groups,
     cap_group,
+    link_evidence,
     link_pairs,
     orient_pairs,
+    page_links,
+    shared_alternates,
     similar_pairs_for_group,
     similar_pairs_for_group_frame,
     split_keys,

@@ -150,13 +150,87 @@ def orient_pairs(pairs, kept, first_language: str):
         "handle", reason.alias("reason"))
 
 
-def link_pairs(docs, kept):
-    """(page, linked page) for fetched pages (docs: url, outlinks[, status]) whose links hit a kept URL by SURT."""
+#: a link target that more pages than this link to with a language cue is a site-wide switcher target (the other
+#: language's home page), not one page's translation: it gives no shared-alternate evidence
+LINK_RARE_PAGES = 8
+
+
+def page_links(docs):
+    """Links of fetched pages (docs: url, outlinks[, outlink_cues, status]) as (page, link_surt, cue): the SURT of
+    each absolute http(s) link and the language its context names (docs.outlink_cues, aligned with outlinks; null
+    without one), one row per page and target."""
     from pyspark.sql import functions as F
 
     fetched = docs.filter(F.col("status") == "ok") if "status" in docs.columns else docs
-    links = (fetched.select("url", F.explode("outlinks").alias("link")).filter(F.col("link").isNotNull())
-             .withColumn("link_surt", F.pandas_udf(surt_of_links, "string")(F.col("link"))))
-    targets = kept.select(F.col("url").alias("trg_url"), F.col("surt").alias("link_surt"))
-    return links.join(targets, "link_surt").select(F.col("url").alias("src_url"), "trg_url").distinct()
+    cues = F.col("outlink_cues") if "outlink_cues" in docs.columns else F.lit(None).cast("array<string>")
+    links = (fetched.select(F.col("url").alias("page"), F.posexplode("outlinks").alias("position", "link"),
+                            cues.alias("cues"))
+             .filter(F.col("link").isNotNull())
+             .select("page", F.pandas_udf(surt_of_links, "string")(F.col("link")).alias("link_surt"),
+                     F.get("cues", F.col("position")).alias("cue")))
+    return links.filter(F.col("link_surt").isNotNull()).groupBy("page", "link_surt").agg(F.max("cue").alias("cue"))
 
+
+def link_pairs(pages, kept):
+    """(src_url = the linking page, trg_url = a kept URL it links to, matched by SURT, cue) from `page_links`."""
+    from pyspark.sql import functions as F
+
+    targets = kept.select(F.col("url").alias("trg_url"), F.col("surt").alias("link_surt"))
+    return pages.join(targets, "link_surt").select(F.col("page").alias("src_url"), "trg_url", "cue")
+
+
+def link_evidence(pages, kept, languages: tuple[str, str]):
+    """Per site and (src, trg) pair of kept URLs in the two languages (src in languages[0]) that links join,
+    what the links say: a link from src to trg, one from trg to src, how many of the two
+    directions carry a cue naming their target's language (`cue_links`: a language switcher), whether such a
+    target gets a cue link from no other page (`cue_exclusive`: one page's translation, not a site-wide
+    'Français' link to the French home page), and how many rare cue-marked targets (third-language
+    alternates, at most LINK_RARE_PAGES pages cue-link to them) both pages link to (`shared_alternates`).
+
+    `pages`: `page_links` rows; joins and group-bys only."""
+    from pyspark.sql import functions as F
+
+    side = kept.select("url", "site", "lang")
+    edges = (link_pairs(pages, kept).join(side.toDF("src_url", "site", "page_lang"), "src_url")
+             .join(side.toDF("trg_url", "trg_site", "target_lang"), "trg_url")
+             .filter((F.col("site") == F.col("trg_site")) & (F.col("page_lang") != F.col("target_lang")))
+             .withColumn("cued", F.coalesce(F.col("cue") == F.col("target_lang"), F.lit(False))))
+    in_pages = edges.filter("cued").groupBy("trg_url").agg(F.countDistinct("src_url").alias("cue_pages"))
+    forward = F.col("page_lang") == F.lit(languages[0])
+    direct = (edges.join(in_pages, "trg_url", "left")
+              .select(F.col("site").alias("host"),
+                      F.when(forward, F.col("src_url")).otherwise(F.col("trg_url")).alias("a"),
+                      F.when(forward, F.col("trg_url")).otherwise(F.col("src_url")).alias("b"),
+                      forward.alias("forward"), "cued",
+                      (F.col("cued") & (F.col("cue_pages") == 1)).alias("exclusive"))
+              .groupBy("host", "a", "b").agg(
+                  F.max("forward").alias("link_src_to_trg"), F.max(~F.col("forward")).alias("link_trg_to_src"),
+                  F.sum(F.col("cued").cast("int")).cast("int").alias("cue_links"),
+                  F.max("exclusive").alias("cue_exclusive")))
+    return (direct.join(shared_alternates(pages, kept, languages), ["host", "a", "b"], "full")
+            .select("host", F.col("a").alias("src_url"), F.col("b").alias("trg_url"),
+                    F.coalesce("link_src_to_trg", F.lit(False)).alias("link_src_to_trg"),
+                    F.coalesce("link_trg_to_src", F.lit(False)).alias("link_trg_to_src"),
+                    F.coalesce("cue_links", F.lit(0)).alias("cue_links"),
+                    F.coalesce("cue_exclusive", F.lit(False)).alias("cue_exclusive"),
+                    F.coalesce("shared_alternates", F.lit(0)).alias("shared_alternates")))
+
+
+def shared_alternates(pages, kept, languages: tuple[str, str]):
+    """(host, a, b, shared_alternates): pages of the two languages on one site that both link with a language cue
+    to the same target other than each other, a target at most LINK_RARE_PAGES pages cue-link to."""
+    from pyspark.sql import functions as F
+
+    cued = (pages.filter(F.col("cue").isNotNull())
+            .join(kept.select(F.col("url").alias("page"), "site", "lang", F.col("surt").alias("page_surt")), "page"))
+    rare = (cued.groupBy("link_surt").agg(F.countDistinct("page").alias("n"))
+            .filter(F.col("n") <= LINK_RARE_PAGES).select("link_surt"))
+    cued = cued.join(rare, "link_surt")
+    src = cued.filter(F.col("lang") == languages[0]).select("site", "link_surt", F.col("page").alias("a"),
+                                                            F.col("page_surt").alias("a_surt"))
+    trg = cued.filter(F.col("lang") == languages[1]).select("site", "link_surt", F.col("page").alias("b"),
+                                                            F.col("page_surt").alias("b_surt"))
+    return (src.join(trg, ["site", "link_surt"])
+            .filter((F.col("link_surt") != F.col("a_surt")) & (F.col("link_surt") != F.col("b_surt")))
+            .groupBy(F.col("site").alias("host"), "a", "b")
+            .agg(F.countDistinct("link_surt").cast("int").alias("shared_alternates")))
