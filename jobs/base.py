@@ -173,6 +173,8 @@ class Job:
     description: str = ""
     uses_spark: bool = True
     root_required: bool = True
+    #: False: the job has no --root option (it says where its output goes another way, as demo --out does)
+    root_option: bool = True
     #: tables this job writes under --root; a rerun with the same arguments and inputs skips while they are its own
     outputs: tuple[str, ...] = ()
     #: arguments naming files or folders the job reads (checked at start), and model directories (or hub ids)
@@ -202,7 +204,10 @@ class Job:
     # ---- arguments -------------------------------------------------------------------
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Declare arguments; subclasses extend and call super()."""
-        parser.add_argument("--root", required=False, help="dataset root: local dir, file://, s3:// or gs://")
+        if self.root_option:
+            parser.add_argument("--root", required=False, help="dataset root: local dir, file://, s3:// or gs://")
+        else:
+            parser.set_defaults(root=None)
         parser.add_argument("--conf", action="append", default=[], metavar="YAML",
                             help="YAML config (repeatable, later wins): `spark:` properties, argument defaults, "
                                  "and a section named after the job")

@@ -8,21 +8,39 @@ resumes where a failed run stopped.
 """
 from __future__ import annotations
 
+import json
 import time
+from typing import NamedTuple
 
 from parascout.jobs.base import Job, language_pair_option
-from parascout.udfs import storage
+from parascout.udfs import storage, tables
+from parascout.udfs.demo_report import build_demo_report, produced, step_summary
 from parascout.udfs.langs import load_languages, parse_lang_pair
+
+#: the methods compared with the truth in the report, weakest first: the last one is the pipeline's answer
+HANDLES = "URL handles only (bucket-handles, the STRAND baseline)"
+URL_MODELS = "URL models, 1-1 per site (rank-pairs)"
+VERIFIED = "URL models + page content check (verify-pairs): the pipeline's pairs"
+
+
+class Step(NamedTuple):
+    """One pipeline step: the job, its arguments, and what it is for when that is not the job's usual work."""
+
+    job: str
+    argv: list[str]
+    purpose: str = ""
 
 
 class Demo(Job):
     name = "demo"
     description = "run the whole pipeline on the embedded sample archive and write a report"
     root_required = False
+    root_option = False  # --out says where everything goes
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
-        parser.add_argument("--out", default="out/demo", help="where the archive, tables and report go")
+        parser.add_argument("--out", default="out/demo", metavar="DIR",
+                            help="where everything goes: the archives, every step's tables and models, the report")
         parser.add_argument("--hosts", type=int, default=60, help="hosts in the sample archive")
         parser.add_argument("--seed", type=int, default=42, help="sample archive seed")
         parser.add_argument("--pages-per-host", type=int, help="mean HTML pages per host (generator default)")
@@ -43,8 +61,8 @@ class Demo(Job):
         super().validate_arguments(args)
         language_pair_option(args.langs)
 
-    def steps(self) -> list[tuple[str, list[str]]]:
-        """(job name, argv) of every pipeline step, in dependency order."""
+    def steps(self) -> list[Step]:
+        """Every pipeline step, in dependency order."""
         a = self.args
         root, archive, models = a.out, storage.join(a.out, "archive"), storage.join(a.out, "models")
         src, trg = parse_lang_pair(a.langs)
@@ -65,72 +83,84 @@ class Demo(Job):
         training = ["--max-epochs", str(a.train_epochs), "--threads", "2", "--max-minutes", str(a.train_minutes)]
         # The pair model learns from the truth of other hosts (another seed), never from the hosts it ranks.
         return [
-            ("make-sample-archive", generator),
-            ("make-sample-archive", training_generator + ["--no-progress"]),
-            ("scan-cdx", ["--root", root, "--cdx", storage.join(archive, "indexes")]),
-            ("bucket-handles", ["--root", root, "--langs", langs]),
-            ("train-url2lang", ["--urls", storage.join(root, "urls"), "--out", storage.join(models, "url2lang"),
-                                *training]),
-            ("train-pairs", ["--positives", storage.join(training_archive, "truth", "pairs.parquet"),
-                             "--out", storage.join(models, "pairs"), *training]),
+            Step("make-sample-archive", generator, f"the archive mined: {a.hosts} hosts, seed {a.seed}"),
+            Step("make-sample-archive", training_generator + ["--no-progress"],
+                 f"the training archive: {a.train_hosts} other hosts (seed {a.seed + 1000}), only their CDX and "
+                 "true pairs, which train the pair model"),
+            Step("scan-cdx", ["--root", root, "--cdx", storage.join(archive, "indexes")]),
+            Step("bucket-handles", ["--root", root, "--langs", langs]),
+            Step("train-url2lang", ["--urls", storage.join(root, "urls"), "--out", storage.join(models, "url2lang"),
+                                    *training]),
+            Step("train-pairs", ["--positives", storage.join(training_archive, "truth", "pairs.parquet"),
+                                 "--out", storage.join(models, "pairs"), *training]),
             # docs before ranking: their links add language-switcher neighbours to the candidate pairs
-            ("fetch-docs", ["--root", root, "--warc-prefix", archive + "/", "--select", "all"]),
-            ("rank-pairs", ["--root", root, "--langs", langs, "--lang-model", storage.join(models, "url2lang"),
-                            "--pair-model", storage.join(models, "pairs")]),
+            Step("fetch-docs", ["--root", root, "--warc-prefix", archive + "/", "--select", "all"]),
+            Step("rank-pairs", ["--root", root, "--langs", langs, "--lang-model", storage.join(models, "url2lang"),
+                                "--pair-model", storage.join(models, "pairs")]),
             # the lexicon tsim links words with: the Bible when the demo reads it, else bootstrapped from the archive
-            ("train-lexicon", ["--langs", langs, "--out", storage.join(models, "lexicon"),
-                               *(["--aligned", a.text_corpus] if a.text_corpus else ["--from-archive", root])]),
-            ("verify-pairs", ["--root", root, "--pairs", "scored_pairs", "--lexicon", storage.join(models, "lexicon")]),
+            Step("train-lexicon", ["--langs", langs, "--out", storage.join(models, "lexicon"),
+                                   *(["--aligned", a.text_corpus] if a.text_corpus else ["--from-archive", root])]),
+            Step("verify-pairs", ["--root", root, "--pairs", "scored_pairs",
+                                  "--lexicon", storage.join(models, "lexicon")]),
             # the bitext before shortlist, so the shortlist carries each site's yield in words
-            ("export-bitext", ["--root", root, "--langs", langs, "--lexicon", storage.join(models, "lexicon")]),
-            ("shortlist", ["--root", root, "--langs", langs, "--truth", truth]),
-            ("replay-crawl", ["--root", root, "--langs", langs, "--truth", truth,
-                              "--lang-model", storage.join(models, "url2lang"),
-                              "--pair-model", storage.join(models, "pairs")]),
+            Step("export-bitext", ["--root", root, "--langs", langs, "--lexicon", storage.join(models, "lexicon")]),
+            Step("shortlist", ["--root", root, "--langs", langs, "--truth", truth]),
+            Step("replay-crawl", ["--root", root, "--langs", langs, "--truth", truth,
+                                  "--lang-model", storage.join(models, "url2lang"),
+                                  "--pair-model", storage.join(models, "pairs")]),
         ]
+
+    def already_done(self) -> dict | None:
+        """Never: the demo always walks its steps and each step skips itself when it already ran with the same
+        arguments and inputs, so a rerun notices a table that changed; --force reruns every step."""
+        return None
 
     def process(self):
         from parascout.jobs.cli import discover
 
+        started = time.monotonic()
         registry = discover()
+        spark, spark_seconds = self.spark, time.monotonic() - started  # started here, not inside the first step's time
+        self.log.info("Spark session ready in %.1fs", spark_seconds)
         summaries = []
         steps = self.steps()
-        for number, (job_name, argv) in enumerate(steps, 1):
-            self.log.info("[%d/%d] parascout %s %s", number, len(steps), job_name, " ".join(argv))
-            started = time.monotonic()
-            report = registry[job_name]().use_spark(self.spark).run(argv)
-            summaries.append({
-                "job": job_name,
-                "seconds": round(time.monotonic() - started, 1),
-                "reused": bool(report.get("skipped_rerun")),
-                "kept": report.get("kept"),
-                "filtered": sum((report.get("filtered") or {}).values()),
-                "bad": sum((report.get("bad") or {}).values()),
-                "outputs": report.get("outputs", {}),
-                "metrics": report.get("metrics", {}),
-            })
+        for number, step in enumerate(steps, 1):
+            self.log.info("[%d/%d] %sparascout %s %s", number, len(steps), f"{step.purpose}: " if step.purpose else "",
+                          step.job, " ".join(step.argv))
+            report = registry[step.job]().use_spark(spark).run(step.argv + (["--force"] if self.args.force else []))
+            summaries.append(step_summary(step.job, step.purpose, report, bool(report.get("skipped_rerun"))))
         self.report.metric("steps", summaries)
-        quality = evaluate_against_truth(self.args.out, *parse_lang_pair(self.args.langs))
+        src, trg = parse_lang_pair(self.args.langs)
+        quality = evaluate_against_truth(self.args.out, src, trg)
         self.report.metric("quality", quality)
-        report_file = storage.join(self.args.out, "report.md")
-        storage.write_text(report_file, render_report(self.args, summaries, quality))
+        languages = load_languages()
+        text_source = summaries[0]["metrics"].get("text_source") or self.args.text_corpus or "built-in word lists"
+        run = {"langs": (src, trg), "names": {code: languages[code].name for code in (src, trg)},
+               "hosts": self.args.hosts, "seed": self.args.seed, "seconds": time.monotonic() - started,
+               "text_source": text_source, "model_metrics": model_metrics(summaries)}
+        report = build_demo_report(run, summaries, quality, read_shortlist(self.args.out))
+        written = report.write(self.args.out, "report")
         self.report.input("steps", len(steps))
         self.report.kept(len(summaries))  # every step ran or was reused: a failed step raises before this
-        self.log.info("demo produced: %s; report: %s", produced(summaries), report_file)
+        self.log.info("demo produced: %s; report: %s", produced(summaries), written[0])
 
 
-def produced(summaries: list[dict]) -> str:
-    """One line of what the pipeline made: document pairs, sentence pairs and words, shortlisted sites."""
-    outputs = {table: rows for summary in summaries for table, rows in (summary["outputs"] or {}).items()}
-    exported = next((s["metrics"] for s in summaries if s["job"] == "export-bitext"), {})
-    words = {key.removeprefix("words_"): value for key, value in exported.items()
-             if key.startswith("words_") and isinstance(value, int)}
-    parts = [f"{outputs.get('bitext_documents', 0):,} verified, aligned document pairs",
-             f"{outputs.get('bitext/sent.tsv', 0):,} sentence pairs"]
-    if words:
-        parts.append("words " + ", ".join(f"{lang} {count:,}" for lang, count in words.items()))
-    parts.append(f"{outputs.get('shortlist', 0):,} sites shortlisted")
-    return "; ".join(parts)
+def model_metrics(summaries: list[dict]) -> dict[str, dict]:
+    """Each trained URL model's metrics.json (per-class scores on dev and test), by training job."""
+    found = {}
+    for step in summaries:
+        path = storage.join(step["metrics"]["model_dir"], "metrics.json") if "model_dir" in step["metrics"] else None
+        if path and storage.exists(path):
+            found[step["job"]] = json.loads(storage.read_text(path))
+    return found
+
+
+def read_shortlist(root: str):
+    """The shortlist table as pandas (one row per site holding both languages: small), None when absent."""
+    import pandas as pd
+
+    location = tables.table_location(storage.join(root, "shortlist"))
+    return pd.read_parquet(location) if location else None
 
 
 def evaluate_against_truth(root: str, src_lang: str, trg_lang: str) -> dict:
@@ -145,9 +175,9 @@ def evaluate_against_truth(root: str, src_lang: str, trg_lang: str) -> dict:
     gold = set(zip(forward.src_url, forward.trg_url)) | set(zip(backward.trg_url, backward.src_url))
     verified = pd.read_parquet(storage.join(root, "verified_pairs"), columns=["src_url", "trg_url", "parallel"])
     methods = {
-        "STRAND handle buckets (bucket-handles)": ("candidates", None),
-        "URL models, 1-1 alignment (rank-pairs)": ("alignment", None),
-        "verify-pairs: structure + tsim, no labels, 1-1": (None, verified[verified.parallel]),
+        HANDLES: ("candidates", None),
+        URL_MODELS: ("alignment", None),
+        VERIFIED: (None, verified[verified.parallel]),
     }
     quality = {}
     for label, (table, frame) in methods.items():
@@ -155,50 +185,3 @@ def evaluate_against_truth(root: str, src_lang: str, trg_lang: str) -> dict:
             frame = pd.read_parquet(storage.join(root, table), columns=["src_url", "trg_url"])
         quality[label] = evaluate_alignment(zip(frame.src_url, frame.trg_url), gold)
     return quality
-
-
-def bitext_lines(summaries: list[dict]) -> list[str]:
-    """The report's bitext section: sentence pairs and words exported, a few aligned pairs."""
-    metrics = next((step["metrics"] for step in summaries if step["job"] == "export-bitext"), None)
-    if not metrics or "sentence_pairs" not in metrics:
-        return []
-    words = ", ".join(f"{key[6:]} {value:,}" for key, value in metrics.items() if key.startswith("words_"))
-    summary = (f"{metrics['sentence_pairs']:,} sentence pairs ({metrics.get('unique_sentence_pairs', 0):,} unique), "
-               f"words: {words}; files in `bitext/` (Bitextor TSV, TMX), tables `bitext_*`.")
-    lines = ["## Bitext (export-bitext)", "", summary, "",
-             "| source | target | score |", "|---|---|---:|"]
-    for src, trg, score in metrics.get("examples", []):
-        src, trg = (text.replace("|", "\\|") for text in (src, trg))
-        lines.append(f"| {src} | {trg} | {score:.3f} |")
-    return lines + [""]
-
-
-def render_report(args, summaries: list[dict], quality: dict) -> str:
-    """A Markdown report of the demo run: every step's counts, quality against the truth, metrics."""
-    text_source = next((step["metrics"].get("text_source") for step in summaries
-                        if step["job"] == "make-sample-archive"), None) or args.text_corpus or "built-in word lists"
-    lines = [f"# parascout demo — {args.langs} on a {args.hosts}-host sample archive (seed {args.seed})", "",
-             f"Page text: {text_source}.", "",
-             "| step | seconds | reused | kept | filtered | bad | outputs |", "|---|---:|---|---:|---:|---:|---|"]
-    for step in summaries:
-        outputs = ", ".join(f"{table}: {rows}" for table, rows in step["outputs"].items())
-        lines.append(f"| {step['job']} | {step['seconds']} | {'yes' if step['reused'] else ''} | {step['kept']} | "
-                     f"{step['filtered']} | {step['bad']} | {outputs} |")
-    lines += ["", "## Pairs against the archive's truth", "",
-              "| method | pairs | correct | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|"]
-    for label, scores in quality.items():
-        lines.append(f"| {label} | {scores['predicted']} | {scores['correct']} | {scores['precision']:.3f} | "
-                     f"{scores['recall']:.3f} | {scores['f1']:.3f} |")
-    lines += ["", f"True {args.langs} pairs in the archive: {next(iter(quality.values()))['gold']}.", ""]
-    lines += bitext_lines(summaries)
-    lines += ["## Headline metrics", ""]
-    for step in summaries:
-        scalars = {k: v for k, v in step["metrics"].items() if isinstance(v, (int, float, str, bool))}
-        if scalars:
-            lines.append(f"### {step['job']}")
-            lines += [f"- {key}: {value}" for key, value in scalars.items()]
-            lines.append("")
-    lines += ["## Crawl replay", "", "See [replay/report.md](replay/report.md) and its plots:", "",
-              "![mean yield curves](replay/yield_curves.png)", "",
-              "Full step reports: `_reports/*.json`.", ""]
-    return "\n".join(lines) + "\n"

@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
+
+from parascout.jobs.demo import VERIFIED
+from parascout.udfs.demo_report import produced
+from parascout.udfs.tables import table_location
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 STEPS = ["make-sample-archive", "scan-cdx", "bucket-handles", "train-url2lang", "train-pairs", "fetch-docs",
-         "rank-pairs", "verify-pairs", "shortlist", "replay-crawl"]
+         "rank-pairs", "verify-pairs", "export-bitext", "shortlist", "replay-crawl"]
 
 MODEL_DIRS = {"train-url2lang": "models/url2lang", "train-pairs": "models/pairs"}  # their reports live there
 
@@ -31,6 +37,7 @@ def demo_root(tmp_path_factory) -> Path:
                "--spark-conf", "spark.sql.shuffle.partitions=4"]
     completed = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800, check=False)
     assert completed.returncode == 0, completed.stderr[-4000:]
+    (root / "demo.log").write_text(completed.stderr)
     return root
 
 
@@ -58,18 +65,36 @@ def test_executors_were_separate_jvms(demo_root):
 
 def test_demo_report_and_plots(demo_root):
     text = (demo_root / "report.md").read_text()
-    assert "| rank-pairs |" in text and "replay/yield_curves.png" in text
-    quality = json.loads((demo_root / "_reports" / "demo.json").read_text())["metrics"]["quality"]
-    assert quality["STRAND handle buckets (bucket-handles)"]["gold"] > 0
-    assert all(0 <= scores["precision"] <= 1 for scores in quality.values())
-    assert (demo_root / "replay" / "yield_curves.png").stat().st_size > 1000
+    sections = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
+    assert sections[0] == "Which sites to crawl first" and sections[-1] == "Steps", sections
+    shortlist = pd.read_parquet(table_location(str(demo_root / "shortlist")))
+    assert len(shortlist) > 0 and shortlist["bitext_sentence_pairs"].sum() > 0
+    first = shortlist.sort_values("rank").iloc[0]
+    assert (f"| 1 | {first.host} | {first.n_urls_src:,} | {first.n_urls_trg:,} | {first.predicted_pairs:,} | "
+            f"{first.bitext_documents:,} | {first.bitext_sentence_pairs:,} | {first.bitext_words_src:,} | "
+            f"{first.bitext_words_trg:,} |") in text
+    demo = json.loads((demo_root / "_reports" / "demo.json").read_text())["metrics"]
+    quality = demo["quality"]
+    assert quality[VERIFIED]["gold"] > 0 and all(0 <= scores["precision"] <= 1 for scores in quality.values())
+    verified = quality[VERIFIED]
+    assert (f"{verified['correct']:,} of its {verified['predicted']:,} pairs are true (precision "
+            f"{verified['precision']:.0%}), {verified['recall']:.0%} of the true pairs found") in text
+    assert "| 2 | make-sample-archive | the training archive: 16 other hosts" in text
+    for step in demo["steps"]:  # the report's seconds are the job's own, the 'done in' of its log line
+        assert step["seconds"] >= 0 and f"| {step['job']} |" in text
+    assert "nan" not in text.lower() and not re.search(r"\d\.\d{4,}", text), "unrounded or nan numbers"
+    produced_line = f"demo produced: {produced(demo['steps'])}; report: {demo_root / 'report.md'}"
+    assert produced_line in (demo_root / "demo.log").read_text()
+    assert "replay/yield_curves.png" in text and (demo_root / "report.html").stat().st_size > 1000
+    for plot in ("yield_curves.png", "deciles.png", "prediction.png"):
+        assert (demo_root / "replay" / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", plot
 
 
 def test_rerun_reuses_finished_steps(demo_root):
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     command = [sys.executable, "-m", "parascout.jobs.cli", "demo", "--out", str(demo_root), "--hosts", "8", "--seed", "3",
                "--pages-per-host", "40", "--train-hosts", "16", "--train-minutes", "0.3",
-               "--spark-conf", "spark.sql.shuffle.partitions=4", "--force"]
+               "--spark-conf", "spark.sql.shuffle.partitions=4"]  # the demo reruns, every step it finished is reused
     completed = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False)
     assert completed.returncode == 0, completed.stderr[-4000:]
     report = json.loads((demo_root / "_reports" / "demo.json").read_text())

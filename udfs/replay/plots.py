@@ -90,7 +90,7 @@ def decile_bars(deciles: pd.DataFrame) -> bytes:
     figure.legend(handles, labels, loc="upper right", fontsize=8, ncol=2)
     figure.suptitle("Where in the crawl each policy finds the parallel documents (mean over hosts)",
                     fontsize=10, x=0.02, ha="left")
-    figure.tight_layout(rect=(0, 0, 1, 0.97 if rows > 1 else 0.9))
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.3 / figure.get_figheight()))  # 0.3 inch for the title and legend
     return _png(plt, figure, layout=False)
 
 
@@ -110,15 +110,20 @@ def prediction_scatter(comparison: pd.DataFrame, policy: str, spearman: float | 
     axes.scatter(x, y, s=22, alpha=0.8, color="#d62728", label=f"a host ({len(comparison)} compared)", zorder=3)
     labelled = comparison.nlargest(MAX_LABELLED_HOSTS, "predicted_pairs") if len(comparison) > MAX_LABELLED_HOSTS \
         else comparison
-    for row in labelled.itertuples(index=False):
+    placed: list[tuple[float, float]] = []
+    for row in labelled.sort_values(["pairs_found", "predicted_pairs"]).itertuples(index=False):
+        point = (np.log10(row.predicted_pairs + 1), np.log10(row.pairs_found + 1))
+        crowded = sum(abs(point[0] - x) < 0.25 and abs(point[1] - y) < 0.08 for x, y in placed)
+        placed.append(point)
         axes.annotate(row.host, (row.predicted_pairs + 1, row.pairs_found + 1), textcoords="offset points",
-                      xytext=(4, 3), fontsize=7, color="#333")
+                      xytext=(-4, -9) if crowded else (4, 3), ha="right" if crowded else "left", fontsize=7,
+                      color="#333")  # a point close to one already named: its label below left
     low, high = 1, max(float(x.max()), float(y.max())) * 1.5
     axes.plot([low, high], [low, high], color="black", linestyle="--", linewidth=0.8,
               label="prediction = found (y = x)")
     for axis in (axes.xaxis, axes.yaxis):
         axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    axes.set_xlim(0.8, high)
+    axes.set_xlim(0.4, high)  # room for a label left of a point at 1
     axes.set_ylim(0.8, high)
     axes.set_xlabel("shortlist (URLs only): predicted pairs + 1")
     axes.set_ylabel(f"replay ({policy}): true pairs found + 1")
