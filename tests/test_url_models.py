@@ -478,7 +478,7 @@ def test_pool_context_sees_margins_rare_shared_tokens_and_the_host_id_offset():
 def test_pool_context_counts_the_hosts_own_difference_convention():
     from parascout.udfs.url_models.calibration import CONTEXT_FEATURES, context_features
 
-    names = ["seisme", "runyeon", "kasdorf", "cain"]
+    names = ["seisme", "runyeon", "kasdorf", "2kmeadows"]           # article2KMeadows2: its '2' twice, once lost
     src = [f"http://s.com/article{n}2.htm" for n in names] + ["http://s.com/article{n}2.htm".format(n="orphan")]
     trg = [f"http://s.com/article{n}.htm" for n in names] + ["http://s.com/contact.htm"]
     pairs = pd.DataFrame({"host": "s.com", "src_url": src, "trg_url": trg, "p_parallel": [0.3] * 4 + [0.2]})

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from urllib.parse import unquote
 
 import numpy as np
@@ -100,18 +101,26 @@ _WORD_OR_NUMBER = re.compile(r"[^\W\d_]+|\d+")
 
 def difference_support(frame: pd.DataFrame) -> np.ndarray:
     """Per pair, log1p(other candidate pairs of the host whose URLs differ in the same tokens, letter runs and
-    digit runs apart): a host's own convention (`en`->`fr`, a `2` on every English page: articleSeisme2 /
-    articleSeisme) recurs across its true pairs, while two unrelated pages differ in tokens of their own."""
-    tokens: dict[str, frozenset[str]] = {}
+    digit runs apart, counted as multisets): a host's own convention (`en`->`fr`, a `2` on every English page:
+    articleSeisme2 / articleSeisme, article2KMeadows2 / article2KMeadows) recurs across its true pairs, while
+    two unrelated pages differ in tokens of their own."""
+    tokens: dict[str, tuple[frozenset[str], Counter | None]] = {}
 
-    def words(url: str) -> frozenset[str]:
+    def words(url: str) -> tuple[frozenset[str], Counter | None]:
         found = tokens.get(url)
         if found is None:
-            found = tokens[url] = frozenset(_WORD_OR_NUMBER.findall(_path(url).lower()))
+            runs = _WORD_OR_NUMBER.findall(_path(url).lower())
+            found = tokens[url] = frozenset(runs), (Counter(runs) if len(set(runs)) < len(runs) else None)
         return found
 
-    keys = [(host, words(src) - words(trg), words(trg) - words(src))
-            for host, src, trg in zip(frame["host"], frame["src"], frame["trg"])]
+    def difference(src: str, trg: str) -> tuple:
+        (src_set, src_counts), (trg_set, trg_counts) = words(src), words(trg)
+        if src_counts is None and trg_counts is None:       # no token twice: the set difference is the multiset's
+            return tuple(sorted(src_set - trg_set)), tuple(sorted(trg_set - src_set))
+        src_counts, trg_counts = src_counts or Counter(src_set), trg_counts or Counter(trg_set)
+        return tuple(sorted((src_counts - trg_counts).elements())), tuple(sorted((trg_counts - src_counts).elements()))
+
+    keys = [(host, *difference(src, trg)) for host, src, trg in zip(frame["host"], frame["src"], frame["trg"])]
     support: dict[tuple, int] = {}
     for key in keys:
         support[key] = support.get(key, 0) + 1
