@@ -2,10 +2,11 @@
 
 For each seed: make-sample-archive (default mix), scan-cdx, fetch-docs --wat (the link graph and its language
 cues only: no WARC payload is parsed), then discover-sites per language pair with the docs (index languages,
-URL markers, switcher links) and without them (--use-docs no). A site is relevant when truth/hosts.parquet
-gives one of its hosts both languages. Baseline in the same run: the hosts table alone (`is_candidate`: the
-index shows both languages), ranked by the smaller side. Nothing here was tuned: the score is fixed
-(one point per kind of evidence + balance).
+URL markers, switcher links) and without them (--use-docs no), and once more on a copy of the root whose
+`urls` have no language (as CommonCrawl's indexes before 2018 have none): URL markers and switcher links
+alone. A site is relevant when truth/hosts.parquet gives one of its hosts both languages. Baseline in the same
+run: the hosts table alone (`is_candidate`: the index shows both languages), ranked by the smaller side.
+Nothing here was tuned: the score is fixed (one point per kind of evidence + balance).
 
     .venv/bin/python benchmarks/eval_discover_sites.py [--seeds 42,7,1234] [--hosts 60]
         [--pairs en-fr,en-de,en-es,en-is,fr-de] [--out /tmp/eval-discover-sites]
@@ -62,6 +63,22 @@ def relevant_sites(archive: Path, pair: tuple[str, str]) -> set[str]:
             if set(pair) <= set(langs)}
 
 
+def without_languages(root: Path) -> Path:
+    """A copy of the root whose urls have no language column values (docs shared as they are)."""
+    import shutil
+
+    from parascout.udfs import storage
+
+    copy = root.parent / "root-no-languages"
+    if not (copy / "docs").exists():
+        shutil.rmtree(copy, ignore_errors=True)
+        urls = pd.read_parquet(tables.table_location(str(root / "urls")))
+        storage.write_parquet_table(urls.assign(lang=pd.Series(pd.NA, index=urls.index, dtype="string")),
+                                    str(copy / "urls"))
+        shutil.copytree(root / "docs", copy / "docs")
+    return copy
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="42,7,1234")
@@ -83,13 +100,15 @@ def main(argv: list[str] | None = None) -> None:
             relevant = relevant_sites(archive, pair)
             truth = str(archive / "truth" / "hosts.parquet")
             langs = ",".join(pair)
-            for variant, extra in (("all evidence", []), ("index only", ["--use-docs", "no"])):
-                report = run(registry, spark, "discover-sites", ["--root", str(root), "--langs", langs, "--truth",
+            no_languages = without_languages(root)
+            for variant, where, extra in (("all evidence", root, []), ("index only", root, ["--use-docs", "no"]),
+                                          ("no index languages", no_languages, [])):
+                report = run(registry, spark, "discover-sites", ["--root", str(where), "--langs", langs, "--truth",
                                                                  truth, "--force", *extra])
                 rows.append({"seed": seed, "pair": langs, "variant": variant, **report["metrics"]["evaluation"]})
             rows.append({"seed": seed, "pair": langs, "variant": "hosts table baseline",
                          **index_baseline(root, pair, relevant)})
-            for row in rows[-3:]:
+            for row in rows[-4:]:
                 print(f"    {row['variant']:<22} relevant {row['sites_relevant']:>3}  " + "  ".join(
                     f"{key} {row[key] if row[key] is None else round(row[key], 3)}"
                     for key in ("precision_at_r", "precision_at_10", "recall_at_10")), flush=True)

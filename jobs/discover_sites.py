@@ -112,8 +112,9 @@ class DiscoverSitesJob(Job):
         index_lang = self.read_table("urls").select("url", F.col("lang").alias("index_lang")).dropDuplicates(["url"])
         page = docs.join(index_lang, "url", "left").select(  # WAT rows have no CLD2 language: the index's then
             "host", "url", F.coalesce("cld2_lang", "index_lang").alias("lang"), cues.alias("cues"))
-        to_trg = (F.col("lang") == src) & F.array_contains("cues", trg)
-        to_src = (F.col("lang") == trg) & F.array_contains("cues", src)
+        unknown = F.col("lang").isNull()  # no CLD2 and no index language (crawls before 2018 have none)
+        to_trg = ((F.col("lang") == src) | unknown) & F.array_contains("cues", trg)
+        to_src = ((F.col("lang") == trg) | unknown) & F.array_contains("cues", src)
         home = F.regexp_extract("url", r"^[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]+(/[^?#]*)?", 1).isin("", "/")
         sited = with_site(page, self.languages, self.args.group_by)
         return sited.groupBy("site").agg(
