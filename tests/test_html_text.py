@@ -128,6 +128,15 @@ def test_headline_date_line_kept_teasers_and_table_footers_marked():
     assert kept == ["Coastal report", "May 2024", ENGLISH.strip()]
 
 
+def test_custom_and_svg_elements_keep_their_names_across_pages():
+    # custom elements get a per-document tag id in Lexbor: the walk looks them up by name, on every page
+    for page in ("<body><my-widget>a</my-widget></body>", "<body><p>x</p><my-widget>b</my-widget></body>"):
+        structure = html_features(page, None)["structure"]
+        assert structure[-5:] == ["[START:my-widget]", "[Chunk:1]", "[END:my-widget]", "[END:body]", "[END:html]"]
+    svg = html_features("<body><svg><foreignObject><p>x</p></foreignObject></svg></body>", None)
+    assert "[START:foreignobject]" in svg["structure"] and svg["text_chars"] == 0
+
+
 def test_paragraph_hash_ignores_case_punctuation_and_spacing():
     assert paragraph_hash("Hello,  World!") == paragraph_hash("hello world") != paragraph_hash("hello world 2")
 

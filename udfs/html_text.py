@@ -15,7 +15,7 @@ and its article (date, byline); the text under a headline that is all link is a 
 of another page. Repetition across a site's pages needs the site's other pages:
 udfs.near_duplicates marks it later.
 
-Why one module (~450 lines): it is one pass over the Lexbor tree; the features, the paragraphs and the
+Why one module (~530 lines): it is one pass over the Lexbor tree; the features, the paragraphs and the
 boilerplate rules read the same node state, and splitting the walk would cost a second traversal per page.
 """
 from __future__ import annotations
