@@ -17,8 +17,8 @@
 3. --million: a 1,000,000-URL cdx-only sample archive ranked on this machine; peak memory of the
    driver + JVM + Python workers (psutil, sampled every 0.5 s) and wall time.
 
-    .venv/bin/python benchmarks/bench_rank_pairs.py [--hosts 60] [--seed 42] [--blocking-only] [--million]
-        [--work /tmp/bench-rank-pairs]
+    .venv/bin/python benchmarks/bench_rank_pairs.py [--hosts 60] [--seed 42] [--blocking-only | --links-only]
+        [--million] [--work /tmp/bench-rank-pairs]
 
 A held-out check of the blocking settings (chosen on seed 42): --seed 7 --blocking-only --work /tmp/bench-rank-pairs-7.
 """
@@ -238,6 +238,24 @@ def bench_blocking(urls: pd.DataFrame, truth: pd.DataFrame, budgets: tuple[int, 
     return rows
 
 
+def link_sources(links: dict[tuple[str, str], str | None], urls: pd.DataFrame, truth: pd.DataFrame) -> dict:
+    """Pairs of pages of two languages that links join, every link (rank-pairs --uncued-links any) against
+    rank-pairs' default (a cue naming the target's language either way, or links both ways), and the true
+    pairs among them: what the `cue` + `link` sources change, without the other blockers."""
+    language = dict(zip(urls["url"], urls["lang"]))
+    gold = {frozenset(pair) for pair in zip(truth["src_url"], truth["trg_url"])}
+    every, default = set(), set()
+    for (page, target), cue in links.items():
+        if language.get(page) is None or language.get(target) in (None, language.get(page)):
+            continue
+        every.add(frozenset((page, target)))
+        if cue == language[target] or (target, page) in links:
+            default.add(frozenset((page, target)))
+    return {"link_pairs_every_link": len(every), "true_every_link": len(every & gold),
+            "link_pairs_cue_or_both_ways": len(default), "true_cue_or_both_ways": len(default & gold),
+            "share_of_link_pairs": round(len(default) / max(1, len(every)), 3), "true_pairs": len(gold)}
+
+
 # ---- 2./3. the job --------------------------------------------------------------------------------
 class PeakMemory:
     """Peak resident memory of this process and all its descendants (driver, JVM, Python workers)."""
@@ -367,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-blocking", action="store_true")
     parser.add_argument("--blocking-only", action="store_true",
                         help="run part 1 only (no model training, Spark or --million)")
+    parser.add_argument("--links-only", action="store_true",
+                        help="only the link sources: every link vs cue-marked or both-ways links (`link_sources`)")
     parser.add_argument("--train-minutes", type=float, default=3.0)
     args = parser.parse_args(argv)
     work = Path(args.work)
@@ -385,6 +405,10 @@ def main(argv: list[str] | None = None) -> int:
         truth, truth_all = truth_pairs(archive, urls)
         print(f"sample archive: {len(urls)} HTML URLs, {truth_all} true pairs, {len(truth)} with both URLs captured")
         links, images = archive_documents(archive, urls)
+        if args.links_only:
+            results["link_sources"] = link_sources(links, urls, truth)
+            print(json.dumps(results["link_sources"]))
+            return 0
         print(f"link graph (WAT): {len(links)} links between captured pages "
               f"({sum(cue is not None for cue in links.values())} with a language cue); "
               f"{sum(map(bool, images.values()))} of {len(images)} pages show images")
