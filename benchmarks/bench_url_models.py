@@ -105,6 +105,18 @@ def pool_pairs(pairs: list[tuple[str, str]], max_per_host: int = 4000) -> tuple[
     return src_urls, trg_urls
 
 
+def pool_context_rate(src: list[str], trg: list[str], seconds: float) -> float:
+    """pairs/CPU-s of calibration.context_features (what the pair model's decision adds in `align`)."""
+    import pandas as pd
+
+    from parascout.udfs.url_models.calibration import context_features
+    from parascout.udfs.urls import url_host
+
+    frame = pd.DataFrame({"host": [url_host(url) for url in src], "src_url": src, "trg_url": trg,
+                          "p_parallel": np.random.default_rng(0).random(len(src))})
+    return rate(lambda: context_features(frame), len(frame), seconds)[0]
+
+
 def ngram_pair_versions(pairs: list[tuple[str, str]], seconds: float) -> int:
     """pairs/s/core of the pair model as `train-pairs` builds it today (cross bag, PAIR_EXTRA_DENSE, accent
     folding, calibrated output) against the feature set before the extras, in the same run, on two inputs:
@@ -130,6 +142,10 @@ def ngram_pair_versions(pairs: list[tuple[str, str]], seconds: float) -> int:
             per_cpu = rates[input_name, name]
             print(f"  ngram pair model, {name:<40} {per_cpu:12,.0f} pairs/CPU-s  x{per_cpu / baseline:.2f}")
     today = rates["pool pairs", "today (+ extras, cognates, folding, calibration)"]
+    context = pool_context_rate(*inputs["pool pairs"], seconds)
+    print(f"pool context of the decision (margins, shared tokens and stems, id order, difference convention) on "
+          f"pool pairs: {context:,.0f} pairs/CPU-s; model + context as `align` scores: "
+          f"{1 / (1 / today + 1 / context):,.0f} pairs/CPU-s")
     print(f"target >= 45,000 pairs/s/core on pool pairs: {'met' if today >= 45_000 else 'NOT met'} ({today:,.0f}; "
           f"distinct pairs {rates['distinct pairs', 'today (+ extras, cognates, folding, calibration)']:,.0f})")
     return 0

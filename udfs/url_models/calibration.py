@@ -104,21 +104,30 @@ def difference_support(frame: pd.DataFrame) -> np.ndarray:
     digit runs apart, counted as multisets): a host's own convention (`en`->`fr`, a `2` on every English page:
     articleSeisme2 / articleSeisme, article2KMeadows2 / article2KMeadows) recurs across its true pairs, while
     two unrelated pages differ in tokens of their own."""
-    tokens: dict[str, tuple[frozenset[str], Counter | None]] = {}
+    tokens: dict[str, tuple[frozenset[str], dict[str, int]]] = {}
 
-    def words(url: str) -> tuple[frozenset[str], Counter | None]:
+    def words(url: str) -> tuple[frozenset[str], dict[str, int]]:
+        """The URL's token set and its repeated tokens with their counts."""
         found = tokens.get(url)
         if found is None:
             runs = _WORD_OR_NUMBER.findall(_path(url).lower())
-            found = tokens[url] = frozenset(runs), (Counter(runs) if len(set(runs)) < len(runs) else None)
+            repeated = {token: count for token, count in Counter(runs).items() if count > 1} \
+                if len(set(runs)) < len(runs) else {}
+            found = tokens[url] = frozenset(runs), repeated
         return found
 
+    def only_in(first: tuple, second: tuple) -> tuple[str, ...]:
+        """Tokens of `first` beyond those of `second`, as a sorted multiset."""
+        (first_set, first_repeated), (second_set, second_repeated) = first, second
+        extra = list(first_set - second_set)
+        for token, count in first_repeated.items():
+            surplus = count - (second_repeated.get(token, 1) if token in second_set else 1)
+            extra += [token] * surplus
+        return tuple(sorted(extra))
+
     def difference(src: str, trg: str) -> tuple:
-        (src_set, src_counts), (trg_set, trg_counts) = words(src), words(trg)
-        if src_counts is None and trg_counts is None:       # no token twice: the set difference is the multiset's
-            return tuple(sorted(src_set - trg_set)), tuple(sorted(trg_set - src_set))
-        src_counts, trg_counts = src_counts or Counter(src_set), trg_counts or Counter(trg_set)
-        return tuple(sorted((src_counts - trg_counts).elements())), tuple(sorted((trg_counts - src_counts).elements()))
+        src_words, trg_words = words(src), words(trg)
+        return only_in(src_words, trg_words), only_in(trg_words, src_words)
 
     keys = [(host, *difference(src, trg)) for host, src, trg in zip(frame["host"], frame["src"], frame["trg"])]
     support: dict[tuple, int] = {}
