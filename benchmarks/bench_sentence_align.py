@@ -61,7 +61,7 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from parascout.udfs.bitext.align import align_segments
+from parascout.udfs.bitext.align import align_segments, align_sentences
 from parascout.udfs.bitext.sentences import Segment, split_sentences
 from parascout.udfs.lexicon import tokenize, train_lexicon
 
@@ -267,6 +267,11 @@ def lexicon_from_old_testament(src_lang, trg_lang, max_verses: int = 12_000):
     return train_lexicon(src_lang, trg_lang, corpus[:max_verses], sources=[f"bible OT {len(corpus[:max_verses])} verses"])
 
 
+def _align_texts(src, trg, *args, **options):
+    """The aligner without the pages' structure (the sentences' texts only)."""
+    return align_sentences([s.text for s in src], [t.text for t in trg], *args, **options)
+
+
 def run(pairs, src_lang, trg_lang, lexicon, structure: bool = True, **options) -> tuple[dict, float]:
     """(P/R/F1 totals, CPU seconds) of split + align over the document pairs (`structure`: paragraph layout used)."""
     total = {"correct": 0, "predicted": 0, "recovered": 0, "truth": 0}
@@ -276,12 +281,11 @@ def run(pairs, src_lang, trg_lang, lexicon, structure: bool = True, **options) -
             started = time.process_time()
             src, src_spans = sentences_with_spans(pair.src_paragraphs)
             trg, trg_spans = sentences_with_spans(pair.trg_paragraphs)
-            if not structure:
-                src, trg = [Segment(s.text, 0) for s in src], [Segment(t.text, 0) for t in trg]
+            align = align_segments if structure else _align_texts
             if lexicon is None:
-                predicted = align_segments(src, trg, **options)
+                predicted = align(src, trg, **options)
             else:
-                predicted = align_segments(src, trg, src_lang, trg_lang, lexicon, tokenize, **options)
+                predicted = align(src, trg, src_lang, trg_lang, lexicon, tokenize, **options)
             seconds += time.process_time() - started
             for key, value in evaluate(pair, src_spans, trg_spans, predicted).items():
                 total[key] += value

@@ -29,9 +29,8 @@ running minimum), so a page pair costs a few hundred numpy calls, not a Python l
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import log_ndtr
@@ -72,6 +71,19 @@ class Layout:
     starts: np.ndarray
     standalone: np.ndarray
     kind: np.ndarray
+    terms: dict = field(default_factory=dict, compare=False, repr=False)  # (size, merged) -> window_term
+
+    def window_term(self, size: int, merged: bool) -> np.ndarray:
+        """Per window of `size` sentences: paragraph boundaries crossed, list items mixed with text, and (in a
+        bead merging sentences) a title or heading inside; cached, as every bead type and realignment asks."""
+        key = (size, merged)
+        if key not in self.terms:
+            standalone = _window_sum(self.standalone.astype(np.float64), size)
+            crossings = _window_sum(self.starts.astype(np.float64), size) - self.starts[:len(self.starts) - size + 1]
+            items = _window_sum((self.kind == 1).astype(np.float64), size)
+            self.terms[key] = (CROSSING_COST * crossings + TYPE_MISMATCH_COST * ((items > 0) & (items < size))
+                               + np.where(standalone > 0, np.inf if merged else 0.0, 0.0))
+        return self.terms[key]
 
 
 def layout(segments) -> Layout:
@@ -130,9 +142,11 @@ class LexicalSimilarity:
         trg_vocabulary = {word for sentence in trg_tokens for word in sentence}
         links: dict[str, set[str]] = {}
         for word in {word for sentence in src_tokens for word in sentence}:
-            targets = {trg for trg, prob in lexicon.translations(word).items() if prob >= min_prob}
-            targets.add(word)
-            targets &= trg_vocabulary
+            translations = lexicon.translations(word)
+            candidates = trg_vocabulary if len(translations) > len(trg_vocabulary) else translations
+            targets = {trg for trg in candidates if translations.get(trg, 0.0) >= min_prob and trg in trg_vocabulary}
+            if word in trg_vocabulary:
+                targets.add(word)
             if targets:
                 links[word] = targets
         src_index = {word: i for i, word in enumerate(links)}
@@ -140,21 +154,8 @@ class LexicalSimilarity:
         self.links = np.zeros((len(src_index), len(trg_index)), dtype=np.float32)
         for word, targets in links.items():
             self.links[src_index[word], [trg_index[t] for t in targets]] = 1.0
-        src_weight, trg_weight = _word_weights(src_tokens), _word_weights(trg_tokens)
-        self.src_counts = self._counts(src_tokens, src_index, src_weight)
-        self.trg_counts = self._counts(trg_tokens, trg_index, trg_weight)
-        self.src_words = np.array([sum(src_weight[w] for w in sentence) for sentence in src_tokens], dtype=np.float64)
-        self.trg_words = np.array([sum(trg_weight[w] for w in sentence) for sentence in trg_tokens], dtype=np.float64)
-
-    @staticmethod
-    def _counts(sentences: list[list[str]], index: dict[str, int], weight: dict[str, float]) -> np.ndarray:
-        counts = np.zeros((len(sentences), len(index)), dtype=np.float32)
-        for row, sentence in enumerate(sentences):
-            for word in sentence:
-                column = index.get(word)
-                if column is not None:
-                    counts[row, column] += weight[word]
-        return counts
+        self.src_counts, self.src_words = _weighted_counts(src_tokens, src_index)
+        self.trg_counts, self.trg_words = _weighted_counts(trg_tokens, trg_index)
 
     def all_beads(self, beads=None) -> dict[tuple[int, int], np.ndarray]:
         """(matched source words + matched target words) / all words, per bead type."""
@@ -184,12 +185,23 @@ class LexicalSimilarity:
         return similarity
 
 
-def _word_weights(sentences: list[list[str]]) -> dict[str, float]:
-    """Each word's weight in its document: log(1 + sentences / sentences holding it) ** IDF_POWER, so a word
-    found in every sentence (an article, a particle) tells less than one found in a single sentence."""
-    frequency = Counter(word for sentence in sentences for word in set(sentence))
-    n = len(sentences)
-    return {word: math.log1p(n / df) ** IDF_POWER for word, df in frequency.items()}
+def _weighted_counts(sentences: list[list[str]], index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(weighted counts of the indexed words per sentence, weighted length of every sentence). A word weighs
+    log(1 + sentences / sentences holding it) ** IDF_POWER in its document, so a word found in every sentence
+    (an article, a particle) tells less than one found in a single sentence."""
+    vocabulary: dict[str, int] = {}
+    rows = np.array([row for row, sentence in enumerate(sentences) for _ in sentence], dtype=np.int64)
+    columns = np.array([vocabulary.setdefault(word, len(vocabulary)) for sentence in sentences for word in sentence],
+                       dtype=np.int64)
+    n, size = len(sentences), max(len(vocabulary), 1)
+    holding = np.bincount(np.unique(rows * size + columns) % size, minlength=size)
+    weight = np.log1p(n / np.maximum(holding, 1)) ** IDF_POWER
+    lengths = np.bincount(rows, weights=weight[columns], minlength=n).astype(np.float64)
+    mapping = np.array([index.get(word, -1) for word in vocabulary] or [-1], dtype=np.int64)[columns]
+    linked = mapping >= 0
+    counts = np.zeros((n, len(index)), dtype=np.float32)
+    np.add.at(counts, (rows[linked], mapping[linked]), weight[columns[linked]])
+    return counts, lengths
 
 
 def length_ratio(src_chars: float, trg_chars: float) -> float:
@@ -199,14 +211,7 @@ def length_ratio(src_chars: float, trg_chars: float) -> float:
 def structure_cost(bead: tuple[int, int], src: Layout, trg: Layout) -> np.ndarray | float:
     """The structure term of every bead of a type with sentences on both sides (see the module docstring)."""
     di, dj = bead
-    cost = 0.0
-    for size, side, axis in ((di, src, 0), (dj, trg, 1)):
-        standalone = _window_sum(side.standalone.astype(np.float64), size)
-        crossings = _window_sum(side.starts.astype(np.float64), size) - side.starts[:len(side.starts) - size + 1]
-        items = _window_sum((side.kind == 1).astype(np.float64), size)
-        term = (CROSSING_COST * crossings + TYPE_MISMATCH_COST * ((items > 0) & (items < size))
-                + np.where(standalone > 0, np.inf if di * dj > 1 else 0.0, 0.0))
-        cost = cost + (term[:, None] if axis == 0 else term[None, :])
+    cost = src.window_term(di, di * dj > 1)[:, None] + trg.window_term(dj, di * dj > 1)[None, :]
     src_starts, trg_starts = src.starts[:len(src.starts) - di + 1], trg.starts[:len(trg.starts) - dj + 1]
     src_kind, trg_kind = src.kind[:len(src.kind) - di + 1], trg.kind[:len(trg.kind) - dj + 1]
     return (cost + BOUNDARY_COST * (src_starts[:, None] != trg_starts[None, :])
