@@ -99,6 +99,7 @@ def test_replay_models_and_bitext(markdown):
     assert "dev misses ell F1 0.00 (187 examples)." in markdown and "zho" not in markdown
     assert "Dev and test differ by 0.54" in markdown
     assert "train-url2lang was stopped by the --train-minutes safety cap at epoch 2" in markdown
+    assert "Note: train-url2lang stopped at the --train-minutes safety cap" in markdown.split("## ")[0]  # on top
     assert "| A house. | Une maison. | 0.99 |" in markdown
 
 

@@ -86,6 +86,11 @@ def build_demo_report(run: dict, summaries: list[dict], quality: dict, shortlist
     report.paragraph(f"{len(summaries)} steps{f' ({reused} reused from an earlier run)' if reused else ''} in "
                      f"{_duration(run['seconds'])}; page text: {run['text_source']}. "
                      f"The pipeline produced {produced(summaries)}.")
+    capped = [job for job, metrics in (run.get("model_metrics") or {}).items()
+              if ((metrics.get("history") or [{}])[-1]).get("stopped_by") == "max_minutes"]
+    if capped:
+        report.paragraph(f"Note: {' and '.join(capped)} stopped at the --train-minutes safety cap (a slow or busy "
+                         "machine), so the numbers below depend on machine speed; see The URL models.")
     _sites_section(report, summaries, shortlist, (src, trg))
     _truth_section(report, quality, pair)
     _bitext_section(report, summaries)
