@@ -72,7 +72,7 @@ def without_languages(root: Path) -> Path:
     copy = root.parent / "root-no-languages"
     if not (copy / "docs").exists():
         shutil.rmtree(copy, ignore_errors=True)
-        urls = pd.read_parquet(tables.table_location(str(root / "urls")))
+        urls = pd.read_parquet(tables.table_location(str(root / "urls")), columns=["url", "host", "domain"])
         storage.write_parquet_table(urls.assign(lang=pd.Series(pd.NA, index=urls.index, dtype="string")),
                                     str(copy / "urls"))
         shutil.copytree(root / "docs", copy / "docs")
@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hosts", type=int, default=60)
     parser.add_argument("--pairs", default="en-fr,en-de,en-es,en-is,fr-de")
     parser.add_argument("--out", default="/tmp/eval-discover-sites")
+    parser.add_argument("--variants", default="all,index,nolang,baseline",
+                        help="all: all evidence; index: --use-docs no; nolang: urls without languages; baseline")
     args = parser.parse_args(argv)
     registry, spark = discover(), Job().spark
     pairs = [tuple(to_iso639_3(code) for code in pair.split("-")) for pair in args.pairs.split(",")]
@@ -100,15 +102,17 @@ def main(argv: list[str] | None = None) -> None:
             relevant = relevant_sites(archive, pair)
             truth = str(archive / "truth" / "hosts.parquet")
             langs = ",".join(pair)
-            no_languages = without_languages(root)
-            for variant, where, extra in (("all evidence", root, []), ("index only", root, ["--use-docs", "no"]),
-                                          ("no index languages", no_languages, [])):
+            chosen = args.variants.split(",")
+            variants = [("all", "all evidence", root, []), ("index", "index only", root, ["--use-docs", "no"]),
+                        ("nolang", "no index languages", without_languages(root), [])]
+            for _, variant, where, extra in (v for v in variants if v[0] in chosen):
                 report = run(registry, spark, "discover-sites", ["--root", str(where), "--langs", langs, "--truth",
                                                                  truth, "--force", *extra])
                 rows.append({"seed": seed, "pair": langs, "variant": variant, **report["metrics"]["evaluation"]})
-            rows.append({"seed": seed, "pair": langs, "variant": "hosts table baseline",
-                         **index_baseline(root, pair, relevant)})
-            for row in rows[-4:]:
+            if "baseline" in chosen:
+                rows.append({"seed": seed, "pair": langs, "variant": "hosts table baseline",
+                             **index_baseline(root, pair, relevant)})
+            for row in rows[-len(chosen):]:
                 print(f"    {row['variant']:<22} relevant {row['sites_relevant']:>3}  " + "  ".join(
                     f"{key} {row[key] if row[key] is None else round(row[key], 3)}"
                     for key in ("precision_at_r", "precision_at_10", "recall_at_10")), flush=True)

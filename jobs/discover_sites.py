@@ -25,6 +25,13 @@ def count_if(condition):
     return F.sum(F.when(condition, 1).otherwise(0)).cast("long")
 
 
+def switcher_shows_both():
+    """Links show both languages: one direction where the index knows a page language of the pair (a page in A
+    linking to B), both directions where it knows neither (pages of unknown language linking to A and to B)."""
+    to_trg, to_src = F.col("switcher_pages_src") > 0, F.col("switcher_pages_trg") > 0
+    return (to_trg & to_src) | ((to_trg | to_src) & (F.col("urls_src") + F.col("urls_trg") > 0))
+
+
 class DiscoverSitesJob(Job):
     name = "discover-sites"
     description = "rank sites likely to hold a language pair from index languages, URL markers and switcher links"
@@ -89,7 +96,7 @@ class DiscoverSitesJob(Job):
         shown = dict(zip(EVIDENCE_KINDS, (
             (F.col("urls_src") > 0) & (F.col("urls_trg") > 0),
             ((F.col("marked_src") > 0) | (F.col("marked_trg") > 0)) & both_sides,
-            (F.col("switcher_pages_src") > 0) | (F.col("switcher_pages_trg") > 0))))
+            switcher_shows_both())))
         for kind, condition in shown.items():
             evidence = evidence.withColumn(kind, condition)
         points = sum(F.col(kind).cast("int") for kind in EVIDENCE_KINDS)
