@@ -518,6 +518,7 @@ class TrainingJob(Job):
 
     uses_spark = False
     root_required = False
+    root_option = False  # --out is where the model directory and its report go
     task = ""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:

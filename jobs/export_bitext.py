@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 
 from pyspark import StorageLevel
+from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job, language_pair_option
@@ -30,6 +31,7 @@ from parascout.udfs.sites import with_site
 
 TEXT_COLUMNS = ["paragraphs", "main_text"]
 EXAMPLES_IN_REPORT = 5
+EXAMPLE_MIN_WORDS = 6
 
 
 class ExportBitextJob(Job):
@@ -125,8 +127,15 @@ class ExportBitextJob(Job):
         self.report.metric("unique_sentence_pairs", int(totals["unique"]))
         self.report.metric(f"words_{a}", int(totals["src_words"] or 0))
         self.report.metric(f"words_{b}", int(totals["trg_words"] or 0))
-        examples = kept.orderBy(F.desc("score"), "src_url", "bead").limit(EXAMPLES_IN_REPORT)
-        self.report.metric("examples", [[row["src_text"], row["trg_text"], row["score"]] for row in examples.collect()])
+        # examples a reader learns from: whole sentences (headings and "Asia (2)" items score highest), each once,
+        # from different documents
+        sentences_only = kept.where(F.col("src_words") >= EXAMPLE_MIN_WORDS).dropDuplicates(["src_text"])
+        per_document = Window.partitionBy("src_url").orderBy(F.desc("score"), "bead")
+        examples = (sentences_only.withColumn("nth", F.row_number().over(per_document)).where(F.col("nth") == 1)
+                    .orderBy(F.desc("score"), "src_url").limit(EXAMPLES_IN_REPORT).collect())
+        if not examples:
+            examples = kept.orderBy(F.desc("score"), "src_url", "bead").limit(EXAMPLES_IN_REPORT).collect()
+        self.report.metric("examples", [[row["src_text"], row["trg_text"], row["score"]] for row in examples])
 
     def site_yield(self, documents):
         """Per site: exported documents, sentence pairs, words in each language (the shortlist joins it)."""

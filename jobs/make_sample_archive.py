@@ -54,6 +54,9 @@ class MakeSampleArchiveJob(Job):
                                  "the topic (domain focus: fetch-docs --domain-terms). Default 0: the archive is "
                                  "the same as without the option")
         parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+        parser.add_argument("--quiet", action="store_true",
+                            help="no progress bars and no printed summary (the convention mix, CLD2 agreement, "
+                                 "beads): the same numbers are in the job report")
 
     def validate_arguments(self, args: argparse.Namespace) -> None:
         if not args.out:
@@ -79,7 +82,8 @@ class MakeSampleArchiveJob(Job):
         args = self.args
         summary = generate(args.out, hosts=args.hosts, seed=args.seed, langs=args.langs, cdx_only=args.cdx_only,
                            pages_per_host=args.pages_per_host, crawl=args.crawl, workers=args.workers,
-                           progress=not args.no_progress, text_corpus=args.text_corpus,
+                           progress=not (args.no_progress or args.quiet), verbose=not args.quiet,
+                           text_corpus=args.text_corpus,
                            overrides={"topical_sites": args.topical_sites} if args.topical_sites else None)
         self.report.input("captures", summary["captures"])
         self.report.kept(summary["captures"])

@@ -148,6 +148,8 @@ def test_export_bitext_job_writes_every_format_and_balances(spark, tmp_path):
     assert report["kept"] == 1 and report["bad"] == {"missing_src_text": 1}
     assert report["filtered"] == {"other_language_pair": 1, NO_PAIRS_KEPT: 1}
     assert report["metrics"]["sentence_pairs"] == 3 and report["metrics"]["words_eng"] == 15
+    # report examples: whole sentences (>= 6 words), one per document
+    assert [example[0] for example in report["metrics"]["examples"]] == ["My father built it in 1950."]
     with gzip.open(tmp_path / "bitext" / "eng-fra.sent.tsv.gz", "rt") as handle:
         lines = list(formats.read_sentence_lines(handle))
     assert [line[2] for line in lines] == ["The house is red.", "It stands by the river.", "My father built it in 1950."]
