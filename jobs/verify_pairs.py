@@ -155,7 +155,7 @@ class VerifyPairsJob(Job):
                                         & F.col("tsim").isNotNull())
             sample = candidates.where(F.col("role").isin("random", "spliced") | F.col("source").rlike("link|handle"))
             rows, stats = self_labels(sample.limit(self.args.max_train).toPandas())  # bounded by --max-train
-            model = ContentModel.fit(rows, rows["label"], null_threshold=stats["null_tsim_idf_quantile"]) \
+            model = ContentModel.fit_per_language_pair(rows, rows["label"], stats["null_tsim_idf_quantile"]) \
                 if len(rows) else ContentModel(None, 0.0, (), (), 1.0, "null-threshold")
         predicted = model.predict(rows) >= 0.5 if len(rows) else []
         stats["training_accuracy"] = round(float((predicted == rows["label"]).mean()), 4) if len(rows) else None

@@ -15,6 +15,8 @@ from parascout.udfs.lexicon import Lexicon, write_lexicon
 from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.urls import url_host
 from parascout.udfs.verification import (
+    SELF_LABEL_L2,
+    SPLICED_SHARE,
     ContentModel,
     decide,
     image_jaccard,
@@ -172,14 +174,15 @@ def test_content_decision_without_labels():
     true = candidates[candidates.src_url.str[-2:] == candidates.trg_url.str[-2:]]
     assert (true.tsim == 1.0).all()  # every word of a true pair links under the lexicon
     assert candidates.tsim.max() == 1.0 and randoms.tsim.max() < 0.5 and candidates.structure_ok.all()
-    # every confident pair (link / handle) once more, its German page half replaced by another page's paragraphs
-    assert len(spliced) == 12 and set(zip(spliced.src_url, spliced.trg_url)) <= set(zip(true.src_url, true.trg_url))
+    # SPLICED_SHARE of the confident pairs (link / handle) once more, the German page half replaced by another's
+    assert len(spliced) == round(SPLICED_SHARE * 12) == 5 and set(zip(spliced.src_url, spliced.trg_url)) <= set(zip(true.src_url, true.trg_url))
     assert spliced.tsim.between(0.2, 0.8).all() and spliced.structure_ok.all()
     labelled, stats = self_labels(features)
     assert stats["positives"] == 12 and stats["negatives"] == len(randoms) + len(spliced)
-    assert stats["spliced_negatives"] == 12
-    model = ContentModel.fit(labelled, labelled["label"])
+    assert stats["spliced_negatives"] == 5
+    model = ContentModel.fit_per_language_pair(labelled, labelled["label"])
     assert model.method == "self-labelled-logistic" and model.weights is not None
+    assert [key for key, _ in model.language_pairs] == ["eng-deu"]
     decided = one_to_one(decide(candidates, model))
     outcomes = {(r.src_url, r.trg_url): "ok" if r.parallel else r.reason for r in decided.itertuples()}
     assert outcomes == expected
@@ -188,6 +191,31 @@ def test_content_decision_without_labels():
     assert rejected.p_parallel_content.max() < 0.5
     restored = ContentModel.from_dict(json.loads(json.dumps(model.to_dict())))
     assert np.allclose(restored.predict(candidates), model.predict(candidates))
+
+
+def test_each_language_pair_learns_on_its_own_scale():
+    # eng-fra translations link 80% of their words, eng-ara ones 45% (a weaker lexicon): one model over both
+    # puts its boundary between fra's classes and rejects every Arabic translation; per language pair it does not
+    rng = np.random.default_rng(0)
+    rows = []
+    for trg_lang, true_tsim, false_tsim, count in (("fra", 0.8, 0.4, 60), ("ara", 0.45, 0.15, 12)):
+        for label, level in ((True, true_tsim), (False, false_tsim)):
+            values = level + rng.normal(0, 0.03, count)
+            rows += [{"src_lang": "eng", "trg_lang": trg_lang, "tsim": v, "tsim_idf": v, "label": label}
+                     for v in values]
+    frame = pd.DataFrame(rows)
+    arabic = frame[(frame.trg_lang == "ara") & frame.label]
+    assert (ContentModel.fit(frame, frame.label, l2=SELF_LABEL_L2).predict(arabic) < 0.5).all()
+    model = ContentModel.fit_per_language_pair(frame, frame.label)
+    assert [key for key, _ in model.language_pairs] == ["eng-ara", "eng-fra"]
+    assert ((model.predict(frame) >= 0.5) == frame.label).all()
+    restored = ContentModel.from_dict(json.loads(json.dumps(model.to_dict())))
+    assert np.allclose(restored.predict(frame), model.predict(frame))
+    # a language pair without labels of its own gets the model of all pairs
+    german = frame[frame.trg_lang == "fra"].assign(trg_lang="deu")
+    assert np.allclose(model.predict(german), ContentModel.fit(frame, frame.label, l2=SELF_LABEL_L2).predict(german))
+    few = frame[(frame.trg_lang == "fra") | (frame.index.isin(arabic.index[:3]))]
+    assert [key for key, _ in ContentModel.fit_per_language_pair(few, few.label).language_pairs] == ["eng-fra"]
 
 
 def test_too_few_self_labels_fall_back_to_the_null_threshold():

@@ -10,12 +10,16 @@ pairs in the two languages: the null distribution the unsupervised decision lear
 many `spliced` pairs: a confident pair (switcher link, handle) whose target page keeps only part
 of its paragraphs, the others replaced by paragraphs of a random same-site page, each page's in
 its order — the comparable page a translation is not (a listing page of the same section in the
-other language, a partial translation), with the pair's own structure.
+other language, a partial translation), with the pair's own structure. Only SPLICED_SHARE of the
+confident pairs are spliced: as many spliced as true pairs taught the model that any pair with a
+weaker lexicon (Arabic, Basque: lower tsim, fewer links on the diagonal) is a spliced page.
 
 Decision (`ContentModel`): a logistic model over CONTENT_FEATURES fitted on pairs the archive
 itself labels (`self_labels`): positives are pairs a language-switcher link or a STRAND handle
 proposed whose tsim_idf is above what nearly every random same-site pair reaches; negatives are
-the random same-site pairs and the spliced pairs. `--learn-from` labels replace the self labels. `one_to_one` then
+the random same-site pairs and the spliced pairs; one model per language pair (its features sit on the
+scale of its lexicon: an English–Arabic translation links fewer words than an English–French one), the
+model of all pairs for a language pair with too few labels. `--learn-from` labels replace the self labels. `one_to_one` then
 keeps each page (near-duplicates counted as one page) in at most one parallel pair per language
 pair, best p_parallel_content first.
 """
@@ -51,6 +55,10 @@ MIN_SELF_LABELS = 5
 CONFIDENT_SOURCES = ("link", "handle")
 #: a spliced negative keeps this share of its target page's paragraphs (the rest from another page)
 SPLICE_KEEP_SHARE = 0.5
+#: this share of a host's confident pairs (per language pair) also gets a spliced copy, a self-labelled negative
+SPLICED_SHARE = 0.4
+#: L2 penalty of the self-labelled logistic models (a language pair may have only a few dozen labels)
+SELF_LABEL_L2 = 5.0
 
 CONTENT_SCHEMA = (
     "tsim double, tsim_idf double, short_side_coverage double, diagonal_share double, "
@@ -235,7 +243,8 @@ def random_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) -
 
 
 def spliced_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) -> list[dict]:
-    """Up to `count` confident pairs per language pair, each with a random other target page to splice in."""
+    """SPLICED_SHARE of the confident pairs per language pair (at most `count`), each with a random other
+    target page to splice in."""
     host = pairs["host"].iloc[0]
     rng = random.Random(seed ^ zlib.crc32(f"splice:{host}".encode()))
     confident = pairs[pairs["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))
@@ -245,7 +254,7 @@ def spliced_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) 
         targets = sorted(url for url, row in pages.pages.items() if row.get("status") == "ok"
                          and row.get("cld2_lang") == trg_lang and row.get("text_paragraphs") is not None)
         records = group.sort_values(["src_url", "trg_url"]).to_dict("records")
-        for pair in rng.sample(records, min(count, len(records))) if len(targets) > 1 else []:
+        for pair in rng.sample(records, min(count, round(SPLICED_SHARE * len(records)))) if len(targets) > 1 else []:
             other = rng.choice([url for url in targets if url != pair["trg_url"]])
             rows.append({**{key: pair[key] for key in ("host", "src_url", "trg_url", "src_lang", "trg_lang")},
                          "source": "spliced", "spliced_with": other})
@@ -317,7 +326,9 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
 
 @dataclass(frozen=True)
 class ContentModel:
-    """Logistic regression over CONTENT_FEATURES (standardised); a null-threshold rule when labels are few."""
+    """Logistic regression over CONTENT_FEATURES (standardised); a null-threshold rule when labels are few.
+    `language_pairs`: ("src-trg", model) of the language pairs with their own model (fit_per_language_pair);
+    the other pairs get this one."""
 
     weights: tuple[float, ...] | None
     bias: float
@@ -325,6 +336,23 @@ class ContentModel:
     scales: tuple[float, ...]
     null_threshold: float | None = None
     method: str = "self-labelled-logistic"
+    language_pairs: tuple[tuple[str, ContentModel], ...] = ()
+
+    @classmethod
+    def fit_per_language_pair(cls, frame: pd.DataFrame, labels, null_threshold: float | None = None,
+                              l2: float = SELF_LABEL_L2) -> ContentModel:
+        """One model over all rows, and one per (src_lang, trg_lang) with MIN_SELF_LABELS of each class."""
+        labels = pd.Series(np.asarray(labels, dtype=bool), index=frame.index)
+        model = cls.fit(frame, labels, null_threshold=null_threshold, l2=l2)
+        pairs = []
+        if "src_lang" in frame and "trg_lang" in frame:
+            for (src_lang, trg_lang), group in frame.groupby(["src_lang", "trg_lang"], sort=True):
+                own = labels[group.index]
+                if own.sum() >= MIN_SELF_LABELS and (~own).sum() >= MIN_SELF_LABELS:
+                    pairs.append((f"{src_lang}-{trg_lang}", cls.fit(group, own, model.method, null_threshold, l2)))
+        return cls(model.weights, model.bias, model.means, model.scales, model.null_threshold, model.method,
+                   tuple(pairs))
+
     @classmethod
     def fit(cls, frame: pd.DataFrame, labels, method: str = "self-labelled-logistic",
             null_threshold: float | None = None, l2: float = 1.0, min_labels: int = MIN_SELF_LABELS) -> ContentModel:
@@ -351,7 +379,16 @@ class ContentModel:
                    tuple(map(float, scales)), null_threshold, method)
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
-        """P(parallel) of each row."""
+        """P(parallel) of each row (by its language pair's model where it has one)."""
+        if self.language_pairs and "src_lang" in frame and "trg_lang" in frame:
+            keys = (frame["src_lang"].astype(str) + "-" + frame["trg_lang"].astype(str)).to_numpy()
+            own = dict(self.language_pairs)
+            p = ContentModel(self.weights, self.bias, self.means, self.scales, self.null_threshold,
+                             self.method).predict(frame)
+            for key in set(keys) & own.keys():
+                rows = keys == key
+                p[rows] = own[key].predict(frame[rows])
+            return p
         if self.weights is None:
             tsim_idf = pd.to_numeric(frame["tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float)
             return (tsim_idf > self.null_threshold).astype(float)
@@ -360,12 +397,14 @@ class ContentModel:
 
     def to_dict(self) -> dict:
         return {"method": self.method, "features": list(CONTENT_FEATURES), "weights": self.weights,
-                "bias": self.bias, "means": self.means, "scales": self.scales, "null_threshold": self.null_threshold}
+                "bias": self.bias, "means": self.means, "scales": self.scales, "null_threshold": self.null_threshold,
+                "language_pairs": {key: model.to_dict() for key, model in self.language_pairs}}
 
     @classmethod
     def from_dict(cls, data: dict) -> ContentModel:
+        pairs = tuple((key, cls.from_dict(model)) for key, model in (data.get("language_pairs") or {}).items())
         return cls(None if data["weights"] is None else tuple(data["weights"]), data["bias"], tuple(data["means"]),
-                   tuple(data["scales"]), data["null_threshold"], data["method"])
+                   tuple(data["scales"]), data["null_threshold"], data["method"], pairs)
 
 
 def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
