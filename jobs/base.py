@@ -490,9 +490,12 @@ class Job:
             raise
         data = self.report.finish("ok")
         self._write_report(data)
-        self.log.info("%s done in %.1fs: kept %d, filtered %d, bad %d", self.name, data["seconds"],
-                      data["kept"], self.report.total_filtered, self.report.total_bad)
+        self.log.info("%s done in %.1fs: %s", self.name, data["seconds"], self.outcome_line(data))
         return data
+
+    def outcome_line(self, data: dict) -> str:
+        """What the closing log line says the run did (a job whose counts mean something else overrides it)."""
+        return f"kept {data['kept']}, filtered {self.report.total_filtered}, bad {self.report.total_bad}"
 
     def _check_bad_fraction(self) -> None:
         limit, total = self.args.max_bad_fraction, self.report.primary_count

@@ -143,7 +143,11 @@ class Demo(Job):
         written = report.write(self.args.out, "report")
         self.report.input("steps", len(steps))
         self.report.kept(len(summaries))  # every step ran or was reused: a failed step raises before this
-        self.log.info("demo produced: %s; report: %s", produced(summaries), written[0])
+        self.produced = f"{produced(summaries)}; report: {written[0]}"
+
+    def outcome_line(self, data: dict) -> str:
+        # the closing line sums what the pipeline produced, not the demo's own step counts
+        return f"{data['kept']} steps ran or were reused; {self.produced}"
 
 
 def model_metrics(summaries: list[dict]) -> dict[str, dict]:
