@@ -505,17 +505,3 @@ def test_smart_site_learns_from_the_languages_cues_name():
     assert cue_columns.sum() == 1
     policy.cue_features = False
     assert policy._linked_from(fetched).toarray()[:, n_classes * (1 + policy.link_slots):].sum() == 0
-
-
-def test_smart_site_fetches_a_page_whose_partner_url_is_in_the_index_first():
-    # /en/a and /en/b look alike and / links /en/b first; /is/a (linked only from /en/a, not found yet) is in
-    # the site's URL list and pairs with /en/a: /en/a probably has a translation, /en/b has no partner URL
-    pages = {"/": ["/en/b", "/en/a"], "/en/b": [], "/en/a": ["/is/a"], "/is/a": []}
-    graph = build_graph(site(pages, lang={"/": "eng", "/en/b": "eng", "/en/a": "eng", "/is/a": "isl"}))
-    orders = {}
-    for share in (0.0, SmartSite.index_partner_share):
-        policy = type("IndexShare", (SmartSite,), {"index_partner_share": share})(LANGS, LANG_SCORER, PAIR_SCORER)
-        orders[share] = simulate(graph, policy, pairs(("/en/a", "/is/a"))).fetched_urls()
-    assert SmartSite.index_partner_share > 0
-    assert orders[0.0][:3] == urls("/", "/en/b", "/en/a")  # without the term: discovery order
-    assert orders[SmartSite.index_partner_share][:3] == urls("/", "/en/a", "/is/a")

@@ -246,9 +246,6 @@ class SmartSite(SmartLang):
     partner_weight = 0.5
     #: the bonus of a partner found but not fetched, relative to a fetched one
     found_partner_share = 0.5
-    #: ... and of a partner only in the index (the site's URL list: not linked from a fetched page yet), relative
-    #: to a fetched one: a page whose counterpart URL exists is likely to have a translation, one without is not
-    index_partner_share = 0.5
     #: also learn from the languages of the fetched pages linking to a page
     link_context = True
     #: ... and, for the first `link_slots` links of a page (its header: logo, menu, language switcher), from
@@ -298,8 +295,7 @@ class SmartSite(SmartLang):
         index = {lang: k for k, lang in enumerate(self._class_langs)}
         self._cue_classes = np.array([index.get(cue, -1) for cue in cues.tolist()], dtype=np.int64)
         self._candidates = self._candidate_pairs(urls, unique)
-        nothing = np.zeros(graph.n_nodes, dtype=bool)
-        self._bonus = self._partner_bonus(self._prior[:, 0], self._prior[:, 1], nothing, nothing)
+        self._bonus = np.zeros(graph.n_nodes)
         return self._combine(self._prior[:, 0], self._prior[:, 1])
 
     def rescore(self, graph: SiteGraph, fetched: np.ndarray, discovered: np.ndarray) -> np.ndarray:
@@ -311,22 +307,14 @@ class SmartSite(SmartLang):
         posterior = site_class_posterior(features, self._classes, fetched, self._prior, self.smoothing)
         p_first, p_second = posterior[:, 0], posterior[:, 1]
         self._focus_weights = self._translation_shares(posterior, discovered)
-        self._bonus = self._partner_bonus(p_first, p_second, fetched, discovered)
-        return self._combine(p_first, p_second)
-
-    def _partner_bonus(self, p_first: np.ndarray, p_second: np.ndarray, fetched: np.ndarray,
-                       discovered: np.ndarray) -> np.ndarray:
-        """Per node: the best P(parallel) x P(one in A, the other in B) with a candidate partner, times 1 for
-        a fetched partner (this page completes a pair), `found_partner_share` for one found and not fetched,
-        `index_partner_share` for one only in the site's URL list (this page probably has a translation)."""
         left, right, p_pair = self._candidates
         value = p_pair * (p_first[left] * p_second[right] + p_second[left] * p_first[right])
-        bonus = np.zeros(len(p_first))
-        for node, partner in ((left, right), (right, left)):
-            weight = np.where(fetched[partner], 1.0, np.where(discovered[partner], self.found_partner_share,
-                                                              self.index_partner_share))
-            np.maximum.at(bonus, node, value * weight)
-        return bonus
+        self._bonus = np.zeros(graph.n_nodes)
+        for node, partner in ((left, right), (right, left)):  # a fetched partner: this page completes a pair
+            found = discovered[partner]
+            weight = np.where(fetched[partner[found]], 1.0, self.found_partner_share)
+            np.maximum.at(self._bonus, node[found], value[found] * weight)
+        return self._combine(p_first, p_second)
 
     def _candidate_pairs(self, urls: np.ndarray, nodes: np.ndarray):
         """(left, right, P(parallel)) for each linked page and its `partner_k` most token-similar linked pages."""
