@@ -341,6 +341,16 @@ class Job:
                               "run the job that writes it first")
         return self.spark.read.parquet(location)
 
+    def pairs_in_domain(self, pairs):
+        """--in-domain-only (shortlist, replay-crawl, export-bitext): the pairs with a page in the domain by the
+        texts table, and {'in_domain' | reason: pairs}; a texts table without the flag is a ConfigError."""
+        from parascout.udfs.domain_focus import pairs_in_domain
+
+        try:
+            return pairs_in_domain(pairs, self.read_table("texts"))
+        except ValueError as error:
+            raise ConfigError(str(error)) from error
+
     def write_table(self, df, table: str) -> int:
         """Write a DataFrame as a new version of `table` beside the current one and return its row count.
 

@@ -72,10 +72,7 @@ class ExportBitextJob(Job):
 
     def in_domain(self, pairs):
         """--in-domain-only: the pairs with a page in the domain; the rest counted by reason."""
-        try:
-            pairs, counts = domain_focus.pairs_in_domain(pairs, self.read_table("texts"))
-        except ValueError as error:
-            raise ConfigError(str(error)) from error
+        pairs, counts = self.pairs_in_domain(pairs)
         for reason in domain_focus.FILTERED_REASONS:
             self.report.filtered(reason, counts.get(reason, 0))
         return pairs

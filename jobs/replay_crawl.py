@@ -15,7 +15,6 @@ import argparse
 
 from parascout.jobs.base import ConfigError, Job, JobFailed, language_pair_option
 from parascout.udfs import storage
-from parascout.udfs.domain_focus import pairs_in_domain
 from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.replay import POLICY_NAMES
 from parascout.udfs.replay.batch import RESULT_SCHEMA, SUMMARY_COLUMNS, ReplayConfig, replay_host, seed_urls_by_host
@@ -172,10 +171,7 @@ class ReplayCrawlJob(Job):
         frame = frame.select("host", "src_url", "trg_url").where(F.col("host").isNotNull())
         self.report.input("truth_pairs", frame.count(), primary=False)
         if self.args.in_domain_only:
-            try:
-                frame, counts = pairs_in_domain(frame, self.read_table("texts"))
-            except ValueError as error:
-                raise ConfigError(str(error)) from error
+            frame, counts = self.pairs_in_domain(frame)
             self.report.metric("truth_pairs_by_domain", counts)
         return frame
 

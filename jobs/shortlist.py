@@ -17,7 +17,6 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job, language_pair_option
-from parascout.udfs.domain_focus import pairs_in_domain
 from parascout.udfs.shortlist import (
     BITEXT_YIELD_COLUMNS,
     DEFAULT_PRECISION_KS,
@@ -87,10 +86,7 @@ class ShortlistJob(Job):
         alignment = self.read_table("alignment")
         if not self.args.in_domain_only:
             return alignment
-        try:
-            kept, counts = pairs_in_domain(alignment, self.read_table("texts"))
-        except ValueError as error:
-            raise ConfigError(str(error)) from error
+        kept, counts = self.pairs_in_domain(alignment)
         self.report.metric("aligned_pairs_by_domain", counts)
         return kept
 
