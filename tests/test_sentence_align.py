@@ -87,3 +87,30 @@ def test_structure_keeps_headings_apart_and_pairs_titles():
     assert shape(align_segments(HEADED_SRC, HEADED_TRG, "eng", "fra", TinyLexicon(), tokenize)) == expected
     assert layout(HEADED_SRC).starts.tolist() == [True, True, False, True, True]
     assert layout(HEADED_SRC).standalone.tolist() == [True, False, False, True, False]
+
+
+class TinyChineseLexicon(TinyLexicon):
+    """English words to the Chinese characters (parascout's tokenize reads Han one character a token)."""
+
+    table: ClassVar[dict] = {
+        "people": {"百": 0.6, "姓": 0.6}, "sang": {"唱": 0.9}, "river": {"河": 0.9}, "king": {"王": 0.9},
+        "city": {"城": 0.9}, "saw": {"看": 0.7, "见": 0.6}, "temple": {"殿": 0.8, "圣": 0.3}, "prayed": {"祷": 0.8, "告": 0.7},
+        "night": {"夜": 0.9}, "slept": {"睡": 0.9}, "morning": {"早": 0.8, "晨": 0.8}, "ate": {"吃": 0.9},
+        "bread": {"饼": 0.9}, "he": {"他": 0.8}, "they": {"他": 0.6, "们": 0.5}, "boat": {"船": 0.9}, "sea": {"海": 0.9}}
+
+
+def test_a_sentence_cut_in_four_in_chinese_is_one_1_4_bead_and_a_note_stays_alone():
+    """The DP's largest shape is 1-3: it left the fourth clause (然后睡了 'and slept') unaligned; the absorbing pass
+    merges it into its pair (its words raise the pair's similarity), the untranslated note would dilute it."""
+    from parascout.udfs.bitext.sentences import split_sentences
+    from parascout.udfs.lexicon import tokenize as parascout_tokenize
+
+    src, _ = split_sentences([("The people sang by the river. The king went into the city, saw the temple, prayed "
+                               "there all night and slept. In the morning he ate bread. Then they took a boat to the sea.")])
+    trg, _ = split_sentences([("百姓在河边唱歌。王进了城。看见圣殿。就在那里祷告了一夜。然后睡了。早晨他吃了饼。"
+                               "然后他们坐船到海边去。译者注：原文为英语。")])
+    assert (len(src), len(trg)) == (4, 8)
+    beads = align_segments(src, trg, "eng", "zho", TinyChineseLexicon(), parascout_tokenize)
+    assert shape(beads) == [((0,), (0,)), ((1,), (1, 2, 3, 4)), ((2,), (5,)), ((3,), (6,)), ((), (7,))]
+    assert [bead.kind for bead in beads] == ["1-1", "1-4", "1-1", "1-1", "0-1"]
+    assert 0 < beads[1].score <= 1
