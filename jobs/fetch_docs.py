@@ -8,7 +8,7 @@ file and sorted by offset so neighbouring records share one coalesced GET. With
 Every requested URL ends in `docs` once, with status 'ok' or a reason; a rerun
 (--force) fetches only URLs without an 'ok' row and merges. Each HTML page fetched
 from WARC also gets a `texts` row: its paragraphs (type, language, hash, boilerplate
-flag), main text and status; after the per-record pass, a per-site pass over the
+flag), main text, status and its metadata (meta description, keywords); after the per-record pass, a per-site pass over the
 paragraph hashes marks the site's repeated paragraphs as boilerplate and points each
 near-duplicate page to the one kept for its group (`duplicate_of`).
 """
@@ -32,8 +32,11 @@ from parascout.udfs.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
 from parascout.udfs.wat import read_wat_files
 
 SELECTION_COLUMNS = ["url", "host", "warc_filename", "warc_offset", "warc_length", "in_index"]
-#: the `texts` columns: status 'ok', 'no_text' (no paragraph at all) or 'boilerplate_only'
-TEXT_COLUMNS = ["url", "host", "lang", "title", "paragraphs", "main_text", "text_truncated", "duplicate_of", "status"]
+#: the `texts` columns: status 'ok', 'no_text' (no paragraph at all) or 'boilerplate_only'; the page's meta
+#: description (og:description when it has none) and meta keywords, metadata_truncated when either was cut
+TEXT_COLUMNS = ["url", "host", "lang", "title", "paragraphs", "main_text", "text_truncated", "duplicate_of", "status",
+                "description", "keywords", "metadata_truncated"]
+METADATA_SCHEMA = {"description": "string", "keywords": "array<string>", "metadata_truncated": "boolean"}
 
 
 class FetchDocsJob(Job):
@@ -95,7 +98,8 @@ class FetchDocsJob(Job):
                             help="lexicon directories (train-lexicon) that carry the terms of their source language "
                                  "into their target language, word by word")
         parser.add_argument("--min-relevance", type=float, default=domain_focus.DEFAULT_MIN_SCORE,
-                            help="in_domain needs this relevance score (title 10, text 1 per mention x term weight)")
+                            help="in_domain needs this relevance score (per mention x term weight: title 10, "
+                                 "description 4, keywords 2, main text 1)")
         parser.add_argument("--min-domain-terms", type=int, default=domain_focus.DEFAULT_MIN_TERMS,
                             help="in_domain needs this many distinct terms")
 
@@ -293,9 +297,13 @@ class FetchDocsJob(Job):
     def write_texts(self, fetched: DataFrame) -> None:
         """`texts` for the pages fetched now (and those of an earlier run not fetched again), site pass applied."""
         pages = fetched.select("url", "host", F.col("cld2_lang").alias("lang"), "title",
-                               F.col("page_paragraphs").alias("paragraphs"), "text_truncated")
+                               F.col("page_paragraphs").alias("paragraphs"), "text_truncated", *METADATA_SCHEMA)
         if self.table_exists("texts"):
-            earlier = self.read_table("texts").select(*pages.columns)
+            earlier = self.read_table("texts")
+            for name, kind in METADATA_SCHEMA.items():  # a texts table written before the metadata columns
+                if name not in earlier.columns:
+                    earlier = earlier.withColumn(name, F.lit(None).cast(kind))
+            earlier = earlier.select(*pages.columns)
             pages = pages.unionByName(earlier.join(pages.select("url"), "url", "left_anti"))
         texts = self.persist(self.with_domain_focus(self.site_pass(pages)), StorageLevel.DISK_ONLY)
         self.write_table(texts.select(*TEXT_COLUMNS, *(domain_focus.FOCUS_COLUMNS if self.domain_terms else ())),
@@ -303,10 +311,11 @@ class FetchDocsJob(Job):
         self.summarise_texts(self.read_table("texts"))
 
     def with_domain_focus(self, texts: DataFrame) -> DataFrame:
-        """--domain-terms: each page's ILSP-FC relevance (title and main text) and in-domain flag."""
+        """--domain-terms: each page's ILSP-FC relevance (title, description, keywords, main text) and in-domain
+        flag."""
         if not self.domain_terms:
             return texts
-        scored = texts.select("url", "lang", "title", "main_text").mapInPandas(functools.partial(
+        scored = texts.select("url", "lang", "title", "description", "keywords", "main_text").mapInPandas(functools.partial(
             domain_focus.score_texts, terms=self.domain_terms, min_score=self.args.min_relevance,
             min_terms=self.args.min_domain_terms), f"url string, {domain_focus.FOCUS_SCHEMA}")
         return texts.join(scored, "url", "left")
@@ -335,6 +344,8 @@ class FetchDocsJob(Job):
         """Report: texts by status, truncated pages, near-duplicates, boilerplate paragraphs."""
         row = texts.agg(
             F.count("*").alias("rows"), F.sum(F.col("text_truncated").cast("int")).alias("truncated"),
+            F.sum(F.col("metadata_truncated").cast("int")).alias("metadata_truncated"),
+            F.count("description").alias("with_description"), F.count("keywords").alias("with_keywords"),
             F.count("duplicate_of").alias("near_duplicates"),
             F.sum(F.size("paragraphs")).alias("paragraphs"),
             F.sum(F.size(F.filter("paragraphs", lambda p: p["boilerplate"]))).alias("boilerplate"),
@@ -343,6 +354,9 @@ class FetchDocsJob(Job):
         self.report.metric("texts", int(row["rows"]))
         self.report.metric("texts_by_status", by_status)
         self.report.metric("texts_truncated", int(row["truncated"] or 0))
+        self.report.metric("texts_metadata_truncated", int(row["metadata_truncated"] or 0))
+        self.report.metric("texts_with_description", int(row["with_description"]))
+        self.report.metric("texts_with_keywords", int(row["with_keywords"]))
         self.report.metric("near_duplicates", int(row["near_duplicates"]))
         self.report.metric("paragraphs", int(row["paragraphs"] or 0))
         self.report.metric("boilerplate_paragraphs", int(row["boilerplate"] or 0))

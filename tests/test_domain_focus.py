@@ -1,4 +1,5 @@
 """ILSP-FC's domain relevance on a hand-made page: location weights, multi-word terms, thresholds, bad lines."""
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -27,13 +28,44 @@ def test_relevance_weighs_locations_10_4_2_1():
     terms, _ = parse_domain_terms(TERMS_FILE.splitlines())
     page = {"title": "Renewable energy in Iceland",                   # 10 x 10
             "metadata": "Wind turbines and solar parks",                # solar 3 x 4 ('turbines' is not 'turbine')
-            "keywords": "tariff, grid",                                 # 2 x 2 + 4 x 2
+            "keywords": ["tariff", "grid"],                             # 2 x 2 + 4 x 2 (texts' keywords list)
             "text": "The grid carries renewable energy; the grid is old. Solar."}  # 4 x 2 + 10 x 1 + 3 x 1
     found = relevance(page, terms)
     assert found.score == pytest.approx(100 + 12 + 4 + 8 + 8 + 10 + 3)
     assert found.distinct_terms == 4
     assert found.subtopics == pytest.approx({"energy": 125.0, "policy": 4.0})
     assert found.in_domain() and not found.in_domain(min_terms=5) and not found.in_domain(min_score=200)
+
+
+def test_keywords_count_each_apart_and_metadata_weighs_4():
+    terms, _ = parse_domain_terms(TERMS_FILE.splitlines())
+    page = {"metadata": "A grid for renewable energy",           # 4 x 4 + 10 x 4
+            "keywords": ["renewable", "energy", "wind turbine"]}  # no term spans two keywords; 5 x 2
+    found = relevance(page, terms)
+    assert found.score == pytest.approx(16 + 40 + 10) and found.distinct_terms == 3
+    assert relevance({"keywords": "renewable, energy"}, terms).score == 20.0  # one text: the term is found
+
+
+def test_a_hand_made_page_scores_its_title_description_keywords_and_main_text():
+    from parascout.udfs.html_text import html_features
+
+    terms, _ = parse_domain_terms(TERMS_FILE.splitlines())
+    html = ('<html><head><title>Solar news</title><meta name="description" content="Tariff changes for solar.">'
+            '<meta name="keywords" content="grid, wind turbine"></head><body><nav><a href="/">Tariff</a></nav>'
+            "<p>The new solar tariff was agreed by the grid operator after a long debate in the national parliament.</p>"
+            "</body></html>")
+    doc = html_features(html, "http://example.com/")
+    main_text = "\n".join(p["text"] for p in doc["page_paragraphs"] if not p["boilerplate"])
+    batch = pd.DataFrame({"url": ["u"], "lang": [doc["cld2_lang"]], "title": [doc["title"]],
+                          "description": [doc["description"]], "keywords": [np.array(doc["keywords"], dtype=object)],
+                          "main_text": [main_text]})
+    from parascout.udfs.domain_focus import score_texts
+
+    out = next(score_texts(iter([batch]), terms))
+    # solar: title 3 x 10, description 3 x 4, text 3 x 1; tariff: description 2 x 4, text 2 x 1 (the nav link is
+    # boilerplate); grid: keywords 4 x 2, text 4 x 1; wind turbine: keywords 5 x 2
+    assert out["relevance"].tolist() == [30 + 12 + 3 + 8 + 2 + 8 + 4 + 10]
+    assert out["distinct_terms"].tolist() == [4] and out["subtopic"].tolist() == ["energy"]
 
 
 def test_batch_flags_and_off_topic_pages():
@@ -86,8 +118,10 @@ def test_score_texts_batches_keep_urls():
     from parascout.udfs.domain_focus import FOCUS_COLUMNS, score_texts
 
     terms, _ = parse_domain_terms(["1\teuro", "1\tdollar"])
-    batch = pd.DataFrame({"url": ["u1", "u2"], "lang": ["eng", None], "title": ["Euro", None],
-                          "main_text": ["dollar", None]})
+    batch = pd.DataFrame({"url": ["u1", "u2", "u3"], "lang": ["eng", None, "eng"], "title": ["Euro", None, None],
+                          "description": [None, None, "About the dollar"],
+                          "keywords": [None, None, np.array(["euro", "yen"], dtype=object)],
+                          "main_text": ["dollar", None, ""]})
     out = pd.concat(list(score_texts(iter([batch]), terms, min_score=2, min_terms=2)))
     assert out.columns.tolist() == ["url", *FOCUS_COLUMNS]
-    assert out["in_domain"].tolist() == [True, False] and out["relevance"].tolist() == [11.0, 0.0]
+    assert out["in_domain"].tolist() == [True, False, True] and out["relevance"].tolist() == [11.0, 0.0, 6.0]

@@ -7,7 +7,13 @@ import zlib
 import pytest
 
 from benchmarks.bench_fetch_verify import html_parser_features
-from parascout.udfs.html_text import MIN_LANG_CHARS, html_features, paragraph_hash
+from parascout.udfs.html_text import (
+    MAX_KEYWORDS,
+    MAX_METADATA_CHARS,
+    MIN_LANG_CHARS,
+    html_features,
+    paragraph_hash,
+)
 from parascout.udfs.structure import ThresholdRule, strand_features
 from tests.test_documents import ENGLISH, GERMAN, gzip_members, html_page
 
@@ -135,6 +141,34 @@ def test_custom_and_svg_elements_keep_their_names_across_pages():
         assert structure[-5:] == ["[START:my-widget]", "[Chunk:1]", "[END:my-widget]", "[END:body]", "[END:html]"]
     svg = html_features("<body><svg><foreignObject><p>x</p></foreignObject></svg></body>", None)
     assert "[START:foreignobject]" in svg["structure"] and svg["text_chars"] == 0
+
+
+METADATA_PAGE = ('<html><head><title>Wind</title><meta charset="utf-8"><meta name="Description" content="  Wind '
+                 ' power &amp; solar\n parks "><meta property="og:description" content="Not this one">'
+                 '<meta name="keywords" content="wind turbine, solar;grid, ,Solar, wind turbine\u3001\u98ce\u80fd">'
+                 "</head><body><p>Text.</p></body></html>")
+
+
+def test_meta_description_and_keywords_are_kept():
+    doc = html_features(METADATA_PAGE, "http://example.com/")
+    assert doc["description"] == "Wind power & solar parks"  # entities decoded, whitespace normalised
+    assert doc["keywords"] == ["wind turbine", "solar", "grid", "Solar", "\u98ce\u80fd"]  # separators, repeats
+    assert doc["metadata_truncated"] is False
+    og_only = html_features('<head><meta property="og:description" content="From Open Graph"></head>', None)
+    assert og_only["description"] == "From Open Graph" and og_only["keywords"] is None
+    none = html_features('<head><meta name="description" content="  "><meta name="keywords" content=", ;"></head>', None)
+    assert none["description"] is None and none["keywords"] is None and none["metadata_truncated"] is False
+
+
+def test_metadata_is_bounded_and_the_cut_is_flagged():
+    long = "word " * (MAX_METADATA_CHARS // 2)
+    many = ", ".join(f"keyword{i}" for i in range(MAX_KEYWORDS + 5))
+    cut = html_features(f'<head><meta name="description" content="{long}"></head>', None)
+    assert len(cut["description"]) <= MAX_METADATA_CHARS and cut["metadata_truncated"]
+    cut = html_features(f'<head><meta name="keywords" content="{many}"></head>', None)
+    assert cut["keywords"] == [f"keyword{i}" for i in range(MAX_KEYWORDS)] and cut["metadata_truncated"]
+    stuffed = html_features(f'<head><meta name="keywords" content="{"x" * 300 + ", " * 3000}y"></head>', None)
+    assert stuffed["keywords"] == ["x" * 300] and stuffed["metadata_truncated"]  # read up to the cap only
 
 
 def test_paragraph_hash_ignores_case_punctuation_and_spacing():

@@ -73,7 +73,9 @@ def test_fetch_docs_writes_texts_with_site_boilerplate_and_near_duplicates(spark
     pages[f"{site}/story-0-print.html"] = site_page("Story 0", STORIES[0], "<p>Printed from the web site.</p>")
     pages[f"{site}/broken.html"] = f"<html><body><p>Unclosed <b>{STORIES[2][::-1]} <div>a table cell<td>cell text"
     pages[f"{site}/huge.html"] = site_page("Huge", " ".join(STORIES) * 400)
-    pages[f"{site}/empty.html"] = "<html><head><title>Nothing</title><script>x()</script></head><body></body></html>"
+    keywords = ", ".join(f"k{i}" for i in range(60))  # over MAX_KEYWORDS (50): cut and counted
+    pages[f"{site}/empty.html"] = ('<html><head><title>Nothing</title><meta name="description" content=" Nothing  here">'
+                                   f'<meta name="keywords" content="{keywords}"><script>x()</script></head><body></body></html>')
     records = [(url, record_bytes(url, html)) for url, html in pages.items()]
     russian = "<html><body><p>" + "Компания работает на рынке пожарной безопасности с 2005 года. " * 3 + "</p></body></html>"
     records.append((f"{site}/ru.html", record_bytes(f"{site}/ru.html", russian.encode("cp1251"),
@@ -99,7 +101,12 @@ def test_fetch_docs_writes_texts_with_site_boilerplate_and_near_duplicates(spark
     assert texts[f"{site}/huge.html"]["text_truncated"] and len(texts[f"{site}/huge.html"]["main_text"]) <= 20000
     assert STORIES[2][::-1] in texts[f"{site}/broken.html"]["main_text"]
     assert texts[f"{site}/ru.html"]["lang"] == "rus" and "Компания" in texts[f"{site}/ru.html"]["main_text"]
+    empty = texts[f"{site}/empty.html"]  # metadata is kept for a page without text too
+    assert empty["description"] == "Nothing here" and empty["keywords"] == [f"k{i}" for i in range(50)]
+    assert empty["metadata_truncated"] and not story["metadata_truncated"]
+    assert story["description"] is None and story["keywords"] is None
     metrics = report["metrics"]
+    assert metrics["texts_metadata_truncated"] == metrics["texts_with_description"] == metrics["texts_with_keywords"] == 1
     assert metrics["texts"] == 8 and metrics["near_duplicates"] == 1 and metrics["texts_truncated"] == 1
     assert metrics["texts_by_status"] == {"ok": 7, "no_text": 1}
     assert 0 < metrics["boilerplate_paragraphs"] < metrics["paragraphs"]

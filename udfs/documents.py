@@ -15,7 +15,13 @@ from __future__ import annotations
 import codecs
 import re
 
-from parascout.udfs.html_text import MAX_TEXT_CHARS, TEXT_FIELDS_SCHEMA, html_features, normalise_link
+from parascout.udfs.html_text import (
+    EMPTY_TEXT_FIELDS,
+    MAX_TEXT_CHARS,
+    TEXT_FIELDS_SCHEMA,
+    html_features,
+    normalise_link,
+)
 from parascout.udfs.urls import url_host
 from parascout.udfs.warc_record import (
     RECORD_SECONDS,
@@ -61,7 +67,7 @@ def empty_doc(status: str, error: str | None = None) -> dict:
             "outlinks_same_host": None, "images": None, "structure": None, "title": None, "http_status": None,
             "content_type": None, "charset": None, "charset_source": None, "warc_truncated": None,
             "refers_to_url": None, "refers_to_date": None, "outlinks_cut": None, "images_cut": None, "outlink_cues": None,
-            "page_paragraphs": None, "text_truncated": None}
+            **EMPTY_TEXT_FIELDS}
 
 
 def parse_record(data: bytes, url: str | None = None, record_seconds: float | None = RECORD_SECONDS,

@@ -10,6 +10,8 @@ one in every page. Terms of one language can be carried into another through a t
     score = sum over terms t and locations l of  n(t, l) x weight(t) x weight(l)
 
 with n(t, l) the occurrences of t in location l and location weights title 10, metadata 4, keywords 2, text 1.
+In `texts` the locations are the page's title, its meta description (metadata), its meta keywords (each keyword
+apart: a term never spans two) and its main text.
 A page is in the domain when its score reaches `min_score` and it holds at least `min_terms` distinct terms.
 ILSP-FC's wiki gives the file format and suggests one weight for every term (100; lower for ambiguous ones)
 but no default thresholds that could be found. parascout's defaults, for term lists weighted 1 per term
@@ -136,16 +138,26 @@ def count_term(tokens: list[str], term: tuple[str, ...]) -> int:
                tuple(tokens[i:i + n]) == term)
 
 
-def relevance(locations: dict[str, str | None], terms: list[DomainTerm],
+def location_words(value, lang: str | None = None) -> list[list[str]]:
+    """The word lists of one location: one text, or several texts a term never spans (a keywords list)."""
+    if value is None or isinstance(value, float):  # null (pandas may give NaN)
+        return []
+    if isinstance(value, str):
+        return [words(value, lang)]
+    return [words(text, lang) for text in value if isinstance(text, str)]
+
+
+def relevance(locations: dict, terms: list[DomainTerm],
               location_weights: dict[str, float] = LOCATION_WEIGHTS, lang: str | None = None) -> Relevance:
-    """ILSP-FC's relevance of one page: `locations` maps title / metadata / keywords / text to their text;
-    with `lang`, terms of another language are not counted."""
-    tokens = {location: words(locations.get(location), lang) for location in location_weights}
+    """ILSP-FC's relevance of one page: `locations` maps title / metadata / keywords / text to a text or a list
+    of texts; with `lang`, terms of another language are not counted."""
+    tokens = {location: location_words(locations.get(location), lang) for location in location_weights}
     found = Relevance()
     for term in terms:
         if lang and term.lang and term.lang != lang:
             continue
-        value = sum(count_term(tokens[location], term.words) * weight for location, weight in location_weights.items())
+        value = sum(count_term(part, term.words) * weight for location, weight in location_weights.items()
+                    for part in tokens[location])
         if value:
             found.score += value * term.weight
             found.distinct_terms += 1
@@ -168,9 +180,11 @@ def domain_relevance(pages: pd.DataFrame, terms: list[DomainTerm], min_score: fl
 
 def score_texts(batches: Iterator[pd.DataFrame], terms: list[DomainTerm], min_score: float = DEFAULT_MIN_SCORE,
                 min_terms: int = DEFAULT_MIN_TERMS) -> Iterator[pd.DataFrame]:
-    """mapInPandas over `texts` rows (url, lang, title, main_text): url and the FOCUS_COLUMNS."""
+    """mapInPandas over `texts` rows (url, lang, title, description, keywords, main_text): url and the
+    FOCUS_COLUMNS."""
     for batch in batches:
-        pages = pd.DataFrame({"title": batch["title"], "text": batch["main_text"], "lang": batch["lang"]})
+        pages = pd.DataFrame({"title": batch["title"], "metadata": batch["description"],
+                              "keywords": batch["keywords"], "text": batch["main_text"], "lang": batch["lang"]})
         scored = domain_relevance(pages, terms, min_score, min_terms)
         scored["distinct_terms"] = scored["distinct_terms"].astype("int32")
         yield pd.concat([batch[["url"]], scored], axis=1)

@@ -3,7 +3,8 @@
 `html_features(html, url)` walks the parsed tree once and returns the `docs` columns
 (title, html_lang, text length, paragraph count, outlinks resolved and normalised with
 a same-host flag, image file names, CLD2's page language, the STRAND linearisation
-"[START:p]" / "[END:p]" / "[Chunk:123]") plus `page_paragraphs`: the page's blocks of
+"[START:p]" / "[END:p]" / "[Chunk:123]"), the page's metadata (`<meta name="description">`, or og:description
+when it has none, and the `<meta name="keywords">` list; bounded, `metadata_truncated` when cut) plus `page_paragraphs`: the page's blocks of
 text (`p`, headings, list items, table cells, `br`-separated runs) with their type
 ('title', 'heading', 'list_item', 'text'), a CLD2 language each, a hash of the
 normalised text, and a boilerplate flag. Boilerplate is marked, never dropped, by
@@ -41,6 +42,12 @@ MAX_CUE_TEXT_CHARS = 200
 MAX_IMAGE_NAME_CHARS = 256
 #: paragraphs kept per page stop once their text passes this many characters (text_truncated)
 MAX_TEXT_CHARS = 200_000
+#: a meta description and a meta keywords list are read up to this many characters each, the list up to
+#: MAX_KEYWORDS keywords (metadata_truncated when either is cut)
+MAX_METADATA_CHARS = 2_000
+MAX_KEYWORDS = 50
+#: what separates meta keywords: commas and semicolons (Latin, Arabic, CJK full-width, ideographic)
+KEYWORD_SEPARATORS = re.compile("[,;\u060c\u061b\u3001\uff0c\uff1b]")
 
 SKIPPED_CONTENT_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "title"})
 VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
@@ -78,8 +85,12 @@ MIN_LANG_CHARS = 20
 PARAGRAPH_TYPES = ("title", "heading", "list_item", "text")
 #: Spark DDL of a paragraph (the `texts` contract) and of the text columns a fetch task adds to each record
 PARAGRAPH_SCHEMA = "struct<text:string,type:string,lang:string,boilerplate:boolean,hash:string>"
-TEXT_FIELDS_SCHEMA = f"page_paragraphs array<{PARAGRAPH_SCHEMA}>, text_truncated boolean"
-ATTRIBUTE_TAGS = frozenset({*LINK_ATTRIBUTES, "img", "link", "base", "html"})
+TEXT_FIELDS_SCHEMA = (f"page_paragraphs array<{PARAGRAPH_SCHEMA}>, text_truncated boolean, description string, "
+                      "keywords array<string>, metadata_truncated boolean")
+#: the text fields of a record that has no page (a failed fetch, a WAT record)
+EMPTY_TEXT_FIELDS = {"page_paragraphs": None, "text_truncated": None, "description": None, "keywords": None,
+                     "metadata_truncated": None}
+ATTRIBUTE_TAGS = frozenset({*LINK_ATTRIBUTES, "img", "link", "base", "html", "meta"})
 START_TOKENS = {tag: f"[START:{tag}]" for tag in (*BLOCK_TAGS, "a", "span", "img", "b", "i", "strong", "em", "script")}
 END_TOKENS = {tag: f"[END:{tag}]" for tag in START_TOKENS}
 
@@ -213,6 +224,7 @@ class Page:
         "link_budget",
         "link_cues",
         "links",
+        "metas",
         "structure",
         "text_truncated",
         "title_parts",
@@ -232,6 +244,7 @@ class Page:
         self.kept_chars = 0
         self.text_truncated = False
         self.chunks: list[str] = []  # every text run, whitespace-normalised (the page text CLD2 reads)
+        self.metas: dict[str, str] = {}  # 'description' / 'og:description' / 'keywords' -> the first content
 
     def add_block(self, pieces: list[str], kind: str, link_chars: int, region: bool, max_text_chars: int) -> None:
         """Close a text block: counted always, kept while the page's kept text stays within max_text_chars
@@ -269,6 +282,11 @@ class Page:
         elif tag == "link":
             if "alternate" in (attributes.get("rel") or "").lower():
                 self.link(attributes.get("href"), code_language(attributes.get("hreflang")))
+        elif tag == "meta":
+            name = (attributes.get("name") or attributes.get("property") or "").strip().lower()
+            content = attributes.get("content")
+            if name in METADATA_NAMES and content and not content.isspace():
+                self.metas.setdefault(name, content)
         elif tag == "base":
             href = attributes.get("href")
             if href and self.base_url is not None and len(href) <= MAX_OUTLINK_CHARS:
@@ -290,6 +308,32 @@ class Page:
                        title=attributes.get("title"), image_alt=image_alt, image=image_src)
         if cue:
             self.link_cues.setdefault(url, cue.lang)
+
+
+#: the <meta> names (or properties) kept
+METADATA_NAMES = frozenset({"description", "og:description", "keywords"})
+
+
+def page_metadata(metas: dict[str, str]) -> tuple[str | None, list[str] | None, bool]:
+    """(description, keywords, cut) of a page's <meta> contents: the description whitespace-normalised (og:description
+    when there is none); keywords split at separators, normalised, repeats dropped; each bounded."""
+    cut = False
+    description = metas.get("description") or metas.get("og:description")
+    if description is not None:
+        description = " ".join(description.split())
+        if len(description) > MAX_METADATA_CHARS:
+            description, cut = description[:MAX_METADATA_CHARS].rstrip(), True
+    keywords = None
+    if "keywords" in metas:
+        content = metas["keywords"]
+        pieces = KEYWORD_SEPARATORS.split(content[:MAX_METADATA_CHARS])
+        if len(content) > MAX_METADATA_CHARS:
+            cut = True
+            pieces = pieces[:-1] or pieces  # the last keyword is likely cut mid-word
+        keywords = list(dict.fromkeys(word for word in (" ".join(piece.split()) for piece in pieces) if word))
+        if len(keywords) > MAX_KEYWORDS:
+            keywords, cut = keywords[:MAX_KEYWORDS], True
+    return description or None, keywords or None, cut
 
 
 def _hinted(node) -> bool:
@@ -434,6 +478,7 @@ def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHA
     outlinks = list(links)
     images, images_cut = bound_links(dict.fromkeys(page.images), LinkBudget(MAX_IMAGES, MAX_IMAGE_NAME_CHARS))
     lang, reliable, percent, single = _cld2(page_text)
+    description, keywords, metadata_cut = page_metadata(page.metas)
     return {
         "status": "ok", "cld2_lang": lang, "cld2_reliable": reliable, "cld2_percent": percent,
         "html_lang": page.html_lang, "text_chars": len(page_text), "paragraphs": page.block_count,
@@ -443,6 +488,7 @@ def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHA
         "outlinks_cut": page.link_budget.cut, "images_cut": images_cut,
         "title": title, "error": "structure_truncated" if len(page.structure) > MAX_STRUCTURE_TOKENS else None,
         "page_paragraphs": page_paragraphs(page.blocks, title, lang, single), "text_truncated": page.text_truncated,
+        "description": description, "keywords": keywords, "metadata_truncated": metadata_cut,
     }
 
 
