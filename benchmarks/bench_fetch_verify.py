@@ -13,10 +13,17 @@
    difflib.SequenceMatcher as the baseline aligner, with how far SequenceMatcher's dp is from the minimal one.
 
     .venv/bin/python benchmarks/bench_fetch_verify.py [--pages 3000] [--pairs 400] [--html-only] [--seeds 7,1234]
+        [--against OLD_html_text.py] [--ceiling]
+
+--against FILE times another version of udfs/html_text.py (e.g. `git show HEAD~1:udfs/html_text.py > /tmp/old.py`)
+on the same pages in the same run: a before/after of a change to the walk. --ceiling times only the C parts of the
+HTML stage (Lexbor's parse, page CLD2, both; and Lexbor's own text() as a compiled walk's stand-in) beside the full
+pipeline, on the real pages and the first seed's sample archive: how fast the stage could be with no Python walk.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import os
@@ -240,19 +247,99 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
     return {f"share_{step}": seconds / total for step, seconds in spent.items()}
 
 
-def bench_html(pages: list[tuple[str, str]], label: str, repeat: int = 3) -> dict:
-    """Pages per CPU-second, html.parser path vs html_text, on the same decoded pages."""
+def load_html_text(path: str | None):
+    """Another version of udfs/html_text.py (--against), imported under its own name; None without a path."""
+    if not path:
+        return None
+    spec = importlib.util.spec_from_file_location("html_text_against", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def bench_html(pages: list[tuple[str, str]], label: str, repeat: int = 3, against=None) -> dict:
+    """Pages per CPU-second, html.parser path vs html_text (and --against's version), on the same decoded pages."""
     if not pages:
         return {"skipped": f"no {label} pages"}
     from parascout.udfs.html_text import html_features
 
     for url, html in pages:  # warm both paths' caches (links repeat across a site, as in a real task)
         html_features(html, url)
+        if against is not None:
+            against.html_features(html, url)
     old = time_pages(html_parser_features, pages, repeat)
     new = time_pages(html_features, pages, repeat)
-    return {"pages": len(pages), "mean_html_kb": sum(len(h) for _, h in pages) / len(pages) / 1024,
-            "html_parser_features_per_cpu_s": old, "lexbor_features_main_text_per_cpu_s": new,
-            "speedup": new / old, **time_breakdown(pages)}
+    result = {"pages": len(pages), "mean_html_kb": sum(len(h) for _, h in pages) / len(pages) / 1024,
+              "html_parser_features_per_cpu_s": old, "lexbor_features_main_text_per_cpu_s": new,
+              "speedup": new / old}
+    if against is not None:  # interleaved rounds, so load changes hit both versions alike
+        rounds = [(time_pages(against.html_features, pages, 1), time_pages(html_features, pages, 1))
+                  for _ in range(repeat if len(pages) >= 100 else 4 * repeat)]
+        before, after = max(r[0] for r in rounds), max(r[1] for r in rounds)
+        result.update({"against_per_cpu_s": before, "current_per_cpu_s": after, "current_vs_against": after / before})
+    return {**result, **time_breakdown(pages)}
+
+
+def page_texts(pages: list[tuple[str, str]]) -> dict[str, str]:
+    """The text CLD2 reads for each page (the walk's whitespace-normalised text runs), computed untimed."""
+    from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
+
+    from parascout.udfs import html_text
+
+    texts = {}
+    for url, html in pages:
+        page = html_text.Page(url)
+        html_text.walk_page([LexborHTMLParser(html, options=LexborDocumentOptions.WO_EVENTS).root], page,
+                            html_text.MAX_TEXT_CHARS)
+        texts[url] = " ".join(page.chunks)
+    return texts
+
+
+def bench_ceiling(pages: list[tuple[str, str]], label: str, repeat: int = 3) -> dict:
+    """Pages per CPU-second of the HTML stage's C parts alone (Lexbor's parse, page CLD2 on the page text, both;
+    parse + Lexbor's own text() + CLD2: a compiled walk's floor), beside the full pipeline in the same run."""
+    if not pages:
+        return {"skipped": f"no {label} pages"}
+    import pycld2
+    from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
+
+    from parascout.udfs.html_text import _cld2, html_features
+
+    options = LexborDocumentOptions.WO_EVENTS
+    texts = page_texts(pages)
+    encoded = {url: text.encode("utf-8") for url, text in texts.items()}
+
+    def parse(html, url):
+        LexborHTMLParser(html, options=options)
+
+    def page_cld2(html, url):
+        _cld2(texts[url])
+
+    def cld2_detect(html, url):
+        pycld2.detect(encoded[url], isPlainText=True)
+
+    def parse_and_cld2(html, url):
+        LexborHTMLParser(html, options=options)
+        _cld2(texts[url])
+
+    def parse_text_cld2(html, url):
+        tree = LexborHTMLParser(html, options=options)
+        body = tree.body
+        _cld2(body.text(separator=" ", strip=True) if body is not None else "")
+
+    steps = {"lexbor_parse": parse, "page_cld2": page_cld2, "cld2_detect_only": cld2_detect,
+             "parse_plus_page_cld2": parse_and_cld2, "parse_lexbor_text_cld2": parse_text_cld2,
+             "full_pipeline": html_features}
+    for url, html in pages:
+        html_features(html, url)  # warm the link caches, as in bench_html
+    rates = {name: 0.0 for name in steps}
+    for _ in range(repeat):  # interleaved rounds: load changes hit every step alike; the best round counts
+        for name, step in steps.items():
+            rates[name] = max(rates[name], time_pages(step, pages, 1))
+    result = {"pages": len(pages), "mean_html_kb": sum(len(h) for _, h in pages) / len(pages) / 1024,
+              **{f"{name}_per_cpu_s": rate for name, rate in rates.items()}}
+    result["full_pipeline_share_of_parse_plus_cld2"] = rates["full_pipeline"] / rates["parse_plus_page_cld2"]
+    return result
 
 
 def real_commoncrawl_pages() -> list[tuple[str, str]]:
@@ -434,17 +521,37 @@ def extracted_quality(pages: list[tuple[str, str]], texts: dict[str, str], body_
     return {"body_lines_found": found / max(total, 1), "other_words_removed": 1 - kept_other / max(total_other, 1)}
 
 
-def bench_html_engine(hosts: int, seeds: list[int]) -> dict:
+def bench_html_ceiling(hosts: int, seed: int) -> dict:
+    """--ceiling: the C parts' rates beside the full pipeline on the real pages and one seed's sample archive."""
+    results = {"ceiling_real_commoncrawl": bench_ceiling(real_commoncrawl_pages(), "real CommonCrawl", repeat=20)}
+    corpus = shared_data_path() / "parallel-text" / "bible"
+    with tempfile.TemporaryDirectory() as folder:
+        pages, _ = sample_archive_pages(Path(folder), hosts, corpus if corpus.exists() else None, seed)
+        results[f"ceiling_sample_archive_seed_{seed}"] = bench_ceiling(pages, "sample-archive")
+    return results
+
+
+def bench_html_speed(hosts: int, seed: int, against=None) -> dict:
+    """--speed-only: bench_html on the real pages and one seed's sample archive."""
+    results = {"html_real_commoncrawl": bench_html(real_commoncrawl_pages(), "real CommonCrawl", 5, against)}
+    corpus = shared_data_path() / "parallel-text" / "bible"
+    with tempfile.TemporaryDirectory() as folder:
+        pages, _ = sample_archive_pages(Path(folder), hosts, corpus if corpus.exists() else None, seed)
+        results[f"html_sample_archive_seed_{seed}"] = bench_html(pages, "sample-archive", 3, against)
+    return results
+
+
+def bench_html_engine(hosts: int, seeds: list[int], against=None) -> dict:
     """Speed on the real pages and the first seed's archive; main-text quality on every seed's archive (held-out
     seeds by default: the rules were tuned on seed 42); the comparison with trafilatura and justext."""
     real = real_commoncrawl_pages()
-    results = {"html_real_commoncrawl": bench_html(real, "real CommonCrawl", repeat=5)}
+    results = {"html_real_commoncrawl": bench_html(real, "real CommonCrawl", repeat=5, against=against)}
     corpus = shared_data_path() / "parallel-text" / "bible"
     for index, seed in enumerate(seeds):
         with tempfile.TemporaryDirectory() as folder:
             pages, truth = sample_archive_pages(Path(folder), hosts, corpus if corpus.exists() else None, seed)
             if index == 0:
-                results[f"html_sample_archive_seed_{seed}"] = bench_html(pages, "sample-archive")
+                results[f"html_sample_archive_seed_{seed}"] = bench_html(pages, "sample-archive", against=against)
             results[f"main_text_quality_sample_archive_seed_{seed}"] = main_text_quality(pages, truth)
             results[f"extractors_sample_archive_seed_{seed}"] = extractor_comparison(pages, truth)
     results["extractors_real_commoncrawl_speed"] = extractor_comparison(real)
@@ -698,8 +805,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", default="7,1234",
                         help="sample-archive seeds for main-text quality (the rules were tuned on 42; the first "
                              "seed's archive is also timed)")
+    parser.add_argument("--against", metavar="FILE",
+                        help="another version of udfs/html_text.py, timed on the same pages in the same run")
+    parser.add_argument("--speed-only", action="store_true",
+                        help="HTML stage: speed on the real pages and the first seed's archive only (no quality, "
+                             "no extractor comparison)")
+    parser.add_argument("--ceiling", action="store_true",
+                        help="only the C parts' rates beside the full pipeline (real pages, first seed's archive)")
     args = parser.parse_args(argv)
-    results = bench_html_engine(args.hosts, [int(seed) for seed in args.seeds.split(",")])
+    seeds = [int(seed) for seed in args.seeds.split(",")]
+    if args.ceiling:
+        return print_results(bench_html_ceiling(args.hosts, seeds[0]))
+    if args.speed_only:
+        return print_results(bench_html_speed(args.hosts, seeds[0], load_html_text(args.against)))
+    results = bench_html_engine(args.hosts, seeds, load_html_text(args.against))
     if args.html_only:
         return print_results(results)
     records = generate_records(args.pages)
