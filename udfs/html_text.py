@@ -66,10 +66,11 @@ HINTED_TAGS = frozenset({"div", "section", "ul", "ol", "table", "td"})
 BOILERPLATE_HINT = re.compile(r"(?:^|[\W_])(?:nav|navbar|menu|footer|header|sidebar|side-bar|breadcrumbs?|cookies?|"
                               r"consent|gdpr|banner|share|social|related|widget|masthead|topbar|subnav|pager|"
                               r"pagination|copyright|skip-link|toolbar|login|bottom|legal|disclaimer|imprint)(?:$|[\W_])", re.IGNORECASE)
-#: a cookie/copyright notice, searched in case-folded text
-NOTICE = re.compile(r"cookie|gdpr|\u00a9|copyright|all rights reserved|privacy policy|terms of (?:use|service)|"
-                    r"datenschutz|impressum|alle rechte vorbehalten|tous droits r\u00e9serv\u00e9s|"
-                    r"todos los derechos reservados|版权所有|隐私")
+#: what a cookie/copyright notice says, searched in case-folded text (str.find per phrase: ~2x faster than
+#: one regex alternation over the page)
+NOTICE_PHRASES = ("cookie", "gdpr", "\u00a9", "copyright", "all rights reserved", "privacy policy", "terms of use",
+                  "terms of service", "datenschutz", "impressum", "alle rechte vorbehalten",
+                  "tous droits r\u00e9serv\u00e9s", "todos los derechos reservados", "版权所有", "隐私")
 #: justext's length classes, in characters (CJK and Thai pages count each character as three)
 SHORT_CHARS, GOOD_CHARS = 25, 70
 #: above this share of characters inside links a block is a link list; a good block has at most the second
@@ -159,7 +160,7 @@ def cld2_language(text: str) -> tuple[str | None, bool, int]:
 
 def _cld2(text: str) -> tuple[str | None, bool, int, bool]:
     """cld2_language's answer and whether CLD2 found only that one language in the text."""
-    clean = CLD2_UNSAFE.sub(" ", text)
+    clean = text if text.isprintable() else CLD2_UNSAFE.sub(" ", text)  # every unsafe character is unprintable
     if not clean.strip():
         return None, False, 0, False
     try:
@@ -504,7 +505,7 @@ def page_paragraphs(blocks: list[tuple], title: str | None, page_lang: str | Non
     texts = [block[0] for block in blocks]
     folded = "\n".join(texts).casefold()  # one pass for every block: newlines separate them, none holds one
     keys = paragraph_keys(folded)
-    notices = {folded.count("\n", 0, match.start()) for match in NOTICE.finditer(folded)}
+    notices = notice_lines(folded)
     title_key = paragraph_keys(WHITESPACE.sub(" ", title).casefold())[0] if title else ""
     weight = 3 if page_lang in DENSE_SCRIPT_LANGS else 1
     kinds, classes = [], []
@@ -532,6 +533,18 @@ def page_paragraphs(blocks: list[tuple], title: str | None, page_lang: str | Non
     return [{"text": text, "type": kind, "lang": lang, "boilerplate": bad,
              "hash": blake2b(key.encode("utf-8", "ignore"), digest_size=8).hexdigest()}
             for text, kind, lang, bad, key in zip(texts, kinds, langs, boilerplate, keys)]
+
+
+def notice_lines(folded: str) -> set[int]:
+    """Indexes of the newline-separated texts that hold a notice phrase (NOTICE_PHRASES)."""
+    lines = set()
+    for phrase in NOTICE_PHRASES:
+        found = folded.find(phrase)
+        while found >= 0:
+            lines.add(folded.count("\n", 0, found))
+            end = folded.find("\n", found)  # the next search starts on the next text
+            found = folded.find(phrase, end + 1) if end >= 0 else -1
+    return lines
 
 
 def paragraph_keys(folded: str) -> list[str]:
