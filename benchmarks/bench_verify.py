@@ -1,19 +1,27 @@
-"""Throughput of verification with content features, against the structural path in the same run.
+"""Throughput of verify-pairs with content features (tsim), against the previous content path in the same run.
 
 Reads a real-text sample archive's `docs`, `texts` and `candidates` (as eval_verify.py leaves them
-under ROOT), and times on one core (CPU-seconds) udfs.verification.verify_frame over the candidate
-pairs: (a) structure only (no texts, today's features), (b) structure + tsim under a lexicon (pages
-tokenised once per host, as the job does), against the previous structural path (bit-parallel LCS,
-numpy/scipy correlation, no texts) in the same run. Also times lexicon training on the Bible (eng–fra).
+under ROOT) and times on one core, in CPU-seconds (time.process_time; best of --repeat runs):
+(a) udfs.verification.verify_frame with structure only (no texts), (b) verify_frame with structure +
+tsim under the lexicons (what verify-pairs runs), and (c) the content features alone, per host as
+verify-pairs prepares them, by the package (udfs.tsim: a host's words as integer ids, each page's
+candidate links built and sorted once) against the previous path kept here as the baseline
+(`previous_content_features`: string Counters per page, every pair's candidate links re-scored and
+re-sorted, the lexicon cut by strings, a script test per word in the tokeniser), checking that every
+feature of every pair is identical. Also times lexicon training on the Bible (eng–fra).
 
     .venv/bin/python benchmarks/bench_verify.py --root /tmp/eval-verify/seed42/root \\
-        --lexicon /tmp/eval-verify/seed42/lexicon-bible-fra [--pairs 3000]
+        --lexicon /tmp/eval-verify/lexicon-bible-fra [--lexicon ...] [--pairs 3000] [--repeat 3] [--no-training]
 """
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -21,14 +29,244 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from parascout.udfs import tables
-from parascout.udfs.lexicon import load_lexicon, read_aligned_files, train_lexicon
-from parascout.udfs.structure import ThresholdRule
-from parascout.udfs.verification import verify_frame
+from parascout.udfs.lexicon import (
+    _ARABIC_LETTERS,
+    _ARABIC_MARKS,
+    _ARABIC_SCRIPT,
+    _HAN,
+    _WORD,
+    COGNATE_MIN_CHARS,
+    Lexicon,
+    _split_han,
+    _strip_arabic_article,
+    cognate,
+    lexicon_for,
+    load_lexicon,
+    read_aligned_files,
+    train_lexicon,
+)
+from parascout.udfs.structure import ThresholdRule, pearson_significance
+from parascout.udfs.tsim import (
+    COGNATE_PREFIX,
+    COGNATE_WEIGHT,
+    DIAGONAL_BAND,
+    MAX_WORDS,
+    RARE_MAX_DOCS,
+    RARE_MAX_SHARE,
+    _fold,
+    content_features,
+    overlap,
+)
+from parascout.udfs.verification import HostPages, _as_list, verify_frame
 
 BIBLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "parallel-text" / "bible"
 DOC_COLUMNS = ["url", "status", "cld2_lang", "cld2_reliable", "text_chars", "paragraphs", "images", "structure"]
 
 
+# ---- the previous content path: the baseline (the package has one implementation, udfs.tsim) ----------
+def previous_tokenize(text: str | None, lang: str | None = None) -> list[str]:
+    """udfs.lexicon.tokenize as it was: a Han test per word."""
+    if not text:
+        return []
+    text = unicodedata.normalize("NFKC", text).casefold()
+    arabic = _ARABIC_SCRIPT.search(text) is not None
+    if arabic:
+        text = _ARABIC_MARKS.sub("", text).translate(_ARABIC_LETTERS)
+    tokens: list[str] = []
+    for word in _WORD.findall(text):
+        if _HAN.search(word):
+            tokens.extend(_split_han(word))
+        elif arabic and _ARABIC_SCRIPT.match(word):
+            tokens.append(_strip_arabic_article(word))
+        else:
+            tokens.append(word)
+    return tokens
+
+
+@dataclass
+class PreviousPage:
+    counts: Counter
+    words: int
+    numbers: frozenset[str]
+    paragraph_lengths: list[int]
+    lang_share: float | None
+    prefixes: dict[str, list[tuple[str, str]]]
+    positions: dict[str, list[float]]
+    images: dict = field(default_factory=dict)
+
+
+def previous_page_text(paragraphs, lang: str | None, main_text: str | None = None) -> PreviousPage:
+    main = [p for p in (paragraphs or []) if not p.get("boilerplate") and (p.get("text") or "").strip()]
+    text = "\n".join(p["text"] for p in main) if main else (main_text or "")
+    tokens = previous_tokenize(text, lang)[:MAX_WORDS]
+    counts = Counter(tokens)
+    labelled = [(len(p["text"]), p.get("lang")) for p in main if p.get("lang")]
+    total = sum(length for length, _ in labelled)
+    share = sum(length for length, code in labelled if code == lang) / total if total and lang else None
+    prefixes: dict[str, list[tuple[str, str]]] = {}
+    for word in counts:
+        if len(word) >= COGNATE_MIN_CHARS and not word.isdigit():
+            folded = _fold(word)
+            prefixes.setdefault(folded[:COGNATE_PREFIX], []).append((word, folded))
+    positions: dict[str, list[float]] = {}
+    for index, token in enumerate(tokens):
+        positions.setdefault(token, []).append(index / len(tokens))
+    return PreviousPage(counts, len(tokens), frozenset(w for w in counts if w.isdigit()),
+                        [len(p["text"]) for p in main], share, prefixes, positions)
+
+
+def previous_candidate_links(src: PreviousPage, trg: PreviousPage, lexicon: Lexicon | None) -> list:
+    trg_counts = trg.counts
+    links = [(1.0, word, word) for word in src.counts if word in trg_counts]
+    if id(lexicon) not in src.images:
+        table = lexicon.table if lexicon is not None else {}
+        src.images[id(lexicon)] = [(prob, word, translation) for word in src.counts
+                                   for translation, prob in (table.get(word) or {}).items()]
+    links += [entry for entry in src.images[id(lexicon)] if entry[2] in trg_counts]
+    for prefix, words in src.prefixes.items():
+        for other, other_folded in trg.prefixes.get(prefix) or ():
+            for word, folded in words:
+                if word != other:
+                    similarity = cognate(folded, other_folded)
+                    if similarity:
+                        links.append((COGNATE_WEIGHT * similarity, word, other))
+    links.sort(reverse=True)
+    return links
+
+
+def _previous_weight(page: PreviousPage, idf: dict, default_idf: float) -> float:
+    key = ("idf", id(idf))
+    if key not in page.images:
+        page.images[key] = sum(n * idf.get(w, default_idf) for w, n in page.counts.items())
+    return page.images[key]
+
+
+def previous_linked(src: PreviousPage, trg: PreviousPage, lexicon: Lexicon | None, idf: dict | None,
+                    default_idf: float) -> dict:
+    if not src.words or not trg.words:
+        return {"tsim": None, "tsim_idf": None, "links": 0, "diagonal_share": None, "best_side_coverage_idf": None}
+    src_free, trg_free = dict(src.counts), dict(trg.counts)
+    links = 0
+    src_linked_weight = trg_linked_weight = diagonal = linked_mass = 0.0
+    for _, s, t in previous_candidate_links(src, trg, lexicon):
+        n = min(src_free[s], trg_free[t])
+        if n:
+            src_used, trg_used = src.counts[s] - src_free[s], trg.counts[t] - trg_free[t]
+            src_free[s] -= n
+            trg_free[t] -= n
+            links += n
+            weight = 1.0
+            if idf is not None:
+                s_weight, t_weight = idf.get(s, default_idf), idf.get(t, default_idf)
+                src_linked_weight += n * s_weight
+                trg_linked_weight += n * t_weight
+                weight = (s_weight + t_weight) / 2
+            if n == 1:
+                on_diagonal = abs(src.positions[s][src_used] - trg.positions[t][trg_used]) <= DIAGONAL_BAND
+            else:
+                on_diagonal = sum(abs(a - b) <= DIAGONAL_BAND for a, b in zip(
+                    src.positions[s][src_used:src_used + n], trg.positions[t][trg_used:trg_used + n]))
+            diagonal += weight * on_diagonal
+            linked_mass += weight * n
+    result = {"tsim": links / (src.words + trg.words - links), "tsim_idf": None, "links": links,
+              "diagonal_share": diagonal / linked_mass if linked_mass > 0 else None, "best_side_coverage_idf": None}
+    if idf is None:
+        return result
+    src_weight, trg_weight = _previous_weight(src, idf, default_idf), _previous_weight(trg, idf, default_idf)
+    linked_weight = (src_linked_weight + trg_linked_weight) / 2
+    total = linked_weight + src_weight - src_linked_weight + trg_weight - trg_linked_weight
+    result["tsim_idf"] = linked_weight / total if total > 0 else None
+    if src_weight > 0 and trg_weight > 0:
+        result["best_side_coverage_idf"] = max(src_linked_weight / src_weight, trg_linked_weight / trg_weight)
+    return result
+
+
+def previous_idf(pages) -> tuple[dict, float, set]:
+    frequencies: Counter = Counter()
+    documents = 0
+    for page in pages:
+        documents += 1
+        frequencies.update(page.counts.keys())
+    idf = {word: math.log((documents + 1) / (df + 0.5)) for word, df in frequencies.items()}
+    rare_limit = max(2, min(RARE_MAX_DOCS, int(RARE_MAX_SHARE * documents)))
+    return idf, math.log((documents + 1) / 0.5), {word for word, df in frequencies.items() if df <= rare_limit}
+
+
+def previous_cut(lexicon: Lexicon | None, vocabulary: dict) -> Lexicon | None:
+    """The lexicon cut to a host's words by strings (verify-pairs' HostPages.restricted before)."""
+    if lexicon is None:
+        return None
+    table = {}
+    for word in vocabulary.keys() & lexicon.table.keys():
+        row = {translation: prob for translation, prob in lexicon.table[word].items() if translation in vocabulary}
+        if row:
+            table[word] = row
+    return Lexicon(lexicon.src_lang, lexicon.trg_lang, table, lexicon.metadata)
+
+
+def previous_content_features(src: PreviousPage, trg: PreviousPage, lexicon: Lexicon | None, idf: dict | None = None,
+                              default_idf: float = 1.0, rare: set | None = None) -> dict:
+    result = previous_linked(src, trg, lexicon, idf, default_idf)
+    rare = rare or set()
+    src_rare = {w for w in src.counts if w in rare and not w.isdigit() and len(w) > 2}
+    trg_rare = {w for w in trg.counts if w in rare and not w.isdigit() and len(w) > 2}
+    count = min(len(src.paragraph_lengths), len(trg.paragraph_lengths))
+    r, _ = pearson_significance(src.paragraph_lengths[:count], trg.paragraph_lengths[:count])
+    paragraphs = max(len(src.paragraph_lengths), len(trg.paragraph_lengths))
+    shorter = min(src.words, trg.words)
+    return {"tsim": result["tsim"], "tsim_idf": result["tsim_idf"],
+            "short_side_coverage": result["links"] / shorter if shorter else None,
+            "diagonal_share": result["diagonal_share"], "best_side_coverage_idf": result["best_side_coverage_idf"],
+            "number_overlap": overlap(src.numbers, trg.numbers), "rare_overlap": overlap(src_rare, trg_rare),
+            "text_paragraph_ratio": count / paragraphs if paragraphs else None, "paragraph_length_r": r,
+            "src_lang_share": src.lang_share, "trg_lang_share": trg.lang_share,
+            "src_words": src.words, "trg_words": trg.words}
+
+
+# ---- the content features of every candidate, per host as verify-pairs prepares them ---------------------
+def previous_content(candidates: pd.DataFrame, pages: pd.DataFrame, lexicons: list[Lexicon]) -> list[dict | None]:
+    out = []
+    for _, group in candidates.groupby("host"):
+        rows = pages[pages["url"].isin(set(group["src_url"]) | set(group["trg_url"]))].to_dict("records")
+        texts = {row["url"]: None if row["text_paragraphs"] is None and not row.get("main_text") else
+                 previous_page_text(_as_list(row["text_paragraphs"]), row["cld2_lang"], row["main_text"])
+                 for row in rows}
+        idf, unseen, rare = previous_idf(t for t in texts.values() if t is not None)
+        cuts: dict[tuple, Lexicon | None] = {}
+        for pair in group.to_dict("records"):
+            key = (pair["src_lang"], pair["trg_lang"])
+            if key not in cuts:
+                cuts[key] = previous_cut(lexicon_for(lexicons, *key), idf)
+            src, trg = texts.get(pair["src_url"]), texts.get(pair["trg_url"])
+            out.append(None if src is None or trg is None else
+                       previous_content_features(src, trg, cuts[key], idf, unseen, rare))
+    return out
+
+
+def current_content(candidates: pd.DataFrame, pages: pd.DataFrame, lexicons: list[Lexicon]) -> list[dict | None]:
+    out = []
+    for _, group in candidates.groupby("host"):
+        host = HostPages(pages[pages["url"].isin(set(group["src_url"]) | set(group["trg_url"]))])
+        chosen: dict[tuple, Lexicon | None] = {}
+        for pair in group.to_dict("records"):
+            key = (pair["src_lang"], pair["trg_lang"])
+            if key not in chosen:
+                chosen[key] = lexicon_for(lexicons, *key)
+            src, trg = host.text(pair["src_url"]), host.text(pair["trg_url"])
+            out.append(None if src is None or trg is None else
+                       content_features(src, trg, chosen[key], host.idf, host.idf, host.unseen_idf, host.rare))
+    return out
+
+
+def same_features(a: dict | None, b: dict | None) -> bool:
+    """Every feature equal (floats exactly), or both pairs without text."""
+    if a is None or b is None:
+        return a is b
+    return a.keys() == b.keys() and all((a[k] is None and b[k] is None) or
+                                        (a[k] is not None and b[k] is not None and a[k] == b[k]) for k in a)
+
+
+# ---- the run ------------------------------------------------------------------------------------------------
 def load(root: Path, pairs: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     def read(table, columns=None):
         return pd.read_parquet(tables.table_location(str(root / table)), columns=columns)
@@ -48,53 +286,9 @@ def timed(function, *args) -> tuple[float, object]:
     return time.process_time() - started, result
 
 
-def bit_parallel_lcs(a: list[str], b: list[str]) -> list[tuple[int, int]]:
-    """The structural alignment verify-pairs used before (bit-parallel LCS on Python integers + backtrack)."""
-    masks: dict[str, int] = {}
-    for i, token in enumerate(a):
-        masks[token] = masks.get(token, 0) | (1 << i)
-    full = (1 << len(a)) - 1
-    rows = [full]
-    for token in b:
-        match = masks.get(token, 0)
-        previous = rows[-1]
-        rows.append(((previous + (previous & match)) | (previous & ~match)) & full)
-
-    def lcs_length(i: int, j: int) -> int:
-        return i - (rows[j] & ((1 << i) - 1)).bit_count()
-
-    pairs, i, j = [], len(a), len(b)
-    while i > 0 and j > 0:
-        if a[i - 1] == b[j - 1]:
-            pairs.append((i - 1, j - 1))
-            i, j = i - 1, j - 1
-        elif lcs_length(i - 1, j) == lcs_length(i, j):
-            i -= 1
-        else:
-            j -= 1
-    return pairs[::-1]
-
-
-def todays_structure(a: list[str], b: list[str]) -> tuple[float, float]:
-    """dp and p as the previous verify-pairs computed them (bit-parallel LCS, numpy corrcoef + scipy t.sf)."""
-    import math
-
-    import numpy as np
-    from scipy import stats
-
-    keys_a = ["[Chunk]" if t.startswith("[Chunk:") else t for t in a]
-    keys_b = ["[Chunk]" if t.startswith("[Chunk:") else t for t in b]
-    alignment = bit_parallel_lcs(keys_a, keys_b)
-    lengths = [(int(a[i][7:-1]), int(b[j][7:-1])) for i, j in alignment if a[i].startswith("[Chunk:")]
-    p = 1.0
-    if len(lengths) >= 3:
-        xs, ys = np.array(lengths, dtype=float).T
-        if xs.std() > 0 and ys.std() > 0:
-            r = float(np.clip(np.corrcoef(xs, ys)[0, 1], -1, 1))
-            if abs(r) < 1:
-                p = float(2 * stats.t.sf(abs(r * math.sqrt((len(xs) - 2) / (1 - r * r))), len(xs) - 2))
-    total = len(a) + len(b)
-    return ((total - 2 * len(alignment)) / total if total else 1.0), p
+def best_of(repeat: int, function, *args) -> tuple[float, object]:
+    runs = [timed(function, *args) for _ in range(repeat)]
+    return min(seconds for seconds, _ in runs), runs[-1][1]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -102,25 +296,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--root", required=True)
     parser.add_argument("--lexicon", required=True, action="append")
     parser.add_argument("--pairs", type=int, default=3000)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each timing; the fastest counts")
+    parser.add_argument("--no-training", action="store_true", help="skip timing lexicon training on the Bible")
     args = parser.parse_args(argv)
     candidates, pages, no_text = load(Path(args.root), args.pairs)
     lexicons = [load_lexicon(path) for path in args.lexicon]
     rule = ThresholdRule()
-    structure_s, _ = timed(verify_frame, candidates, no_text, rule, [])
-    content_s, verified = timed(verify_frame, candidates, pages, rule, lexicons)
     n = len(candidates)
-    print(f"pairs {n}: structure only {n / structure_s:,.0f} pairs/CPU-s; structure + tsim "
-          f"{n / content_s:,.0f} pairs/CPU-s ({content_s / structure_s:.2f}x the CPU of structure only); "
-          f"with text on both sides: {int(verified.tsim.notna().sum())}")
-    structures = dict(zip(pages.url, pages.structure))
-    token_pairs = [(list(structures.get(s, []))[:10_000], list(structures.get(t, []))[:10_000])
-                   for s, t in zip(candidates.src_url, candidates.trg_url)]
-    old_s, old = timed(lambda: [todays_structure(a, b) for a, b in token_pairs])
-    same_dp = sum(abs(x[0] - y) < 1e-12 for x, y in zip(old, verified.dp.fillna(1.0)))
-    print(f"the previous structural path (bit-parallel LCS, scipy p, a page re-linearised per pair): "
-          f"{n / old_s:,.0f} pairs/CPU-s; structure + tsim now = {old_s / content_s:.2f}x its rate; "
-          f"structure only now = {old_s / structure_s:.2f}x; same dp on {same_dp}/{n} pairs")
-    if (BIBLE / "eng.tsv.gz").exists():
+    structure_s, _ = best_of(args.repeat, verify_frame, candidates, no_text, rule, [])
+    verify_s, verified = best_of(args.repeat, verify_frame, candidates, pages, rule, lexicons)
+    previous_s, previous = best_of(args.repeat, previous_content, candidates, pages, lexicons)
+    current_s, current = best_of(args.repeat, current_content, candidates, pages, lexicons)
+    same = sum(same_features(a, b) for a, b in zip(previous, current))
+    print(f"pairs {n} on {candidates.host.nunique()} hosts ({int(verified.tsim.notna().sum())} with text on both "
+          f"sides), best of {args.repeat}, CPU-seconds:")
+    print(f"  verify_frame structure + tsim: {n / verify_s:,.0f} pairs/CPU-s; structure only {n / structure_s:,.0f} "
+          f"(tsim costs {verify_s / structure_s:.2f}x the CPU of structure only)")
+    print(f"  content features alone: {n / current_s:,.0f} pairs/CPU-s, the previous path {n / previous_s:,.0f}: "
+          f"{previous_s / current_s:.2f}x faster; identical features on {same}/{n} pairs")
+    print(f"  structure + the previous content path: {n / (structure_s + previous_s):,.0f} pairs/CPU-s; "
+          f"verify_frame now {(structure_s + previous_s) / verify_s:.2f}x that rate")
+    if not args.no_training and (BIBLE / "eng.tsv.gz").exists():
         train_s, lexicon = timed(lambda: train_lexicon("eng", "fra", read_aligned_files(
             BIBLE / "eng.tsv.gz", BIBLE / "fra.tsv.gz")))
         print(f"lexicon training, Bible eng–fra ({lexicon.metadata['sizes']['corpus_pairs']} verses, 5 EM "

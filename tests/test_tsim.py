@@ -1,10 +1,17 @@
-"""tsim (STRAND eq. 4) on hand-checkable examples, its IDF variant and the companion features."""
+"""tsim (STRAND eq. 4) on hand-checkable examples, its IDF variant and the companion features; the host vocabulary
+of integer ids gives exactly the features of the string-based path it replaced."""
 from __future__ import annotations
 
+import gzip
+import itertools
+
+import pandas as pd
 import pytest
 
-from parascout.udfs.lexicon import Lexicon
+from benchmarks.bench_verify import current_content, previous_content, same_features
+from parascout.udfs.lexicon import Lexicon, read_aligned_files, train_lexicon
 from parascout.udfs.tsim import (
+    Vocabulary,
     candidate_links,
     content_features,
     inverse_document_frequencies,
@@ -79,3 +86,77 @@ def test_content_features_of_a_pair():
     assert features["text_paragraph_ratio"] == 1.0 and features["paragraph_length_r"] > 0.9
     assert features["src_lang_share"] == 1.0 and features["trg_lang_share"] == 0.0  # CLD2 said eng on a fra page
     assert features["src_words"] == 15 and 0 < features["tsim"] < features["short_side_coverage"] < 1
+
+
+def test_pages_of_other_vocabularies_link_as_in_one():
+    # a page made without the host's vocabulary (a spliced or partial text) is re-indexed into it
+    host = Vocabulary()
+    src = page_text([{"text": "The international cat sat on the mat in 2019."}], "eng", vocabulary=host)
+    trg = page_text([{"text": "Le chat international était sur le tapis en 2019."}], "fra", vocabulary=host)
+    alone = page_text([{"text": "Le chat international était sur le tapis en 2019."}], "fra")
+    assert alone.vocabulary is not host and src.vocabulary is trg.vocabulary is host
+    idf = inverse_document_frequencies([src, trg])[0]
+    expected = content_features(src, trg, LEXICON, idf, idf)
+    assert content_features(src, alone, LEXICON, idf, idf) == expected
+    assert content_features(alone, src, LEXICON.reversed(), idf, idf)["tsim"] == expected["tsim"]
+    assert expected["tsim"] == pytest.approx(7 / 11)  # the/le ×2, cat/chat, on/sur, mat/tapis, 2019, international
+
+
+def test_a_host_vocabulary_that_grows_rebuilds_what_it_derived():
+    host = Vocabulary()
+    src = page_text([{"text": "nationalisation"}], "eng", vocabulary=host)
+    first = page_text([{"text": "autre"}], "fra", vocabulary=host)
+    assert candidate_links(src, first, None) == []  # the src page's links are built here, for 2 words
+    later = page_text([{"text": "nationalisations"}], "fra", vocabulary=host)  # a new cognate joins the host
+    assert [(s, t) for _, s, t in candidate_links(src, later, None)] == [("nationalisation", "nationalisations")]
+
+
+def bible_host(bible, lang: str, chapters: int):
+    """The first `chapters` chapters of Genesis both files hold, in English and `lang`, as one host's pages (a page
+    per chapter, 3 verses per paragraph, a boilerplate menu), each English chapter paired with its translation and
+    two other chapters, and a lexicon trained on 2,000 other verses."""
+    verses: dict[tuple[str, int], list[str]] = {}
+    for code in ("eng", lang):
+        with gzip.open(bible / f"{code}.tsv.gz", "rt", encoding="utf-8") as handle:
+            for line in handle:
+                verse_id, text = line.rstrip("\n").split("\t", 1)
+                book, chapter = verse_id.split(".")[1:3]
+                if book == "GEN":
+                    verses.setdefault((code, int(chapter)), []).append(text)
+    both = sorted(chapter for code, chapter in verses if code == lang and ("eng", chapter) in verses)[:chapters]
+    host = f"bible-{lang}.example"
+    pages = []
+    for code, chapter in itertools.product(("eng", lang), both):
+        texts = verses[(code, chapter)]
+        paragraphs = [{"text": "Home | Books | 2024", "type": "list_item", "lang": code, "boilerplate": True}]
+        paragraphs += [{"text": " ".join(texts[k:k + 3]), "type": "text", "lang": code, "boilerplate": False}
+                       for k in range(0, len(texts), 3)]
+        pages.append({"url": f"https://{host}/{code}/{chapter}", "text_paragraphs": paragraphs, "main_text": None,
+                      "cld2_lang": code})
+    pairs = [{"host": host, "src_url": f"https://{host}/eng/{both[k]}", "trg_url": f"https://{host}/{lang}/{both[m]}",
+              "src_lang": "eng", "trg_lang": lang, "true": m == k}
+             for k in range(len(both)) for m in (k, (k + 1) % len(both), (7 * k + 3) % len(both))]
+    training = itertools.islice(read_aligned_files(bible / "eng.tsv.gz", bible / f"{lang}.tsv.gz"), 2000, 4000)
+    return pages, pairs, train_lexicon("eng", lang, training)
+
+
+def test_content_features_are_the_previous_paths_on_real_text(shared_data):
+    # the id-based features equal, float for float, the string-based path they replaced (kept in bench_verify)
+    bible = shared_data / "parallel-text" / "bible"
+    if not (bible / "ara.tsv.gz").exists():
+        pytest.skip("the Bible files are not in ../shared/data/parallel-text/bible")
+    pages, pairs, lexicons = [], [], []
+    for lang in ("fra", "zho", "ara"):
+        host_pages, host_pairs, lexicon = bible_host(bible, lang, 40)
+        pages += host_pages
+        pairs += host_pairs
+        lexicons.append(lexicon)
+    candidates, pages = pd.DataFrame(pairs), pd.DataFrame(pages)
+    previous = previous_content(candidates, pages, lexicons)
+    current = current_content(candidates, pages, lexicons)
+    assert len(current) == len(candidates) == 360 and all(features is not None for features in current)
+    assert sum(same_features(a, b) for a, b in zip(previous, current)) == 360
+    tsims = pd.DataFrame({"host": candidates["host"], "true": candidates["true"],
+                          "tsim": [features["tsim"] for features in current]})
+    means = tsims.groupby(["host", "true"])["tsim"].mean().unstack()
+    assert (means[True] > means[False] + 0.05).all()  # and they still tell translations (weak lexicons: 2,000 verses)

@@ -3,8 +3,8 @@
 tsim links the words of two texts (the first 500 words of each) one to one by competitive
 linking (Melamed 2000): candidate links are scored — identical strings (numbers, names, codes)
 1.0, a lexicon entry its probability, a cognate (udfs.lexicon.cognate) its similarity times
-COGNATE_WEIGHT — and taken best first while both words are still free. Every word left over is
-a one-word link, so
+COGNATE_WEIGHT — and taken best first (ties by the words, descending) while both words are still
+free. Every word left over is a one-word link, so
 
     tsim = two-word links / all links = L / (N_src + N_trg - L).
 
@@ -19,6 +19,12 @@ section in two languages share translated teasers at shifted places between item
 Companions: overlap of numbers and of identical rare tokens, paragraph-count ratio, the
 correlation of paragraph lengths, and the share of a page's text whose paragraphs CLD2 labelled
 with the page's language (texts.paragraphs.lang).
+
+Speed: a host's pages share one `Vocabulary` (words as integer ids, every word tokenised and folded
+once). The lexicon is cut to the host's words once per host, every word's cognates are found once
+per host, and each page's candidate links (identical word, lexicon entries, cognates — its
+"image") are built and sorted once per page; a pair then only keeps the image entries whose other
+word is on the other page, in that order, and runs the greedy linking over them.
 """
 from __future__ import annotations
 
@@ -28,6 +34,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from parascout.udfs.lexicon import COGNATE_MIN_CHARS, Lexicon, cognate, tokenize
 from parascout.udfs.structure import pearson_significance
@@ -40,20 +48,7 @@ RARE_MAX_SHARE = 0.05
 RARE_MAX_DOCS = 3
 #: a link is on the diagonal when its words' relative positions (position / words) differ by at most this
 DIAGONAL_BAND = 0.1
-
-
-@dataclass
-class PageText:
-    """What tsim needs of one page, computed once per page (not once per pair)."""
-
-    counts: Counter
-    words: int
-    numbers: frozenset[str]
-    paragraph_lengths: list[int]
-    lang_share: float | None
-    prefixes: dict[str, list[tuple[str, str]]]  # cognate candidates: folded 4-letter prefix -> (word, folded)
-    positions: dict[str, list[float]]  # word -> its occurrences' relative positions (position / words)
-    images: dict = field(default_factory=dict)  # translation_image per lexicon, IDF mass per table: on first use
+NO_WORDS: frozenset[str] = frozenset()
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -64,59 +59,253 @@ def _fold(word: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
-def page_text(paragraphs: Iterable[dict] | None, lang: str | None, main_text: str | None = None) -> PageText:
-    """Tokens (first MAX_WORDS of the non-boilerplate text), numbers, paragraph lengths, CLD2 share."""
+@dataclass
+class Rows:
+    """Scored (id -> other id) entries of a host's words, grouped by id (compressed sparse rows)."""
+
+    offsets: np.ndarray  # id i's entries are [offsets[i], offsets[i + 1])
+    targets: np.ndarray
+    scores: np.ndarray
+
+    @classmethod
+    def of(cls, size: int, sources: list[int], targets: list[int], scores: list[float]) -> Rows:
+        order = np.argsort(np.array(sources, dtype=np.int64), kind="stable")
+        offsets = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(np.array(sources, dtype=np.int64), minlength=size), out=offsets[1:])
+        return cls(offsets, np.array(targets, dtype=np.int64)[order], np.array(scores, dtype=np.float64)[order])
+
+    def of_types(self, types: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(index into `types`, other id, score) of the entries of the ids `types`."""
+        starts, counts = self.offsets[types], self.offsets[types + 1] - self.offsets[types]
+        total = int(counts.sum())
+        within = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+        entries = np.repeat(starts, counts) + within
+        return np.repeat(np.arange(len(types)), counts), self.targets[entries], self.scores[entries]
+
+
+class Vocabulary:
+    """A host's words as integer ids, shared by its pages, and what tsim derives from them once per host:
+    the words' string order (ties in competitive linking), cognates, lexicon cuts and IDF arrays.
+
+    Derived tables carry the vocabulary size they were built at and are rebuilt if words were added since."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self._derived: dict[tuple, tuple] = {}  # key -> (size, the keyed object kept alive, value)
+        self._scratch = np.zeros(0, dtype=np.int64)
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    def index(self, tokens: list[str]) -> np.ndarray:
+        """Ids of the tokens (new words get the next ids)."""
+        ids = self.ids
+        setdefault = ids.setdefault
+        return np.array([setdefault(word, len(ids)) for word in tokens], dtype=np.int64)
+
+    def _cached(self, key: tuple, keep: object, build):
+        entry = self._derived.get(key)
+        if entry is None or entry[0] != self.size or entry[1] is not keep:
+            entry = self._derived[key] = (self.size, keep, build())
+        return entry[2]
+
+    def words(self) -> list[str]:
+        """Words by id."""
+        return self._cached(("words",), None, lambda: list(self.ids))
+
+    def ranks(self) -> np.ndarray:
+        """Each id's rank in the words' string order."""
+        def build():
+            words = self.words()
+            ranks = np.empty(len(words), dtype=np.int64)
+            ranks[sorted(range(len(words)), key=words.__getitem__)] = np.arange(len(words))
+            return ranks
+        return self._cached(("ranks",), None, build)
+
+    def cognates(self) -> Rows:
+        """COGNATE_WEIGHT × similarity to each other host word it is a cognate of (folded words of at least
+        COGNATE_MIN_CHARS sharing a COGNATE_PREFIX-letter prefix, udfs.lexicon.cognate), per id."""
+        def build():
+            groups: dict[str, list[tuple[int, str]]] = {}
+            for word, word_id in self.ids.items():
+                if len(word) >= COGNATE_MIN_CHARS and not word.isdigit():
+                    folded = _fold(word)
+                    groups.setdefault(folded[:COGNATE_PREFIX], []).append((word_id, folded))
+            sources, targets, scores = [], [], []
+            for group in groups.values():
+                for index, (word_id, folded) in enumerate(group):
+                    for other_id, other_folded in group[index + 1:]:
+                        similarity = cognate(folded, other_folded)  # symmetric: one call for both directions
+                        if similarity:
+                            sources += (word_id, other_id)
+                            targets += (other_id, word_id)
+                            scores += (COGNATE_WEIGHT * similarity,) * 2
+            return Rows.of(self.size, sources, targets, scores)
+        return self._cached(("cognates",), None, build)
+
+    def cut(self, lexicon: Lexicon) -> Rows:
+        """The lexicon restricted to the host's words, on ids: each src id's (trg id, prob) entries."""
+        def build():
+            ids = self.ids
+            table = lexicon.table
+            sources, targets, probs = [], [], []
+            for word in ids.keys() & table.keys():
+                word_id = ids[word]
+                for translation, prob in table[word].items():
+                    if translation in ids:
+                        sources.append(word_id)
+                        targets.append(ids[translation])
+                        probs.append(prob)
+            return Rows.of(self.size, sources, targets, probs)
+        return self._cached(("cut", id(lexicon)), lexicon, build)
+
+    def weights(self, idf: dict[str, float], default_idf: float) -> np.ndarray:
+        """Each id's IDF (default_idf for words the table lacks)."""
+        return self._cached(("idf", id(idf), default_idf), idf, lambda: np.array(
+            [idf.get(word, default_idf) for word in self.ids], dtype=np.float64))
+
+    def rare_mask(self, rare: set[str]) -> np.ndarray:
+        """Per id: a rare word that is not a number and has more than 2 characters."""
+        return self._cached(("rare", id(rare)), rare, lambda: np.array(
+            [word in rare and not word.isdigit() and len(word) > 2 for word in self.ids], dtype=bool))
+
+    def scratch(self) -> np.ndarray:
+        """A zeroed int array with a slot per id (callers leave it zeroed)."""
+        if len(self._scratch) < self.size:
+            self._scratch = np.zeros(max(self.size, 2 * len(self._scratch)), dtype=np.int64)
+        return self._scratch
+
+
+@dataclass(eq=False)
+class PageText:
+    """What tsim needs of one page, computed once per page (not once per pair): its first MAX_WORDS words as
+    ids of a Vocabulary (pages compared share one; a page from another is re-indexed once), grouped by word
+    type (`types` sorted ids, their counts, and each type's relative positions in text order), its numbers,
+    paragraph lengths and CLD2 share."""
+
+    vocabulary: Vocabulary
+    ids: np.ndarray
+    numbers: frozenset[str]
+    paragraph_lengths: list[int]
+    lang_share: float | None
+    types: np.ndarray = field(init=False)
+    counts: list[int] = field(init=False)
+    starts: list[int] = field(init=False)  # a type's first entry in `positions`
+    positions: list[float] = field(init=False)  # relative positions (index / words), grouped by type
+    first_seen: np.ndarray = field(init=False)  # type indices in order of first occurrence
+    cache: dict = field(default_factory=dict, repr=False)  # per page and vocabulary object: images, weights
+
+    def __post_init__(self) -> None:
+        order = np.argsort(self.ids, kind="stable")  # occurrences grouped by type, each type's in text order
+        grouped = self.ids[order]
+        starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1]))) if len(order) else order
+        counts = np.diff(np.append(starts, len(order)))
+        self.types, self.counts, self.starts = grouped[starts], counts.tolist(), starts.tolist()
+        self.positions = (order / max(len(order), 1)).tolist()
+        self.first_seen = np.argsort(order[starts], kind="stable")
+
+    @property
+    def words(self) -> int:
+        return len(self.ids)
+
+    def _cached(self, key: tuple, keep: object, build):
+        entry = self.cache.get(key)
+        if entry is None or entry[0] != self.vocabulary.size or entry[1] is not keep:
+            entry = self.cache[key] = (self.vocabulary.size, keep, build())
+        return entry[2]
+
+    def in_vocabulary(self, vocabulary: Vocabulary) -> PageText:
+        """This page with ids of `vocabulary` (itself when it already has them)."""
+        if vocabulary is self.vocabulary:
+            return self
+        key = ("in", id(vocabulary))
+        entry = self.cache.get(key)
+        if entry is None or entry[0] is not vocabulary:
+            words = self.vocabulary.words()
+            page = PageText(vocabulary, vocabulary.index([words[i] for i in self.ids.tolist()]), self.numbers,
+                            self.paragraph_lengths, self.lang_share)
+            entry = self.cache[key] = (vocabulary, page)
+        return entry[1]
+
+    def word_types(self) -> list[str]:
+        """The page's distinct words in order of first occurrence."""
+        words = self.vocabulary.words()
+        return [words[i] for i in self.types[self.first_seen].tolist()]
+
+    def image(self, lexicon: Lexicon | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(type index on this page, other word's id, score) of every link this page's words may take —
+        identical word, lexicon entry, cognate — sorted best first (score, then the words, descending)."""
+        def build():
+            vocabulary = self.vocabulary
+            parts = [(np.arange(len(self.types)), self.types, np.ones(len(self.types)))]  # identical words
+            parts.append(vocabulary.cognates().of_types(self.types))
+            if lexicon is not None:
+                parts.append(vocabulary.cut(lexicon).of_types(self.types))
+            sources, targets, scores = (np.concatenate(column) for column in zip(*parts))
+            ranks = vocabulary.ranks()
+            order = np.lexsort((ranks[targets], ranks[self.types[sources]], scores))[::-1]
+            return sources[order], targets[order], scores[order]
+        return self._cached(("image", id(lexicon)), lexicon, build)
+
+    def weights(self, idf: dict[str, float], default_idf: float) -> tuple[list[float], float]:
+        """(IDF per type, the page's IDF mass: every word occurrence's IDF summed in order of first occurrence)."""
+        def build():
+            per_type = self.vocabulary.weights(idf, default_idf)[self.types]
+            mass = sum((np.asarray(self.counts)[self.first_seen] * per_type[self.first_seen]).tolist())
+            return per_type.tolist(), mass
+        return self._cached(("idf", id(idf), default_idf), idf, build)
+
+    def rare_types(self, rare: set[str]) -> frozenset[int]:
+        """Ids of the page's rare words (not numbers, more than 2 characters)."""
+        return self._cached(("rare", id(rare)), rare, lambda: frozenset(
+            self.types[self.vocabulary.rare_mask(rare)[self.types]].tolist()))
+
+
+def page_text(paragraphs: Iterable[dict] | None, lang: str | None, main_text: str | None = None,
+              vocabulary: Vocabulary | None = None) -> PageText:
+    """Tokens (first MAX_WORDS of the non-boilerplate text) as ids of `vocabulary` (the host's; a new one when
+    None), numbers, paragraph lengths, CLD2 share. Every word of the text joins the vocabulary, so a page made
+    later of the host's paragraphs (spliced, part of a page) adds none."""
     main = [p for p in (paragraphs or []) if not p.get("boilerplate") and (p.get("text") or "").strip()]
     text = "\n".join(p["text"] for p in main) if main else (main_text or "")
-    tokens = tokenize(text, lang)[:MAX_WORDS]
-    counts = Counter(tokens)
+    vocabulary = Vocabulary() if vocabulary is None else vocabulary
+    tokens = tokenize(text, lang)
+    ids = vocabulary.index(tokens)[:MAX_WORDS]
     labelled = [(len(p["text"]), p.get("lang")) for p in main if p.get("lang")]
     total = sum(length for length, _ in labelled)
     share = sum(length for length, code in labelled if code == lang) / total if total and lang else None
-    prefixes: dict[str, list[tuple[str, str]]] = {}
-    for word in counts:
-        if len(word) >= COGNATE_MIN_CHARS and not word.isdigit():
-            folded = _fold(word)
-            prefixes.setdefault(folded[:COGNATE_PREFIX], []).append((word, folded))
-    positions: dict[str, list[float]] = {}
-    for index, token in enumerate(tokens):
-        positions.setdefault(token, []).append(index / len(tokens))
-    return PageText(counts, len(tokens), frozenset(w for w in counts if w.isdigit()),
-                    [len(p["text"]) for p in main], share, prefixes, positions)
+    numbers = frozenset(word for word in set(tokens[:MAX_WORDS]) if word.isdigit())
+    return PageText(vocabulary, ids, numbers, [len(p["text"]) for p in main], share)
 
 
-def translation_image(page: PageText, lexicon: Lexicon | None) -> list[tuple[float, str, str]]:
-    """(prob, word, translation) of every lexicon entry of the page's words (computed once per page)."""
-    if lexicon is None:
-        return []
-    table = lexicon.table
-    return [(prob, word, translation) for word in page.counts for translation, prob in
-            (table.get(word) or {}).items()]
+def _shared(src: PageText, trg: PageText) -> tuple[PageText, PageText]:
+    """Both pages on one vocabulary: the larger one's (the host's, when a page was made without it)."""
+    vocabulary = src.vocabulary if src.vocabulary.size >= trg.vocabulary.size else trg.vocabulary
+    return src.in_vocabulary(vocabulary), trg.in_vocabulary(vocabulary)
 
 
-def candidate_links(src: PageText, trg: PageText, lexicon: Lexicon | None,
-                    image: list[tuple[float, str, str]] | None = None) -> list[tuple[float, str, str]]:
-    """(score, src_word, trg_word) for every pair of word types that may link, best first (a pair may
-    appear twice, e.g. identical and in the lexicon: competitive linking uses the first)."""
-    trg_counts = trg.counts
-    links = [(1.0, word, word) for word in src.counts if word in trg_counts]
-    if image is None:
-        key = id(lexicon)
-        if key not in src.images:
-            src.images[key] = translation_image(src, lexicon)
-        image = src.images[key]
-    links += [entry for entry in image if entry[2] in trg_counts]
-    for prefix, words in src.prefixes.items():
-        others = trg.prefixes.get(prefix)
-        if others:
-            for other, other_folded in others:
-                for word, folded in words:
-                    if word != other:
-                        similarity = cognate(folded, other_folded)
-                        if similarity:
-                            links.append((COGNATE_WEIGHT * similarity, word, other))
-    links.sort(reverse=True)
-    return links
+def _links(src: PageText, trg: PageText, lexicon: Lexicon | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(src type index, trg type index, score) of every candidate link of the pair, best first: the src page's
+    image entries whose other word is on the trg page."""
+    sources, targets, scores = src.image(lexicon)
+    slots = src.vocabulary.scratch()
+    slots[trg.types] = np.arange(1, len(trg.types) + 1)
+    found = slots[targets]
+    slots[trg.types] = 0
+    kept = np.flatnonzero(found)
+    return sources[kept], found[kept] - 1, scores[kept]
+
+
+def candidate_links(src: PageText, trg: PageText, lexicon: Lexicon | None) -> list[tuple[float, str, str]]:
+    """(score, src_word, trg_word) for every pair of word types that may link, best first (a pair may appear
+    twice, e.g. identical and in the lexicon: competitive linking uses the first)."""
+    src, trg = _shared(src, trg)
+    words = src.vocabulary.words()
+    src_types, trg_types = src.types.tolist(), trg.types.tolist()
+    sources, targets, scores = _links(src, trg, lexicon)
+    return [(score, words[src_types[s]], words[trg_types[t]])
+            for s, t, score in zip(sources.tolist(), targets.tolist(), scores.tolist())]
 
 
 def tsim(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[str, float] | None = None,
@@ -132,35 +321,46 @@ def linked(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[
     better-covered side: high for a translation, and for a partial one, low when both sides say other things)."""
     if not src.words or not trg.words:
         return {"tsim": None, "tsim_idf": None, "links": 0, "diagonal_share": None, "best_side_coverage_idf": None}
-    src_free, trg_free = dict(src.counts), dict(trg.counts)
+    src, trg = _shared(src, trg)
+    src_counts, trg_counts = src.counts, trg.counts
+    src_free, trg_free = list(src_counts), list(trg_counts)
+    src_starts, trg_starts, src_positions, trg_positions = src.starts, trg.starts, src.positions, trg.positions
+    weighted = src_idf is not None
+    src_weights = src.weights(src_idf, default_idf)[0] if weighted else None
+    trg_weights = trg.weights(trg_idf, default_idf)[0] if weighted else None
     links = 0
     src_linked_weight = trg_linked_weight = 0.0
     diagonal = linked_mass = 0.0
-    for _, s, t in candidate_links(src, trg, lexicon):
-        n = min(src_free[s], trg_free[t])
-        if n:
-            src_used, trg_used = src.counts[s] - src_free[s], trg.counts[t] - trg_free[t]
-            src_free[s] -= n
-            trg_free[t] -= n
-            links += n
-            weight = 1.0
-            if src_idf is not None:
-                s_weight, t_weight = src_idf.get(s, default_idf), trg_idf.get(t, default_idf)
-                src_linked_weight += n * s_weight
-                trg_linked_weight += n * t_weight
-                weight = (s_weight + t_weight) / 2
-            if n == 1:
-                on_diagonal = abs(src.positions[s][src_used] - trg.positions[t][trg_used]) <= DIAGONAL_BAND
-            else:
-                on_diagonal = sum(abs(a - b) <= DIAGONAL_BAND for a, b in zip(
-                    src.positions[s][src_used:src_used + n], trg.positions[t][trg_used:trg_used + n]))
-            diagonal += weight * on_diagonal
-            linked_mass += weight * n
+    sources, targets, _ = _links(src, trg, lexicon)
+    for s, t in zip(sources.tolist(), targets.tolist()):
+        s_free = src_free[s]
+        if not s_free:
+            continue
+        t_free = trg_free[t]
+        if not t_free:
+            continue
+        n = s_free if s_free < t_free else t_free
+        src_first, trg_first = src_starts[s] + src_counts[s] - s_free, trg_starts[t] + trg_counts[t] - t_free
+        src_free[s], trg_free[t] = s_free - n, t_free - n
+        links += n
+        weight = 1.0
+        if weighted:
+            s_weight, t_weight = src_weights[s], trg_weights[t]
+            src_linked_weight += n * s_weight
+            trg_linked_weight += n * t_weight
+            weight = (s_weight + t_weight) / 2
+        if n == 1:
+            on_diagonal = abs(src_positions[src_first] - trg_positions[trg_first]) <= DIAGONAL_BAND
+        else:
+            on_diagonal = sum([abs(a - b) <= DIAGONAL_BAND for a, b in zip(
+                src_positions[src_first:src_first + n], trg_positions[trg_first:trg_first + n])])
+        diagonal += weight * on_diagonal
+        linked_mass += weight * n
     result = {"tsim": links / (src.words + trg.words - links), "tsim_idf": None, "links": links,
               "diagonal_share": diagonal / linked_mass if linked_mass > 0 else None, "best_side_coverage_idf": None}
-    if src_idf is None:
+    if not weighted:
         return result
-    src_weight, trg_weight = _weight(src, src_idf, default_idf), _weight(trg, trg_idf, default_idf)
+    src_weight, trg_weight = src.weights(src_idf, default_idf)[1], trg.weights(trg_idf, default_idf)[1]
     linked_weight = (src_linked_weight + trg_linked_weight) / 2
     total = linked_weight + src_weight - src_linked_weight + trg_weight - trg_linked_weight
     result["tsim_idf"] = linked_weight / total if total > 0 else None
@@ -169,28 +369,20 @@ def linked(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[
     return result
 
 
-def _weight(page: PageText, idf: dict[str, float], default_idf: float) -> float:
-    """The IDF mass of a page's words (cached on the page per IDF table)."""
-    key = ("idf", id(idf))
-    if key not in page.images:
-        page.images[key] = sum(n * idf.get(w, default_idf) for w, n in page.counts.items())
-    return page.images[key]
-
-
 def inverse_document_frequencies(pages: Iterable[PageText]) -> tuple[dict[str, float], float, set[str]]:
     """(idf per word, the idf of an unseen word, the rare words) over one host's pages."""
     frequencies: Counter = Counter()
     documents = 0
     for page in pages:
         documents += 1
-        frequencies.update(page.counts.keys())
+        frequencies.update(page.word_types())
     idf = {word: math.log((documents + 1) / (df + 0.5)) for word, df in frequencies.items()}
     rare_limit = max(2, min(RARE_MAX_DOCS, int(RARE_MAX_SHARE * documents)))  # a pair's shared name: df 2
     rare = {word for word, df in frequencies.items() if df <= rare_limit}
     return idf, math.log((documents + 1) / 0.5), rare
 
 
-def overlap(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float | None:
+def overlap(a: frozenset | set, b: frozenset | set) -> float | None:
     """Dice coefficient of two sets; None when both are empty."""
     if not a and not b:
         return None
@@ -200,10 +392,9 @@ def overlap(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float
 def content_features(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict | None = None,
                      trg_idf: dict | None = None, default_idf: float = 1.0, rare: set[str] | None = None) -> dict:
     """tsim, tsim_idf, diagonal share, number and rare-token overlap, paragraph ratio and length correlation, CLD2 shares."""
+    src, trg = _shared(src, trg)
     result = linked(src, trg, lexicon, src_idf, trg_idf, default_idf)
-    rare = rare or set()
-    src_rare = {w for w in src.counts if w in rare and not w.isdigit() and len(w) > 2}
-    trg_rare = {w for w in trg.counts if w in rare and not w.isdigit() and len(w) > 2}
+    rare = rare if rare is not None else NO_WORDS
     count = min(len(src.paragraph_lengths), len(trg.paragraph_lengths))
     r, _ = pearson_significance(src.paragraph_lengths[:count], trg.paragraph_lengths[:count])
     paragraphs = max(len(src.paragraph_lengths), len(trg.paragraph_lengths))
@@ -212,7 +403,7 @@ def content_features(src: PageText, trg: PageText, lexicon: Lexicon | None, src_
             "short_side_coverage": result["links"] / shorter if shorter else None,
             "diagonal_share": result["diagonal_share"], "best_side_coverage_idf": result["best_side_coverage_idf"],
             "number_overlap": overlap(src.numbers, trg.numbers),
-            "rare_overlap": overlap(src_rare, trg_rare),
+            "rare_overlap": overlap(src.rare_types(rare), trg.rare_types(rare)),
             "text_paragraph_ratio": count / paragraphs if paragraphs else None, "paragraph_length_r": r,
             "src_lang_share": src.lang_share, "trg_lang_share": trg.lang_share,
             "src_words": src.words, "trg_words": trg.words}
