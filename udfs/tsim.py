@@ -49,6 +49,7 @@ RARE_MAX_DOCS = 3
 #: a link is on the diagonal when its words' relative positions (position / words) differ by at most this
 DIAGONAL_BAND = 0.1
 NO_WORDS: frozenset[str] = frozenset()
+NO_TRANSLATIONS: dict[str, float] = {}
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -150,9 +151,8 @@ class Vocabulary:
             ids = self.ids
             table = lexicon.table
             sources, targets, probs = [], [], []
-            for word in ids.keys() & table.keys():
-                word_id = ids[word]
-                for translation, prob in table[word].items():
+            for word, word_id in ids.items():  # the host's few thousand words, not the lexicon's many
+                for translation, prob in table.get(word, NO_TRANSLATIONS).items():
                     if translation in ids:
                         sources.append(word_id)
                         targets.append(ids[translation])
