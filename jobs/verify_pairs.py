@@ -5,8 +5,8 @@ Each host's pairs are cogrouped with its pages (`docs`, boilerplate images remov
 texts tsim / tsim_idf under `--lexicon` (train-lexicon; without one only identical strings, numbers
 and cognates link), number and rare-token overlap, paragraph correlations (udfs.verification).
 The decision needs no labels: a logistic model fitted on pairs the archive itself labels
-(switcher-linked and handle-matched pairs whose tsim_idf beats nearly all random same-site pairs,
-against `--random-pairs` random same-site pairs per host); `--learn-from` labelled pairs replace
+(switcher-linked and handle-matched pairs whose own text — list items left out — beats nearly all
+random same-site pairs' tsim_idf, against `--random-pairs` random same-site pairs per host); `--learn-from` labelled pairs replace
 the self labels; `--decision strand` (or no `texts` table) keeps Resnik & Smith's structural rule
 dp < --max-dp and p < --max-p. Parallel pairs are then aligned 1-1 per host and language pair.
 Pairs whose documents are missing or failed stay in `verified_pairs` with that reason (bad input).

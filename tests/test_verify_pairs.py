@@ -1,6 +1,7 @@
 """verify-pairs: STRAND + ILSP-FC signals on docs built from real parses; every pair accounted by reason."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -15,6 +16,7 @@ from parascout.udfs.lexicon import Lexicon, write_lexicon
 from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.urls import url_host
 from parascout.udfs.verification import (
+    CONTENT_FEATURES,
     SELF_LABEL_L2,
     SPLICED_SHARE,
     ContentModel,
@@ -244,3 +246,93 @@ def test_verify_pairs_job_with_texts_and_a_lexicon(spark, tmp_path):
     assert {(r.src_url, r.trg_url): "ok" if r.parallel else r.reason for r in verified.itertuples()} == expected
     parallel = verified[verified.parallel]
     assert parallel.src_url.is_unique and parallel.trg_url.is_unique
+
+
+def list_columns(lang: str, own: list[str], items: list[str]) -> dict:
+    """texts columns of a page with its own text (a title, running text) and list items (teasers of other pages)."""
+    rows = [{"text": t, "type": "text", "lang": lang, "boilerplate": False, "hash": f"t{i}"} for i, t in enumerate(own)]
+    rows += [{"text": t, "type": "list_item", "lang": lang, "boilerplate": False, "hash": f"l{i}"}
+             for i, t in enumerate(items)]
+    return {"text_paragraphs": rows, "main_text": "\n".join(own + items), "duplicate_of": None}
+
+
+def section_site(rng: random.Random, sections: int = 3) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """content_site plus, per section k: an English section page (an intro, then teasers of three articles), its
+    German translation (the intro translated, teasers of three other articles) and a German listing page (teasers
+    only: those of the English page, translated). The listing page shares more words with the English section page
+    than its translation does: by tsim alone it is the better partner."""
+    pages, pairs, expected = content_site(rng)
+    rows, extra = [], []
+    for k in range(sections):
+        intro, teasers, others = sentences(rng, 2), sentences(rng, 3), sentences(rng, 3)
+        src, trg, listing = (f"http://{HOST}/en/section-{k}", f"http://{HOST}/de/sektion-{k}",
+                             f"http://{HOST}/de/liste-{k}")
+        lengths = [300] * 8
+        rows += [{**doc_row(src, [text_of(ENGLISH, x) for x in lengths]), **list_columns("eng", intro, teasers)},
+                 {**doc_row(trg, [text_of(GERMAN, x) for x in lengths]),
+                  **list_columns("deu", [translate(t) for t in intro], [translate(t) for t in others])},
+                 {**doc_row(listing, [text_of(GERMAN, x) for x in lengths]),
+                  **list_columns("deu", [], [translate(t) for t in teasers])}]
+        extra += [{"host": HOST, "src_url": src, "trg_url": trg, "src_lang": "eng", "trg_lang": "deu",
+                   "source": "handle"},
+                  {"host": HOST, "src_url": src, "trg_url": listing, "src_lang": "eng", "trg_lang": "deu",
+                   "source": "link"}]
+        expected[(src, trg)], expected[(src, listing)] = "ok", "content_rejected"
+    return (pd.concat([pages, pd.DataFrame(rows)], ignore_index=True),
+            pd.concat([pairs, pd.DataFrame(extra)], ignore_index=True), expected)
+
+
+def test_a_section_page_pairs_with_its_translation_not_with_the_listing_of_its_teasers():
+    pages, pairs, expected = section_site(random.Random(4))
+    features = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON], random_count=40, seed=1)
+    candidates = features[features.role == "candidate"].set_index(["src_url", "trg_url"])
+    section, listing = (candidates.loc[(f"http://{HOST}/en/section-0", f"http://{HOST}/de/{page}")]
+                        for page in ("sektion-0", "liste-0"))
+    assert listing.tsim > section.tsim and listing.tsim_idf > section.tsim_idf  # by all the text: the listing
+    assert section.own_tsim_idf == 1.0 and listing.own_tsim_idf == 0.0  # by the pages' own text: the translation
+    article = candidates.loc[(f"http://{HOST}/en/p1", f"http://{HOST}/de/p1")]
+    assert article.own_tsim_idf == article.tsim_idf  # no list items: its own text is all of it
+    labelled, stats = self_labels(features)
+    positives = set(zip(labelled[labelled.label].src_url, labelled[labelled.label].trg_url))
+    assert stats["positives"] == 12 + 3 and (f"http://{HOST}/en/section-0", f"http://{HOST}/de/liste-0") not in positives
+    decided = one_to_one(decide(features[features.role == "candidate"],
+                                ContentModel.fit_per_language_pair(labelled, labelled["label"])))
+    assert {(r.src_url, r.trg_url): "ok" if r.parallel else r.reason for r in decided.itertuples()} == expected
+
+
+def test_a_feature_is_clipped_to_the_range_its_labels_showed():
+    # p (the length correlation's significance) spread over 0.00-0.01 in training; a pair at p = 0.9 is far
+    # outside: standardised, it alone outweighed tsim before the model clipped features to their training range
+    rng = np.random.default_rng(1)
+    labels = np.repeat([True, False], 40)
+    frame = pd.DataFrame({"tsim": np.where(labels, 0.8, 0.2) + rng.normal(0, 0.05, 80), "tsim_idf": 0.5,
+                          "p": np.where(labels, rng.uniform(0.004, 0.01, 80), rng.uniform(0.0, 0.006, 80))})
+    model = ContentModel.fit(frame, labels, l2=SELF_LABEL_L2)
+    outlier = pd.DataFrame({"tsim": [0.2], "tsim_idf": [0.5], "p": [0.9]})
+    assert model.weights[list(CONTENT_FEATURES).index("p")] > 0
+    assert dataclasses.replace(model, ranges=()).predict(outlier)[0] > 0.5 > model.predict(outlier)[0]
+    restored = ContentModel.from_dict(json.loads(json.dumps(model.to_dict())))
+    assert np.allclose(restored.predict(outlier), model.predict(outlier))
+
+
+def test_too_little_text_or_text_in_another_language_is_not_judged_as_a_translation():
+    rng = random.Random(6)
+    english = sentences(rng, 4)
+    lengths = [300] * 8
+    pages = pd.DataFrame([
+        {**doc_row(f"http://{HOST}/en/a", [text_of(ENGLISH, x) for x in lengths]), **text_columns("eng", english)},
+        # the German page of the template shows the English text, untranslated
+        {**doc_row(f"http://{HOST}/de/a", [text_of(GERMAN, x) for x in lengths]), **text_columns("eng", english)},
+        {**doc_row(f"http://{HOST}/en/b", [text_of(ENGLISH, x) for x in lengths]), **text_columns("eng", ["Europe 2"])},
+        {**doc_row(f"http://{HOST}/de/b", [text_of(GERMAN, x) for x in lengths]), **text_columns("deu", ["Europa 2"])}])
+    pairs = pd.DataFrame([{"host": HOST, "src_url": f"http://{HOST}/en/{k}", "trg_url": f"http://{HOST}/de/{k}",
+                           "src_lang": "eng", "trg_lang": "deu", "source": "handle"} for k in "ab"])
+    features = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON]).set_index("trg_url")
+    untranslated, title_only = features.loc[f"http://{HOST}/de/a"], features.loc[f"http://{HOST}/de/b"]
+    assert untranslated.tsim == 1.0 and untranslated.trg_lang_share == 0.0 and not untranslated.lang_ok
+    assert untranslated.reason == "lang_mismatch"
+    assert title_only.lang_ok and pd.isna(title_only.tsim)  # 2 words a side: no text to judge
+    model = ContentModel(None, 0.0, (), (), 0.1, "null-threshold")
+    decided = decide(features.reset_index(), model).set_index("trg_url")
+    assert decided.loc[f"http://{HOST}/de/b", "reason"] == "no_text"
+    assert decided.loc[f"http://{HOST}/de/a", "reason"] == "lang_mismatch"

@@ -14,17 +14,26 @@ other language, a partial translation), with the pair's own structure. Only SPLI
 confident pairs are spliced: as many spliced as true pairs taught the model that any pair with a
 weaker lexicon (Arabic, Basque: lower tsim, fewer links on the diagonal) is a spliced page.
 
+`own_tsim_idf` / `own_coverage_idf` are tsim_idf and the best side's IDF coverage of the pages' own
+text, their list items left out: a listing page is its teasers, the text of other pages, which two
+language versions share in part and in shifted places, and a section page's teasers may differ from its
+translation's while its title and introduction are translated. A side with fewer than MIN_TEXT_WORDS
+words is no text to judge, and one whose main paragraphs CLD2 finds mostly in another language (an
+untranslated copy inside the other language's template) fails the language check.
+
 Decision (`ContentModel`): a logistic model over CONTENT_FEATURES fitted on pairs the archive
 itself labels (`self_labels`): positives are pairs a language-switcher link or a STRAND handle
-proposed whose tsim_idf is above what nearly every random same-site pair reaches; negatives are
-the random same-site pairs and the spliced pairs; one model per language pair (its features sit on the
-scale of its lexicon: an English–Arabic translation links fewer words than an English–French one), the
-model of all pairs for a language pair with too few labels. `--learn-from` labels replace the self labels. `one_to_one` then
-keeps each page (near-duplicates counted as one page) in at most one parallel pair per language
-pair, best p_parallel_content first.
+proposed whose own_tsim_idf is above what nearly every random same-site pair reaches (by tsim_idf a
+switcher-linked listing page passed as a translation); negatives are the random same-site pairs and the
+spliced pairs; one model per language pair (its features sit on the scale of its lexicon: an
+English–Arabic translation links fewer words than an English–French one), the model of all pairs for a
+language pair with too few labels; features are clipped to the range the labels showed. `--learn-from`
+labels replace the self labels. `one_to_one` then keeps each page (near-duplicates counted as one page)
+in at most one parallel pair per language pair, best p_parallel_content first.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import zlib
@@ -42,7 +51,7 @@ from parascout.udfs.structure import (
     rule_from_dict,
     strand_features,
 )
-from parascout.udfs.tsim import Vocabulary, content_features, inverse_document_frequencies, page_text
+from parascout.udfs.tsim import content_features, inverse_document_frequencies, linked, page_text
 
 #: an image on more than this share of a host's fetched pages is boilerplate (logos, icons)
 BOILERPLATE_IMAGE_SHARE = 0.10
@@ -59,10 +68,18 @@ SPLICE_KEEP_SHARE = 0.5
 SPLICED_SHARE = 0.4
 #: L2 penalty of the self-labelled logistic models (a language pair may have only a few dozen labels)
 SELF_LABEL_L2 = 5.0
+#: a side with fewer words of main text than this gives no text to judge (a title alone proves nothing)
+MIN_TEXT_WORDS = 10
+#: a side whose main text CLD2 finds mostly in another language (an untranslated copy in the other
+#: language's template) fails the language check
+MIN_MAIN_LANG_SHARE = 0.5
+#: texts.paragraphs type of a list item (a teaser, a link list): not the page's own text
+LIST_ITEM = "list_item"
 
 CONTENT_SCHEMA = (
     "tsim double, tsim_idf double, short_side_coverage double, diagonal_share double, "
-    "best_side_coverage_idf double, number_overlap double, rare_overlap double, "
+    "best_side_coverage_idf double, own_tsim_idf double, own_coverage_idf double, number_overlap double, "
+    "rare_overlap double, "
     "text_paragraph_ratio double, paragraph_length_r double, src_lang_share double, trg_lang_share double, "
     "src_words int, trg_words int"
 )
@@ -84,7 +101,8 @@ FILTERED_REASONS = frozenset({"lang_mismatch", "content_rejected", "not_one_to_o
                               "dp_too_high", "too_few_chunks", "p_too_high", "rule_rejected"})
 #: the decision's features and the value used when one is missing (no text, no numbers on either page ...)
 CONTENT_FEATURES = {"tsim": 0.0, "tsim_idf": 0.0, "short_side_coverage": 0.0, "diagonal_share": 0.0,
-                    "best_side_coverage_idf": 0.0, "number_overlap": 0.0, "rare_overlap": 0.0,
+                    "best_side_coverage_idf": 0.0, "own_tsim_idf": 0.0, "own_coverage_idf": 0.0,
+                    "number_overlap": 0.0, "rare_overlap": 0.0,
                     "text_paragraph_ratio": 0.0, "paragraph_length_r": 0.0, "dp": 1.0, "r": 0.0, "p": 1.0,
                     "image_jaccard": 0.0, "length_ratio": 0.0, "paragraph_ratio": 0.0}
 
@@ -141,9 +159,21 @@ class HostPages:
         self._texts: dict[str, object] = {}
         self._structures: dict[str, Linearised] = {}
         self._codes: dict[str, str] = {}  # one token -> character code for all the host's pages
-        self.vocabulary = Vocabulary()  # the host's words as integer ids, shared by its pages' texts
         texts = [self.text(url) for url in self.pages]
         self.idf, self.unseen_idf, self.rare = inverse_document_frequencies(t for t in texts if t is not None)
+
+    def restricted(self, lexicon: Lexicon | None) -> Lexicon | None:
+        """The lexicon cut to the words of the host's pages (both sides), once per host: each page's translation
+        image then holds only translations that can link (10-14% of verify-pairs' CPU on sample pages)."""
+        if lexicon is None:
+            return None
+        vocabulary = self.idf
+        table = {}
+        for word in vocabulary.keys() & lexicon.table.keys():
+            row = {translation: prob for translation, prob in lexicon.table[word].items() if translation in vocabulary}
+            if row:
+                table[word] = row
+        return Lexicon(lexicon.src_lang, lexicon.trg_lang, table, lexicon.metadata)
 
     def structure(self, url: str) -> Linearised:
         if url not in self._structures:
@@ -155,8 +185,8 @@ class HostPages:
         duplicate_of = (self.pages.get(url) or {}).get("duplicate_of")
         return url if _missing(duplicate_of) or not duplicate_of else duplicate_of
 
-    def spliced_text(self, url: str, other: str, rng: random.Random):
-        """The text of `url` with part of its paragraphs replaced by `other`'s, each page's in its order."""
+    def spliced_paragraphs(self, url: str, other: str, rng: random.Random) -> list[dict] | None:
+        """`url`'s main paragraphs with part of them replaced by `other`'s, each page's in its order."""
         own, foreign = (_main_paragraphs(self.pages[key].get("text_paragraphs")) for key in (url, other))
         if len(own) < 2 or not foreign:
             return None
@@ -165,16 +195,41 @@ class HostPages:
         added = foreign[:len(own) - keep]
         slots = set(rng.sample(range(len(kept) + len(added)), len(added)))
         kept_iter, added_iter = iter(kept), iter(added)
-        merged = [next(added_iter) if index in slots else next(kept_iter) for index in range(len(kept) + len(added))]
-        return page_text(merged, self.pages[url].get("cld2_lang"))
+        return [next(added_iter) if index in slots else next(kept_iter) for index in range(len(kept) + len(added))]
 
     def text(self, url: str):
         if url not in self._texts:
             row = self.pages.get(url) or {}
             paragraphs = row.get("text_paragraphs")
             self._texts[url] = None if paragraphs is None and not row.get("main_text") else page_text(
-                _as_list(paragraphs), row.get("cld2_lang"), row.get("main_text"), self.vocabulary)
+                _as_list(paragraphs), row.get("cld2_lang"), row.get("main_text"))
         return self._texts[url]
+
+    def own_text(self, url: str):
+        """The text of `url` without its list items (None: the page has none, so its own text is all of it)."""
+        key = ("own", url)
+        if key not in self._texts:
+            row = self.pages.get(url) or {}
+            self._texts[key] = _own_text(_main_paragraphs(row.get("text_paragraphs")), row.get("cld2_lang"))
+        return self._texts[key]
+
+
+def _own_text(paragraphs: list[dict] | None, lang: str | None):
+    """page_text of the paragraphs that are not list items; None when there are no list items."""
+    if not paragraphs or not any(p.get("type") == LIST_ITEM for p in paragraphs):
+        return None
+    return page_text([p for p in paragraphs if p.get("type") != LIST_ITEM], lang)
+
+
+def own_text_features(src_text, trg_text, src_own, trg_own, lexicon: Lexicon | None, pages: HostPages,
+                      features: dict) -> dict:
+    """tsim_idf and best-side IDF coverage of the pages' own text (list items left out: a listing page's
+    teasers are other pages' text, and change between language versions); the whole text's when neither page
+    has list items, 0 when a side has list items only."""
+    if src_own is None and trg_own is None:
+        return {"own_tsim_idf": features.get("tsim_idf"), "own_coverage_idf": features.get("best_side_coverage_idf")}
+    result = linked(src_own or src_text, trg_own or trg_text, lexicon, pages.idf, pages.idf, pages.unseen_idf)
+    return {"own_tsim_idf": result["tsim_idf"] or 0.0, "own_coverage_idf": result["best_side_coverage_idf"] or 0.0}
 
 
 def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, lexicon: Lexicon | None,
@@ -197,11 +252,18 @@ def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, le
                 "length_ratio": ratio(src["text_chars"], trg["text_chars"]),
                 "paragraph_ratio": ratio(src["paragraphs"], trg["paragraphs"]), "lang_ok": lang_ok}
     src_text, trg_text = pages.text(pair["src_url"]), pages.text(pair["trg_url"])
+    src_own, trg_own = pages.own_text(pair["src_url"]), pages.own_text(pair["trg_url"])
     if pair.get("spliced_with") and trg_text is not None:
-        trg_text = pages.spliced_text(pair["trg_url"], pair["spliced_with"], rng or random.Random(0))
-    if src_text is not None and trg_text is not None:
+        spliced = pages.spliced_paragraphs(pair["trg_url"], pair["spliced_with"], rng or random.Random(0))
+        trg_text = None if spliced is None else page_text(spliced, trg["cld2_lang"])
+        trg_own = _own_text(spliced, trg["cld2_lang"])
+    if src_text is not None and trg_text is not None and min(src_text.words, trg_text.words) >= MIN_TEXT_WORDS:
         features.update(content_features(src_text, trg_text, lexicon, pages.idf, pages.idf, pages.unseen_idf,
                                          pages.rare))
+        features.update(own_text_features(src_text, trg_text, src_own, trg_own, lexicon, pages, features))
+        lang_ok = features["lang_ok"] = lang_ok and all(
+            _missing(share) or share >= MIN_MAIN_LANG_SHARE for share in (features["src_lang_share"],
+                                                                          features["trg_lang_share"]))
     structure_ok, reason = rule.decide(features)
     return {**out, **features, "structure_ok": structure_ok, "parallel": structure_ok and lang_ok,
             "reason": "lang_mismatch" if not lang_ok else reason}
@@ -268,7 +330,7 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
     for pair in records:
         key = (pair.get("src_lang"), pair.get("trg_lang"))
         if key not in chosen:
-            chosen[key] = lexicon_for(lexicons, *key)  # tsim cuts it to the host's words once
+            chosen[key] = host_pages.restricted(lexicon_for(lexicons, *key))
         rows.append({**verify_pair(pair, host_pages, decision, chosen[key], rng), "role": pair["role"],
                      "method": decision.method, "src_key": host_pages.key(pair["src_url"]),
                      "trg_key": host_pages.key(pair["trg_url"])})
@@ -295,21 +357,26 @@ def feature_matrix(frame: pd.DataFrame) -> np.ndarray:
 
 
 def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """(rows with a `label`, stats): confident pairs above the random pairs' NULL_QUANTILE of tsim_idf as
-    positives, random same-site pairs and spliced confident pairs as negatives."""
+    """(rows with a `label`, stats): confident pairs whose own text (list items left out) beats the random pairs'
+    NULL_QUANTILE of own_tsim_idf as positives — a listing page's shared teasers do not make it a translation, a
+    section page's differing teasers do not make it none; random same-site pairs and spliced confident pairs as
+    negatives."""
     judged = frame[frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS)]
     randoms = judged[judged["role"] == "random"]
     spliced = judged[(judged["role"] == "spliced") & judged["tsim"].notna()]
-    null = pd.to_numeric(randoms["tsim_idf"], errors="coerce").dropna()
-    threshold = float(null.quantile(NULL_QUANTILE)) if len(null) else 1.0
+    nulls = {}
+    for column in ("tsim_idf", "own_tsim_idf"):
+        null = pd.to_numeric(randoms[column], errors="coerce").dropna()
+        nulls[column] = float(null.quantile(NULL_QUANTILE)) if len(null) else 1.0
     confident = judged[(judged["role"] == "candidate") & judged["lang_ok"].astype(bool)
                        & judged["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))]
-    positives = confident[pd.to_numeric(confident["tsim_idf"], errors="coerce").fillna(0) > threshold]
+    positives = confident[pd.to_numeric(confident["own_tsim_idf"], errors="coerce").fillna(0) > nulls["own_tsim_idf"]]
     labelled = pd.concat([positives.assign(label=True), randoms.assign(label=False), spliced.assign(label=False)],
                          ignore_index=True)
     return labelled, {"positives": len(positives), "confident_pairs": len(confident),
                       "negatives": len(randoms) + len(spliced), "spliced_negatives": len(spliced),
-                      "null_tsim_idf_quantile": round(threshold, 4)}
+                      "null_tsim_idf_quantile": round(nulls["tsim_idf"], 4),
+                      "null_own_tsim_idf_quantile": round(nulls["own_tsim_idf"], 4)}
 
 
 @dataclass(frozen=True)
@@ -325,6 +392,9 @@ class ContentModel:
     null_threshold: float | None = None
     method: str = "self-labelled-logistic"
     language_pairs: tuple[tuple[str, ContentModel], ...] = ()
+    #: (lowest, highest) value of each feature in the training rows: a feature is clipped to them before scoring,
+    #: so a value the labels never showed (a p-value far above a language pair's tiny spread) cannot decide alone
+    ranges: tuple[tuple[float, float], ...] = ()
 
     @classmethod
     def fit_per_language_pair(cls, frame: pd.DataFrame, labels, null_threshold: float | None = None,
@@ -338,8 +408,7 @@ class ContentModel:
                 own = labels[group.index]
                 if own.sum() >= MIN_SELF_LABELS and (~own).sum() >= MIN_SELF_LABELS:
                     pairs.append((f"{src_lang}-{trg_lang}", cls.fit(group, own, model.method, null_threshold, l2)))
-        return cls(model.weights, model.bias, model.means, model.scales, model.null_threshold, model.method,
-                   tuple(pairs))
+        return dataclasses.replace(model, language_pairs=tuple(pairs))
 
     @classmethod
     def fit(cls, frame: pd.DataFrame, labels, method: str = "self-labelled-logistic",
@@ -364,15 +433,15 @@ class ContentModel:
 
         theta = minimize(loss, np.zeros(z.shape[1] + 1), jac=True, method="L-BFGS-B").x
         return cls(tuple(map(float, theta[:-1])), float(theta[-1]), tuple(map(float, means)),
-                   tuple(map(float, scales)), null_threshold, method)
+                   tuple(map(float, scales)), null_threshold, method,
+                   ranges=tuple(zip(map(float, x.min(axis=0)), map(float, x.max(axis=0)))))
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         """P(parallel) of each row (by its language pair's model where it has one)."""
         if self.language_pairs and "src_lang" in frame and "trg_lang" in frame:
             keys = (frame["src_lang"].astype(str) + "-" + frame["trg_lang"].astype(str)).to_numpy()
             own = dict(self.language_pairs)
-            p = ContentModel(self.weights, self.bias, self.means, self.scales, self.null_threshold,
-                             self.method).predict(frame)
+            p = dataclasses.replace(self, language_pairs=()).predict(frame)
             for key in set(keys) & own.keys():
                 rows = keys == key
                 p[rows] = own[key].predict(frame[rows])
@@ -380,19 +449,24 @@ class ContentModel:
         if self.weights is None:
             tsim_idf = pd.to_numeric(frame["tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float)
             return (tsim_idf > self.null_threshold).astype(float)
-        z = (feature_matrix(frame) - np.asarray(self.means)) / np.asarray(self.scales)
+        x = feature_matrix(frame)
+        if self.ranges:
+            x = np.clip(x, *np.asarray(self.ranges).T)
+        z = (x - np.asarray(self.means)) / np.asarray(self.scales)
         return 1 / (1 + np.exp(-(z @ np.asarray(self.weights) + self.bias)))
 
     def to_dict(self) -> dict:
         return {"method": self.method, "features": list(CONTENT_FEATURES), "weights": self.weights,
                 "bias": self.bias, "means": self.means, "scales": self.scales, "null_threshold": self.null_threshold,
-                "language_pairs": {key: model.to_dict() for key, model in self.language_pairs}}
+                "language_pairs": {key: model.to_dict() for key, model in self.language_pairs},
+                "ranges": self.ranges}
 
     @classmethod
     def from_dict(cls, data: dict) -> ContentModel:
         pairs = tuple((key, cls.from_dict(model)) for key, model in (data.get("language_pairs") or {}).items())
         return cls(None if data["weights"] is None else tuple(data["weights"]), data["bias"], tuple(data["means"]),
-                   tuple(data["scales"]), data["null_threshold"], data["method"], pairs)
+                   tuple(data["scales"]), data["null_threshold"], data["method"], pairs,
+                   tuple(map(tuple, data.get("ranges") or ())))
 
 
 def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
