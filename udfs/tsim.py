@@ -339,7 +339,7 @@ def linked(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[
         t_free = trg_free[t]
         if not t_free:
             continue
-        n = s_free if s_free < t_free else t_free
+        n = min(s_free, t_free)
         src_first, trg_first = src_starts[s] + src_counts[s] - s_free, trg_starts[t] + trg_counts[t] - t_free
         src_free[s], trg_free[t] = s_free - n, t_free - n
         links += n
