@@ -51,7 +51,7 @@ from parascout.udfs.structure import (
     rule_from_dict,
     strand_features,
 )
-from parascout.udfs.tsim import content_features, inverse_document_frequencies, linked, page_text
+from parascout.udfs.tsim import Vocabulary, content_features, inverse_document_frequencies, linked, page_text
 
 #: an image on more than this share of a host's fetched pages is boilerplate (logos, icons)
 BOILERPLATE_IMAGE_SHARE = 0.10
@@ -159,21 +159,9 @@ class HostPages:
         self._texts: dict[str, object] = {}
         self._structures: dict[str, Linearised] = {}
         self._codes: dict[str, str] = {}  # one token -> character code for all the host's pages
+        self.vocabulary = Vocabulary()  # the host's words as integer ids, shared by its pages' texts
         texts = [self.text(url) for url in self.pages]
         self.idf, self.unseen_idf, self.rare = inverse_document_frequencies(t for t in texts if t is not None)
-
-    def restricted(self, lexicon: Lexicon | None) -> Lexicon | None:
-        """The lexicon cut to the words of the host's pages (both sides), once per host: each page's translation
-        image then holds only translations that can link (10-14% of verify-pairs' CPU on sample pages)."""
-        if lexicon is None:
-            return None
-        vocabulary = self.idf
-        table = {}
-        for word in vocabulary.keys() & lexicon.table.keys():
-            row = {translation: prob for translation, prob in lexicon.table[word].items() if translation in vocabulary}
-            if row:
-                table[word] = row
-        return Lexicon(lexicon.src_lang, lexicon.trg_lang, table, lexicon.metadata)
 
     def structure(self, url: str) -> Linearised:
         if url not in self._structures:
@@ -202,7 +190,7 @@ class HostPages:
             row = self.pages.get(url) or {}
             paragraphs = row.get("text_paragraphs")
             self._texts[url] = None if paragraphs is None and not row.get("main_text") else page_text(
-                _as_list(paragraphs), row.get("cld2_lang"), row.get("main_text"))
+                _as_list(paragraphs), row.get("cld2_lang"), row.get("main_text"), self.vocabulary)
         return self._texts[url]
 
     def own_text(self, url: str):
@@ -330,7 +318,7 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
     for pair in records:
         key = (pair.get("src_lang"), pair.get("trg_lang"))
         if key not in chosen:
-            chosen[key] = host_pages.restricted(lexicon_for(lexicons, *key))
+            chosen[key] = lexicon_for(lexicons, *key)  # tsim cuts it to the host's words once
         rows.append({**verify_pair(pair, host_pages, decision, chosen[key], rng), "role": pair["role"],
                      "method": decision.method, "src_key": host_pages.key(pair["src_url"]),
                      "trg_key": host_pages.key(pair["trg_url"])})
