@@ -24,9 +24,9 @@ How a predicted pair counts as correct (written here and in the README):
   F1 their harmonic mean. 1-0 / 0-1 truth beads count through precision only (pairing them is wrong).
 
 Held out: the lexicon (IBM model 1, parascout.udfs.lexicon.train_lexicon) is trained on Old Testament
-verse pairs; the lexicon weight and the null-bead settings were chosen on OT chapters (seed 1) and on
-the seed-7 real-text archive (60 hosts); quality is reported on New Testament chapters (seed 2), which
-neither saw.
+verse pairs; the lexicon weight, the null-bead settings and the absorbing pass were chosen on OT chapters
+(seed 1) and on the seed-7 real-text archive (60 and 200 hosts); quality is reported on New Testament chapters
+(seed 2), which neither saw.
 
 With --archive (a make-sample-archive --text-corpus archive, e.g. seeds 1234 and 99): documents are what
 export-bitext reads, each page's main paragraphs with their types (udfs.html_text on the WARC's HTML, the
