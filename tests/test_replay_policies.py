@@ -272,6 +272,43 @@ def test_site_class_posterior_learns_only_from_features_seen_on_fetched_pages():
     assert posterior[4, 1] == pytest.approx(posterior[4, 3])           # classes never fetched stay tied
 
 
+def test_site_class_posterior_learns_the_site_rate_of_a_class_the_url_model_overrates():
+    from scipy import sparse
+
+    from parascout.udfs.replay.policies import site_class_posterior
+
+    # classes 0 (Icelandic), 1 (no language); the URL model says 'no language' at 0.8 for every page, but the
+    # four fetched pages were all Icelandic; no features, so only the class rates can move the prior
+    features = sparse.csr_matrix((6, 1))
+    classes = np.array([0, 0, 0, 0, 1, 1])
+    fetched = np.array([True, True, True, True, False, False])
+    prior = np.tile([0.2, 0.8], (6, 1))
+    assert np.allclose(site_class_posterior(features, classes, fetched, prior)[4:], prior[4:])
+    calibrated = site_class_posterior(features, classes, fetched, prior, rate_smoothing=2.0)
+    # observed / expected counts, smoothed: Icelandic (4 + 2) / (0.8 + 2), no language (0 + 2) / (3.2 + 2)
+    odds = 0.2 / 0.8 * (6 / 2.8) / (2 / 5.2)
+    assert calibrated[4, 0] == pytest.approx(odds / (1 + odds)) and calibrated[4, 0] > 0.5
+    assert np.allclose(calibrated[:4], np.eye(2)[[0, 0, 0, 0]])       # fetched pages keep their known class
+
+
+def test_smart_site_overrules_a_url_model_that_keeps_misreading_the_sites_pages():
+    def misreading_lang_scorer(batch):  # '/is/' pages read as a language the site lacks; '/de/' half Icelandic
+        rows = [(0.05, 0.25, 0.0) if "/is/" in url else (0.0, 0.35, 0.65) if "/de/" in url else (0.9, 0.02, 0.0)
+                for url in batch]
+        return pd.DataFrame(rows, columns=["eng", "isl", "deu"])
+    linked, more, german = [f"/is/a{k}" for k in range(4)], [f"/is/b{k}" for k in range(6)], [f"/de/{k}" for k in range(6)]
+    pages = {"/": linked + german, **{path: more for path in linked}, **{path: [] for path in more + german}}
+    graph = build_graph(site(pages, lang={**{path: "isl" for path in linked + more}, **{path: "deu" for path in german}}))
+    scorer = table_pair_scorer({("/", path): 1.0 for path in linked})  # the home page's links to /is/a* are likely pairs
+    first_german = {}
+    for rate in (-1.0, SmartSite.class_rate_smoothing):
+        policy = type("Calibrated", (SmartSite,), {"class_rate_smoothing": rate})(LANGS, misreading_lang_scorer, scorer)
+        first_german[rate] = simulate(graph, policy, NO_PAIRS).fetched_urls().index(urls("/de/0")[0])
+    # four '/is/' pages the URL model called 'no language' turned out Icelandic: its 'no language' is overrated on
+    # this site, so the other six '/is/' pages are Icelandic enough to come before the German page that looked it
+    assert first_german == {-1.0: 5, SmartSite.class_rate_smoothing: 11}
+
+
 def language_switcher_site(n_articles: int = 30) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every page in English, Icelandic and German under a language-free URL ('/?p=123'); a page's first links
     are its home, then its other languages in site order (the switcher), then related pages in its language."""

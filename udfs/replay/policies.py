@@ -215,7 +215,11 @@ class SmartSite(SmartLang):
     without a language, one for pages missing from the archive), multiplies the URL model's
     probabilities; features not yet seen on a fetched page say nothing. So once `/fi/...` or `?l=3`
     pages turned out Finnish or French, the URL model's guess for the rest of them is overruled,
-    which a model trained on other sites cannot know. A link's context includes its position in the
+    which a model trained on other sites cannot know. The URL model's probabilities are also calibrated
+    to the site: a class it expected on 40 of the fetched pages and that none of them had (often "a
+    language the site lacks" for URLs of a kind it has not seen) is down-weighted on every page,
+    even on pages with no feature seen yet, which the feature likelihoods alone cannot do (a class
+    with no fetched page falls back on each feature's overall rate). A link's context includes its position in the
     header of the page it is on: a site's template puts its language switcher in the same slots on every
     page, so once slot 3 of German pages led to Spanish ones, it does on the next German page too, even
     where URLs carry no language at all (`?p=123`).
@@ -258,6 +262,9 @@ class SmartSite(SmartLang):
     #: also learn from the languages links' contexts name ("linked from a fetched page with a cue for X"): once
     #: cued links turned out to lead to their cue's language, a cue for a third language says "not wanted"
     cue_features = True
+    #: the URL model's class probabilities are re-weighted by this site's rates: per class, (fetched pages of the
+    #: class + s) / (the URL model's expected count on them + s); negative: off
+    class_rate_smoothing = 2.0
 
     def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
         super().prepare(graph, truth)
@@ -304,7 +311,8 @@ class SmartSite(SmartLang):
             return np.zeros(0)
         features = (sparse.hstack([self._features, self._linked_from(fetched)], format="csr") if self.link_context
                     else self._features)
-        posterior = site_class_posterior(features, self._classes, fetched, self._prior, self.smoothing)
+        posterior = site_class_posterior(features, self._classes, fetched, self._prior, self.smoothing,
+                                         self.class_rate_smoothing if self.class_rate_smoothing >= 0 else None)
         p_first, p_second = posterior[:, 0], posterior[:, 1]
         self._focus_weights = self._translation_shares(posterior, discovered)
         left, right, p_pair = self._candidates
@@ -424,13 +432,15 @@ def site_feature_matrix(urls: Sequence[str]):
 
 
 def site_class_posterior(features, classes: np.ndarray, fetched: np.ndarray, prior: np.ndarray,
-                         smoothing: float = SmartSite.smoothing) -> np.ndarray:
+                         smoothing: float = SmartSite.smoothing, rate_smoothing: float | None = None) -> np.ndarray:
     """Nodes x classes: `prior` times a naive Bayes over binary features fitted on the fetched nodes.
 
     A feature's likelihood in class c is an m-estimate, (fetched nodes of c with it + s × r) / (fetched
     nodes of c + s), where r is its rate over all fetched nodes: a class with few fetched nodes
     falls back on r, so it is neither favoured nor penalised by features it has not been seen
     with yet. Features on no fetched node say nothing; fetched nodes keep their known class.
+    With `rate_smoothing` s', every node's class c is also weighed by (fetched nodes of c + s') / (the prior's
+    mass of c over the fetched nodes + s'): the site's own rate of c against the prior's.
     """
     known = np.flatnonzero(fetched)
     if len(known) == 0:
@@ -443,6 +453,9 @@ def site_class_posterior(features, classes: np.ndarray, fetched: np.ndarray, pri
     log_likelihood = np.log((counts + smoothing * pooled) / (onehot.sum(axis=0) + smoothing))
     log_likelihood[totals[:, 0] == 0] = 0.0
     scores = np.log(prior) + np.asarray(features @ log_likelihood)
+    if rate_smoothing is not None:
+        expected = prior[known].sum(axis=0)
+        scores += np.log((onehot.sum(axis=0) + rate_smoothing) / (expected + rate_smoothing))
     scores -= scores.max(axis=1, keepdims=True)
     posterior = np.exp(scores)
     posterior /= posterior.sum(axis=1, keepdims=True)
