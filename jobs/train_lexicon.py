@@ -7,9 +7,9 @@
 Any mix of sources: `--aligned DIR` reads `DIR/<lang>.tsv(.gz)` (`id<TAB>text`, joined on id, as the
 Bible files), `--corpus` a `src<TAB>trg` file, `--dictionary` a FreeDict dictd index (its `.dict` or
 `.dict.dz` beside it), a FreeDict TEI file or a Bitextor `.dic`; `--from-archive ROOT` bootstraps from
-the dataset root itself: paragraph pairs of the page pairs a language-switcher link or a STRAND handle
-proposed (`texts` + `scored_pairs` or `candidates`) and, with `--with-verified-pairs`, of verify-pairs'
-parallel pairs (a second round: bootstrap, verify, train again), the only source a language pair with no resources
+the dataset root itself: paragraph pairs and whole main texts of the page pairs a language-switcher link
+or a STRAND handle proposed, or whose URLs share a handle (`texts` + `scored_pairs` or `candidates`) and,
+with `--with-verified-pairs`, of verify-pairs' parallel pairs (a second round: bootstrap, verify, train again), the only source a language pair with no resources
 has. IBM model 1 both ways (udfs.lexicon). Writes a lexicon directory; Spark only for --from-archive.
 """
 from __future__ import annotations
@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 from parascout.jobs.base import ConfigError, Job
-from parascout.udfs import storage, tables
+from parascout.udfs import handles, storage, tables
 from parascout.udfs.langs import UnknownLanguage, parse_lang_pair
 from parascout.udfs.lexicon import (
-    paragraph_pairs,
+    page_pair_texts,
     read_aligned_files,
     read_bitextor_dic,
     read_dictd,
@@ -36,8 +36,13 @@ from parascout.udfs.lexicon import (
 BAD_REASONS = frozenset({"malformed_line", "no_translation"})
 FILTERED_REASONS = frozenset({"unaligned_id", "metadata_entry", "no_paragraph_pairs", "over_max_pairs"})
 
-#: the pair sources the archive itself makes confident (a language-switcher link, a STRAND handle)
+#: the pair sources the archive itself makes confident (a language-switcher link, a STRAND handle); a pair
+#: whose URLs share a handle is confident whatever its source
 CONFIDENT_SOURCES = r"(^|,)(link|handle)(,|$)"
+
+
+def _listed(paragraphs) -> list:
+    return list(paragraphs) if paragraphs is not None else []
 
 
 def archive_paragraph_pairs(batches):
@@ -47,8 +52,7 @@ def archive_paragraph_pairs(batches):
     for batch in batches:
         rows = [(a, b, hash((s, t))) for s, t, src, trg in zip(batch["src_url"], batch["trg_url"],
                                                                batch["src_paragraphs"], batch["trg_paragraphs"])
-                for a, b in paragraph_pairs(list(src) if src is not None else [],
-                                            list(trg) if trg is not None else [])]
+                for a, b in page_pair_texts(_listed(src), _listed(trg))]
         yield pd.DataFrame(rows, columns=["src_text", "trg_text", "page_pair"])
 
 
@@ -126,7 +130,12 @@ class TrainLexiconJob(Job):
         for needed in (table, "texts"):
             if not locations[needed]:
                 raise ConfigError(f"--from-archive {root}: no {needed} table; run fetch-docs and rank-pairs first")
-        pairs = self.spark.read.parquet(locations[table]).where(F.col("source").rlike(CONFIDENT_SOURCES))
+        # confident: a switcher link or STRAND handle proposed the pair, or its two URLs share a handle
+        # (URL minus language substrings) whatever source proposed it
+        stripper = handles.build_stripper((args.src_lang, args.trg_lang))
+        pairs = self.spark.read.parquet(locations[table]).where(
+            F.col("source").rlike(CONFIDENT_SOURCES)
+            | (handles.handle_column(F.col("src_url"), stripper) == handles.handle_column(F.col("trg_url"), stripper)))
         pairs = pairs.select("src_url", "trg_url", "src_lang", "trg_lang")
         verified = tables.table_location(storage.join(root, "verified_pairs")) if args.with_verified_pairs else None
         if args.with_verified_pairs and not verified:
@@ -143,9 +152,10 @@ class TrainLexiconJob(Job):
         for side in ("src", "trg"):
             pairs = pairs.join(texts.select(F.col("url").alias(f"{side}_url"),
                                             F.col("paragraphs").alias(f"{side}_paragraphs")), f"{side}_url")
-        text_pairs = pairs.mapInPandas(archive_paragraph_pairs, "src_text string, trg_text string, page_pair long")
-        rows = text_pairs.limit(args.max_pairs).toPandas()  # bounded by --max-pairs
         page_pairs = pairs.count()
+        text_pairs = pairs.mapInPandas(archive_paragraph_pairs, "src_text string, trg_text string, page_pair long")
+        # a site's template repeats on every page: each distinct paragraph pair is learned from once
+        rows = text_pairs.dropDuplicates(["src_text", "trg_text"]).limit(args.max_pairs).toPandas()
         used = int(rows["page_pair"].nunique()) if len(rows) else 0
         counts["input"] = counts.get("input", 0) + page_pairs
         counts["kept"] = counts.get("kept", 0) + used

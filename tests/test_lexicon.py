@@ -15,6 +15,7 @@ from parascout.udfs.lexicon import (
     dictd_number,
     lexicon_for,
     load_lexicon,
+    page_pair_texts,
     paragraph_pairs,
     read_aligned_files,
     read_bitextor_dic,
@@ -141,8 +142,14 @@ def test_paragraph_pairs_follow_the_type_sequence():
            {"text": "Second one.", "type": "text"}]
     trg = [{"text": "Titre ici", "type": "heading"}, {"text": "Un premier paragraphe de texte.", "type": "text"},
            {"text": "Le second, bien plus long que l'original anglais.", "type": "text"}]
-    assert paragraph_pairs(src, trg) == [("Title here", "Titre ici"),
-                                         ("A first paragraph of text.", "Un premier paragraphe de texte.")]
+    assert paragraph_pairs(src, trg, min_length_ratio=0.5) == [
+        ("Title here", "Titre ici"), ("A first paragraph of text.", "Un premier paragraphe de texte.")]
+    # the default ratio (0.3) also keeps the last pair (shares of the page's text 0.23 and 0.56)
+    assert paragraph_pairs(src, trg)[-1] == ("Second one.", "Le second, bien plus long que l'original anglais.")
+    # a confident page pair also teaches its whole main texts, which pair words the type sequence missed
+    assert page_pair_texts(src, trg)[-1] == (
+        "Title here\nA first paragraph of text.\nAn extra note\nSecond one.",
+        "Titre ici\nUn premier paragraphe de texte.\nLe second, bien plus long que l'original anglais.")
 
 
 def test_train_lexicon_job_from_files(tmp_path):
@@ -186,26 +193,32 @@ def test_train_lexicon_bootstrapped_from_an_archive(spark, tmp_path):
 
     texts = [page(f"http://h/en/{k}", "eng", english[k:] + english[:k]) for k in range(3)]
     texts += [page(f"http://h/fr/{k}", "fra", french[k:] + french[:k]) for k in range(3)]
+    # a pair only a 'similar' source proposed, but its URLs share a handle (/en/ vs /fr/): confident too
+    texts += [page("http://h/en/dog", "eng", ["The dog runs.", "The dog sleeps in the house."]),
+              page("http://h/fr/dog", "fra", ["Le chien court.", "Le chien dort dans la maison."])]
     spark.createDataFrame(pd.DataFrame(texts)).write.parquet(str(root / "texts"))
-    candidates = pd.DataFrame({"host": "h", "src_url": [f"http://h/en/{k}" for k in range(3)] + ["http://h/en/0"],
-                               "trg_url": [f"http://h/fr/{k}" for k in range(3)] + ["http://h/fr/1"],
+    candidates = pd.DataFrame({"host": "h",
+                               "src_url": [f"http://h/en/{k}" for k in range(3)] + ["http://h/en/0", "http://h/en/dog"],
+                               "trg_url": [f"http://h/fr/{k}" for k in range(3)] + ["http://h/fr/1", "http://h/fr/dog"],
                                "src_lang": "eng", "trg_lang": "fra",
-                               "source": ["link", "handle,similar", "link", "similar"]})
+                               "source": ["link", "handle,similar", "link", "similar", "similar"]})
     spark.createDataFrame(candidates).write.parquet(str(root / "candidates"))
     report = run_job(TrainLexiconJob, spark, ["--langs", "fr,en", "--out", str(tmp_path / "lex"),
                                               "--from-archive", str(root), "--iterations", "10"])
-    assert report["balanced"] and report["inputs"]["source_records"] == 3 and report["kept"] == 3
+    assert report["balanced"] and report["inputs"]["source_records"] == 4 and report["kept"] == 4
+    # distinct pairs: 3 paragraph pairs repeated on the 3 rotated pages, 2 of the dog page, 4 whole-page pairs
     assert report["metrics"]["archive_paragraph_pairs"] == 9
     lexicon = load_lexicon(tmp_path / "lex")
     assert (lexicon.src_lang, lexicon.trg_lang) == ("fra", "eng")
     assert max(lexicon.translations("maison"), key=lexicon.translations("maison").get) == "house"
+    assert max(lexicon.translations("chien"), key=lexicon.translations("chien").get) == "dog"
     with pytest.raises(ConfigError, match="no verified_pairs"):
         run_job(TrainLexiconJob, spark, ["--langs", "fr,en", "--out", str(tmp_path / "lex2"), "--from-archive",
                                          str(root), "--with-verified-pairs"])
     # a second round: verify-pairs found en/0 - fr/1 parallel (the 'similar' pair the first round left out)
-    verified = candidates.assign(parallel=[True, False, False, True])
+    verified = candidates.assign(parallel=[True, False, False, True, True])
     spark.createDataFrame(verified).write.parquet(str(root / "verified_pairs"))
     report = run_job(TrainLexiconJob, spark, ["--langs", "fr,en", "--out", str(tmp_path / "lex2"),
                                               "--from-archive", str(root), "--with-verified-pairs"])
     assert report["metrics"]["archive_sources"] == ["candidates", "verified_pairs"]
-    assert report["inputs"]["source_records"] == 4 and report["metrics"]["archive_paragraph_pairs"] == 12
+    assert report["inputs"]["source_records"] == 5 and report["metrics"]["archive_paragraph_pairs"] == 13
