@@ -198,15 +198,16 @@ class HostPages:
         key = ("own", url)
         if key not in self._texts:
             row = self.pages.get(url) or {}
-            self._texts[key] = _own_text(_main_paragraphs(row.get("text_paragraphs")), row.get("cld2_lang"))
+            self._texts[key] = _own_text(_main_paragraphs(row.get("text_paragraphs")), row.get("cld2_lang"),
+                                         self.vocabulary)
         return self._texts[key]
 
 
-def _own_text(paragraphs: list[dict] | None, lang: str | None):
+def _own_text(paragraphs: list[dict] | None, lang: str | None, vocabulary: Vocabulary | None = None):
     """page_text of the paragraphs that are not list items; None when there are no list items."""
     if not paragraphs or not any(p.get("type") == LIST_ITEM for p in paragraphs):
         return None
-    return page_text([p for p in paragraphs if p.get("type") != LIST_ITEM], lang)
+    return page_text([p for p in paragraphs if p.get("type") != LIST_ITEM], lang, None, vocabulary)
 
 
 def own_text_features(src_text, trg_text, src_own, trg_own, lexicon: Lexicon | None, pages: HostPages,
@@ -243,8 +244,8 @@ def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, le
     src_own, trg_own = pages.own_text(pair["src_url"]), pages.own_text(pair["trg_url"])
     if pair.get("spliced_with") and trg_text is not None:
         spliced = pages.spliced_paragraphs(pair["trg_url"], pair["spliced_with"], rng or random.Random(0))
-        trg_text = None if spliced is None else page_text(spliced, trg["cld2_lang"])
-        trg_own = _own_text(spliced, trg["cld2_lang"])
+        trg_text = None if spliced is None else page_text(spliced, trg["cld2_lang"], None, pages.vocabulary)
+        trg_own = _own_text(spliced, trg["cld2_lang"], pages.vocabulary)
     if src_text is not None and trg_text is not None and min(src_text.words, trg_text.words) >= MIN_TEXT_WORDS:
         features.update(content_features(src_text, trg_text, lexicon, pages.idf, pages.idf, pages.unseen_idf,
                                          pages.rare))
