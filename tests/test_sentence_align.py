@@ -114,3 +114,29 @@ def test_a_sentence_cut_in_four_in_chinese_is_one_1_4_bead_and_a_note_stays_alon
     assert shape(beads) == [((0,), (0,)), ((1,), (1, 2, 3, 4)), ((2,), (5,)), ((3,), (6,)), ((), (7,))]
     assert [bead.kind for bead in beads] == ["1-1", "1-4", "1-1", "1-1", "0-1"]
     assert 0 < beads[1].score <= 1
+
+
+def test_an_untranslated_sentence_sharing_its_neighbours_words_stays_alone():
+    """The Chinese page adds a verse the English one lacks, made of the words of its translated neighbour (王, 看见,
+    城, 吃, 饼): the DP glued it into a 1-2 bead; it links to nothing the neighbour does not, so it leaves the bead,
+    and the neighbour, not the verse, keeps the pair."""
+    from parascout.udfs.bitext.sentences import split_sentences
+    from parascout.udfs.lexicon import tokenize as parascout_tokenize
+
+    src, _ = split_sentences([("The people sang by the river. The king saw the city and ate bread. They took a boat "
+                               "to the sea.")])
+    trg, _ = split_sentences(["百姓在河边唱歌。王看见了城，吃了饼。王吃了饼，又看见了城。他们坐船到海边去。"])
+    assert (len(src), len(trg)) == (3, 4)
+    beads = align_segments(src, trg, "eng", "zho", TinyChineseLexicon(), parascout_tokenize)
+    assert shape(beads) == [((0,), (0,)), ((1,), (1,)), ((), (2,)), ((2,), (3,))]
+    assert [bead.kind for bead in beads] == ["1-1", "1-1", "0-1", "1-1"]
+    assert 0 < beads[1].score <= 1 and beads[2].score == 0.0
+
+
+def test_a_pair_with_no_link_either_way_is_two_unaligned_sentences():
+    from parascout.udfs.bitext.align import LexicalSimilarity, detach_untranslated
+
+    src, trg = [["the", "king"], ["note", "german"]], [["王"], ["译", "注"]]
+    lexical = LexicalSimilarity(src, trg, TinyChineseLexicon())
+    beads = [Bead((0,), (0,), 0.9), Bead((1,), (1,), 0.5)]
+    assert shape(detach_untranslated(beads, lexical, ([9, 12], [1, 2], 0.3))) == [((0,), (0,)), ((1,), ()), ((), (1,))]
