@@ -10,7 +10,8 @@ Bible files), `--corpus` a `src<TAB>trg` file, `--dictionary` a FreeDict dictd i
 the dataset root itself: paragraph pairs and whole main texts of the page pairs a language-switcher link
 or a STRAND handle proposed, or whose URLs share a handle (`texts` + `scored_pairs` or `candidates`) and,
 with `--with-verified-pairs`, of verify-pairs' parallel pairs instead (a second round: bootstrap, verify,
-train again on cleaner pairs), the only source a language pair with no resources has. IBM model 1 both ways (udfs.lexicon). Writes a lexicon directory; Spark only for --from-archive.
+train again on cleaner pairs), the only source a language pair with no resources has. IBM model 1 both
+ways (udfs.lexicon). Writes a lexicon directory; Spark only for --from-archive.
 """
 from __future__ import annotations
 
