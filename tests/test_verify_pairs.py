@@ -336,3 +336,41 @@ def test_too_little_text_or_text_in_another_language_is_not_judged_as_a_translat
     decided = decide(features.reset_index(), model).set_index("trg_url")
     assert decided.loc[f"http://{HOST}/de/b", "reason"] == "no_text"
     assert decided.loc[f"http://{HOST}/de/a", "reason"] == "lang_mismatch"
+
+
+FRENCH = ("Le comité a publié son rapport annuel sur la protection des eaux côtières. "
+          "Nous utilisons des cookies pour vous offrir la meilleure expérience sur notre site. ")
+
+
+def template_page(url: str, lang: str, main: list[str], template: str) -> dict:
+    """A page whose main paragraphs are `main` (in `lang`) inside a template (boilerplate) written like `template`."""
+    paragraphs = [{"text": text_of(template, 200), "type": "text", "lang": None, "boilerplate": True, "hash": "b"}]
+    paragraphs += [{"text": t, "type": "text", "lang": lang, "boilerplate": False, "hash": t} for t in main]
+    return {**doc_row(url, [text_of(GERMAN, 300)] * 4), "text_paragraphs": paragraphs,
+            "main_text": "\n".join(main), "duplicate_of": None}
+
+
+def test_an_untranslated_copy_in_another_languages_template_loses_the_one_to_one_to_its_page():
+    # de/a's German text copied into the French template (only its date line translated): one page for the 1-1,
+    # and the German page keeps the pair even when the copy scores a little higher
+    english = sentences(random.Random(7), 4)
+    german = [translate(t) for t in english]
+    pages = pd.DataFrame([
+        template_page(f"http://{HOST}/en/a", "eng", ["May 2098", *english], ENGLISH),
+        template_page(f"http://{HOST}/de/a", "deu", ["Mai 2098", *german], GERMAN),
+        template_page(f"http://{HOST}/fr/a", "deu", ["mai 2098", *german], FRENCH),
+        # the same copy in the German template is no template copy: two German pages, neither stands for the other
+        template_page(f"http://{HOST}/de/a2", "deu", ["Juni 2098", *german], GERMAN)])
+    pages["cld2_lang"] = ["eng", "deu", "deu", "deu"]
+    pairs = pd.DataFrame([{"host": HOST, "src_url": f"http://{HOST}/en/a", "trg_url": f"http://{HOST}/{k}",
+                           "src_lang": "eng", "trg_lang": "deu", "source": "similar"} for k in ("de/a", "fr/a")])
+    features = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON])
+    assert dict(zip(features.trg_url, features.trg_key)) == {f"http://{HOST}/de/a": f"http://{HOST}/de/a",
+                                                             f"http://{HOST}/fr/a": f"http://{HOST}/de/a"}
+    decided = one_to_one(features.assign(parallel=True, reason=None, p_parallel_content=[0.96, 0.97]))
+    assert dict(zip(decided.trg_url, decided.reason)) == {f"http://{HOST}/de/a": None,
+                                                          f"http://{HOST}/fr/a": "not_one_to_one"}
+    # without its page among the parallel pairs, the copy's pair stands
+    alone = one_to_one(features[features.trg_url.str.endswith("fr/a")].assign(parallel=True, reason=None,
+                                                                               p_parallel_content=0.97))
+    assert alone.parallel.tolist() == [True]

@@ -37,11 +37,13 @@ import dataclasses
 import math
 import random
 import zlib
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from parascout.udfs.html_text import cld2_language
 from parascout.udfs.lexicon import Lexicon, lexicon_for
 from parascout.udfs.structure import (
     Linearised,
@@ -75,6 +77,9 @@ MIN_TEXT_WORDS = 10
 MIN_MAIN_LANG_SHARE = 0.5
 #: texts.paragraphs type of a list item (a teaser, a link list): not the page's own text
 LIST_ITEM = "list_item"
+#: a page shares at least this share of its main paragraphs (by hash, of the smaller page's) with a same-language
+#: page of its host: a near-copy of it (a copy whose date line alone differs is not a texts.duplicate_of)
+NEAR_COPY_SHARE = 0.6
 
 CONTENT_SCHEMA = (
     "tsim double, tsim_idf double, short_side_coverage double, diagonal_share double, "
@@ -159,6 +164,7 @@ class HostPages:
         self._texts: dict[str, object] = {}
         self._structures: dict[str, Linearised] = {}
         self._codes: dict[str, str] = {}  # one token -> character code for all the host's pages
+        self._copies: dict[str, str] | None = None  # a template copy -> the page it copies (key)
         self.vocabulary = Vocabulary()  # the host's words as integer ids, shared by its pages' texts
         texts = [self.text(url) for url in self.pages]
         self.idf, self.unseen_idf, self.rare = inverse_document_frequencies(t for t in texts if t is not None)
@@ -169,9 +175,46 @@ class HostPages:
         return self._structures[url]
 
     def key(self, url: str) -> str:
-        """The page a near-duplicate stands for (texts.duplicate_of), else the URL itself."""
+        """The page a near-duplicate stands for (texts.duplicate_of, else the page a template copy copies), else
+        the URL itself."""
         duplicate_of = (self.pages.get(url) or {}).get("duplicate_of")
-        return url if _missing(duplicate_of) or not duplicate_of else duplicate_of
+        if not _missing(duplicate_of) and duplicate_of:
+            return duplicate_of
+        if self._copies is None:
+            self._copies = self._template_copies()
+        return self._copies.get(url, url)
+
+    def template_lang(self, url: str) -> str | None:
+        """CLD2's reliable language of a page's boilerplate (navigation, footer, teasers), None when unsure."""
+        key = ("template", url)
+        if key not in self._texts:
+            boilerplate = [p.get("text") or "" for p in _as_list((self.pages.get(url) or {}).get("text_paragraphs"))
+                           if p.get("boilerplate")]
+            lang, reliable, _ = cld2_language("\n".join(boilerplate))
+            self._texts[key] = lang if reliable else None
+        return self._texts[key]
+
+    def _template_copies(self) -> dict[str, str]:
+        """url -> the page it copies: an untranslated copy of a page inside another language version's template
+        (its main text in the page's language, NEAR_COPY_SHARE of its main paragraphs the page's, its boilerplate
+        reliably in another language, the page's in its own): one page for the 1-1 alignment, the page winning."""
+        hashes, by_hash = {}, {}
+        for url, row in self.pages.items():
+            own = {p.get("hash") for p in _main_paragraphs(row.get("text_paragraphs")) if p.get("hash")}
+            if row.get("status") == "ok" and row.get("cld2_lang") and len(own) >= 2:
+                hashes[url] = own
+                for value in own:
+                    by_hash.setdefault((row["cld2_lang"], value), []).append(url)
+        copies = {}
+        for url, own in hashes.items():
+            lang = self.pages[url]["cld2_lang"]
+            shared = Counter(other for value in own for other in by_hash[(lang, value)] if other != url)
+            for other, count in sorted(shared.items()):
+                if count >= NEAR_COPY_SHARE * min(len(own), len(hashes[other])) and self.template_lang(other) == lang \
+                        and self.template_lang(url) not in (None, lang):
+                    copies[url] = other
+                    break
+        return copies
 
     def spliced_paragraphs(self, url: str, other: str, rng: random.Random) -> list[dict] | None:
         """`url`'s main paragraphs with part of them replaced by `other`'s, each page's in its order."""
@@ -479,8 +522,8 @@ def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
 
 def one_to_one(frame: pd.DataFrame) -> pd.DataFrame:
     """Keep each page in at most one parallel pair (best p_parallel_content first; near-duplicates, which share
-    a src_key / trg_key, are one page, its kept URL winning a tie); the other parallel pairs become reason
-    not_one_to_one."""
+    a src_key / trg_key, are one page: a copy's pair loses to its kept page's pair with the same partner whatever
+    their p, and a tie to a kept page); the other parallel pairs become reason not_one_to_one."""
     from parascout.udfs.alignment import greedy_one_to_one
 
     frame = frame.copy()
@@ -489,10 +532,13 @@ def one_to_one(frame: pd.DataFrame) -> pd.DataFrame:
         return frame
     copies = (parallel["src_key"].notna() & (parallel["src_key"] != parallel["src_url"])) | (
         parallel["trg_key"].notna() & (parallel["trg_key"] != parallel["trg_url"]))
-    parallel = pd.concat([parallel[~copies], parallel[copies]])  # a tie goes to the kept page, not its copy
     keyed = pd.DataFrame({"src_url": parallel["src_key"].fillna(parallel["src_url"]),
                           "trg_url": parallel["trg_key"].fillna(parallel["trg_url"]),
                           "score": parallel["p_parallel_content"].fillna(1.0), "row": parallel.index})
+    originals = set(zip(keyed["src_url"][~copies], keyed["trg_url"][~copies]))
+    beaten = copies & pd.Series([pair in originals for pair in zip(keyed["src_url"], keyed["trg_url"])],
+                                index=keyed.index)
+    keyed = pd.concat([keyed[~copies], keyed[copies & ~beaten]])  # a tie goes to the kept page, not its copy
     kept = set(greedy_one_to_one(keyed)["row"])
     losers = [index for index in parallel.index if index not in kept]
     frame.loc[losers, "parallel"] = False
