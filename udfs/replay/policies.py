@@ -238,7 +238,7 @@ class SmartSite(SmartLang):
     name = "smart+site"
     rescores = True
     first_rescore = 4
-    rescore_growth = 1.1
+    rescore_growth = 1.05
     smoothing = 2.0
     #: share of the prior spread evenly over the classes: the URL model is overruled by site evidence
     prior_floor = 0.05
