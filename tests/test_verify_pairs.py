@@ -374,3 +374,24 @@ def test_an_untranslated_copy_in_another_languages_template_loses_the_one_to_one
     alone = one_to_one(features[features.trg_url.str.endswith("fr/a")].assign(parallel=True, reason=None,
                                                                                p_parallel_content=0.97))
     assert alone.parallel.tolist() == [True]
+
+
+def test_a_page_cld2_found_in_its_language_unreliably_passes_by_its_main_text():
+    # the German page inside an English template: CLD2 finds the page's language, not reliably; its main paragraphs
+    # are all labelled in it. Without texts (no main text to check) an unreliable page still fails
+    english = sentences(random.Random(8), 4)
+    lengths = [300] * 8
+    src, trg = f"http://{HOST}/en/a", f"http://{HOST}/de/a"
+    pages = pd.DataFrame([
+        {**doc_row(src, [text_of(ENGLISH, x) for x in lengths]), **text_columns("eng", english)},
+        {**doc_row(trg, [text_of(GERMAN, x) for x in lengths]),
+         **text_columns("deu", [translate(t) for t in english]), "cld2_reliable": False}])
+    pairs = pd.DataFrame([{"host": HOST, "src_url": src, "trg_url": trg, "src_lang": "eng", "trg_lang": "deu",
+                           "source": "handle"}])
+    judged = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON]).iloc[0]
+    assert judged.trg_lang_share == 1.0 and judged.lang_ok and judged.reason != "lang_mismatch"
+    untexted = pages.assign(text_paragraphs=None, main_text=None)
+    assert verify_host(pairs, untexted, ThresholdRule().to_dict(), [LEXICON]).iloc[0].reason == "lang_mismatch"
+    mixed = pages.copy()
+    mixed.at[1, "text_paragraphs"] = [{**p, "lang": "eng"} for p in mixed.at[1, "text_paragraphs"]]
+    assert verify_host(pairs, mixed, ThresholdRule().to_dict(), [LEXICON]).iloc[0].reason == "lang_mismatch"

@@ -277,9 +277,9 @@ def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, le
         return {**out, "lang_ok": False, "structure_ok": False, "parallel": False, "reason": problem}
     structure = strand_features(pages.structure(pair["src_url"]), pages.structure(pair["trg_url"]))
     jaccard, shared = image_jaccard(src["images"], trg["images"])
-    lang_ok = (language_ok(pair.get("src_lang"), src["cld2_lang"], src["cld2_reliable"])
-               and language_ok(pair.get("trg_lang"), trg["cld2_lang"], trg["cld2_reliable"])
-               and src["cld2_lang"] != trg["cld2_lang"])
+    found = (language_ok(pair.get("src_lang"), src["cld2_lang"], True)
+             and language_ok(pair.get("trg_lang"), trg["cld2_lang"], True) and src["cld2_lang"] != trg["cld2_lang"])
+    lang_ok = found and all(not _missing(page["cld2_reliable"]) and bool(page["cld2_reliable"]) for page in (src, trg))
     features = {**structure.__dict__, "image_jaccard": jaccard, "shared_images": shared,
                 "length_ratio": ratio(src["text_chars"], trg["text_chars"]),
                 "paragraph_ratio": ratio(src["paragraphs"], trg["paragraphs"]), "lang_ok": lang_ok}
@@ -293,9 +293,11 @@ def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, le
         features.update(content_features(src_text, trg_text, lexicon, pages.idf, pages.idf, pages.unseen_idf,
                                          pages.rare))
         features.update(own_text_features(src_text, trg_text, src_own, trg_own, lexicon, pages, features))
-        lang_ok = features["lang_ok"] = lang_ok and all(
-            _missing(share) or share >= MIN_MAIN_LANG_SHARE for share in (features["src_lang_share"],
-                                                                          features["trg_lang_share"]))
+        shares = (features["src_lang_share"], features["trg_lang_share"])
+        # a page CLD2 found in its language but not reliably (a short text in a template of another language)
+        # is in it when its main paragraphs CLD2 labelled are mostly in it
+        lang_ok = features["lang_ok"] = (lang_ok or (found and not any(map(_missing, shares)))) and all(
+            _missing(share) or share >= MIN_MAIN_LANG_SHARE for share in shares)
     structure_ok, reason = rule.decide(features)
     return {**out, **features, "structure_ok": structure_ok, "parallel": structure_ok and lang_ok,
             "reason": "lang_mismatch" if not lang_ok else reason}
