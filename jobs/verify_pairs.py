@@ -157,7 +157,7 @@ class VerifyPairsJob(Job):
             rows, stats = self_labels(sample.limit(self.args.max_train).toPandas())  # bounded by --max-train
             model = ContentModel.fit_per_language_pair(rows, rows["label"], stats["null_tsim_idf_quantile"]) \
                 if len(rows) else ContentModel(None, 0.0, (), (), 1.0, "null-threshold")
-        predicted = model.predict(rows) >= 0.5 if len(rows) else []
+        predicted = model.predict(rows) >= model.accept_p if len(rows) else []
         stats["training_accuracy"] = round(float((predicted == rows["label"]).mean()), 4) if len(rows) else None
         self.report.metric("learned_from" if self.args.learn_from else "self_labels", stats)
         return model

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import random
 
 import numpy as np
@@ -17,6 +18,7 @@ from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.urls import url_host
 from parascout.udfs.verification import (
     CONTENT_FEATURES,
+    SELF_LABEL_ACCEPT_P,
     SELF_LABEL_L2,
     SPLICED_SHARE,
     ContentModel,
@@ -395,3 +397,16 @@ def test_a_page_cld2_found_in_its_language_unreliably_passes_by_its_main_text():
     mixed = pages.copy()
     mixed.at[1, "text_paragraphs"] = [{**p, "lang": "eng"} for p in mixed.at[1, "text_paragraphs"]]
     assert verify_host(pairs, mixed, ThresholdRule().to_dict(), [LEXICON]).iloc[0].reason == "lang_mismatch"
+
+
+def test_a_self_labelled_model_accepts_from_its_own_p_a_labelled_one_from_half():
+    frame = pd.DataFrame({"host": [HOST], "src_url": ["a"], "trg_url": ["b"], "tsim": [0.3], "reason": [None],
+                          "parallel": [False]})
+    p = (SELF_LABEL_ACCEPT_P + 0.5) / 2  # between the two thresholds
+    features = len(CONTENT_FEATURES)
+    model = ContentModel((0.0,) * features, math.log(p / (1 - p)), (0.0,) * features, (1.0,) * features)
+    assert SELF_LABEL_ACCEPT_P < 0.5 and model.accept_p == SELF_LABEL_ACCEPT_P
+    decided = decide(frame, model).iloc[0]
+    assert decided.parallel and decided.reason is None and decided.p_parallel_content == pytest.approx(p)
+    learned = decide(frame, dataclasses.replace(model, method="learned-logistic")).iloc[0]
+    assert not learned.parallel and learned.reason == "content_rejected"

@@ -70,6 +70,11 @@ SPLICE_KEEP_SHARE = 0.5
 SPLICED_SHARE = 0.4
 #: L2 penalty of the self-labelled logistic models (a language pair may have only a few dozen labels)
 SELF_LABEL_L2 = 5.0
+#: a self-labelled model accepts a pair from this p (0.5 for labelled pairs): its positives are the confident pairs
+#: that read most like translations, and end-truncated partial translations and section pages sit just below 0.5;
+#: on five tuning archives 11 true pairs had p in [0.45, 0.5) and no page's best wrong partner did ([0.40, 0.45): 11
+#: true, 7 wrong)
+SELF_LABEL_ACCEPT_P = 0.45
 #: a side with fewer words of main text than this gives no text to judge (a title alone proves nothing)
 MIN_TEXT_WORDS = 10
 #: a side whose main text CLD2 finds mostly in another language (an untranslated copy in the other
@@ -470,6 +475,11 @@ class ContentModel:
                    tuple(map(float, scales)), null_threshold, method,
                    ranges=tuple(zip(map(float, x.min(axis=0)), map(float, x.max(axis=0)))))
 
+    @property
+    def accept_p(self) -> float:
+        """The p from which a pair is parallel: SELF_LABEL_ACCEPT_P for a self-labelled model, else 0.5."""
+        return SELF_LABEL_ACCEPT_P if self.method == "self-labelled-logistic" else 0.5
+
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         """P(parallel) of each row (by its language pair's model where it has one)."""
         if self.language_pairs and "src_lang" in frame and "trg_lang" in frame:
@@ -504,7 +514,8 @@ class ContentModel:
 
 
 def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
-    """Add p_parallel_content and the verdict: judged pairs in their languages with p >= 0.5 are parallel.
+    """Add p_parallel_content and the verdict: judged pairs in their languages with p >= the model's accept_p
+    are parallel.
     With no model (no texts table) the structural rule's verdict stands."""
     frame = frame.copy()
     judged = frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS + ("lang_mismatch",))
@@ -515,7 +526,7 @@ def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
     p = model.predict(frame)
     frame["p_parallel_content"] = np.where(has_text, p, np.nan)
     frame["method"] = model.method
-    accepted = judged & has_text & (p >= 0.5)
+    accepted = judged & has_text & (p >= model.accept_p)
     frame.loc[judged, "parallel"] = accepted[judged]
     frame.loc[judged, "reason"] = np.where(accepted[judged], None,
                                            np.where(has_text[judged], "content_rejected", "no_text"))
