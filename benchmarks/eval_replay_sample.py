@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                 truth = pd.read_parquet(archive / "truth" / "pairs.parquet")
                 print(f"{archive.name}: {truth['host'].nunique()} multilingual hosts of {docs['host'].nunique()}, "
                       f"{len(truth)} true pairs, {len(docs)} WAT docs, cue evidence {kinds}: "
-                      f"{sum(cue is not None for cues in docs['outlink_cues'] for cue in cues)} cued links", flush=True)
+                      f"{sum(cue is not None for cues in docs['outlink_cues'].dropna() for cue in cues)} cued links", flush=True)
                 started = time.process_time()
                 summary = replay_all(docs, truth, lang_model, pair_model, wanted)
                 log.info("replayed with %d-host models in %.0f CPU-s", hosts, time.process_time() - started)
