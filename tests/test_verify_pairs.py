@@ -13,6 +13,7 @@ import pytest
 from parascout.jobs.verify_pairs import VerifyPairsJob
 from parascout.udfs import storage
 from parascout.udfs.documents import DOC_COLUMNS, empty_doc, parse_record
+from parascout.udfs.html_text import paragraph_hash
 from parascout.udfs.lexicon import Lexicon, write_lexicon
 from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.urls import url_host
@@ -137,8 +138,8 @@ def translate(text: str) -> str:
 
 
 def text_columns(lang: str, paragraphs: list[str], duplicate_of: str | None = None) -> dict:
-    rows = [{"text": t, "type": "text", "lang": lang, "boilerplate": False, "hash": str(i)}
-            for i, t in enumerate(paragraphs)]
+    rows = [{"text": t, "type": "text", "lang": lang, "boilerplate": False, "hash": paragraph_hash(t)}
+            for t in paragraphs]
     return {"text_paragraphs": rows, "main_text": "\n".join(paragraphs), "duplicate_of": duplicate_of}
 
 
@@ -252,8 +253,8 @@ def test_verify_pairs_job_with_texts_and_a_lexicon(spark, tmp_path):
 
 def list_columns(lang: str, own: list[str], items: list[str]) -> dict:
     """texts columns of a page with its own text (a title, running text) and list items (teasers of other pages)."""
-    rows = [{"text": t, "type": "text", "lang": lang, "boilerplate": False, "hash": f"t{i}"} for i, t in enumerate(own)]
-    rows += [{"text": t, "type": "list_item", "lang": lang, "boilerplate": False, "hash": f"l{i}"}
+    rows = [{"text": t, "type": "text", "lang": lang, "boilerplate": False, "hash": paragraph_hash(t)} for t in own]
+    rows += [{"text": t, "type": "list_item", "lang": lang, "boilerplate": False, "hash": paragraph_hash(t)}
              for i, t in enumerate(items)]
     return {"text_paragraphs": rows, "main_text": "\n".join(own + items), "duplicate_of": None}
 
@@ -347,7 +348,8 @@ FRENCH = ("Le comité a publié son rapport annuel sur la protection des eaux c�
 def template_page(url: str, lang: str, main: list[str], template: str) -> dict:
     """A page whose main paragraphs are `main` (in `lang`) inside a template (boilerplate) written like `template`."""
     paragraphs = [{"text": text_of(template, 200), "type": "text", "lang": None, "boilerplate": True, "hash": "b"}]
-    paragraphs += [{"text": t, "type": "text", "lang": lang, "boilerplate": False, "hash": t} for t in main]
+    paragraphs += [{"text": t, "type": "text", "lang": lang, "boilerplate": False, "hash": paragraph_hash(t)}
+                   for t in main]
     return {**doc_row(url, [text_of(GERMAN, 300)] * 4), "text_paragraphs": paragraphs,
             "main_text": "\n".join(main), "duplicate_of": None}
 
@@ -372,6 +374,10 @@ def test_an_untranslated_copy_in_another_languages_template_loses_the_one_to_one
     decided = one_to_one(features.assign(parallel=True, reason=None, p_parallel_content=[0.96, 0.97]))
     assert dict(zip(decided.trg_url, decided.reason)) == {f"http://{HOST}/de/a": None,
                                                           f"http://{HOST}/fr/a": "not_one_to_one"}
+    # texts may have kept the copy's URL for the two (duplicate_of): the page still stands for itself
+    kept_copy = pages.assign(duplicate_of=[None, f"http://{HOST}/fr/a", None, None])
+    keys = verify_host(pairs, kept_copy, ThresholdRule().to_dict(), [LEXICON])
+    assert set(keys.trg_key) == {f"http://{HOST}/de/a"}
     # without its page among the parallel pairs, the copy's pair stands
     alone = one_to_one(features[features.trg_url.str.endswith("fr/a")].assign(parallel=True, reason=None,
                                                                                p_parallel_content=0.97))
@@ -410,3 +416,20 @@ def test_a_self_labelled_model_accepts_from_its_own_p_a_labelled_one_from_half()
     assert decided.parallel and decided.reason is None and decided.p_parallel_content == pytest.approx(p)
     learned = decide(frame, dataclasses.replace(model, method="learned-logistic")).iloc[0]
     assert not learned.parallel and learned.reason == "content_rejected"
+
+
+def test_a_copy_of_the_other_pages_text_is_no_translation():
+    # the German article shown untranslated in the English template (CLD2 and the paragraph labels say English):
+    # its main paragraphs are the German page's, word for word
+    english = sentences(random.Random(9), 4)
+    german = [translate(t) for t in english]
+    pages = pd.DataFrame([template_page(f"http://{HOST}/en/a", "eng", ["January 2098", *german], ENGLISH),
+                          template_page(f"http://{HOST}/de/a", "deu", ["Januar 2098", *german], GERMAN),
+                          template_page(f"http://{HOST}/en/b", "eng", ["January 2098", *english], ENGLISH)])
+    pages["cld2_lang"] = ["eng", "deu", "eng"]
+    pairs = pd.DataFrame([{"host": HOST, "src_url": f"http://{HOST}/en/{k}", "trg_url": f"http://{HOST}/de/a",
+                           "src_lang": "eng", "trg_lang": "deu", "source": "handle"} for k in "ab"])
+    features = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON]).set_index("src_url")
+    copy, translation = features.loc[f"http://{HOST}/en/a"], features.loc[f"http://{HOST}/en/b"]
+    assert copy.tsim > 0.9 and copy.src_lang_share == 1.0 and copy.reason == "lang_mismatch" and not copy.lang_ok
+    assert translation.tsim > 0.9 and translation.lang_ok and translation.reason != "lang_mismatch"

@@ -82,6 +82,9 @@ MIN_TEXT_WORDS = 10
 MIN_MAIN_LANG_SHARE = 0.5
 #: texts.paragraphs type of a list item (a teaser, a link list): not the page's own text
 LIST_ITEM = "list_item"
+#: a side whose main text (characters) is at least this share paragraphs of the other side's main text, the same
+#: words (paragraph hashes), is an untranslated copy, not a translation: it fails the language check
+MAX_COPIED_SHARE = 0.5
 #: a page shares at least this share of its main paragraphs (by hash, of the smaller page's) with a same-language
 #: page of its host: a near-copy of it (a copy whose date line alone differs is not a texts.duplicate_of)
 NEAR_COPY_SHARE = 0.6
@@ -182,12 +185,34 @@ class HostPages:
     def key(self, url: str) -> str:
         """The page a near-duplicate stands for (texts.duplicate_of, else the page a template copy copies), else
         the URL itself."""
-        duplicate_of = (self.pages.get(url) or {}).get("duplicate_of")
-        if not _missing(duplicate_of) and duplicate_of:
-            return duplicate_of
         if self._copies is None:
             self._copies = self._template_copies()
-        return self._copies.get(url, url)
+        if url in self._copies:
+            return self._copies[url]
+        duplicate_of = (self.pages.get(url) or {}).get("duplicate_of")
+        if _missing(duplicate_of) or not duplicate_of or self._copies.get(duplicate_of) == url:
+            return url  # (texts may keep a template copy's URL for the page it copies)
+        return duplicate_of
+
+    def main_hashes(self, url: str) -> dict[str, int]:
+        """hash -> characters of a page's main paragraphs (boilerplate left out)."""
+        key = ("hashes", url)
+        if key not in self._texts:
+            hashes: dict[str, int] = {}
+            for p in _main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs")):
+                if p.get("hash"):
+                    hashes[p["hash"]] = hashes.get(p["hash"], 0) + len(p["text"])
+            self._texts[key] = hashes
+        return self._texts[key]
+
+    def copied_share(self, src_url: str, trg_url: str) -> float:
+        """The larger share, over the two sides, of a side's main text in paragraphs the other side's main text holds
+        word for word (0 when a side has no main paragraphs)."""
+        src, trg = self.main_hashes(src_url), self.main_hashes(trg_url)
+        if not src or not trg:
+            return 0.0
+        shared = src.keys() & trg.keys()
+        return max(sum(side[h] for h in shared) / max(1, sum(side.values())) for side in (src, trg))
 
     def template_lang(self, url: str) -> str | None:
         """CLD2's reliable language of a page's boilerplate (navigation, footer, teasers), None when unsure."""
@@ -302,7 +327,8 @@ def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, le
         # a page CLD2 found in its language but not reliably (a short text in a template of another language)
         # is in it when its main paragraphs CLD2 labelled are mostly in it
         lang_ok = features["lang_ok"] = (lang_ok or (found and not any(map(_missing, shares)))) and all(
-            _missing(share) or share >= MIN_MAIN_LANG_SHARE for share in shares)
+            _missing(share) or share >= MIN_MAIN_LANG_SHARE for share in shares) and bool(
+            pages.copied_share(pair["src_url"], pair["trg_url"]) < MAX_COPIED_SHARE)
     structure_ok, reason = rule.decide(features)
     return {**out, **features, "structure_ok": structure_ok, "parallel": structure_ok and lang_ok,
             "reason": "lang_mismatch" if not lang_ok else reason}
