@@ -45,7 +45,7 @@ from parascout.udfs.lexicon import (
     read_aligned_files,
     train_lexicon,
 )
-from parascout.udfs.structure import ThresholdRule, pearson_significance
+from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.tsim import (
     COGNATE_PREFIX,
     COGNATE_WEIGHT,
@@ -55,7 +55,7 @@ from parascout.udfs.tsim import (
     RARE_MAX_SHARE,
     _fold,
     content_features,
-    overlap,
+    feature_row,
 )
 from parascout.udfs.verification import HostPages, _as_list, verify_frame
 
@@ -206,21 +206,10 @@ def previous_cut(lexicon: Lexicon | None, vocabulary: dict) -> Lexicon | None:
 
 def previous_content_features(src: PreviousPage, trg: PreviousPage, lexicon: Lexicon | None, idf: dict | None = None,
                               default_idf: float = 1.0, rare: set | None = None) -> dict:
-    result = previous_linked(src, trg, lexicon, idf, default_idf)
     rare = rare or set()
     src_rare = {w for w in src.counts if w in rare and not w.isdigit() and len(w) > 2}
     trg_rare = {w for w in trg.counts if w in rare and not w.isdigit() and len(w) > 2}
-    count = min(len(src.paragraph_lengths), len(trg.paragraph_lengths))
-    r, _ = pearson_significance(src.paragraph_lengths[:count], trg.paragraph_lengths[:count])
-    paragraphs = max(len(src.paragraph_lengths), len(trg.paragraph_lengths))
-    shorter = min(src.words, trg.words)
-    return {"tsim": result["tsim"], "tsim_idf": result["tsim_idf"],
-            "short_side_coverage": result["links"] / shorter if shorter else None,
-            "diagonal_share": result["diagonal_share"], "best_side_coverage_idf": result["best_side_coverage_idf"],
-            "number_overlap": overlap(src.numbers, trg.numbers), "rare_overlap": overlap(src_rare, trg_rare),
-            "text_paragraph_ratio": count / paragraphs if paragraphs else None, "paragraph_length_r": r,
-            "src_lang_share": src.lang_share, "trg_lang_share": trg.lang_share,
-            "src_words": src.words, "trg_words": trg.words}
+    return feature_row(previous_linked(src, trg, lexicon, idf, default_idf), src, trg, src_rare, trg_rare)
 
 
 # ---- the content features of every candidate, per host as verify-pairs prepares them ---------------------

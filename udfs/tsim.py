@@ -393,8 +393,13 @@ def content_features(src: PageText, trg: PageText, lexicon: Lexicon | None, src_
                      trg_idf: dict | None = None, default_idf: float = 1.0, rare: set[str] | None = None) -> dict:
     """tsim, tsim_idf, diagonal share, number and rare-token overlap, paragraph ratio and length correlation, CLD2 shares."""
     src, trg = _shared(src, trg)
-    result = linked(src, trg, lexicon, src_idf, trg_idf, default_idf)
     rare = rare if rare is not None else NO_WORDS
+    return feature_row(linked(src, trg, lexicon, src_idf, trg_idf, default_idf), src, trg,
+                       src.rare_types(rare), trg.rare_types(rare))
+
+
+def feature_row(result: dict, src, trg, src_rare: set, trg_rare: set) -> dict:
+    """The content feature row from a pair's links (`linked`) and its two pages' counts."""
     count = min(len(src.paragraph_lengths), len(trg.paragraph_lengths))
     r, _ = pearson_significance(src.paragraph_lengths[:count], trg.paragraph_lengths[:count])
     paragraphs = max(len(src.paragraph_lengths), len(trg.paragraph_lengths))
@@ -402,8 +407,7 @@ def content_features(src: PageText, trg: PageText, lexicon: Lexicon | None, src_
     return {"tsim": result["tsim"], "tsim_idf": result["tsim_idf"],
             "short_side_coverage": result["links"] / shorter if shorter else None,
             "diagonal_share": result["diagonal_share"], "best_side_coverage_idf": result["best_side_coverage_idf"],
-            "number_overlap": overlap(src.numbers, trg.numbers),
-            "rare_overlap": overlap(src.rare_types(rare), trg.rare_types(rare)),
+            "number_overlap": overlap(src.numbers, trg.numbers), "rare_overlap": overlap(src_rare, trg_rare),
             "text_paragraph_ratio": count / paragraphs if paragraphs else None, "paragraph_length_r": r,
             "src_lang_share": src.lang_share, "trg_lang_share": trg.lang_share,
             "src_words": src.words, "trg_words": trg.words}
