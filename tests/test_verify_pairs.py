@@ -23,6 +23,7 @@ from parascout.udfs.verification import (
     SELF_LABEL_L2,
     SPLICED_SHARE,
     ContentModel,
+    HostPages,
     decide,
     image_jaccard,
     language_ok,
@@ -382,6 +383,22 @@ def test_an_untranslated_copy_in_another_languages_template_loses_the_one_to_one
     alone = one_to_one(features[features.trg_url.str.endswith("fr/a")].assign(parallel=True, reason=None,
                                                                                p_parallel_content=0.97))
     assert alone.parallel.tolist() == [True]
+
+
+def test_a_paragraph_on_most_of_a_sites_pages_makes_no_template_copies():
+    # two notices the extractor kept as main text on 60 German pages and 1 German text in the French template:
+    # they are the site's, so the French-template page copies nothing (and no page is compared with every other)
+    notices = ["Alle Preise verstehen sich inklusive Mehrwertsteuer und zuzüglich Versand.",
+               "Wir versenden innerhalb von zwei Werktagen an jede Adresse in Europa."]
+    german = sentences(random.Random(9), 60)
+    pages = [template_page(f"http://{HOST}/de/{i}", "deu", [*notices, translate(t)], GERMAN)
+             for i, t in enumerate(german)]
+    pages.append(template_page(f"http://{HOST}/fr/0", "deu", [*notices, "Ein anderer Satz steht nur hier."], FRENCH))
+    frame = pd.DataFrame(pages).assign(cld2_lang="deu")
+    assert HostPages(frame).key(f"http://{HOST}/fr/0") == f"http://{HOST}/fr/0"
+    # on a few pages the same two paragraphs are most of the French-template page: a copy of the first German one
+    few = frame[frame.url.str.endswith(("/de/0", "/de/1", "/fr/0"))]
+    assert HostPages(few).key(f"http://{HOST}/fr/0") == f"http://{HOST}/de/0"
 
 
 def test_a_page_cld2_found_in_its_language_unreliably_passes_by_its_main_text():

@@ -88,6 +88,9 @@ MAX_COPIED_SHARE = 0.5
 #: a page shares at least this share of its main paragraphs (by hash, of the smaller page's) with a same-language
 #: page of its host: a near-copy of it (a copy whose date line alone differs is not a texts.duplicate_of)
 NEAR_COPY_SHARE = 0.6
+#: a main paragraph found on more pages of one language than this is the site's, not a page's (a notice the
+#: extractor kept): it says nothing about copies, and comparing every page holding it would be quadratic
+MAX_COPY_HASH_PAGES = 50
 
 CONTENT_SCHEMA = (
     "tsim double, tsim_idf double, short_side_coverage double, diagonal_share double, "
@@ -238,7 +241,8 @@ class HostPages:
         copies = {}
         for url, own in hashes.items():
             lang = self.pages[url]["cld2_lang"]
-            shared = Counter(other for value in own for other in by_hash[(lang, value)] if other != url)
+            shared = Counter(other for value in own if len(by_hash[(lang, value)]) <= MAX_COPY_HASH_PAGES
+                             for other in by_hash[(lang, value)] if other != url)
             for other, count in sorted(shared.items()):
                 if count >= NEAR_COPY_SHARE * min(len(own), len(hashes[other])) and self.template_lang(other) == lang \
                         and self.template_lang(url) not in (None, lang):
