@@ -377,6 +377,13 @@ def absorb_unaligned(beads: list[Bead], lexical: LexicalSimilarity, layouts: tup
     characters and the target / source ratio, for the merged bead's score."""
     beads = list(beads)
     paragraphs = None if layouts is None else [np.cumsum(side.starts) for side in layouts]
+    similarities: dict[tuple, float] = {}  # each pass after a merge looks again at the beads it passed: scored once
+
+    def similarity(src: tuple[int, ...], trg: tuple[int, ...]) -> float:
+        if (src, trg) not in similarities:
+            similarities[src, trg] = lexical.bead(src, trg)
+        return similarities[src, trg]
+
     changed = True
     while changed:
         changed = False
@@ -397,9 +404,9 @@ def absorb_unaligned(beads: list[Bead], lexical: LexicalSimilarity, layouts: tup
                             or any(layouts[0].standalone[list(beads[n].src)]) \
                             or any(layouts[1].standalone[list(beads[n].trg)]):
                         continue
-                old = lexical.bead(beads[n].src, beads[n].trg)
+                old = similarity(beads[n].src, beads[n].trg)
                 sides[side] = tuple(sorted(sides[side] + (index,)))
-                new = lexical.bead(*sides)
+                new = similarity(*sides)
                 if new >= ABSORB_SHARE * old and new - old > best_gain:
                     best, best_gain = (n, sides), new - old
             if best is not None:
