@@ -56,6 +56,7 @@ from parascout.udfs.tsim import (
     _fold,
     content_features,
     feature_row,
+    link_scores,
 )
 from parascout.udfs.verification import HostPages, _as_list, verify_frame
 
@@ -168,17 +169,9 @@ def previous_linked(src: PreviousPage, trg: PreviousPage, lexicon: Lexicon | Non
                     src.positions[s][src_used:src_used + n], trg.positions[t][trg_used:trg_used + n]))
             diagonal += weight * on_diagonal
             linked_mass += weight * n
-    result = {"tsim": links / (src.words + trg.words - links), "tsim_idf": None, "links": links,
-              "diagonal_share": diagonal / linked_mass if linked_mass > 0 else None, "best_side_coverage_idf": None}
-    if idf is None:
-        return result
-    src_weight, trg_weight = _previous_weight(src, idf, default_idf), _previous_weight(trg, idf, default_idf)
-    linked_weight = (src_linked_weight + trg_linked_weight) / 2
-    total = linked_weight + src_weight - src_linked_weight + trg_weight - trg_linked_weight
-    result["tsim_idf"] = linked_weight / total if total > 0 else None
-    if src_weight > 0 and trg_weight > 0:
-        result["best_side_coverage_idf"] = max(src_linked_weight / src_weight, trg_linked_weight / trg_weight)
-    return result
+    masses = None if idf is None else (_previous_weight(src, idf, default_idf), _previous_weight(trg, idf, default_idf))
+    return link_scores(links, src.words + trg.words, diagonal, linked_mass, (src_linked_weight, trg_linked_weight),
+                       masses)
 
 
 def previous_idf(pages) -> tuple[dict, float, set]:

@@ -356,16 +356,26 @@ def linked(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[
                 src_positions[src_first:src_first + n], trg_positions[trg_first:trg_first + n])])
         diagonal += weight * on_diagonal
         linked_mass += weight * n
-    result = {"tsim": links / (src.words + trg.words - links), "tsim_idf": None, "links": links,
+    masses = (src.weights(src_idf, default_idf)[1], trg.weights(trg_idf, default_idf)[1]) if weighted else None
+    return link_scores(links, src.words + trg.words, diagonal, linked_mass, (src_linked_weight, trg_linked_weight),
+                       masses)
+
+
+def link_scores(links: int, words: int, diagonal: float, linked_mass: float, linked_weights: tuple[float, float],
+                masses: tuple[float, float] | None) -> dict:
+    """`linked`'s result from competitive linking's sums: two-word links, both pages' words, the (weighted) linked
+    occurrences on the diagonal and in all, the IDF mass linked per side and, when weighted, each page's IDF mass
+    (None: no IDF, so no tsim_idf or coverage)."""
+    result = {"tsim": links / (words - links), "tsim_idf": None, "links": links,
               "diagonal_share": diagonal / linked_mass if linked_mass > 0 else None, "best_side_coverage_idf": None}
-    if not weighted:
+    if masses is None:
         return result
-    src_weight, trg_weight = src.weights(src_idf, default_idf)[1], trg.weights(trg_idf, default_idf)[1]
-    linked_weight = (src_linked_weight + trg_linked_weight) / 2
-    total = linked_weight + src_weight - src_linked_weight + trg_weight - trg_linked_weight
+    (src_linked, trg_linked), (src_weight, trg_weight) = linked_weights, masses
+    linked_weight = (src_linked + trg_linked) / 2
+    total = linked_weight + src_weight - src_linked + trg_weight - trg_linked
     result["tsim_idf"] = linked_weight / total if total > 0 else None
     if src_weight > 0 and trg_weight > 0:
-        result["best_side_coverage_idf"] = max(src_linked_weight / src_weight, trg_linked_weight / trg_weight)
+        result["best_side_coverage_idf"] = max(src_linked / src_weight, trg_linked / trg_weight)
     return result
 
 
