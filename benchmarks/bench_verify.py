@@ -19,7 +19,6 @@ import argparse
 import math
 import sys
 import time
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,19 +29,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from parascout.udfs import tables
 from parascout.udfs.lexicon import (
-    _ARABIC_LETTERS,
-    _ARABIC_MARKS,
-    _ARABIC_SCRIPT,
-    _HAN,
     _WORD,
     COGNATE_MIN_CHARS,
     Lexicon,
-    _split_han,
-    _strip_arabic_article,
     cognate,
     lexicon_for,
     load_lexicon,
+    normalised,
     read_aligned_files,
+    script_tokens,
     train_lexicon,
 )
 from parascout.udfs.structure import ThresholdRule
@@ -66,22 +61,11 @@ DOC_COLUMNS = ["url", "status", "cld2_lang", "cld2_reliable", "text_chars", "par
 
 # ---- the previous content path: the baseline (the package has one implementation, udfs.tsim) ----------
 def previous_tokenize(text: str | None, lang: str | None = None) -> list[str]:
-    """udfs.lexicon.tokenize as it was: a Han test per word."""
+    """udfs.lexicon.tokenize as it was: a Han test per word, whatever the page's script."""
     if not text:
         return []
-    text = unicodedata.normalize("NFKC", text).casefold()
-    arabic = _ARABIC_SCRIPT.search(text) is not None
-    if arabic:
-        text = _ARABIC_MARKS.sub("", text).translate(_ARABIC_LETTERS)
-    tokens: list[str] = []
-    for word in _WORD.findall(text):
-        if _HAN.search(word):
-            tokens.extend(_split_han(word))
-        elif arabic and _ARABIC_SCRIPT.match(word):
-            tokens.append(_strip_arabic_article(word))
-        else:
-            tokens.append(word)
-    return tokens
+    text, arabic = normalised(text)
+    return script_tokens(_WORD.findall(text), True, arabic)
 
 
 @dataclass

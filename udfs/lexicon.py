@@ -70,15 +70,27 @@ def tokenize(text: str | None, lang: str | None = None) -> list[str]:
     """
     if not text:
         return []
+    text, arabic = normalised(text)
+    han = _HAN.search(text) is not None
+    if not han and not arabic:  # most pages: the words as they are (a script test per word cost a third)
+        return _WORD.findall(text)
+    return script_tokens(_WORD.findall(text), han, arabic)
+
+
+def normalised(text: str) -> tuple[str, bool]:
+    """(the text NFKC-normalised and case-folded, Arabic script normalised; whether it holds Arabic script)."""
     text = unicodedata.normalize("NFKC", text).casefold()
     arabic = _ARABIC_SCRIPT.search(text) is not None
     if arabic:
         text = _ARABIC_MARKS.sub("", text).translate(_ARABIC_LETTERS)
-    han = _HAN.search(text) is not None
-    if not han and not arabic:  # most pages: the words as they are (a script test per word cost a third)
-        return _WORD.findall(text)
+    return text, arabic
+
+
+def script_tokens(words: list[str], han: bool, arabic: bool) -> list[str]:
+    """The tokens of normalised words: Han/kana words split per character (`han`: the text holds some), Arabic
+    words without their article (`arabic`: the text holds Arabic script)."""
     tokens: list[str] = []
-    for word in _WORD.findall(text):
+    for word in words:
         if han and _HAN.search(word):
             tokens.extend(_split_han(word))
         elif arabic and _ARABIC_SCRIPT.match(word):
