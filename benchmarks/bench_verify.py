@@ -35,6 +35,7 @@ from parascout.udfs.lexicon import (
     cognate,
     lexicon_for,
     load_lexicon,
+    main_paragraphs,
     normalised,
     read_aligned_files,
     script_tokens,
@@ -81,7 +82,7 @@ class PreviousPage:
 
 
 def previous_page_text(paragraphs, lang: str | None, main_text: str | None = None) -> PreviousPage:
-    main = [p for p in (paragraphs or []) if not p.get("boilerplate") and (p.get("text") or "").strip()]
+    main = main_paragraphs(paragraphs)
     text = "\n".join(p["text"] for p in main) if main else (main_text or "")
     tokens = previous_tokenize(text, lang)[:MAX_WORDS]
     counts = Counter(tokens)

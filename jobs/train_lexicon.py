@@ -42,10 +42,6 @@ FILTERED_REASONS = frozenset({"unaligned_id", "metadata_entry", "no_paragraph_pa
 CONFIDENT_SOURCES = r"(^|,)(link|handle)(,|$)"
 
 
-def _listed(paragraphs) -> list:
-    return list(paragraphs) if paragraphs is not None else []
-
-
 def archive_paragraph_pairs(batches):
     """mapInPandas body: page pairs with both sides' paragraphs -> their aligned paragraph pairs."""
     import pandas as pd
@@ -53,7 +49,7 @@ def archive_paragraph_pairs(batches):
     for batch in batches:
         rows = [(a, b, hash((s, t))) for s, t, src, trg in zip(batch["src_url"], batch["trg_url"],
                                                                batch["src_paragraphs"], batch["trg_paragraphs"])
-                for a, b in page_pair_texts(_listed(src), _listed(trg))]
+                for a, b in page_pair_texts(src, trg)]
         yield pd.DataFrame(rows, columns=["src_text", "trg_text", "page_pair"])
 
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from parascout.udfs.lexicon import COGNATE_MIN_CHARS, Lexicon, cognate, tokenize
+from parascout.udfs.lexicon import COGNATE_MIN_CHARS, Lexicon, cognate, main_paragraphs, tokenize
 from parascout.udfs.structure import pearson_significance
 
 MAX_WORDS = 500
@@ -267,7 +267,7 @@ def page_text(paragraphs: Iterable[dict] | None, lang: str | None, main_text: st
     """Tokens (first MAX_WORDS of the non-boilerplate text) as ids of `vocabulary` (the host's; a new one when
     None), numbers, paragraph lengths, CLD2 share. Every word of the text joins the vocabulary, so a page made
     later of the host's paragraphs (spliced, part of a page) adds none."""
-    main = [p for p in (paragraphs or []) if not p.get("boilerplate") and (p.get("text") or "").strip()]
+    main = main_paragraphs(paragraphs)
     text = "\n".join(p["text"] for p in main) if main else (main_text or "")
     vocabulary = Vocabulary() if vocabulary is None else vocabulary
     tokens = tokenize(text, lang)

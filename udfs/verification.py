@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from parascout.udfs.html_text import cld2_language
-from parascout.udfs.lexicon import Lexicon, lexicon_for
+from parascout.udfs.lexicon import Lexicon, lexicon_for, main_paragraphs
 from parascout.udfs.structure import (
     Linearised,
     ThresholdRule,
@@ -154,10 +154,6 @@ def _as_list(value) -> list:
     return [] if value is None or (isinstance(value, float) and math.isnan(value)) else list(value)
 
 
-def _main_paragraphs(paragraphs) -> list[dict]:
-    return [p for p in _as_list(paragraphs) if not p.get("boilerplate") and (p.get("text") or "").strip()]
-
-
 def _document_problem(src: dict | None, trg: dict | None) -> str | None:
     for side, page in (("src", src), ("trg", trg)):
         if page is None or _missing(page.get("status")):
@@ -202,7 +198,7 @@ class HostPages:
         key = ("hashes", url)
         if key not in self._texts:
             hashes: dict[str, int] = {}
-            for p in _main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs")):
+            for p in main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs")):
                 if p.get("hash"):
                     hashes[p["hash"]] = hashes.get(p["hash"], 0) + len(p["text"])
             self._texts[key] = hashes
@@ -233,7 +229,7 @@ class HostPages:
         reliably in another language, the page's in its own): one page for the 1-1 alignment, the page winning."""
         hashes, by_hash = {}, {}
         for url, row in self.pages.items():
-            own = {p.get("hash") for p in _main_paragraphs(row.get("text_paragraphs")) if p.get("hash")}
+            own = {p.get("hash") for p in main_paragraphs(row.get("text_paragraphs")) if p.get("hash")}
             if row.get("status") == "ok" and row.get("cld2_lang") and len(own) >= 2:
                 hashes[url] = own
                 for value in own:
@@ -252,7 +248,7 @@ class HostPages:
 
     def spliced_paragraphs(self, url: str, other: str, rng: random.Random) -> list[dict] | None:
         """`url`'s main paragraphs with part of them replaced by `other`'s, each page's in its order."""
-        own, foreign = (_main_paragraphs(self.pages[key].get("text_paragraphs")) for key in (url, other))
+        own, foreign = (main_paragraphs(self.pages[key].get("text_paragraphs")) for key in (url, other))
         if len(own) < 2 or not foreign:
             return None
         keep = max(1, round(SPLICE_KEEP_SHARE * len(own)))
@@ -275,7 +271,7 @@ class HostPages:
         key = ("own", url)
         if key not in self._texts:
             row = self.pages.get(url) or {}
-            self._texts[key] = _own_text(_main_paragraphs(row.get("text_paragraphs")), row.get("cld2_lang"),
+            self._texts[key] = _own_text(main_paragraphs(row.get("text_paragraphs")), row.get("cld2_lang"),
                                          self.vocabulary)
         return self._texts[key]
 
