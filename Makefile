@@ -9,7 +9,7 @@ DEMO_TEXT ?= $(wildcard ../shared/data/parallel-text/bible)
 JAR    := udfs/parascout-udfs.jar
 JAVA   := $(wildcard jvm/src/main/java/parascout/*.java)
 
-.PHONY: install check-java jar test test-fast readme-check demo lint bench package clean
+.PHONY: install check-java jar walk test test-fast readme-check demo lint bench package clean
 
 check-java:
 	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
@@ -27,7 +27,7 @@ $(STAMP): constraints.txt requirements-dev.txt setup.py pyproject.toml
 	$(BIN)/pip install -q -c constraints.txt -r requirements-dev.txt -e '.[all]'
 	touch $(STAMP)
 
-install: $(STAMP) $(JAR)
+install: $(STAMP) $(JAR) walk
 
 # The Java UDFs (CDX line parsing, registered domains, STRAND handles: used where the jar is on Spark's
 # classpath), compiled against PySpark's own jars into the package, so the wheel carries the jar; without a
@@ -44,6 +44,13 @@ $(JAR): $(JAVA) | $(STAMP)
 	    -cp "$$(echo $(VENV)/lib/python*/site-packages/pyspark/jars)/*" $(JAVA) && \
 	  jar --create --file $(JAR) -C build/jvm . && echo "built $(JAR)"; \
 	fi
+
+# The compiled HTML walk (native/html_walk.pyx: udfs.html_text's tree walk in Cython over Lexbor's structs), built
+# into udfs/ with the pinned Cython and Lexbor's headers from selectolax's source package; never fails the install:
+# without a C compiler, Python headers or the downloads, it says why and fetch-docs keeps the Python walk (same
+# output, slower). udfs.html_text uses it only for the selectolax version it was built against.
+walk: | $(STAMP)
+	-$(BIN)/python native/build_html_walk.py
 
 test: install
 	$(BIN)/python -m pytest -q -ra tests
@@ -71,6 +78,8 @@ package: install
 	rm -rf dist build && mkdir -p dist
 	@if [ ! -f $(JAR) ]; then echo; echo "WARNING: $(JAR) is missing (no JDK?): the wheel has NO Java UDFs;"; \
 	  echo "         clusters fall back to Spark expressions and pandas UDFs (2-4x slower). Install a JDK and 'make jar'."; echo; fi
+	@for so in udfs/html_walk*.so; do [ -f "$$so" ] && echo "NOTE: the wheel carries $$so, the compiled HTML walk for THIS platform and Python only;" && \
+	  echo "      workers on another platform, Python or selectolax version use the Python walk (same output, slower)."; done; true
 	$(BIN)/pip wheel -q --no-deps --no-build-isolation -w dist .
 	rm -rf build
 	cp constraints.txt deploy/emr/bootstrap.sh deploy/dataproc/init.sh dist/
@@ -84,4 +93,4 @@ package: install
 	@ls -la dist
 
 clean:
-	rm -rf build dist *.egg-info out $(JAR)
+	rm -rf build dist *.egg-info out $(JAR) udfs/html_walk*.so

@@ -61,7 +61,8 @@ setup(
     python_requires=">=3.10",
     packages=PACKAGES,
     package_dir=PACKAGE_DIR,
-    package_data={"parascout.conf": ["*.yaml", "*/*.yaml", "*.tsv"], "parascout.udfs": ["*.jar"]},  # the jar: `make jar`
+    # the jar (`make jar`); the compiled HTML walk (`make walk`): for the build platform only, others use the Python walk
+    package_data={"parascout.conf": ["*.yaml", "*/*.yaml", "*.tsv"], "parascout.udfs": ["*.jar", "html_walk*.so"]},
     include_package_data=False,
     install_requires=CORE,
     extras_require=EXTRAS,

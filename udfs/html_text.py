@@ -22,12 +22,15 @@ boilerplate rules read the same node state, and splitting the walk would cost a 
 from __future__ import annotations
 
 import functools
+import importlib
+import os
 import re
 from hashlib import blake2b
 from posixpath import basename
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 import pycld2
+import selectolax
 from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
 from parascout.udfs.langs import cld2_to_iso639_3
@@ -461,8 +464,15 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
         page.add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
 
 
-def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHARS) -> dict:
-    """The docs features of a decoded HTML page, and its text blocks (`page_paragraphs`, `text_truncated`)."""
+def page_state(page: Page) -> tuple:
+    """Everything a walk leaves in a Page: what the compiled walk must reproduce exactly."""
+    budget = page.link_budget
+    return (*(getattr(page, name) for name in Page.__slots__ if name != "link_budget"),
+            budget.kept, budget.chars, budget.cut)
+
+
+def parse_tops(html: str) -> list:
+    """The top-level nodes of a parsed page: <html> and the comments or doctype around it."""
     first = LexborHTMLParser(html, options=LexborDocumentOptions.WO_EVENTS).root
     while first is not None and first.prev is not None:
         first = first.prev  # a comment or doctype before <html>
@@ -470,8 +480,66 @@ def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHA
     while first is not None:
         tops.append(first)
         first = first.next
+    return tops
+
+
+#: pages exercising every rule of the walk: a compiled walk is used only when it leaves the same Page state
+PROBE_PAGES = (
+    (("<!doctype html><!-- c --><html lang='de'><head><title>T &amp; x</title><base href='/sub/'>"
+     "<meta name='description' content=' A  page '><meta property='og:description' content='og'>"
+     "<meta name='keywords' content='a, b;c'><link rel='alternate' hreflang='fr' href='/fr/'>"
+     "<style>p{}</style><script>var x = '<p>';</script></head><body><header><a href='/'>Home</a></header>"
+     "<nav class='menu'><ul><li><a href='/de/' hreflang='de'>Deutsch</a></li><li><a href='/en/' title='English'>"
+     "<img src='/flags/en.png' alt='English'></a></li></ul></nav><div id='main'><h1>T &amp; x</h1>"
+     "<p>Ein <b>langer</b> Absatz mit <a href='page?q=1#f'>einem Link</a> und Text.<br>Zweite Zeile</p>"
+     "<div CLASS='Footer'>\u00a9 2024 Copyright</div><my-widget x:y='1' class='share'>custom</my-widget>"
+     "<svg viewBox='0 0 1 1'><foreignObject>svg text</foreignObject></svg><iframe src='//other.org/f'></iframe>"
+     "<table><tr><td class=''>cell</td><td id>x</td></tr></table><img data-src='lazy.jpg'>\u2003\u00a0"
+     "<noscript>n</noscript><template><p>t</p></template></div></body></html><!-- after -->"),
+     "https://example.com/de/index.html"),
+    ("<p>no html element \udcff <a href='mailto:x@y'>mail</a><dl><dt>term<dd>definition", None),
+    ("", "https://example.com/"),
+)
+
+
+def compiled_walk() -> tuple[object | None, str]:
+    """(udfs.html_walk's walk_page, a description) when that optional extension (`make walk`) is built for the
+    running selectolax and leaves the same Page state as walk_page on PROBE_PAGES; else (None, why not).
+    PARASCOUT_HTML_WALK=python keeps the Python walk."""
+    if os.environ.get("PARASCOUT_HTML_WALK", "").lower() == "python":
+        return None, "PARASCOUT_HTML_WALK=python"
+    try:
+        html_walk = importlib.import_module("parascout.udfs.html_walk")
+    except Exception as error:  # noqa: BLE001 - ImportError when not built; another ABI fails in other ways
+        return None, f"udfs/html_walk is not built or does not load ({error}): `make walk` builds it"
+    if html_walk.SELECTOLAX_VERSION != selectolax.__version__:
+        return None, (f"udfs/html_walk was built for selectolax {html_walk.SELECTOLAX_VERSION}, "
+                      f"selectolax {selectolax.__version__} runs: rebuild it with `make walk`")
+    flags = {"BLOCK": BLOCK, "HEADING": HEADING, "LIST_ITEM": LIST_ITEM, "ATTRIBUTED": ATTRIBUTED, "SKIPPED": SKIPPED,
+             "TITLE": TITLE, "FURNITURE": FURNITURE, "HINTED": HINTED, "ANCHOR": ANCHOR, "IMAGE": IMAGE,
+             "TEXT_NODE": TEXT_NODE, "FIRST_ELEMENT_ID": FIRST_ELEMENT_ID, "MAX_STATIC_TAG_ID": MAX_STATIC_TAG_ID}
+    try:
+        html_walk.configure(_tag_entry, _hinted, _is_boilerplate_hint, CHUNK_TOKENS, flags)
+        for html, url in PROBE_PAGES:
+            python_page, compiled_page = Page(url), Page(url)
+            walk_page(parse_tops(html), python_page, 60)
+            html_walk.walk_page(parse_tops(html), compiled_page, 60)
+            if page_state(python_page) != page_state(compiled_page):
+                return None, "udfs/html_walk disagrees with the Python walk on a probe page: rebuild it with `make walk`"
+    except Exception as error:  # noqa: BLE001 - a broken build falls back, and says why
+        return None, f"udfs/html_walk failed on a probe page ({error!r}): rebuild it with `make walk`"
+    return html_walk.walk_page, f"compiled (selectolax {html_walk.SELECTOLAX_VERSION}, Lexbor {html_walk.LEXBOR_VERSION})"
+
+
+#: the walk html_features uses: the compiled one when it is built and agrees, else walk_page; and why
+COMPILED_WALK, WALK_ENGINE = compiled_walk()
+WALK = COMPILED_WALK or walk_page
+
+
+def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHARS) -> dict:
+    """The docs features of a decoded HTML page, and its text blocks (`page_paragraphs`, `text_truncated`)."""
     page = Page(url)
-    walk_page(tops, page, max_text_chars)
+    WALK(parse_tops(html), page, max_text_chars)
     page_text = " ".join(page.chunks)
     title = WHITESPACE.sub(" ", "".join(page.title_parts)).strip()[:MAX_TITLE_CHARS] or None
     host = url_host(url) if url else None

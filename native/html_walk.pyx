@@ -1,0 +1,311 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+"""udfs.html_text.walk_page compiled: the same pass over a Lexbor tree, reading Lexbor's node structs directly.
+
+An optional accelerator (`make walk`): udfs.html_text uses it only when it was built against the running
+selectolax version and agrees with the Python walk on a probe page; the Python walk is the reference, and
+tests/test_html_walk.py pins the two together on real CommonCrawl and sample-archive pages. What is rare or
+Python-shaped stays in Python through the same calls the Python walk makes: a tag met for the first time
+(`_tag_entry`), attribute dicts of links, images, <meta>, <base>, <html> (`LexborNode.attributes`), link
+resolution and cues (`Page.link` / `image` / `element_attributes` / `close_anchor`) and text blocks
+(`Page.add_block`). Nothing here calls Lexbor or links to selectolax's library: selectolax's own .pxd gives
+LexborNode's layout, Lexbor's headers (from selectolax's source package, same version) the structs'.
+"""
+from cpython.ref cimport PyObject
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport uintptr_t
+from libc.stdlib cimport free, malloc, realloc
+from selectolax.lexbor cimport LexborHTMLParser, LexborNode, lexbor_str_t, lxb_dom_node_t
+
+
+cdef extern from "lexbor/dom/interfaces/attr_const.h":
+    cdef enum:
+        LXB_DOM_ATTR_CLASS
+        LXB_DOM_ATTR_ID
+
+cdef extern from "lexbor/dom/interfaces/attr.h":
+    ctypedef struct walk_attr "lxb_dom_attr_t":
+        lxb_dom_node_t node
+        uintptr_t qualified_name
+        lexbor_str_t *value
+        walk_attr *next
+
+cdef extern from "lexbor/dom/interfaces/element.h":
+    ctypedef struct walk_element "lxb_dom_element_t":
+        walk_attr *first_attr
+
+cdef extern from "lexbor/dom/interfaces/character_data.h":
+    ctypedef struct walk_character_data "lxb_dom_character_data_t":
+        lexbor_str_t data
+
+cdef extern from "lexbor/core/base.h":
+    const char *LEXBOR_VERSION_STRING
+
+cdef extern from *:
+    """
+    #ifndef PARASCOUT_SELECTOLAX_VERSION
+    #define PARASCOUT_SELECTOLAX_VERSION "unknown"
+    #endif
+    """
+    const char *PARASCOUT_SELECTOLAX_VERSION
+
+#: the selectolax (and bundled Lexbor) versions whose struct layouts this module was compiled against
+SELECTOLAX_VERSION = PARASCOUT_SELECTOLAX_VERSION.decode("ascii")
+LEXBOR_VERSION = LEXBOR_VERSION_STRING.decode("ascii")
+
+DEF MAX_STATIC_TAG_ID = 1024
+DEF TEXT_NODE = 2
+DEF FIRST_ELEMENT_ID = 6
+DEF CHUNK_TOKEN_COUNT = 4096
+
+# the flags of udfs.html_text (set by configure, checked against the values below)
+DEF BLOCK = 1
+DEF HEADING = 2
+DEF LIST_ITEM = 4
+DEF ATTRIBUTED = 8
+DEF SKIPPED = 16
+DEF TITLE = 32
+DEF FURNITURE = 64
+DEF HINTED = 128
+DEF ANCHOR = 256
+DEF IMAGE = 512
+
+cdef object _tag_entry = None
+cdef object _hinted = None
+cdef object _is_boilerplate_hint = None
+cdef tuple _chunk_tokens = ()
+#: tag id -> the (start token, end token, flags, name) entry of udfs.html_text, and its flags, as met
+cdef list _entries = [None] * MAX_STATIC_TAG_ID
+cdef int _flags[MAX_STATIC_TAG_ID]
+
+
+def configure(tag_entry, hinted, is_boilerplate_hint, chunk_tokens, flags: dict) -> None:
+    """Hand over udfs.html_text's helpers (no import back: html_text imports this module)."""
+    global _tag_entry, _hinted, _is_boilerplate_hint, _chunk_tokens, _entries
+    expected = {"BLOCK": BLOCK, "HEADING": HEADING, "LIST_ITEM": LIST_ITEM, "ATTRIBUTED": ATTRIBUTED,
+                "SKIPPED": SKIPPED, "TITLE": TITLE, "FURNITURE": FURNITURE, "HINTED": HINTED, "ANCHOR": ANCHOR,
+                "IMAGE": IMAGE, "TEXT_NODE": TEXT_NODE, "FIRST_ELEMENT_ID": FIRST_ELEMENT_ID,
+                "MAX_STATIC_TAG_ID": MAX_STATIC_TAG_ID}
+    if flags != expected:
+        raise ValueError(f"udfs.html_text's flags {flags} are not the ones this module was built with {expected}")
+    if len(chunk_tokens) != CHUNK_TOKEN_COUNT:
+        raise ValueError(f"{len(chunk_tokens)} chunk tokens, not {CHUNK_TOKEN_COUNT}")
+    _tag_entry, _hinted, _is_boilerplate_hint, _chunk_tokens = tag_entry, hinted, is_boilerplate_hint, chunk_tokens
+    _entries = [None] * MAX_STATIC_TAG_ID
+
+
+cdef struct Frame:
+    lxb_dom_node_t *node
+    PyObject *end_token  # NULL for a void element; borrowed from an entry that _entries or `held` keeps
+    int flags
+    bint region
+
+
+cdef inline bint ascii_space(const unsigned char *data, size_t length) noexcept nogil:
+    """Whether every byte is ASCII whitespace as str.isspace() sees it (true for no bytes)."""
+    cdef size_t i
+    cdef unsigned char c
+    for i in range(length):
+        c = data[i]
+        if not (c == 32 or 9 <= c <= 13 or 28 <= c <= 31):
+            return False
+    return True
+
+
+cdef inline object attribute_value(walk_attr *attr):
+    """An attribute's value as LexborNode.attributes decodes it (None when it has none)."""
+    if attr.value == NULL or attr.value.data == NULL:
+        return None
+    return PyUnicode_DecodeUTF8(<char *> attr.value.data, attr.value.length, "replace")
+
+
+cdef bint hinted(lxb_dom_node_t *node, LexborHTMLParser parser) except -1:
+    """html_text._hinted: whether the element's class or id names page furniture. Reads the first `class` and
+    `id` attributes from the struct; an element with a prefixed attribute asks the Python function."""
+    cdef walk_attr *attr = (<walk_element *> node).first_attr
+    cdef walk_attr *class_attr = NULL
+    cdef walk_attr *id_attr = NULL
+    while attr != NULL:
+        if attr.qualified_name != 0:
+            return bool(_hinted(LexborNode.new(node, parser)))
+        if attr.node.local_name == LXB_DOM_ATTR_CLASS:
+            if class_attr == NULL:
+                class_attr = attr
+        elif attr.node.local_name == LXB_DOM_ATTR_ID:
+            if id_attr == NULL:
+                id_attr = attr
+        attr = attr.next
+    if class_attr == NULL and id_attr == NULL:
+        return False
+    class_name = attribute_value(class_attr) if class_attr != NULL else None
+    element_id = attribute_value(id_attr) if id_attr != NULL else None
+    if class_name is None and element_id is None:
+        return False
+    return bool(_is_boilerplate_hint(class_name, element_id))
+
+
+def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
+    """udfs.html_text.walk_page over the same trees, with the same effects on `page`."""
+    if _tag_entry is None:
+        raise RuntimeError("html_walk.configure() was not called")
+    if not tops:
+        return
+    cdef LexborHTMLParser parser = (<LexborNode> tops[0]).parser
+    cdef list structure = page.structure
+    cdef list chunks = page.chunks
+    cdef list title_parts = page.title_parts
+    add_block, link, image, element_attributes, close_anchor = (
+        page.add_block, page.link, page.image, page.element_attributes, page.close_anchor)
+    cdef list entries = _entries
+    cdef tuple chunk_tokens = _chunk_tokens
+    cdef list held = []  # entries of tags with per-document ids (not cached): alive while their frames are
+    cdef list pieces = []
+    cdef list anchors = []
+    cdef Py_ssize_t piece_links = 0, size
+    cdef str piece_type = "text"
+    cdef bint piece_region = False
+    cdef int skip = 0, titles = 0, headings = 0, items = 0, regions = 0
+    cdef Py_ssize_t depth = 0, capacity = 256
+    cdef Frame *stack = <Frame *> malloc(capacity * sizeof(Frame))
+    cdef Frame *grown
+    cdef lxb_dom_node_t *node
+    cdef lxb_dom_node_t *following
+    cdef lexbor_str_t *text_data
+    cdef uintptr_t tag_id
+    cdef bint is_element = False, region = False
+    cdef int flags = 0
+    cdef PyObject *end_token = NULL
+    cdef object entry, data, text
+    if stack == NULL:
+        raise MemoryError()
+    try:
+        for top in tops:
+            node = (<LexborNode> top).node
+            while node != NULL:
+                tag_id = node.local_name
+                if tag_id == TEXT_NODE:
+                    is_element = False
+                    text_data = &(<walk_character_data *> node).data
+                    if not titles and not anchors and (skip or text_data.data == NULL
+                                                       or ascii_space(text_data.data, text_data.length)):
+                        if not skip and pieces:
+                            pieces.append(" ")  # the space between two inline elements
+                    else:
+                        if text_data.data == NULL:
+                            data = None
+                        else:
+                            data = PyUnicode_DecodeUTF8(<char *> text_data.data, text_data.length, "replace")
+                        if titles:
+                            title_parts.append(data)
+                        for anchor in anchors:
+                            (<list> (<list> anchor)[2]).append(data)
+                        if skip:
+                            pass
+                        elif not data or data.isspace():
+                            if pieces:
+                                pieces.append(" ")
+                        else:
+                            text = " ".join(data.split())
+                            size = len(text)
+                            structure.append(chunk_tokens[size] if size < CHUNK_TOKEN_COUNT else f"[Chunk:{size}]")
+                            if not pieces:
+                                piece_type = "heading" if headings else "list_item" if items else "text"
+                                piece_region = regions > 0
+                            pieces.append(data)
+                            chunks.append(text)
+                            if anchors:
+                                piece_links += size
+                elif tag_id < FIRST_ELEMENT_ID:  # a comment, doctype or document node
+                    is_element = False
+                else:
+                    is_element = True
+                    if tag_id < MAX_STATIC_TAG_ID and entries[tag_id] is not None:
+                        entry = entries[tag_id]
+                        flags = _flags[tag_id]
+                    else:
+                        entry = _tag_entry(LexborNode.new(node, parser))
+                        flags = entry[2]
+                        if tag_id < MAX_STATIC_TAG_ID:
+                            entries[tag_id] = entry
+                            _flags[tag_id] = flags
+                        else:
+                            held.append(entry)
+                    structure.append((<tuple> entry)[0])
+                    end_token = NULL if (<tuple> entry)[1] is None else <PyObject *> (<tuple> entry)[1]
+                    region = False
+                    if flags:
+                        if flags & BLOCK:
+                            if pieces:
+                                add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
+                                pieces, piece_links = [], 0
+                            if flags & HEADING:
+                                headings += 1
+                            elif flags & LIST_ITEM:
+                                items += 1
+                        if flags & ATTRIBUTED:
+                            attributes = LexborNode.new(node, parser).attributes
+                            if flags & ANCHOR:
+                                anchors.append([link(attributes.get("href")), attributes, [], None])
+                            elif flags & IMAGE:
+                                image(attributes)
+                                for anchor in anchors:
+                                    if (<list> anchor)[3] is None:
+                                        (<list> anchor)[3] = (attributes.get("src"), attributes.get("alt"))
+                            else:
+                                element_attributes((<tuple> entry)[3], attributes)
+                        if flags & SKIPPED:
+                            skip += 1
+                            if flags & TITLE:
+                                titles += 1
+                        if flags & FURNITURE or flags & HINTED and hinted(node, parser):
+                            region = True
+                            regions += 1
+                    if node.first_child != NULL:
+                        if depth == capacity:
+                            capacity *= 2
+                            grown = <Frame *> realloc(stack, capacity * sizeof(Frame))
+                            if grown == NULL:
+                                raise MemoryError()
+                            stack = grown
+                        stack[depth].node = node
+                        stack[depth].end_token = end_token
+                        stack[depth].flags = flags
+                        stack[depth].region = region
+                        depth += 1
+                        node = node.first_child
+                        continue
+                # leave this node, then every ancestor whose last child it was
+                while True:
+                    if is_element:
+                        if region:
+                            regions -= 1
+                        if end_token != NULL:  # not a void element
+                            structure.append(<object> end_token)
+                            if flags:
+                                if flags & BLOCK:
+                                    if pieces:
+                                        add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
+                                        pieces, piece_links = [], 0
+                                    if flags & HEADING:
+                                        headings -= 1
+                                    elif flags & LIST_ITEM:
+                                        items -= 1
+                                elif flags & ANCHOR:
+                                    close_anchor(anchors.pop())
+                                if flags & SKIPPED:
+                                    skip -= 1
+                                    if flags & TITLE:
+                                        titles -= 1
+                    following = node.next if depth else NULL
+                    if following != NULL or not depth:
+                        node = following
+                        break
+                    depth -= 1
+                    node = stack[depth].node
+                    end_token = stack[depth].end_token
+                    flags = stack[depth].flags
+                    region = stack[depth].region
+                    is_element = True
+        if pieces:
+            add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
+    finally:
+        free(stack)

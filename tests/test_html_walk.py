@@ -1,0 +1,96 @@
+"""udfs.html_walk (the optional compiled walk, `make walk`): the same Page state as udfs.html_text.walk_page, the
+reference, on real CommonCrawl pages and sample-archive pages; and the fallback to the Python walk."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from benchmarks.bench_fetch_verify import http_responses
+from native import build_html_walk
+from parascout.udfs import html_text
+from tests.test_html_text import TEMPLATED_PAGE, real_pages
+
+needs_compiled = pytest.mark.skipif(html_text.COMPILED_WALK is None,
+                                    reason=f"compiled walk not in use: {html_text.WALK_ENGINE}")
+
+
+def walk_states(pages: list[tuple[str, str]], max_text_chars: int) -> list[tuple[tuple, tuple]]:
+    """(Python walk's Page state, compiled walk's) of each page."""
+    states = []
+    for url, html in pages:
+        python_page, compiled_page = html_text.Page(url), html_text.Page(url)
+        html_text.walk_page(html_text.parse_tops(html), python_page, max_text_chars)
+        html_text.COMPILED_WALK(html_text.parse_tops(html), compiled_page, max_text_chars)
+        states.append((html_text.page_state(python_page), html_text.page_state(compiled_page)))
+    return states
+
+
+@needs_compiled
+@pytest.mark.parametrize("max_text_chars", [html_text.MAX_TEXT_CHARS, 1_500])
+def test_compiled_walk_agrees_on_real_commoncrawl_pages(shared_data, max_text_chars):
+    pages = real_pages(shared_data)
+    assert len(pages) >= 15
+    states = walk_states(pages, max_text_chars)
+    differing = [url for (url, _), (python, compiled) in zip(pages, states) if python != compiled]
+    assert not differing
+    if max_text_chars < html_text.MAX_TEXT_CHARS:  # the cap was reached on some page, so it was compared too
+        assert any(python[html_text.Page.__slots__.index("text_truncated")] for python, _ in states)
+
+
+@needs_compiled
+def test_compiled_walk_agrees_on_sample_archive_pages(tmp_path):
+    from parascout.udfs.sample_archive import generate
+
+    generate(str(tmp_path / "archive"), hosts=2, seed=7, pages_per_host=40, progress=False, verbose=False)
+    pages = http_responses(sorted((tmp_path / "archive").rglob("*.warc.gz")))
+    assert len(pages) >= 40
+    differing = [url for (url, _), (python, compiled) in zip(pages, walk_states(pages, html_text.MAX_TEXT_CHARS))
+                 if python != compiled]
+    assert not differing
+
+
+@needs_compiled
+def test_html_features_are_the_same_with_either_walk(monkeypatch):
+    pages = [(TEMPLATED_PAGE, "https://example.org/en/report.html"), ("<p>x<p>", None), ("", None)]
+    compiled = [html_text.html_features(html, url) for html, url in pages]
+    monkeypatch.setattr(html_text, "WALK", html_text.walk_page)
+    assert [html_text.html_features(html, url) for html, url in pages] == compiled
+
+
+@needs_compiled
+def test_a_compiled_walk_for_another_selectolax_or_that_disagrees_is_not_used(monkeypatch):
+    from parascout.udfs import html_walk
+
+    monkeypatch.setattr(html_walk, "SELECTOLAX_VERSION", "0.0.1")
+    walk, why = html_text.compiled_walk()
+    assert walk is None and "built for selectolax 0.0.1" in why
+    monkeypatch.undo()
+
+    walk_page = html_walk.walk_page
+
+    def drops_titles(tops, page, max_text_chars):
+        walk_page(tops, page, max_text_chars)
+        page.title_parts.clear()
+
+    monkeypatch.setattr(html_walk, "walk_page", drops_titles)
+    walk, why = html_text.compiled_walk()
+    assert walk is None and "disagrees" in why
+
+
+def test_without_the_extension_the_python_walk_is_used_and_says_why(monkeypatch):
+    monkeypatch.setitem(sys.modules, "parascout.udfs.html_walk", None)  # import fails, as when it is not built
+    walk, why = html_text.compiled_walk()
+    assert walk is None and "make walk" in why
+    monkeypatch.setenv("PARASCOUT_HTML_WALK", "python")
+    assert html_text.compiled_walk() == (None, "PARASCOUT_HTML_WALK=python")
+
+
+def test_the_build_never_fails_make_install_and_says_why(monkeypatch, capsys):
+    def missing(work):
+        raise build_html_walk.BuildSkipped("no C compiler")
+
+    monkeypatch.setattr(build_html_walk, "build", missing)
+    assert build_html_walk.main([]) == 0
+    assert "not built: no C compiler" in capsys.readouterr().out
+    assert build_html_walk.main(["--strict"]) == 1
