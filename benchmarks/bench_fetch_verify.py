@@ -235,7 +235,7 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
         spent["lexbor_parse"] += time.process_time() - cpu
         cpu = time.process_time()
         page = html_text.Page(url)
-        html_text.walk_page([first], page, html_text.MAX_TEXT_CHARS)
+        html_text.WALK([first], page, html_text.MAX_TEXT_CHARS)
         spent["tree_walk"] += time.process_time() - cpu
         cpu = time.process_time()
         lang, _, _, single = html_text._cld2(" ".join(page.chunks))
@@ -244,7 +244,39 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
         html_text.page_paragraphs(page.blocks, None, lang, single)
         spent["paragraphs"] += time.process_time() - cpu
     total = sum(spent.values())
-    return {f"share_{step}": seconds / total for step, seconds in spent.items()}
+    return {"breakdown_walk": html_text.WALK_ENGINE, "breakdown_us_per_page": 1e6 * total / len(pages),
+            **{f"share_{step}": seconds / total for step, seconds in spent.items()}}
+
+
+def python_walk_features(html: str, url: str | None) -> dict:
+    """html_features with the Python walk (the reference) in place of the compiled one: the same-run baseline."""
+    from parascout.udfs import html_text
+
+    walk = html_text.WALK
+    html_text.WALK = html_text.walk_page
+    try:
+        return html_text.html_features(html, url)
+    finally:
+        html_text.WALK = walk
+
+
+def walk_rates(pages: list[tuple[str, str]], repeat: int) -> dict:
+    """Pages per CPU-second of the tree walk alone (trees parsed outside the timing), Python vs compiled."""
+    from parascout.udfs import html_text
+
+    trees = [(url, html_text.parse_tops(html)) for url, html in pages]
+    walks = {"python": html_text.walk_page, "compiled": html_text.COMPILED_WALK}
+    rates = dict.fromkeys((name for name, walk in walks.items() if walk is not None), 0.0)
+    for _ in range(repeat):  # interleaved rounds, the best counts
+        for name in rates:
+            cpu = time.process_time()
+            for url, tops in trees:
+                walks[name](tops, html_text.Page(url), html_text.MAX_TEXT_CHARS)
+            rates[name] = max(rates[name], len(trees) / (time.process_time() - cpu))
+    result = {f"walk_only_{name}_us_per_page": 1e6 / rate for name, rate in rates.items()}
+    if "compiled" in rates:
+        result["walk_only_compiled_vs_python"] = rates["compiled"] / rates["python"]
+    return result
 
 
 def load_html_text(path: str | None):
@@ -271,13 +303,26 @@ def bench_html(pages: list[tuple[str, str]], label: str, repeat: int = 3, agains
     new = time_pages(html_features, pages, repeat)
     result = {"pages": len(pages), "mean_html_kb": sum(len(h) for _, h in pages) / len(pages) / 1024,
               "html_parser_features_per_cpu_s": old, "lexbor_features_main_text_per_cpu_s": new,
-              "speedup": new / old}
+              "speedup": new / old, **compiled_against_python_walk(pages, repeat)}
     if against is not None:  # interleaved rounds, so load changes hit both versions alike
         rounds = [(time_pages(against.html_features, pages, 1), time_pages(html_features, pages, 1))
                   for _ in range(repeat if len(pages) >= 100 else 4 * repeat)]
         before, after = max(r[0] for r in rounds), max(r[1] for r in rounds)
         result.update({"against_per_cpu_s": before, "current_per_cpu_s": after, "current_vs_against": after / before})
     return {**result, **time_breakdown(pages)}
+
+
+def compiled_against_python_walk(pages: list[tuple[str, str]], repeat: int) -> dict:
+    """The whole HTML stage with the compiled walk and with the Python walk (interleaved rounds, same pages)."""
+    from parascout.udfs import html_text
+
+    if html_text.COMPILED_WALK is None:
+        return {"walk": html_text.WALK_ENGINE}
+    rounds = [(time_pages(python_walk_features, pages, 1), time_pages(html_text.html_features, pages, 1))
+              for _ in range(max(repeat, 3))]
+    python, compiled = max(r[0] for r in rounds), max(r[1] for r in rounds)
+    return {"walk": html_text.WALK_ENGINE, "python_walk_per_cpu_s": python, "compiled_walk_per_cpu_s": compiled,
+            "compiled_vs_python_walk": compiled / python, **walk_rates(pages, max(repeat, 3))}
 
 
 def page_texts(pages: list[tuple[str, str]]) -> dict[str, str]:
@@ -329,7 +374,7 @@ def bench_ceiling(pages: list[tuple[str, str]], label: str, repeat: int = 3) -> 
 
     steps = {"lexbor_parse": parse, "page_cld2": page_cld2, "cld2_detect_only": cld2_detect,
              "parse_plus_page_cld2": parse_and_cld2, "parse_lexbor_text_cld2": parse_text_cld2,
-             "full_pipeline": html_features}
+             "full_pipeline": html_features, "full_pipeline_python_walk": python_walk_features}
     for url, html in pages:
         html_features(html, url)  # warm the link caches, as in bench_html
     rates = {name: 0.0 for name in steps}
@@ -339,7 +384,10 @@ def bench_ceiling(pages: list[tuple[str, str]], label: str, repeat: int = 3) -> 
     result = {"pages": len(pages), "mean_html_kb": sum(len(h) for _, h in pages) / len(pages) / 1024,
               **{f"{name}_per_cpu_s": rate for name, rate in rates.items()}}
     result["full_pipeline_share_of_parse_plus_cld2"] = rates["full_pipeline"] / rates["parse_plus_page_cld2"]
-    return result
+    result["full_pipeline_compiled_vs_python_walk"] = rates["full_pipeline"] / rates["full_pipeline_python_walk"]
+    from parascout.udfs.html_text import WALK_ENGINE
+
+    return {"walk": WALK_ENGINE, **result, **walk_rates(pages, repeat), **time_breakdown(pages)}
 
 
 def real_commoncrawl_pages() -> list[tuple[str, str]]:

@@ -21,6 +21,10 @@ cdef extern from "lexbor/dom/interfaces/attr_const.h":
     cdef enum:
         LXB_DOM_ATTR_CLASS
         LXB_DOM_ATTR_ID
+        LXB_DOM_ATTR_HREF
+        LXB_DOM_ATTR_HREFLANG
+        LXB_DOM_ATTR_LANG
+        LXB_DOM_ATTR_TITLE
 
 cdef extern from "lexbor/dom/interfaces/attr.h":
     ctypedef struct walk_attr "lxb_dom_attr_t":
@@ -78,7 +82,11 @@ cdef list _entries = [None] * MAX_STATIC_TAG_ID
 cdef int _flags[MAX_STATIC_TAG_ID]
 
 
-def configure(tag_entry, hinted, is_boilerplate_hint, chunk_tokens, flags: dict) -> None:
+#: the attributes of an <a> that udfs.html_text reads (Page.link, Page.close_anchor), in the order read here
+ANCHOR_ATTRIBUTES = ("href", "hreflang", "lang", "title")
+
+
+def configure(tag_entry, hinted, is_boilerplate_hint, chunk_tokens, flags: dict, anchor_attributes: tuple) -> None:
     """Hand over udfs.html_text's helpers (no import back: html_text imports this module)."""
     global _tag_entry, _hinted, _is_boilerplate_hint, _chunk_tokens, _entries
     expected = {"BLOCK": BLOCK, "HEADING": HEADING, "LIST_ITEM": LIST_ITEM, "ATTRIBUTED": ATTRIBUTED,
@@ -87,6 +95,8 @@ def configure(tag_entry, hinted, is_boilerplate_hint, chunk_tokens, flags: dict)
                 "MAX_STATIC_TAG_ID": MAX_STATIC_TAG_ID}
     if flags != expected:
         raise ValueError(f"udfs.html_text's flags {flags} are not the ones this module was built with {expected}")
+    if anchor_attributes != ANCHOR_ATTRIBUTES:
+        raise ValueError(f"udfs.html_text reads {anchor_attributes} of an anchor, this module gives {ANCHOR_ATTRIBUTES}")
     if len(chunk_tokens) != CHUNK_TOKEN_COUNT:
         raise ValueError(f"{len(chunk_tokens)} chunk tokens, not {CHUNK_TOKEN_COUNT}")
     _tag_entry, _hinted, _is_boilerplate_hint, _chunk_tokens = tag_entry, hinted, is_boilerplate_hint, chunk_tokens
@@ -143,6 +153,54 @@ cdef bint hinted(lxb_dom_node_t *node, LexborHTMLParser parser) except -1:
     return bool(_is_boilerplate_hint(class_name, element_id))
 
 
+cdef dict anchor_attributes(lxb_dom_node_t *node, LexborHTMLParser parser):
+    """The ANCHOR_ATTRIBUTES of an <a> as LexborNode.attributes has them (the others are not read); an element
+    with a prefixed attribute gets LexborNode.attributes itself."""
+    cdef walk_attr *attr = (<walk_element *> node).first_attr
+    cdef dict attributes = {}
+    while attr != NULL:
+        if attr.qualified_name != 0:
+            return LexborNode.new(node, parser).attributes
+        if attr.node.local_name == LXB_DOM_ATTR_HREF:
+            attributes["href"] = attribute_value(attr)
+        elif attr.node.local_name == LXB_DOM_ATTR_HREFLANG:
+            attributes["hreflang"] = attribute_value(attr)
+        elif attr.node.local_name == LXB_DOM_ATTR_LANG:
+            attributes["lang"] = attribute_value(attr)
+        elif attr.node.local_name == LXB_DOM_ATTR_TITLE:
+            attributes["title"] = attribute_value(attr)
+        attr = attr.next
+    return attributes
+
+
+cdef class Blocks:
+    """Page.add_block's state and rule, kept in C during a walk and written back to the Page at its end."""
+    cdef list blocks
+    cdef Py_ssize_t block_count, kept_chars, max_text_chars
+    cdef bint text_truncated
+
+    def __init__(self, page, Py_ssize_t max_text_chars):
+        self.blocks = page.blocks
+        self.block_count, self.kept_chars, self.text_truncated = page.block_count, page.kept_chars, page.text_truncated
+        self.max_text_chars = max_text_chars
+
+    cdef add(self, list pieces, str kind, Py_ssize_t link_chars, bint region):
+        """Page.add_block: counted always, kept while the kept text stays within max_text_chars (cut there)."""
+        cdef str text = " ".join("".join(pieces).split())
+        cdef Py_ssize_t room = self.max_text_chars - self.kept_chars
+        self.block_count += 1
+        if len(text) > room:
+            self.text_truncated = True
+            text = text[:max(room, 0)].rstrip()
+            if not text:
+                return
+        self.kept_chars += len(text) + 1
+        self.blocks.append((text, kind, min(link_chars, len(text)), region))
+
+    cdef write(self, page):
+        page.block_count, page.kept_chars, page.text_truncated = self.block_count, self.kept_chars, self.text_truncated
+
+
 def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
     """udfs.html_text.walk_page over the same trees, with the same effects on `page`."""
     if _tag_entry is None:
@@ -153,8 +211,8 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
     cdef list structure = page.structure
     cdef list chunks = page.chunks
     cdef list title_parts = page.title_parts
-    add_block, link, image, element_attributes, close_anchor = (
-        page.add_block, page.link, page.image, page.element_attributes, page.close_anchor)
+    link, image, element_attributes, close_anchor = page.link, page.image, page.element_attributes, page.close_anchor
+    cdef Blocks blocks = Blocks(page, max_text_chars)
     cdef list entries = _entries
     cdef tuple chunk_tokens = _chunk_tokens
     cdef list held = []  # entries of tags with per-document ids (not cached): alive while their frames are
@@ -235,17 +293,18 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                     if flags:
                         if flags & BLOCK:
                             if pieces:
-                                add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
+                                blocks.add(pieces, piece_type, piece_links, piece_region)
                                 pieces, piece_links = [], 0
                             if flags & HEADING:
                                 headings += 1
                             elif flags & LIST_ITEM:
                                 items += 1
-                        if flags & ATTRIBUTED:
+                        if flags & ANCHOR:
+                            attributes = anchor_attributes(node, parser)
+                            anchors.append([link(attributes.get("href")), attributes, [], None])
+                        elif flags & ATTRIBUTED:
                             attributes = LexborNode.new(node, parser).attributes
-                            if flags & ANCHOR:
-                                anchors.append([link(attributes.get("href")), attributes, [], None])
-                            elif flags & IMAGE:
+                            if flags & IMAGE:
                                 image(attributes)
                                 for anchor in anchors:
                                     if (<list> anchor)[3] is None:
@@ -283,7 +342,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                             if flags:
                                 if flags & BLOCK:
                                     if pieces:
-                                        add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
+                                        blocks.add(pieces, piece_type, piece_links, piece_region)
                                         pieces, piece_links = [], 0
                                     if flags & HEADING:
                                         headings -= 1
@@ -306,6 +365,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                     region = stack[depth].region
                     is_element = True
         if pieces:
-            add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
+            blocks.add(pieces, piece_type, piece_links, piece_region)
+        blocks.write(page)
     finally:
         free(stack)

@@ -214,6 +214,10 @@ def _tag_entry(node) -> tuple[str, str | None, int, str]:
     return entry
 
 
+#: what the walk reads of an <a> (href in walk_page, the others in Page.close_anchor): all the compiled walk hands on
+ANCHOR_ATTRIBUTES = ("href", "hreflang", "lang", "title")
+
+
 class Page:
     """What one pass over a tree collects."""
 
@@ -519,7 +523,7 @@ def compiled_walk() -> tuple[object | None, str]:
              "TITLE": TITLE, "FURNITURE": FURNITURE, "HINTED": HINTED, "ANCHOR": ANCHOR, "IMAGE": IMAGE,
              "TEXT_NODE": TEXT_NODE, "FIRST_ELEMENT_ID": FIRST_ELEMENT_ID, "MAX_STATIC_TAG_ID": MAX_STATIC_TAG_ID}
     try:
-        html_walk.configure(_tag_entry, _hinted, _is_boilerplate_hint, CHUNK_TOKENS, flags)
+        html_walk.configure(_tag_entry, _hinted, _is_boilerplate_hint, CHUNK_TOKENS, flags, ANCHOR_ATTRIBUTES)
         for html, url in PROBE_PAGES:
             python_page, compiled_page = Page(url), Page(url)
             walk_page(parse_tops(html), python_page, 60)
