@@ -249,15 +249,16 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
 
 
 def python_walk_features(html: str, url: str | None) -> dict:
-    """html_features with the Python walk (the reference) in place of the compiled one: the same-run baseline."""
+    """html_features with the Python walk and paragraph keys (the reference) in place of the compiled ones: the
+    same-run baseline."""
     from parascout.udfs import html_text
 
-    walk = html_text.WALK
-    html_text.WALK = html_text.walk_page
+    compiled = html_text.WALK, html_text.PARAGRAPH_KEYS
+    html_text.WALK, html_text.PARAGRAPH_KEYS = html_text.walk_page, html_text.paragraph_keys
     try:
         return html_text.html_features(html, url)
     finally:
-        html_text.WALK = walk
+        html_text.WALK, html_text.PARAGRAPH_KEYS = compiled
 
 
 def walk_rates(pages: list[tuple[str, str]], repeat: int) -> dict:
@@ -265,7 +266,7 @@ def walk_rates(pages: list[tuple[str, str]], repeat: int) -> dict:
     from parascout.udfs import html_text
 
     trees = [(url, html_text.parse_tops(html)) for url, html in pages]
-    walks = {"python": html_text.walk_page, "compiled": html_text.COMPILED_WALK}
+    walks = {"python": html_text.walk_page, "compiled": html_text.COMPILED and html_text.COMPILED.walk_page}
     rates = dict.fromkeys((name for name, walk in walks.items() if walk is not None), 0.0)
     for _ in range(repeat):  # interleaved rounds, the best counts
         for name in rates:
@@ -316,7 +317,7 @@ def compiled_against_python_walk(pages: list[tuple[str, str]], repeat: int) -> d
     """The whole HTML stage with the compiled walk and with the Python walk (interleaved rounds, same pages)."""
     from parascout.udfs import html_text
 
-    if html_text.COMPILED_WALK is None:
+    if html_text.COMPILED is None:
         return {"walk": html_text.WALK_ENGINE}
     rounds = [(time_pages(python_walk_features, pages, 1), time_pages(html_text.html_features, pages, 1))
               for _ in range(max(repeat, 3))]

@@ -11,7 +11,15 @@ resolution and cues (`Page.link` / `image` / `element_attributes` / `close_ancho
 LexborNode's layout, Lexbor's headers (from selectolax's source package, same version) the structs'.
 """
 from cpython.ref cimport PyObject
-from cpython.unicode cimport PyUnicode_DecodeUTF8
+from cpython.unicode cimport (
+    Py_UNICODE_ISALNUM,
+    PyUnicode_4BYTE_KIND,
+    PyUnicode_DATA,
+    PyUnicode_DecodeUTF8,
+    PyUnicode_FromKindAndData,
+    PyUnicode_KIND,
+    PyUnicode_READ,
+)
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, malloc, realloc
 from selectolax.lexbor cimport LexborHTMLParser, LexborNode, lexbor_str_t, lxb_dom_node_t
@@ -369,3 +377,43 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
         blocks.write(page)
     finally:
         free(stack)
+
+
+def paragraph_keys(str folded) -> list:
+    """udfs.html_text.paragraph_keys: each newline-separated text with every run of characters that are not word
+    characters (re's \\w: alphanumeric, or '_', which counts as a break here) as one space, stripped."""
+    cdef Py_ssize_t size = len(folded), index, length = 0
+    cdef int kind = PyUnicode_KIND(folded)
+    cdef void *data = PyUnicode_DATA(folded)
+    cdef Py_UCS4 character
+    cdef bint gap = False
+    cdef list keys = []
+    cdef Py_UCS4 *line = <Py_UCS4 *> malloc((size + 1) * sizeof(Py_UCS4))
+    if line == NULL:
+        raise MemoryError()
+    try:
+        for index in range(size):
+            character = PyUnicode_READ(kind, data, index)
+            if character == 10:  # '\n'
+                keys.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, line, length))
+                length, gap = 0, False
+            elif word_character(character):
+                if gap and length:
+                    line[length] = 32
+                    length += 1
+                gap = False
+                line[length] = character
+                length += 1
+            else:
+                gap = True
+        keys.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, line, length))
+    finally:
+        free(line)
+    return keys
+
+
+cdef inline bint word_character(Py_UCS4 character) noexcept:
+    """Alphanumeric as re's \\w sees it (Py_UNICODE_ISALNUM), '_' excluded."""
+    if character < 128:
+        return (48 <= character <= 57) or (65 <= character <= 90) or (97 <= character <= 122)
+    return Py_UNICODE_ISALNUM(character)

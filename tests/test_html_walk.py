@@ -1,5 +1,6 @@
-"""udfs.html_walk (the optional compiled walk, `make walk`): the same Page state as udfs.html_text.walk_page, the
-reference, on real CommonCrawl pages and sample-archive pages; and the fallback to the Python walk."""
+"""udfs.html_walk (the optional compiled walk and paragraph keys, `make walk`): the same Page state as
+udfs.html_text.walk_page, the reference, on real CommonCrawl pages and sample-archive pages, the same keys as
+paragraph_keys on every Unicode character; and the fallback to the Python functions."""
 from __future__ import annotations
 
 import sys
@@ -11,7 +12,7 @@ from native import build_html_walk
 from parascout.udfs import html_text
 from tests.test_html_text import TEMPLATED_PAGE, real_pages
 
-needs_compiled = pytest.mark.skipif(html_text.COMPILED_WALK is None,
+needs_compiled = pytest.mark.skipif(html_text.COMPILED is None,
                                     reason=f"compiled walk not in use: {html_text.WALK_ENGINE}")
 
 
@@ -21,7 +22,7 @@ def walk_states(pages: list[tuple[str, str]], max_text_chars: int) -> list[tuple
     for url, html in pages:
         python_page, compiled_page = html_text.Page(url), html_text.Page(url)
         html_text.walk_page(html_text.parse_tops(html), python_page, max_text_chars)
-        html_text.COMPILED_WALK(html_text.parse_tops(html), compiled_page, max_text_chars)
+        html_text.COMPILED.walk_page(html_text.parse_tops(html), compiled_page, max_text_chars)
         states.append((html_text.page_state(python_page), html_text.page_state(compiled_page)))
     return states
 
@@ -51,10 +52,23 @@ def test_compiled_walk_agrees_on_sample_archive_pages(tmp_path):
 
 
 @needs_compiled
+def test_compiled_paragraph_keys_agree_on_every_character_and_on_real_pages(shared_data):
+    every = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000)
+    texts = [every, every[::-1].replace("\r", "\n"), "\n _a_ \n\n-\n", ""]
+    for _, html in real_pages(shared_data):
+        page = html_text.Page(None)
+        html_text.walk_page(html_text.parse_tops(html), page, html_text.MAX_TEXT_CHARS)
+        texts.append("\n".join(block[0] for block in page.blocks).casefold())
+    for text in texts:
+        assert html_text.COMPILED.paragraph_keys(text) == html_text.paragraph_keys(text)
+
+
+@needs_compiled
 def test_html_features_are_the_same_with_either_walk(monkeypatch):
     pages = [(TEMPLATED_PAGE, "https://example.org/en/report.html"), ("<p>x<p>", None), ("", None)]
     compiled = [html_text.html_features(html, url) for html, url in pages]
     monkeypatch.setattr(html_text, "WALK", html_text.walk_page)
+    monkeypatch.setattr(html_text, "PARAGRAPH_KEYS", html_text.paragraph_keys)
     assert [html_text.html_features(html, url) for html, url in pages] == compiled
 
 
@@ -63,8 +77,8 @@ def test_a_compiled_walk_for_another_selectolax_or_that_disagrees_is_not_used(mo
     from parascout.udfs import html_walk
 
     monkeypatch.setattr(html_walk, "SELECTOLAX_VERSION", "0.0.1")
-    walk, why = html_text.compiled_walk()
-    assert walk is None and "built for selectolax 0.0.1" in why
+    compiled, why = html_text.compiled_extension()
+    assert compiled is None and "built for selectolax 0.0.1" in why
     monkeypatch.undo()
 
     walk_page = html_walk.walk_page
@@ -74,16 +88,21 @@ def test_a_compiled_walk_for_another_selectolax_or_that_disagrees_is_not_used(mo
         page.title_parts.clear()
 
     monkeypatch.setattr(html_walk, "walk_page", drops_titles)
-    walk, why = html_text.compiled_walk()
-    assert walk is None and "disagrees" in why
+    compiled, why = html_text.compiled_extension()
+    assert compiled is None and "disagrees with the Python walk" in why
+    monkeypatch.undo()
+
+    monkeypatch.setattr(html_walk, "paragraph_keys", lambda folded: folded.split("\n"))
+    compiled, why = html_text.compiled_extension()
+    assert compiled is None and "paragraph keys disagree" in why
 
 
 def test_without_the_extension_the_python_walk_is_used_and_says_why(monkeypatch):
     monkeypatch.setitem(sys.modules, "parascout.udfs.html_walk", None)  # import fails, as when it is not built
-    walk, why = html_text.compiled_walk()
-    assert walk is None and "make walk" in why
+    compiled, why = html_text.compiled_extension()
+    assert compiled is None and "make walk" in why
     monkeypatch.setenv("PARASCOUT_HTML_WALK", "python")
-    assert html_text.compiled_walk() == (None, "PARASCOUT_HTML_WALK=python")
+    assert html_text.compiled_extension() == (None, "PARASCOUT_HTML_WALK=python")
 
 
 def test_the_build_never_fails_make_install_and_says_why(monkeypatch, capsys):

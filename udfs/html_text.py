@@ -506,10 +506,15 @@ PROBE_PAGES = (
 )
 
 
-def compiled_walk() -> tuple[object | None, str]:
-    """(udfs.html_walk's walk_page, a description) when that optional extension (`make walk`) is built for the
-    running selectolax and leaves the same Page state as walk_page on PROBE_PAGES; else (None, why not).
-    PARASCOUT_HTML_WALK=python keeps the Python walk."""
+#: texts a compiled paragraph_keys must split and key as the Python one does (word characters of several scripts,
+#: digits that are not decimal, '_', combining marks, separators other than the newline)
+PROBE_KEY_TEXT = "a_b--c\u0663\u00b2\u2167 x\n\u3000\u4e2d\u6587\u0300\u00a0\n\n \u0915\u093f\u200d\r\u2028z \u00bd"
+
+
+def compiled_extension() -> tuple[object | None, str]:
+    """(the udfs.html_walk module, a description) when that optional extension (`make walk`) is built for the running
+    selectolax and agrees with walk_page and paragraph_keys on PROBE_PAGES and PROBE_KEY_TEXT; else (None, why
+    not). PARASCOUT_HTML_WALK=python keeps the Python functions."""
     if os.environ.get("PARASCOUT_HTML_WALK", "").lower() == "python":
         return None, "PARASCOUT_HTML_WALK=python"
     try:
@@ -524,20 +529,19 @@ def compiled_walk() -> tuple[object | None, str]:
              "TEXT_NODE": TEXT_NODE, "FIRST_ELEMENT_ID": FIRST_ELEMENT_ID, "MAX_STATIC_TAG_ID": MAX_STATIC_TAG_ID}
     try:
         html_walk.configure(_tag_entry, _hinted, _is_boilerplate_hint, CHUNK_TOKENS, flags, ANCHOR_ATTRIBUTES)
+        texts = [PROBE_KEY_TEXT]
         for html, url in PROBE_PAGES:
             python_page, compiled_page = Page(url), Page(url)
             walk_page(parse_tops(html), python_page, 60)
             html_walk.walk_page(parse_tops(html), compiled_page, 60)
             if page_state(python_page) != page_state(compiled_page):
                 return None, "udfs/html_walk disagrees with the Python walk on a probe page: rebuild it with `make walk`"
+            texts.append("\n".join(block[0] for block in python_page.blocks).casefold())
+        if any(html_walk.paragraph_keys(text) != paragraph_keys(text) for text in texts):
+            return None, "udfs/html_walk's paragraph keys disagree with paragraph_keys: rebuild it with `make walk`"
     except Exception as error:  # noqa: BLE001 - a broken build falls back, and says why
         return None, f"udfs/html_walk failed on a probe page ({error!r}): rebuild it with `make walk`"
-    return html_walk.walk_page, f"compiled (selectolax {html_walk.SELECTOLAX_VERSION}, Lexbor {html_walk.LEXBOR_VERSION})"
-
-
-#: the walk html_features uses: the compiled one when it is built and agrees, else walk_page; and why
-COMPILED_WALK, WALK_ENGINE = compiled_walk()
-WALK = COMPILED_WALK or walk_page
+    return html_walk, f"compiled (selectolax {html_walk.SELECTOLAX_VERSION}, Lexbor {html_walk.LEXBOR_VERSION})"
 
 
 def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHARS) -> dict:
@@ -576,9 +580,9 @@ def page_paragraphs(blocks: list[tuple], title: str | None, page_lang: str | Non
         return []
     texts = [block[0] for block in blocks]
     folded = "\n".join(texts).casefold()  # one pass for every block: newlines separate them, none holds one
-    keys = paragraph_keys(folded)
+    keys = PARAGRAPH_KEYS(folded)
     notices = notice_lines(folded)
-    title_key = paragraph_keys(WHITESPACE.sub(" ", title).casefold())[0] if title else ""
+    title_key = PARAGRAPH_KEYS(WHITESPACE.sub(" ", title).casefold())[0] if title else ""
     weight = 3 if page_lang in DENSE_SCRIPT_LANGS else 1
     kinds, classes = [], []
     linked_headline = False  # the block before is a heading that is all link: this one is a teaser
@@ -661,3 +665,10 @@ def _block_language(text: str) -> str | None:
         return None
     lang, _, _ = cld2_language(text)
     return lang
+
+
+#: the optional compiled walk and paragraph keys (udfs.html_walk) when built and in agreement, and what runs;
+#: html_features calls WALK and PARAGRAPH_KEYS: the compiled functions, else the Python ones (the reference)
+COMPILED, WALK_ENGINE = compiled_extension()
+WALK = COMPILED.walk_page if COMPILED else walk_page
+PARAGRAPH_KEYS = COMPILED.paragraph_keys if COMPILED else paragraph_keys
