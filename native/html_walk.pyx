@@ -6,8 +6,9 @@ selectolax version and agrees with the Python walk on a probe page; the Python w
 tests/test_html_walk.py pins the two together on real CommonCrawl and sample-archive pages. What is rare or
 Python-shaped stays in Python through the same calls the Python walk makes: a tag met for the first time
 (`_tag_entry`), attribute dicts of links, images, <meta>, <base>, <html> (`LexborNode.attributes`), link
-resolution and cues (`Page.link` / `image` / `element_attributes` / `close_anchor`) and text blocks
-(`Page.add_block`). Nothing here calls Lexbor or links to selectolax's library: selectolax's own .pxd gives
+resolution (`_resolve_link`, cached), link cues (`link_cue`), images and other elements' links
+(`Page.image` / `element_attributes`); anchors' links, their cues and text blocks follow `Page.link`,
+`Page.close_anchor` and `Page.add_block` here. Nothing here calls Lexbor or links to selectolax's library: selectolax's own .pxd gives
 LexborNode's layout, Lexbor's headers (from selectolax's source package, same version) the structs'.
 """
 from cpython.ref cimport PyObject
@@ -81,6 +82,9 @@ DEF HINTED = 128
 DEF ANCHOR = 256
 DEF IMAGE = 512
 
+cdef object _resolve_link = None
+cdef object _link_cue = None
+cdef Py_ssize_t _max_cue_text_chars = 0
 cdef object _tag_entry = None
 cdef object _hinted = None
 cdef object _is_boilerplate_hint = None
@@ -94,9 +98,12 @@ cdef int _flags[MAX_STATIC_TAG_ID]
 ANCHOR_ATTRIBUTES = ("href", "hreflang", "lang", "title")
 
 
-def configure(tag_entry, hinted, is_boilerplate_hint, chunk_tokens, flags: dict, anchor_attributes: tuple) -> None:
+def configure(tag_entry, hinted, is_boilerplate_hint, chunk_tokens, flags: dict, anchor_attributes: tuple,
+              resolve_link, link_cue, max_cue_text_chars: int) -> None:
     """Hand over udfs.html_text's helpers (no import back: html_text imports this module)."""
-    global _tag_entry, _hinted, _is_boilerplate_hint, _chunk_tokens, _entries
+    global _tag_entry, _hinted, _is_boilerplate_hint, _chunk_tokens, _entries, _resolve_link, _link_cue
+    global _max_cue_text_chars
+    _resolve_link, _link_cue, _max_cue_text_chars = resolve_link, link_cue, max_cue_text_chars
     expected = {"BLOCK": BLOCK, "HEADING": HEADING, "LIST_ITEM": LIST_ITEM, "ATTRIBUTED": ATTRIBUTED,
                 "SKIPPED": SKIPPED, "TITLE": TITLE, "FURNITURE": FURNITURE, "HINTED": HINTED, "ANCHOR": ANCHOR,
                 "IMAGE": IMAGE, "TEXT_NODE": TEXT_NODE, "FIRST_ELEMENT_ID": FIRST_ELEMENT_ID,
@@ -181,6 +188,45 @@ cdef dict anchor_attributes(lxb_dom_node_t *node, LexborHTMLParser parser):
     return attributes
 
 
+cdef object anchor_link(page, object admit, list links, object href):
+    """Page.link(href) of an <a> (no cue): html_text.resolve_link's base narrowing, its cached _resolve_link, the
+    page's link budget; the URL kept, or None."""
+    if not href:
+        return None
+    cdef str target = (<str> href).strip()
+    cdef str base = page.base_url or ""
+    cdef Py_ssize_t start, end
+    if target.startswith("/") and not target.startswith("//"):
+        start = base.find("://")
+        end = base.find("/", start + 3) if start > 0 else -1
+        if end > 0:
+            base = base[:end]
+    elif target[:8].lower().startswith(("http://", "https://")):
+        base = ""
+    resolved = _resolve_link(base, target)
+    if resolved and admit((<tuple> resolved)[0]):
+        links.append(resolved)
+        return (<tuple> resolved)[0]
+    return None
+
+
+cdef close_anchor(dict link_cues, list anchor):
+    """Page.close_anchor: the language an <a>'s context names (its text, hreflang / lang / title, or its first
+    image's alt text and file name when it has no text) for the link it made."""
+    url = anchor[0]
+    if url is None:
+        return
+    cdef dict attributes = anchor[1]
+    cdef str text = "".join(anchor[2])
+    image_src = image_alt = None
+    if anchor[3] is not None and not text.strip():
+        image_src, image_alt = anchor[3]
+    cue = _link_cue(text[:_max_cue_text_chars], hreflang=attributes.get("hreflang"), lang=attributes.get("lang"),
+                    title=attributes.get("title"), image_alt=image_alt, image=image_src)
+    if cue:
+        link_cues.setdefault(url, cue.lang)
+
+
 cdef class Blocks:
     """Page.add_block's state and rule, kept in C during a walk and written back to the Page at its end."""
     cdef list blocks
@@ -219,7 +265,10 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
     cdef list structure = page.structure
     cdef list chunks = page.chunks
     cdef list title_parts = page.title_parts
-    link, image, element_attributes, close_anchor = page.link, page.image, page.element_attributes, page.close_anchor
+    image, element_attributes = page.image, page.element_attributes
+    cdef list links = page.links
+    cdef dict link_cues = page.link_cues
+    admit = page.link_budget.admit
     cdef Blocks blocks = Blocks(page, max_text_chars)
     cdef list entries = _entries
     cdef tuple chunk_tokens = _chunk_tokens
@@ -309,7 +358,8 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                                 items += 1
                         if flags & ANCHOR:
                             attributes = anchor_attributes(node, parser)
-                            anchors.append([link(attributes.get("href")), attributes, [], None])
+                            anchors.append([anchor_link(page, admit, links, attributes.get("href")), attributes, [],
+                                            None])
                         elif flags & ATTRIBUTED:
                             attributes = LexborNode.new(node, parser).attributes
                             if flags & IMAGE:
@@ -357,7 +407,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                                     elif flags & LIST_ITEM:
                                         items -= 1
                                 elif flags & ANCHOR:
-                                    close_anchor(anchors.pop())
+                                    close_anchor(link_cues, anchors.pop())
                                 if flags & SKIPPED:
                                     skip -= 1
                                     if flags & TITLE:

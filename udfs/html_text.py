@@ -528,7 +528,8 @@ def compiled_extension() -> tuple[object | None, str]:
              "TITLE": TITLE, "FURNITURE": FURNITURE, "HINTED": HINTED, "ANCHOR": ANCHOR, "IMAGE": IMAGE,
              "TEXT_NODE": TEXT_NODE, "FIRST_ELEMENT_ID": FIRST_ELEMENT_ID, "MAX_STATIC_TAG_ID": MAX_STATIC_TAG_ID}
     try:
-        html_walk.configure(_tag_entry, _hinted, _is_boilerplate_hint, CHUNK_TOKENS, flags, ANCHOR_ATTRIBUTES)
+        html_walk.configure(_tag_entry, _hinted, _is_boilerplate_hint, CHUNK_TOKENS, flags, ANCHOR_ATTRIBUTES,
+                            _resolve_link, link_cue, MAX_CUE_TEXT_CHARS)
         texts = [PROBE_KEY_TEXT]
         for html, url in PROBE_PAGES:
             python_page, compiled_page = Page(url), Page(url)
