@@ -98,6 +98,7 @@ def test_a_compiled_walk_for_another_selectolax_or_that_disagrees_is_not_used(mo
 
 
 def test_without_the_extension_the_python_walk_is_used_and_says_why(monkeypatch):
+    monkeypatch.delenv("PARASCOUT_HTML_WALK", raising=False)
     monkeypatch.setitem(sys.modules, "parascout.udfs.html_walk", None)  # import fails, as when it is not built
     compiled, why = html_text.compiled_extension()
     assert compiled is None and "make walk" in why
