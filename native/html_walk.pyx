@@ -16,6 +16,7 @@ from cpython.unicode cimport (
     Py_UNICODE_ISALNUM,
     PyUnicode_4BYTE_KIND,
     PyUnicode_DATA,
+    PyUnicode_DecodeASCII,
     PyUnicode_DecodeUTF8,
     PyUnicode_FromKindAndData,
     PyUnicode_KIND,
@@ -134,6 +135,37 @@ cdef inline bint ascii_space(const unsigned char *data, size_t length) noexcept 
         if not (c == 32 or 9 <= c <= 13 or 28 <= c <= 31):
             return False
     return True
+
+
+cdef str normalised(const unsigned char *raw, size_t length, str data):
+    """" ".join(data.split()) of a text node's data; computed on its bytes when they are ASCII (most text is)."""
+    cdef size_t index, kept = 0
+    cdef unsigned char c
+    cdef bint gap = False
+    cdef char *buffer
+    for index in range(length):
+        if raw[index] >= 128:
+            return " ".join(data.split())
+    buffer = <char *> malloc(length + 1)
+    if buffer == NULL:
+        raise MemoryError()
+    try:
+        for index in range(length):
+            c = raw[index]
+            if c == 32 or 9 <= c <= 13 or 28 <= c <= 31:
+                gap = True
+            else:
+                if gap and kept:
+                    buffer[kept] = 32
+                    kept += 1
+                gap = False
+                buffer[kept] = c
+                kept += 1
+        if kept == length:
+            return data
+        return PyUnicode_DecodeASCII(buffer, kept, NULL)
+    finally:
+        free(buffer)
 
 
 cdef inline object attribute_value(walk_attr *attr):
@@ -319,7 +351,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                             if pieces:
                                 pieces.append(" ")
                         else:
-                            text = " ".join(data.split())
+                            text = normalised(text_data.data, text_data.length, data)
                             size = len(text)
                             structure.append(chunk_tokens[size] if size < CHUNK_TOKEN_COUNT else f"[Chunk:{size}]")
                             if not pieces:
