@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from parascout.jobs.base import ConfigError, Job
 from parascout.udfs import documents, domain_focus, storage, warc_fetch, warc_record
 from parascout.udfs.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
-from parascout.udfs.html_text import MAX_TEXT_CHARS
+from parascout.udfs.html_text import MAX_TEXT_CHARS, WALK_ENGINE
 from parascout.udfs.lexicon import load_lexicon
 from parascout.udfs.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
 from parascout.udfs.sites import with_site
@@ -266,6 +266,7 @@ class FetchDocsJob(Job):
         wat_records = self.summarise_fresh(fresh)
         self.report.input("requested", selected + wat_records + self.report.data["bad"].get("bad_wat_file", 0))
         self.report.metric("selected_urls", selected)
+        self.report.metric("html_walk", WALK_ENGINE)  # the driver's; workers with the same install run the same
         candidates = fresh.where("url IS NOT NULL AND status != 'not_response'")
         if previous is not None:
             kept_columns = [c for c in DOC_COLUMNS if c in previous.columns]

@@ -9,7 +9,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from parascout.jobs.base import ConfigError
 from parascout.jobs.fetch_docs import FetchDocsJob
-from parascout.udfs import storage
+from parascout.udfs import html_text, storage
 from tests.conftest import run_job
 from tests.test_documents import gzip_members, wat_record_bytes, write_warc
 from tests.test_warc_fetch import build_mixed_warc
@@ -56,6 +56,7 @@ def test_fetch_docs_for_pairs_then_resume(spark, tmp_path):
     # 1 GET for the file, plus the 2 cut records read again on their own (--attempts 4 reads in all)
     assert report["metrics"]["get_requests"] == 1 + 2 * 3 and report["metrics"]["get_retries"] == 2 * 3
     assert report["metrics"]["records_fetched"] == 8
+    assert report["metrics"]["html_walk"] == html_text.WALK_ENGINE  # compiled (make walk) or why not
     page = docs["http://site0.example.com/page-0.html"]
     assert page["cld2_lang"] == "eng" and page["structure"] and page["warc_offset"] == 0
     assert docs["http://site1.example.com/page-1.html"]["cld2_lang"] == "deu"
