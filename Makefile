@@ -67,7 +67,7 @@ demo: install
 	$(BIN)/parascout demo --out $(DEMO) $(if $(DEMO_TEXT),--text-corpus $(DEMO_TEXT))
 
 lint: install
-	$(BIN)/ruff check parascout jobs udfs tests benchmarks
+	$(BIN)/ruff check parascout jobs udfs tests benchmarks native
 
 bench: install
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

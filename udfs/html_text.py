@@ -16,8 +16,12 @@ and its article (date, byline); the text under a headline that is all link is a 
 of another page. Repetition across a site's pages needs the site's other pages:
 udfs.near_duplicates marks it later.
 
-Why one module (~530 lines): it is one pass over the Lexbor tree; the features, the paragraphs and the
+Why one module (~670 lines): it is one pass over the Lexbor tree; the features, the paragraphs and the
 boilerplate rules read the same node state, and splitting the walk would cost a second traversal per page.
+
+walk_page and paragraph_keys are the reference; `make walk` compiles a twin of both (native/html_walk.pyx, the
+optional udfs.html_walk extension, ~2.3x faster walk) that html_features uses only when it is built for the
+running selectolax and gives the same results on PROBE_PAGES (WALK_ENGINE says which runs, and why).
 """
 from __future__ import annotations
 
