@@ -40,6 +40,21 @@ def test_compiled_walk_agrees_on_real_commoncrawl_pages(shared_data, max_text_ch
 
 
 @needs_compiled
+@pytest.mark.parametrize("html", [
+    "", "<p><b>never closed <div><<<>>>", "<" * 10_000, "<div>" * 5_000 + "deep" + "</div>" * 10,
+    "<span><a href='/x'>" * 300 + "nested links" + "</a></span>" * 300,
+    "<p>" + "word " * 2_000 + "</p><p>x\x1c\x1fy \x85z\u00a0\u2003w\r\n</p><pre> \t </pre>",
+    ("<table class='nav'><tr><td ID='Menu'>a</td><td class='x' class='menu'>b</td></tr></table>"
+    "<a href='/y' xml:lang='fr' hreflang='de' lang='it' title='T'>link</a><a>no href</a>"),
+    ("<html><head><title>a</title><title>b</title></head><body><svg><a href='/svg'><text>s</text></a></svg>"
+    "<math><mi>x</mi></math><a href='/img'><img alt='Deutsch' src='de.png'></a></body></html>"),
+])
+def test_compiled_walk_agrees_on_broken_deep_and_odd_pages(html):
+    for python, compiled in walk_states([("https://example.org/a/b.html", html)], 3_000):
+        assert python == compiled
+
+
+@needs_compiled
 def test_compiled_walk_agrees_on_sample_archive_pages(tmp_path):
     from parascout.udfs.sample_archive import generate
 
