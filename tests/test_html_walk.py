@@ -3,6 +3,8 @@ udfs.html_text.walk_page, the reference, on real CommonCrawl pages and sample-ar
 paragraph_keys on every Unicode character; and the fallback to the Python functions."""
 from __future__ import annotations
 
+import importlib
+import os
 import sys
 
 import pytest
@@ -43,7 +45,7 @@ def test_compiled_walk_agrees_on_real_commoncrawl_pages(shared_data, max_text_ch
 @pytest.mark.parametrize("html", [
     "", "<p><b>never closed <div><<<>>>", "<" * 10_000, "<div>" * 5_000 + "deep" + "</div>" * 10,
     "<span><a href='/x'>" * 300 + "nested links" + "</a></span>" * 300,
-    "<p>" + "word " * 2_000 + "</p><p>x\x1c\x1fy \x85z\u00a0\u2003w\r\n</p><pre> \t </pre>",
+    "<p>" + "word " * 2_000 + "</p><p>x\x1c\x1fy \x85z\u00a0\u2003w\r\n</p><pre> \t </pre><p>a\x1c\x1fb\x0b c</p>",
     ("<table class='nav'><tr><td ID='Menu'>a</td><td class='x' class='menu'>b</td></tr></table>"
     "<a href='/y' xml:lang='fr' hreflang='de' lang='it' title='T'>link</a><a>no href</a>"),
     ("<html><head><title>a</title><title>b</title></head><body><svg><a href='/svg'><text>s</text></a></svg>"
@@ -110,6 +112,17 @@ def test_a_compiled_walk_for_another_selectolax_or_that_disagrees_is_not_used(mo
     monkeypatch.setattr(html_walk, "paragraph_keys", lambda folded: folded.split("\n"))
     compiled, why = html_text.compiled_extension()
     assert compiled is None and "paragraph keys disagree" in why
+
+
+def test_a_built_extension_is_in_use():
+    """A built udfs.html_walk that the import-time probe rejects fails here instead of skipping the tests above."""
+    try:
+        importlib.import_module("parascout.udfs.html_walk")
+    except ImportError as error:
+        pytest.skip(f"udfs/html_walk is not built ({error})")
+    if os.environ.get("PARASCOUT_HTML_WALK", "").lower() == "python":
+        pytest.skip("PARASCOUT_HTML_WALK=python")
+    assert html_text.COMPILED is not None, html_text.WALK_ENGINE
 
 
 def test_without_the_extension_the_python_walk_is_used_and_says_why(monkeypatch):
