@@ -236,21 +236,29 @@ def test_train_lexicon_bootstrapped_from_an_archive(spark, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_second_round_whose_every_pair_has_a_hub_page_learns_from_them_all(spark, tmp_path):
+def test_hub_pages_in_both_rounds(spark, tmp_path):
     root = tmp_path / "root"
-    rows = [{"url": f"http://h/en/{k}", "lang": "eng", "text": text}
-            for k, text in enumerate(["The house is blue.", "The cat sleeps.", "A red house."])]
-    rows.append({"url": "http://h/fr/", "lang": "fra", "text": "La maison est bleue."})
-    texts = [{"url": r["url"], "host": "h", "lang": r["lang"], "title": "", "main_text": r["text"],
-              "paragraphs": [{"text": r["text"], "type": "text", "lang": r["lang"], "boilerplate": False, "hash": "0"}],
-              "text_truncated": False, "duplicate_of": None} for r in rows]
+    english = ["The house is blue.", "The cat sleeps.", "A red house.", "The dog runs.", "A blue cat.", "The red dog."]
+    rows = [(f"http://h/en/{k}", "eng", text) for k, text in enumerate(english)]
+    rows += [("http://h/fr/", "fra", "Bienvenue zèbre girafe."), ("http://h/fr/0", "fra", "La maison est bleue.")]
+    texts = [{"url": url, "host": "h", "lang": lang, "title": "", "main_text": text, "text_truncated": False,
+              "paragraphs": [{"text": text, "type": "text", "lang": lang, "boilerplate": False, "hash": "0"}],
+              "duplicate_of": None} for url, lang, text in rows]
     spark.createDataFrame(pd.DataFrame(texts)).write.parquet(str(root / "texts"))
-    candidates = pd.DataFrame({"host": "h", "src_url": [f"http://h/en/{k}" for k in range(3)], "trg_url": "http://h/fr/",
-                               "src_lang": "eng", "trg_lang": "fra", "source": "link"})
+    # every English page's switcher links to the French home page (6 pairs > MAX_CONFIDENT_PAGE_PAIRS); en/0 to fr/0 too
+    candidates = pd.DataFrame({"host": "h", "src_url": [f"http://h/en/{k}" for k in range(6)] + ["http://h/en/0"],
+                               "trg_url": ["http://h/fr/"] * 6 + ["http://h/fr/0"], "src_lang": "eng",
+                               "trg_lang": "fra", "source": "link"})
     spark.createDataFrame(candidates).write.parquet(str(root / "candidates"))
-    spark.createDataFrame(candidates.assign(parallel=True)).write.parquet(str(root / "verified_pairs"))
     report = run_job(TrainLexiconJob, spark, ["--langs", "en,fr", "--out", str(tmp_path / "lex"),
+                                              "--from-archive", str(root)])
+    assert report["balanced"] and report["kept"] == 1 and report["filtered"] == {"hub_page": 6}
+    assert report["metrics"]["hub_filter"] == {"max_page_pairs": 5, "hub_pages": 1, "skipped": False}
+    lexicon = load_lexicon(tmp_path / "lex")
+    assert lexicon.translations("house") and not lexicon.reversed().translations("zèbre")
+    # a second round whose every accepted pair has a hub page: a lexicon from them beats none, the filter steps aside
+    spark.createDataFrame(candidates[:6].assign(parallel=True)).write.parquet(str(root / "verified_pairs"))
+    report = run_job(TrainLexiconJob, spark, ["--langs", "en,fr", "--out", str(tmp_path / "lex2"),
                                               "--from-archive", str(root), "--with-verified-pairs"])
-    # a lexicon from hub pairs beats none: the filter steps aside, and says so
-    assert report["balanced"] and report["kept"] == 3 and not report["filtered"]
-    assert report["metrics"]["hub_filter"]["skipped"] and load_lexicon(tmp_path / "lex").translations("house")
+    assert report["balanced"] and report["kept"] == 6 and not report["filtered"]
+    assert report["metrics"]["hub_filter"]["skipped"] and load_lexicon(tmp_path / "lex2").reversed().translations("zèbre")
