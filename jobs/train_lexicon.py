@@ -10,7 +10,9 @@ Bible files), `--corpus` a `src<TAB>trg` file, `--dictionary` a FreeDict dictd i
 the dataset root itself: paragraph pairs and whole main texts of the page pairs a language-switcher link
 or a STRAND handle proposed, or whose URLs share a handle (`texts` + `scored_pairs` or `candidates`) and,
 with `--with-verified-pairs`, of verify-pairs' parallel pairs instead (a second round: bootstrap, verify,
-train again on cleaner pairs), the only source a language pair with no resources has. IBM model 1 both
+train again on cleaner pairs), the only source a language pair with no resources has. A page in more of those
+page pairs than a few (a home page every switcher links to, a page other sites link to) is a hub: its pairs are
+left out (filtered as hub_page), or a wrong pair would teach its own words and confirm itself. IBM model 1 both
 ways (udfs.lexicon). Writes a lexicon directory; Spark only for --from-archive.
 """
 from __future__ import annotations
@@ -35,11 +37,20 @@ from parascout.udfs.lexicon import (
 
 #: input reasons a source may count (all bad input: unreadable lines or entries)
 BAD_REASONS = frozenset({"malformed_line", "no_translation"})
-FILTERED_REASONS = frozenset({"unaligned_id", "metadata_entry", "no_paragraph_pairs", "over_max_pairs"})
+FILTERED_REASONS = frozenset({"unaligned_id", "metadata_entry", "no_paragraph_pairs", "over_max_pairs", "hub_page"})
 
 #: the pair sources the archive itself makes confident (a language-switcher link, a STRAND handle); a pair
 #: whose URLs share a handle is confident whatever its source
 CONFIDENT_SOURCES = r"(^|,)(link|handle)(,|$)"
+#: a page in more of the second round's training page pairs (verify-pairs' accepted pairs, 1-1 per host) than this
+#: is a hub, a page pages of other sites link to: its pairs teach the words of unrelated pages, and a wrong pair
+#: learned from confirms itself (seed 99: three pages of three sites paired with one French home page reached
+#: tsim_idf 0.51-0.54 under the bootstrap, 0.18-0.22 under the Bible, and stayed accepted)
+MAX_PAGE_PAIRS = 2
+#: ... and of the first round's confident pairs: there a translation's page is also in its switcher's pairs with the
+#: other language's home and section pages (hubs themselves), and 2 left too little to learn from (seed 42 zho 207 ->
+#: 76 page pairs, recall 0.952 -> 0.904)
+MAX_CONFIDENT_PAGE_PAIRS = 5
 
 
 def archive_paragraph_pairs(batches):
@@ -162,15 +173,32 @@ class TrainLexiconJob(Job):
             pairs = pairs.join(texts.select(F.col("url").alias(f"{side}_url"),
                                             F.col("paragraphs").alias(f"{side}_paragraphs")), f"{side}_url")
         page_pairs = pairs.count()
+        pairs, hub_pairs = self.without_hubs(pairs.persist(), MAX_PAGE_PAIRS if sources == ["verified_pairs"]
+                                             else MAX_CONFIDENT_PAGE_PAIRS)
+        counts["reason:hub_page"] = counts.get("reason:hub_page", 0) + hub_pairs
         text_pairs = pairs.mapInPandas(archive_paragraph_pairs, "src_text string, trg_text string, page_pair long")
         # a site's template repeats on every page: each distinct paragraph pair is learned from once
         rows = text_pairs.dropDuplicates(["src_text", "trg_text"]).limit(args.max_pairs).toPandas()
         used = int(rows["page_pair"].nunique()) if len(rows) else 0
         counts["input"] = counts.get("input", 0) + page_pairs
         counts["kept"] = counts.get("kept", 0) + used
-        counts["reason:no_paragraph_pairs"] = counts.get("reason:no_paragraph_pairs", 0) + page_pairs - used
+        counts["reason:no_paragraph_pairs"] = counts.get("reason:no_paragraph_pairs", 0) + page_pairs - hub_pairs - used
         self.report.metric("archive_paragraph_pairs", len(rows))
         return list(zip(rows["src_text"], rows["trg_text"]))
+
+    def without_hubs(self, pairs, max_page_pairs: int):
+        """(the page pairs none of whose pages is in more than `max_page_pairs` of them, how many were dropped); all
+        of them when every pair has a hub page (a tiny site: better a noisy lexicon than none)."""
+        from pyspark.sql import functions as F
+
+        pages = pairs.select(F.col("src_url").alias("url")).unionByName(pairs.select(F.col("trg_url").alias("url")))
+        hubs = pages.groupBy("url").count().where(F.col("count") > max_page_pairs).select("url")
+        kept = (pairs.join(hubs.withColumnRenamed("url", "src_url"), "src_url", "left_anti")
+                .join(hubs.withColumnRenamed("url", "trg_url"), "trg_url", "left_anti"))
+        total, remaining = pairs.count(), kept.count()
+        self.report.metric("hub_filter", {"max_page_pairs": max_page_pairs, "hub_pages": hubs.count(),
+                                          "skipped": bool(total and not remaining)})
+        return (pairs, 0) if total and not remaining else (kept, total - remaining)
 
     def process(self) -> None:
         args = self.args

@@ -196,6 +196,8 @@ def test_train_lexicon_bootstrapped_from_an_archive(spark, tmp_path):
     # a pair only a 'similar' source proposed, but its URLs share a handle (/en/ vs /fr/): confident too
     texts += [page("http://h/en/dog", "eng", ["The dog runs.", "The dog sleeps in the house."]),
               page("http://h/fr/dog", "fra", ["Le chien court.", "Le chien dort dans la maison."])]
+    # a French home page: no page's translation
+    texts.append(page("http://h/fr/", "fra", ["Bienvenue zèbre girafe.", "Les zèbres mangent."]))
     spark.createDataFrame(pd.DataFrame(texts)).write.parquet(str(root / "texts"))
     candidates = pd.DataFrame({"host": "h",
                                "src_url": [f"http://h/en/{k}" for k in range(3)] + ["http://h/en/0", "http://h/en/dog"],
@@ -215,11 +217,48 @@ def test_train_lexicon_bootstrapped_from_an_archive(spark, tmp_path):
     with pytest.raises(ConfigError, match="no verified_pairs"):
         run_job(TrainLexiconJob, spark, ["--langs", "fr,en", "--out", str(tmp_path / "lex2"), "--from-archive",
                                          str(root), "--with-verified-pairs"])
-    # a second round: verify-pairs found en/0 - fr/1 parallel (the 'similar' pair the first round left out)
-    verified = candidates.assign(parallel=[True, False, False, True, True])
+    # a second round: verify-pairs found en/0 - fr/1 parallel (the 'similar' pair the first round left out), and
+    # three pages paired with the home page (as pages of three sites can be, each site's pairs 1-1 on their own)
+    verified = pd.concat([candidates.assign(parallel=[True, False, False, True, True]), pd.DataFrame(
+        {"host": ["a", "b", "c"], "src_url": ["http://h/en/1", "http://h/en/2", "http://h/en/dog"],
+         "trg_url": "http://h/fr/", "src_lang": "eng", "trg_lang": "fra", "source": "link", "parallel": True})])
     spark.createDataFrame(verified).write.parquet(str(root / "verified_pairs"))
     report = run_job(TrainLexiconJob, spark, ["--langs", "fr,en", "--out", str(tmp_path / "lex2"),
                                               "--from-archive", str(root), "--with-verified-pairs"])
-    # the second round learns from the 3 accepted pairs instead of the 4 confident ones
-    assert report["metrics"]["archive_sources"] == ["verified_pairs"]
-    assert report["inputs"]["source_records"] == 3 and report["metrics"]["archive_paragraph_pairs"] == 11
+    # the second round learns from the 3 accepted pairs instead of the 4 confident ones; the home page's 3 (more
+    # than MAX_PAGE_PAIRS) are left out, counted, and teach nothing
+    assert report["metrics"]["archive_sources"] == ["verified_pairs"] and report["balanced"]
+    assert report["inputs"]["source_records"] == 6 and report["metrics"]["archive_paragraph_pairs"] == 11
+    assert report["filtered"] == {"hub_page": 3} and report["metrics"]["hub_filter"]["hub_pages"] == 1
+    second = load_lexicon(tmp_path / "lex2")
+    assert not second.translations("zèbre") and not second.translations("bienvenue")
+    assert max(second.translations("maison"), key=second.translations("maison").get) == "house"
+
+
+@pytest.mark.slow
+def test_hub_pages_in_both_rounds(spark, tmp_path):
+    root = tmp_path / "root"
+    english = ["The house is blue.", "The cat sleeps.", "A red house.", "The dog runs.", "A blue cat.", "The red dog."]
+    rows = [(f"http://h/en/{k}", "eng", text) for k, text in enumerate(english)]
+    rows += [("http://h/fr/", "fra", "Bienvenue zèbre girafe."), ("http://h/fr/0", "fra", "La maison est bleue.")]
+    texts = [{"url": url, "host": "h", "lang": lang, "title": "", "main_text": text, "text_truncated": False,
+              "paragraphs": [{"text": text, "type": "text", "lang": lang, "boilerplate": False, "hash": "0"}],
+              "duplicate_of": None} for url, lang, text in rows]
+    spark.createDataFrame(pd.DataFrame(texts)).write.parquet(str(root / "texts"))
+    # every English page's switcher links to the French home page (6 pairs > MAX_CONFIDENT_PAGE_PAIRS); en/0 to fr/0 too
+    candidates = pd.DataFrame({"host": "h", "src_url": [f"http://h/en/{k}" for k in range(6)] + ["http://h/en/0"],
+                               "trg_url": ["http://h/fr/"] * 6 + ["http://h/fr/0"], "src_lang": "eng",
+                               "trg_lang": "fra", "source": "link"})
+    spark.createDataFrame(candidates).write.parquet(str(root / "candidates"))
+    report = run_job(TrainLexiconJob, spark, ["--langs", "en,fr", "--out", str(tmp_path / "lex"),
+                                              "--from-archive", str(root)])
+    assert report["balanced"] and report["kept"] == 1 and report["filtered"] == {"hub_page": 6}
+    assert report["metrics"]["hub_filter"] == {"max_page_pairs": 5, "hub_pages": 1, "skipped": False}
+    lexicon = load_lexicon(tmp_path / "lex")
+    assert lexicon.translations("house") and not lexicon.reversed().translations("zèbre")
+    # a second round whose every accepted pair has a hub page: a lexicon from them beats none, the filter steps aside
+    spark.createDataFrame(candidates[:6].assign(parallel=True)).write.parquet(str(root / "verified_pairs"))
+    report = run_job(TrainLexiconJob, spark, ["--langs", "en,fr", "--out", str(tmp_path / "lex2"),
+                                              "--from-archive", str(root), "--with-verified-pairs"])
+    assert report["balanced"] and report["kept"] == 6 and not report["filtered"]
+    assert report["metrics"]["hub_filter"]["skipped"] and load_lexicon(tmp_path / "lex2").reversed().translations("zèbre")
