@@ -6,7 +6,9 @@ texts tsim / tsim_idf under `--lexicon` (train-lexicon; without one only identic
 and cognates link), number and rare-token overlap, paragraph correlations (udfs.verification).
 The decision needs no labels: a logistic model fitted on pairs the archive itself labels
 (switcher-linked and handle-matched pairs whose own text — list items left out — beats nearly all
-random same-site pairs' tsim_idf, against `--random-pairs` random same-site pairs per host); `--learn-from` labelled pairs replace
+random same-site pairs' tsim_idf, and on a host and language pair no such pair taught, pairs that are each other's best
+by their text; against `--random-pairs` random same-site pairs per host; a pair must also beat its language pair's
+random pairs' null); `--learn-from` labelled pairs replace
 the self labels; `--decision strand` (or no `texts` table) keeps Resnik & Smith's structural rule
 dp < --max-dp and p < --max-p. Parallel pairs are then aligned 1-1 per host and language pair.
 Pairs whose documents are missing or failed stay in `verified_pairs` with that reason (bad input).
@@ -32,6 +34,7 @@ from parascout.udfs.verification import (
     VERIFIED_SCHEMA,
     ContentModel,
     decide_host,
+    language_pair_nulls,
     self_labels,
     verify_host,
 )
@@ -153,9 +156,13 @@ class VerifyPairsJob(Job):
         else:
             candidates = features.where(F.col("role").isin("candidate", "random", "spliced")
                                         & F.col("tsim").isNotNull())
-            sample = candidates.where(F.col("role").isin("random", "spliced") | F.col("source").rlike("link|handle"))
+            sample = candidates.where(F.col("role").isin("random", "spliced") | F.col("source").rlike("link|handle")
+                                      | F.col("mutual_best"))
             rows, stats = self_labels(sample.limit(self.args.max_train).toPandas())  # bounded by --max-train
-            model = ContentModel.fit_per_language_pair(rows, rows["label"], stats["null_tsim_idf_quantile"]) \
+            model = ContentModel.fit_per_language_pair(
+                rows, rows["label"], stats["null_tsim_idf_quantile"],
+                floors=language_pair_nulls(rows[rows["role"] == "random"]),
+                default_floor=stats["null_own_tsim_idf_quantile"]) \
                 if len(rows) else ContentModel(None, 0.0, (), (), 1.0, "null-threshold")
         predicted = model.predict(rows) >= model.accept_p if len(rows) else []
         stats["training_accuracy"] = round(float((predicted == rows["label"]).mean()), 4) if len(rows) else None

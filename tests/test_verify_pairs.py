@@ -19,14 +19,17 @@ from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.urls import url_host
 from parascout.udfs.verification import (
     CONTENT_FEATURES,
+    MIN_NULL_PAIRS,
     SELF_LABEL_ACCEPT_P,
     SELF_LABEL_L2,
     SPLICED_SHARE,
     ContentModel,
     HostPages,
+    content_mutual_best,
     decide,
     image_jaccard,
     language_ok,
+    language_pair_nulls,
     one_to_one,
     ratio,
     self_labels,
@@ -450,3 +453,59 @@ def test_a_copy_of_the_other_pages_text_is_no_translation():
     copy, translation = features.loc[f"http://{HOST}/en/a"], features.loc[f"http://{HOST}/en/b"]
     assert copy.tsim > 0.9 and copy.src_lang_share == 1.0 and copy.reason == "lang_mismatch" and not copy.lang_ok
     assert translation.tsim > 0.9 and translation.lang_ok and translation.reason != "lang_mismatch"
+
+
+def test_pairs_that_only_the_text_makes_confident_are_self_labelled_positives():
+    # a host whose translations no switcher link or handle proposed (every candidate 'similar'): before, its
+    # language pair had no positive of its own; each page's best partner by its own text, when that partner's best
+    # is the page and the text beats the random pairs' null, is one (the wrong same-template partners are not)
+    pages, pairs, _ = content_site(random.Random(3))
+    unconfident = pairs.assign(source="similar")
+    features = verify_host(unconfident, pages, ThresholdRule().to_dict(), [LEXICON], random_count=40, seed=1)
+    candidates = features[features.role == "candidate"]
+    best = candidates[candidates.mutual_best.astype(bool)]
+    assert set(zip(best.src_url, best.trg_url)) == {(f"http://{HOST}/en/p{k}", f"http://{HOST}/de/p{k}")
+                                                    for k in range(12)}
+    labelled, stats = self_labels(features)
+    assert stats["confident_pairs"] == 0 and stats["positives"] == stats["mutual_best_positives"] == 12
+    assert set(zip(labelled[labelled.label].src_url, labelled[labelled.label].trg_url)) == set(
+        zip(best.src_url, best.trg_url))
+    # where switcher links and handles taught the host's language pair, they alone label it
+    linked = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON], random_count=40, seed=1)
+    assert self_labels(linked)[1]["mutual_best_positives"] == 0 and self_labels(linked)[1]["positives"] == 12
+    # near-duplicates are one page: de/p0 and its copy tie for en/p0, the pair still counts, once
+    copy = candidates[candidates.trg_url.str.endswith("p0-copy")].iloc[0]
+    assert copy.trg_key == f"http://{HOST}/de/p0" and copy.own_tsim_idf == pytest.approx(1.0) and not copy.mutual_best
+    # a page's best partner whose own best is another page is no positive
+    rows = pd.DataFrame({"role": "candidate", "lang_ok": True, "tsim": 0.5, "src_lang": "eng", "trg_lang": "deu",
+                         "src_url": ["a", "a", "b"], "trg_url": ["x", "y", "y"], "src_key": None, "trg_key": None,
+                         "own_tsim_idf": [0.5, 0.6, 0.7]})
+    assert content_mutual_best(rows).tolist() == [False, False, True]
+
+
+def test_a_pair_below_its_language_pairs_null_is_not_parallel_whatever_its_p():
+    # a model fitted on a few self labels of a language pair can score a pair high for its layout alone (a page on
+    # another page's template, other text: paragraph lengths correlated, own_tsim_idf at the random pairs' level);
+    # the pair must also beat its language pair's null: the 99th percentile of its random pairs' own_tsim_idf
+    randoms = pd.DataFrame({"src_lang": "eng", "trg_lang": ["zho"] * 100 + ["ara"] * (MIN_NULL_PAIRS - 1),
+                            "own_tsim_idf": [k / 400 for k in range(100)] + [0.9] * (MIN_NULL_PAIRS - 1)})
+    floors = language_pair_nulls(randoms)
+    assert list(floors) == ["eng-zho"] and floors["eng-zho"] == pytest.approx(0.99 * 99 / 400)  # ara: too few random pairs
+    labels = np.repeat([True, False], 10)
+    training = pd.DataFrame({"src_lang": "eng", "trg_lang": "zho", "tsim": np.where(labels, 0.6, 0.1),
+                             "tsim_idf": np.where(labels, 0.6, 0.1), "own_tsim_idf": np.where(labels, 0.6, 0.1)})
+    fitted = ContentModel.fit_per_language_pair(training, labels, floors=floors, default_floor=0.18)
+    assert dict(fitted.own_text_floors) == floors and fitted.default_own_text_floor == 0.18
+    p = 0.6  # every pair: the model alone accepts them all
+    features = len(CONTENT_FEATURES)
+    model = dataclasses.replace(fitted, weights=(0.0,) * features, bias=math.log(p / (1 - p)), language_pairs=(),
+                                means=(0.0,) * features, scales=(1.0,) * features, ranges=())
+    pairs = pd.DataFrame({"src_lang": "eng", "trg_lang": ["zho", "zho", "ara", "ara"], "tsim": 0.3,
+                          "own_tsim_idf": [0.22, 0.3, 0.17, 0.22], "reason": None, "parallel": False})
+    decided = decide(pairs, model)
+    assert np.allclose(decided.p_parallel_content, p)
+    assert decided.parallel.tolist() == [False, True, False, True]  # ara: the null of all random pairs, 0.18
+    assert decided.reason.tolist() == ["content_rejected", None, "content_rejected", None]
+    assert decide(pairs, ContentModel.from_dict(json.loads(json.dumps(model.to_dict())))).parallel.tolist() == \
+        [False, True, False, True]
+    assert decide(pairs, dataclasses.replace(model, own_text_floors=(), default_own_text_floor=None)).parallel.all()

@@ -25,9 +25,14 @@ Decision (`ContentModel`): a logistic model over CONTENT_FEATURES fitted on pair
 itself labels (`self_labels`): positives are pairs a language-switcher link or a STRAND handle
 proposed whose own_tsim_idf is above what nearly every random same-site pair reaches (by tsim_idf a
 switcher-linked listing page passed as a translation); negatives are the random same-site pairs and the
-spliced pairs; one model per language pair (its features sit on the scale of its lexicon: an
+spliced pairs; on a host and language pair where no switcher link or handle gave a positive, its candidate pairs
+that are each other's best by their own text (`content_mutual_best`) above the random pairs' null are positives too.
+One model per language pair (its features sit on the scale of its lexicon: an
 English–Arabic translation links fewer words than an English–French one), the model of all pairs for a
-language pair with too few labels; features are clipped to the range the labels showed. `--learn-from`
+language pair with too few labels; features are clipped to the range the labels showed. A self-labelled model
+accepts a pair only if its own_tsim_idf also beats its language pair's random pairs' NULL_QUANTILE (all random
+pairs' where the language pair has too few): a model fitted on few labels may take a page built on another
+page's template, with other text, for its layout alone. `--learn-from`
 labels replace the self labels. `one_to_one` then keeps each page (near-duplicates counted as one page)
 in at most one parallel pair per language pair, best p_parallel_content first.
 """
@@ -61,6 +66,8 @@ BOILERPLATE_IMAGE_SHARE = 0.10
 MIN_BOILERPLATE_DOCS = 3
 #: a confident pair (switcher link, handle) is a self-labelled positive above this quantile of random pairs' tsim_idf
 NULL_QUANTILE = 0.99
+#: a language pair with fewer random same-site pairs (with text) than this has no null of its own
+MIN_NULL_PAIRS = 5
 #: fewer self labels of either class than this: decide by the null quantile of tsim_idf alone
 MIN_SELF_LABELS = 5
 CONFIDENT_SOURCES = ("link", "handle")
@@ -106,8 +113,9 @@ VERIFIED_SCHEMA = (
     f"{CONTENT_SCHEMA}, structure_ok boolean, p_parallel_content double, "
     "parallel boolean, method string, reason string"
 )
-#: the per-host stage adds `role` (candidate | random | spliced | labelled) and the pages' near-duplicate keys
-FEATURES_SCHEMA = VERIFIED_SCHEMA + ", role string, src_key string, trg_key string"
+#: the per-host stage adds `role` (candidate | random | spliced | labelled), the pages' near-duplicate keys and
+#: `mutual_best` (content_mutual_best)
+FEATURES_SCHEMA = VERIFIED_SCHEMA + ", role string, src_key string, trg_key string, mutual_best boolean"
 VERIFIED_COLUMNS = [part.strip().split(" ", 1)[0] for part in VERIFIED_SCHEMA.split(", ")]
 FEATURE_COLUMNS = [part.strip().split(" ", 1)[0] for part in FEATURES_SCHEMA.split(", ")]
 #: reasons that mean the pair could not be judged (bad input), not that it was judged non-parallel
@@ -400,9 +408,32 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
                      "method": decision.method, "src_key": host_pages.key(pair["src_url"]),
                      "trg_key": host_pages.key(pair["trg_url"])})
     result = pd.DataFrame(rows, columns=FEATURE_COLUMNS)
+    result["mutual_best"] = content_mutual_best(result)
     for column in ("n", "aligned_chunks", "shared_images", "src_words", "trg_words"):
         result[column] = result[column].astype("Int64")
     return result
+
+
+def content_mutual_best(frame: pd.DataFrame) -> pd.Series:
+    """Candidate pairs whose own_tsim_idf is, alone, the best of every candidate pair of its source page and of its
+    target page (near-duplicates as one page, per language pair, both sides in their languages): a host's pairs
+    that the pages' text alone makes confident, whatever proposed them."""
+    judged = (frame["role"] == "candidate") & frame["lang_ok"].fillna(False).astype(bool) & frame["tsim"].notna()
+    rows = frame[judged]
+    if rows.empty:
+        return pd.Series(False, index=frame.index)
+    score = pd.to_numeric(rows["own_tsim_idf"], errors="coerce").fillna(0.0).round(9)  # equal texts tie
+    pages = {side: rows[f"{side}_key"].fillna(rows[f"{side}_url"]) for side in ("src", "trg")}
+    best = pd.Series(True, index=rows.index)
+    for side, other in (("src", "trg"), ("trg", "src")):
+        keys = [rows["src_lang"], rows["trg_lang"], pages[side]]
+        top = score == score.groupby(keys).transform("max")
+        partners = pages[other].where(top).groupby(keys).transform("nunique")  # a page and its copy tie as one
+        best &= top & (partners == 1)
+    copy = (pages["src"] != rows["src_url"]) | (pages["trg"] != rows["trg_url"])
+    order = copy.sort_values(kind="stable").index  # of a page's pair and its copy's, the page's
+    once = ~pd.concat([rows["src_lang"], rows["trg_lang"], pages["src"], pages["trg"]], axis=1).loc[order].duplicated()
+    return (best & once.reindex(rows.index)).reindex(frame.index, fill_value=False)
 
 
 def verify_frame(pairs: pd.DataFrame, pages: pd.DataFrame, rule: ThresholdRule | TreeRule,
@@ -433,15 +464,50 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     for column in ("tsim_idf", "own_tsim_idf"):
         null = pd.to_numeric(randoms[column], errors="coerce").dropna()
         nulls[column] = float(null.quantile(NULL_QUANTILE)) if len(null) else 1.0
-    confident = judged[(judged["role"] == "candidate") & judged["lang_ok"].astype(bool)
-                       & judged["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))]
-    positives = confident[pd.to_numeric(confident["own_tsim_idf"], errors="coerce").fillna(0) > nulls["own_tsim_idf"]]
+    candidates = judged[(judged["role"] == "candidate") & judged["lang_ok"].astype(bool)]
+    own = pd.to_numeric(candidates["own_tsim_idf"], errors="coerce").fillna(0)
+    confident = candidates["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))
+    by_link = confident & (own > nulls["own_tsim_idf"])
+    by_text = _mutual_best_positives(candidates, own, randoms, nulls["own_tsim_idf"]) & ~_taught(candidates, by_link)
+    positives = candidates[by_link | by_text]
     labelled = pd.concat([positives.assign(label=True), randoms.assign(label=False), spliced.assign(label=False)],
                          ignore_index=True)
-    return labelled, {"positives": len(positives), "confident_pairs": len(confident),
+    return labelled, {"positives": len(positives), "confident_pairs": int(confident.sum()),
+                      "mutual_best_positives": int(by_text.sum()),
                       "negatives": len(randoms) + len(spliced), "spliced_negatives": len(spliced),
                       "null_tsim_idf_quantile": round(nulls["tsim_idf"], 4),
-                      "null_own_tsim_idf_quantile": round(nulls["own_tsim_idf"], 4)}
+                      "null_own_tsim_idf_quantile": round(nulls["own_tsim_idf"], 4),
+                      "null_own_tsim_idf_by_language_pair": {key: round(value, 4) for key, value in
+                                                             language_pair_nulls(randoms).items()}}
+
+
+def language_pair_nulls(randoms: pd.DataFrame) -> dict[str, float]:
+    """"src-trg" -> the NULL_QUANTILE of that language pair's random same-site pairs' own_tsim_idf (language pairs
+    with MIN_NULL_PAIRS random pairs with text)."""
+    scores = pd.to_numeric(randoms["own_tsim_idf"], errors="coerce").dropna()
+    if scores.empty:
+        return {}
+    groups = scores.groupby([randoms["src_lang"][scores.index], randoms["trg_lang"][scores.index]])
+    return {f"{src}-{trg}": float(group.quantile(NULL_QUANTILE)) for (src, trg), group in groups
+            if len(group) >= MIN_NULL_PAIRS}
+
+
+def _taught(candidates: pd.DataFrame, positives: pd.Series) -> pd.Series:
+    """Candidates of a host and language pair that has a positive among `positives`."""
+    keys = [candidates["host"], candidates["src_lang"], candidates["trg_lang"]]
+    return positives.groupby(keys).transform("any").fillna(False).astype(bool)
+
+
+def _mutual_best_positives(candidates: pd.DataFrame, own: pd.Series, randoms: pd.DataFrame, null: float) -> pd.Series:
+    """Candidates that are their pages' content_mutual_best with an own_tsim_idf above both the random pairs' null
+    and their language pair's own random pairs' NULL_QUANTILE (self_labels takes them on a host and language pair
+    that no switcher link or handle taught anything: its translations still label the model's scale)."""
+    if "mutual_best" not in candidates or candidates.empty:
+        return pd.Series(False, index=candidates.index)
+    pair_nulls = language_pair_nulls(randoms)
+    thresholds = [max(null, pair_nulls.get(f"{src}-{trg}", 1.0))
+                  for src, trg in zip(candidates["src_lang"], candidates["trg_lang"])]
+    return candidates["mutual_best"].fillna(False).astype(bool) & (own > np.asarray(thresholds, dtype=float))
 
 
 @dataclass(frozen=True)
@@ -460,11 +526,19 @@ class ContentModel:
     #: (lowest, highest) value of each feature in the training rows: a feature is clipped to them before scoring,
     #: so a value the labels never showed (a p-value far above a language pair's tiny spread) cannot decide alone
     ranges: tuple[tuple[float, float], ...] = ()
+    #: ("src-trg", own_tsim_idf) a pair of that language pair must exceed to be parallel: its random same-site pairs'
+    #: NULL_QUANTILE (language_pair_nulls). A model fitted on a few dozen self labels may score a pair high by its
+    #: layout alone (a same-template page with other text: paragraph lengths correlated, tsim_idf at the null)
+    own_text_floors: tuple[tuple[str, float], ...] = ()
+    #: ... and the floor of a language pair without its own null (too few random pairs): all random pairs' quantile
+    default_own_text_floor: float | None = None
 
     @classmethod
     def fit_per_language_pair(cls, frame: pd.DataFrame, labels, null_threshold: float | None = None,
-                              l2: float = SELF_LABEL_L2) -> ContentModel:
-        """One model over all rows, and one per (src_lang, trg_lang) with MIN_SELF_LABELS of each class."""
+                              l2: float = SELF_LABEL_L2, floors: dict[str, float] | None = None,
+                              default_floor: float | None = None) -> ContentModel:
+        """One model over all rows, and one per (src_lang, trg_lang) with MIN_SELF_LABELS of each class; `floors`
+        and `default_floor`: own_text_floors and default_own_text_floor."""
         labels = pd.Series(np.asarray(labels, dtype=bool), index=frame.index)
         model = cls.fit(frame, labels, null_threshold=null_threshold, l2=l2)
         pairs = []
@@ -473,7 +547,8 @@ class ContentModel:
                 own = labels[group.index]
                 if own.sum() >= MIN_SELF_LABELS and (~own).sum() >= MIN_SELF_LABELS:
                     pairs.append((f"{src_lang}-{trg_lang}", cls.fit(group, own, model.method, null_threshold, l2)))
-        return dataclasses.replace(model, language_pairs=tuple(pairs))
+        return dataclasses.replace(model, language_pairs=tuple(pairs), own_text_floors=tuple(sorted((floors or {}).items())),
+                                   default_own_text_floor=default_floor)
 
     @classmethod
     def fit(cls, frame: pd.DataFrame, labels, method: str = "self-labelled-logistic",
@@ -506,6 +581,14 @@ class ContentModel:
         """The p from which a pair is parallel: SELF_LABEL_ACCEPT_P for a self-labelled model, else 0.5."""
         return SELF_LABEL_ACCEPT_P if self.method == "self-labelled-logistic" else 0.5
 
+    def own_text_floor(self, frame: pd.DataFrame) -> np.ndarray:
+        """The own_tsim_idf each row must exceed (its language pair's floor, else the default; -inf without)."""
+        default = -np.inf if self.default_own_text_floor is None else self.default_own_text_floor
+        if not self.own_text_floors or "src_lang" not in frame or "trg_lang" not in frame:
+            return np.full(len(frame), default)
+        keys = frame["src_lang"].astype(str) + "-" + frame["trg_lang"].astype(str)
+        return keys.map(dict(self.own_text_floors)).fillna(default).to_numpy(dtype=float)
+
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         """P(parallel) of each row (by its language pair's model where it has one)."""
         if self.language_pairs and "src_lang" in frame and "trg_lang" in frame:
@@ -529,14 +612,16 @@ class ContentModel:
         return {"method": self.method, "features": list(CONTENT_FEATURES), "weights": self.weights,
                 "bias": self.bias, "means": self.means, "scales": self.scales, "null_threshold": self.null_threshold,
                 "language_pairs": {key: model.to_dict() for key, model in self.language_pairs},
-                "ranges": self.ranges}
+                "ranges": self.ranges, "own_text_floors": dict(self.own_text_floors),
+                "default_own_text_floor": self.default_own_text_floor}
 
     @classmethod
     def from_dict(cls, data: dict) -> ContentModel:
         pairs = tuple((key, cls.from_dict(model)) for key, model in (data.get("language_pairs") or {}).items())
         return cls(None if data["weights"] is None else tuple(data["weights"]), data["bias"], tuple(data["means"]),
                    tuple(data["scales"]), data["null_threshold"], data["method"], pairs,
-                   tuple(map(tuple, data.get("ranges") or ())))
+                   tuple(map(tuple, data.get("ranges") or ())), tuple(sorted((data.get("own_text_floors") or {}).items())),
+                   data.get("default_own_text_floor"))
 
 
 def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
@@ -552,7 +637,9 @@ def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
     p = model.predict(frame)
     frame["p_parallel_content"] = np.where(has_text, p, np.nan)
     frame["method"] = model.method
-    accepted = judged & has_text & (p >= model.accept_p)
+    own = pd.to_numeric(frame["own_tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float) \
+        if "own_tsim_idf" in frame else np.zeros(len(frame))
+    accepted = judged & has_text & (p >= model.accept_p) & (own > model.own_text_floor(frame))
     frame.loc[judged, "parallel"] = accepted[judged]
     frame.loc[judged, "reason"] = np.where(accepted[judged], None,
                                            np.where(has_text[judged], "content_rejected", "no_text"))
