@@ -499,3 +499,208 @@ cdef inline bint word_character(Py_UCS4 character) noexcept:
     if character < 128:
         return (48 <= character <= 57) or (65 <= character <= 90) or (97 <= character <= 122)
     return Py_UNICODE_ISALNUM(character)
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object)
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* BLAKE2b (RFC 7693) with an 8-byte digest and no key: hashlib.blake2b(data, digest_size=8) */
+    static const uint64_t walk_blake2b_iv[8] = {
+        0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL, 0x3c6ef372fe94f82bULL, 0xa54ff53a5f1d36f1ULL,
+        0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL, 0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL};
+    static const uint8_t walk_blake2b_sigma[12][16] = {
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
+        {11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4}, {7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8},
+        {9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13}, {2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9},
+        {12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11}, {13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10},
+        {6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5}, {10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0},
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3}};
+    static inline uint64_t walk_rotr64(uint64_t word, unsigned bits) { return (word >> bits) | (word << (64 - bits)); }
+    #define WALK_G(a, b, c, d, x, y) do { \\
+        v[a] = v[a] + v[b] + (x); v[d] = walk_rotr64(v[d] ^ v[a], 32); v[c] = v[c] + v[d]; \\
+        v[b] = walk_rotr64(v[b] ^ v[c], 24); v[a] = v[a] + v[b] + (y); v[d] = walk_rotr64(v[d] ^ v[a], 16); \\
+        v[c] = v[c] + v[d]; v[b] = walk_rotr64(v[b] ^ v[c], 63); } while (0)
+    static void walk_blake2b_compress(uint64_t h[8], const unsigned char *block, uint64_t counter, int last) {
+        uint64_t m[16], v[16];
+        int i, j, round;
+        for (i = 0; i < 16; i++) {
+            m[i] = 0;
+            for (j = 0; j < 8; j++) m[i] |= (uint64_t) block[8 * i + j] << (8 * j);
+        }
+        for (i = 0; i < 8; i++) { v[i] = h[i]; v[i + 8] = walk_blake2b_iv[i]; }
+        v[12] ^= counter;  /* the counter's high word stays 0 below 2^64 bytes */
+        if (last) v[14] = ~v[14];
+        for (round = 0; round < 12; round++) {
+            const uint8_t *s = walk_blake2b_sigma[round];
+            WALK_G(0, 4, 8, 12, m[s[0]], m[s[1]]); WALK_G(1, 5, 9, 13, m[s[2]], m[s[3]]);
+            WALK_G(2, 6, 10, 14, m[s[4]], m[s[5]]); WALK_G(3, 7, 11, 15, m[s[6]], m[s[7]]);
+            WALK_G(0, 5, 10, 15, m[s[8]], m[s[9]]); WALK_G(1, 6, 11, 12, m[s[10]], m[s[11]]);
+            WALK_G(2, 7, 8, 13, m[s[12]], m[s[13]]); WALK_G(3, 4, 9, 14, m[s[14]], m[s[15]]);
+        }
+        for (i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
+    }
+    /* the 16 lower-case hex characters of blake2b(data, digest_size=8) */
+    static void walk_blake2b_8_hex(const unsigned char *data, size_t length, char *out) {
+        static const char hex[] = "0123456789abcdef";
+        uint64_t h[8], counter = 0;
+        unsigned char block[128];
+        int i;
+        for (i = 0; i < 8; i++) h[i] = walk_blake2b_iv[i];
+        h[0] ^= 0x01010000ULL ^ 8;
+        while (length > 128) {
+            counter += 128;
+            walk_blake2b_compress(h, data, counter, 0);
+            data += 128;
+            length -= 128;
+        }
+        memset(block, 0, sizeof(block));
+        if (length) memcpy(block, data, length);
+        counter += length;
+        walk_blake2b_compress(h, block, counter, 1);
+        for (i = 0; i < 8; i++) {
+            unsigned char byte = (unsigned char) (h[0] >> (8 * i));
+            out[2 * i] = hex[byte >> 4];
+            out[2 * i + 1] = hex[byte & 15];
+        }
+    }
+    """
+    void walk_blake2b_8_hex(const unsigned char *data, size_t length, char *out) noexcept nogil
+
+
+def key_hash(key) -> str:
+    """blake2b(key.encode("utf-8", "ignore"), digest_size=8).hexdigest(), the hash of a paragraph key."""
+    return hash_of_key(key)
+
+
+cdef str hash_of_key(str key):
+    cdef char out[16]
+    cdef bytes encoded
+    if PyUnicode_IS_ASCII(key):
+        walk_blake2b_8_hex(<const unsigned char *> PyUnicode_DATA(key), len(key), out)
+    else:
+        encoded = key.encode("utf-8", "ignore")
+        walk_blake2b_8_hex(<const unsigned char *> (<char *> encoded), len(encoded), out)
+    return PyUnicode_DecodeASCII(out, 16, NULL)
+
+
+# udfs.html_text's paragraph rules (set by configure_paragraphs)
+cdef object _notice_lines = None
+cdef object _block_language = None
+cdef object _whitespace = None
+cdef object _dense_script_langs = frozenset()
+cdef Py_ssize_t _short_chars = 0, _good_chars = 0, _max_notice_chars = 0, _min_lang_chars = 0
+cdef double _max_link_density = 0.0, _max_good_link_density = 0.0
+
+# justext's classes of a block
+DEF BAD = 0
+DEF SHORT = 1
+DEF NEAR_GOOD = 2
+DEF GOOD = 3
+
+
+def configure_paragraphs(notice_lines, block_language, whitespace, dense_script_langs: frozenset,
+                         rules: dict) -> None:
+    """Hand over udfs.html_text's paragraph helpers and thresholds (page_paragraphs' rules)."""
+    global _notice_lines, _block_language, _whitespace, _dense_script_langs, _short_chars, _good_chars
+    global _max_notice_chars, _min_lang_chars, _max_link_density, _max_good_link_density
+    _notice_lines, _block_language, _whitespace = notice_lines, block_language, whitespace
+    _dense_script_langs = dense_script_langs
+    _short_chars, _good_chars = rules["SHORT_CHARS"], rules["GOOD_CHARS"]
+    _max_notice_chars, _min_lang_chars = rules["MAX_NOTICE_CHARS"], rules["MIN_LANG_CHARS"]
+    _max_link_density, _max_good_link_density = rules["MAX_LINK_DENSITY"], rules["MAX_GOOD_LINK_DENSITY"]
+
+
+cdef void nearest_decided(const int *classes, int *nearest, Py_ssize_t count, bint backwards) noexcept:
+    """html_text._nearest_decided: the class of the nearest good/bad block before each in the order (bad at the edge)."""
+    cdef Py_ssize_t step, i
+    cdef int seen = BAD
+    for step in range(count):
+        i = count - 1 - step if backwards else step
+        nearest[i] = seen
+        if classes[i] == GOOD or classes[i] == BAD:
+            seen = classes[i]
+
+
+cdef void resolve_classes(int *classes, const bint *headings, const bint *titles, int *final,
+                          int *before, int *after, Py_ssize_t count) noexcept:
+    """html_text._resolve_classes: the headline rules, then justext's context pass (into final)."""
+    cdef Py_ssize_t i
+    nearest_decided(classes, after, count, True)
+    for i in range(count):
+        if classes[i] != BAD and (titles[i] or headings[i] and after[i] == GOOD):
+            classes[i] = GOOD
+    nearest_decided(classes, before, count, False)
+    nearest_decided(classes, after, count, True)
+    for i in range(count):
+        final[i] = classes[i]
+        if classes[i] == SHORT:
+            final[i] = GOOD if before[i] == GOOD and after[i] == GOOD else BAD
+        elif classes[i] == NEAR_GOOD:
+            final[i] = BAD if before[i] == BAD and after[i] == BAD else GOOD
+
+
+def page_paragraphs(list blocks, title, page_lang, single_language=False) -> list:
+    """udfs.html_text.page_paragraphs: the same paragraph structs (text, type, lang, boilerplate, hash)."""
+    if _notice_lines is None:
+        raise RuntimeError("html_walk.configure_paragraphs() was not called")
+    cdef Py_ssize_t count = len(blocks), index, size, length, link_chars
+    if not count:
+        return []
+    cdef list texts = [block[0] for block in blocks]
+    cdef str folded = "\n".join(texts).casefold()
+    cdef list keys = paragraph_keys(folded)
+    notices = _notice_lines(folded)
+    cdef str title_key = paragraph_keys(_whitespace.sub(" ", title).casefold())[0] if title else ""
+    cdef Py_ssize_t weight = 3 if page_lang in _dense_script_langs else 1
+    cdef int *classes = <int *> malloc(count * 4 * sizeof(int) + count * 2 * sizeof(bint))
+    if classes == NULL:
+        raise MemoryError()
+    cdef int *final = classes + count
+    cdef int *before = classes + 2 * count
+    cdef int *after = classes + 3 * count
+    cdef bint *headings = <bint *> (classes + 4 * count)
+    cdef bint *titles = headings + count
+    cdef list kinds = []
+    cdef double density
+    cdef bint linked_headline = False
+    cdef tuple block
+    cdef list paragraphs = []
+    try:
+        for index in range(count):
+            block = blocks[index]
+            text, kind, link_chars, region = block
+            if kind == "heading" and title_key and keys[index] in title_key:
+                kind = "title"
+            kinds.append(kind)
+            headings[index], titles[index] = kind == "heading", kind == "title"
+            size = len(text)
+            if size == 0:
+                raise ZeroDivisionError("division by zero")
+            length, density = size * weight, <double> link_chars / <double> size
+            if region or density > _max_link_density or length < _max_notice_chars and index in notices \
+                    or linked_headline:
+                classes[index] = BAD
+            elif length < _short_chars:
+                classes[index] = SHORT
+            elif length >= _good_chars and density <= _max_good_link_density:
+                classes[index] = GOOD
+            else:
+                classes[index] = NEAR_GOOD
+            linked_headline = headings[index] and density > _max_link_density
+        resolve_classes(classes, headings, titles, final, before, after, count)
+        for index in range(count):
+            text = texts[index]
+            bad = final[index] != GOOD
+            if single_language:
+                lang = page_lang if len(text) >= _min_lang_chars else None
+            else:
+                lang = None if bad else _block_language(text)
+            paragraphs.append({"text": text, "type": kinds[index], "lang": lang, "boilerplate": bad,
+                               "hash": hash_of_key(keys[index])})
+    finally:
+        free(classes)
+    return paragraphs
