@@ -220,7 +220,41 @@ cdef dict anchor_attributes(lxb_dom_node_t *node, LexborHTMLParser parser):
     return attributes
 
 
-cdef object anchor_link(page, object admit, list links, object href):
+cdef class Budget:
+    """The page's LinkBudget (udfs.warc_record) kept in C during a walk: read at its start, written back before any
+    Python code that may admit a link runs (Page.element_attributes) and at its end."""
+    cdef object budget
+    cdef Py_ssize_t max_links, max_link_chars, max_total_chars, kept, chars, cut
+    cdef bint changed  # since the last read or write
+
+    def __init__(self, budget):
+        self.budget = budget
+        self.max_links, self.max_link_chars = budget.max_links, budget.max_link_chars
+        self.max_total_chars = budget.max_total_chars
+        self.read()
+
+    cdef read(self):
+        self.kept, self.chars, self.cut = self.budget.kept, self.budget.chars, self.budget.cut
+        self.changed = False
+
+    cdef write(self):
+        if self.changed:
+            self.budget.kept, self.budget.chars, self.budget.cut = self.kept, self.chars, self.cut
+            self.changed = False
+
+    cdef bint admit(self, str link) noexcept:
+        """LinkBudget.admit: whether the link fits; one that does not is counted in `cut`."""
+        cdef Py_ssize_t size = len(link)
+        self.changed = True
+        if size > self.max_link_chars or self.kept >= self.max_links or self.chars + size > self.max_total_chars:
+            self.cut += 1
+            return False
+        self.kept += 1
+        self.chars += size
+        return True
+
+
+cdef object anchor_link(page, Budget budget, list links, object href):
     """Page.link(href) of an <a> (no cue): html_text.resolve_link's base narrowing, its cached _resolve_link, the
     page's link budget; the URL kept, or None."""
     if not href:
@@ -236,10 +270,28 @@ cdef object anchor_link(page, object admit, list links, object href):
     elif target[:8].lower().startswith(("http://", "https://")):
         base = ""
     resolved = _resolve_link(base, target)
-    if resolved and admit((<tuple> resolved)[0]):
+    if resolved and budget.admit((<tuple> resolved)[0]):
         links.append(resolved)
         return (<tuple> resolved)[0]
     return None
+
+
+#: anchor text -> the language link_cue finds in it when the anchor has no other context (no hreflang, lang,
+#: title or image): most anchors; a memo in front of link_cue's own cache, cleared when it grows past MAX_TEXT_CUES
+cdef dict _text_cues = {}
+DEF MAX_TEXT_CUES = 65536
+
+
+cdef object text_cue(str text):
+    """link_cue(text)'s language, or None."""
+    cdef object found = _text_cues.get(text, _text_cues)
+    if found is _text_cues:
+        cue = _link_cue(text)
+        found = cue.lang if cue else None
+        if len(_text_cues) >= MAX_TEXT_CUES:
+            _text_cues.clear()
+        _text_cues[text] = found
+    return found
 
 
 cdef close_anchor(dict link_cues, list anchor):
@@ -253,8 +305,14 @@ cdef close_anchor(dict link_cues, list anchor):
     image_src = image_alt = None
     if anchor[3] is not None and not text.strip():
         image_src, image_alt = anchor[3]
-    cue = _link_cue(text[:_max_cue_text_chars], hreflang=attributes.get("hreflang"), lang=attributes.get("lang"),
-                    title=attributes.get("title"), image_alt=image_alt, image=image_src)
+    hreflang, lang, title = attributes.get("hreflang"), attributes.get("lang"), attributes.get("title")
+    if not (hreflang or lang or title or image_src or image_alt):  # link_cue then reads the text alone
+        found = text_cue(text[:_max_cue_text_chars]) if text else None
+        if found:
+            link_cues.setdefault(url, found)
+        return
+    cue = _link_cue(text[:_max_cue_text_chars], hreflang=hreflang, lang=lang, title=title, image_alt=image_alt,
+                    image=image_src)
     if cue:
         link_cues.setdefault(url, cue.lang)
 
@@ -300,7 +358,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
     image, element_attributes = page.image, page.element_attributes
     cdef list links = page.links
     cdef dict link_cues = page.link_cues
-    admit = page.link_budget.admit
+    cdef Budget budget = Budget(page.link_budget)
     cdef Blocks blocks = Blocks(page, max_text_chars)
     cdef list entries = _entries
     cdef tuple chunk_tokens = _chunk_tokens
@@ -390,7 +448,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                                 items += 1
                         if flags & ANCHOR:
                             attributes = anchor_attributes(node, parser)
-                            anchors.append([anchor_link(page, admit, links, attributes.get("href")), attributes, [],
+                            anchors.append([anchor_link(page, budget, links, attributes.get("href")), attributes, [],
                                             None])
                         elif flags & ATTRIBUTED:
                             attributes = LexborNode.new(node, parser).attributes
@@ -399,8 +457,10 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                                 for anchor in anchors:
                                     if (<list> anchor)[3] is None:
                                         (<list> anchor)[3] = (attributes.get("src"), attributes.get("alt"))
-                            else:
+                            else:  # may admit a link (Page.link): the budget is handed over and back
+                                budget.write()
                                 element_attributes((<tuple> entry)[3], attributes)
+                                budget.read()
                         if flags & SKIPPED:
                             skip += 1
                             if flags & TITLE:
@@ -457,6 +517,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
         if pieces:
             blocks.add(pieces, piece_type, piece_links, piece_region)
         blocks.write(page)
+        budget.write()
     finally:
         free(stack)
 

@@ -15,6 +15,7 @@ from native import build_html_walk
 from parascout.udfs import html_text
 from tests.test_html_text import TEMPLATED_PAGE, real_pages
 
+FRENCH = "Fran\u00e7ais"
 needs_compiled = pytest.mark.skipif(html_text.COMPILED is None,
                                     reason=f"compiled walk not in use: {html_text.WALK_ENGINE}")
 
@@ -51,6 +52,12 @@ def test_compiled_walk_agrees_on_real_commoncrawl_pages(shared_data, max_text_ch
     "<a href='/y' xml:lang='fr' hreflang='de' lang='it' title='T'>link</a><a>no href</a>"),
     ("<html><head><title>a</title><title>b</title></head><body><svg><a href='/svg'><text>s</text></a></svg>"
     "<math><mi>x</mi></math><a href='/img'><img alt='Deutsch' src='de.png'></a></body></html>"),
+
+    # past the link budget (2,000 links), with <link>/<iframe> links (admitted by the Python Page.link) in between,
+    # repeated anchor texts (the cue memo) and empty or present hreflang / lang / title
+    "".join(f"<a href='/p{i}'>{('Deutsch', 'English', 'x', '')[i % 4]}</a><link rel='alternate' hreflang='fr' "
+            f"href='/fr{i}'><iframe src='/f{i}'></iframe><a href='/q{i}' hreflang='' title='{FRENCH * (i % 2)}'>"
+            "de</a>" for i in range(1_100)),
 ])
 def test_compiled_walk_agrees_on_broken_deep_and_odd_pages(html):
     for python, compiled in walk_states([("https://example.org/a/b.html", html)], 3_000):
