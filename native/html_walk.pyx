@@ -564,6 +564,8 @@ cdef inline bint word_character(Py_UCS4 character) noexcept:
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)
+    Py_ssize_t PyUnicode_FindChar(object, Py_UCS4, Py_ssize_t, Py_ssize_t, int) except -2
+    Py_ssize_t PyUnicode_Find(object, object, Py_ssize_t, Py_ssize_t, int) except -2
 
 cdef extern from *:
     """
@@ -649,7 +651,7 @@ cdef str hash_of_key(str key):
 
 
 # udfs.html_text's paragraph rules (set by configure_paragraphs)
-cdef object _notice_lines = None
+cdef tuple _notice_phrases = ()
 cdef object _block_language = None
 cdef object _whitespace = None
 cdef object _dense_script_langs = frozenset()
@@ -663,16 +665,26 @@ DEF NEAR_GOOD = 2
 DEF GOOD = 3
 
 
-def configure_paragraphs(notice_lines, block_language, whitespace, dense_script_langs: frozenset,
+def configure_paragraphs(notice_phrases: tuple, block_language, whitespace, dense_script_langs: frozenset,
                          rules: dict) -> None:
     """Hand over udfs.html_text's paragraph helpers and thresholds (page_paragraphs' rules)."""
-    global _notice_lines, _block_language, _whitespace, _dense_script_langs, _short_chars, _good_chars
+    global _notice_phrases, _block_language, _whitespace, _dense_script_langs, _short_chars, _good_chars
     global _max_notice_chars, _min_lang_chars, _max_link_density, _max_good_link_density
-    _notice_lines, _block_language, _whitespace = notice_lines, block_language, whitespace
+    if any("\n" in phrase or not phrase for phrase in notice_phrases):
+        raise ValueError("a notice phrase is empty or spans two texts")
+    _notice_phrases, _block_language, _whitespace = notice_phrases, block_language, whitespace
     _dense_script_langs = dense_script_langs
     _short_chars, _good_chars = rules["SHORT_CHARS"], rules["GOOD_CHARS"]
     _max_notice_chars, _min_lang_chars = rules["MAX_NOTICE_CHARS"], rules["MIN_LANG_CHARS"]
     _max_link_density, _max_good_link_density = rules["MAX_LINK_DENSITY"], rules["MAX_GOOD_LINK_DENSITY"]
+
+
+cdef bint has_notice(str folded, Py_ssize_t start, Py_ssize_t end) except -1:
+    """Whether folded[start:end] (one text) holds a notice phrase: html_text.notice_lines for that text alone."""
+    for phrase in _notice_phrases:
+        if PyUnicode_Find(folded, phrase, start, end, 1) >= 0:
+            return True
+    return False
 
 
 cdef void nearest_decided(const int *classes, int *nearest, Py_ssize_t count, bint backwards) noexcept:
@@ -706,7 +718,7 @@ cdef void resolve_classes(int *classes, const bint *headings, const bint *titles
 
 def page_paragraphs(list blocks, title, page_lang, single_language=False) -> list:
     """udfs.html_text.page_paragraphs: the same paragraph structs (text, type, lang, boilerplate, hash)."""
-    if _notice_lines is None:
+    if _block_language is None:
         raise RuntimeError("html_walk.configure_paragraphs() was not called")
     cdef Py_ssize_t count = len(blocks), index, size, length, link_chars
     if not count:
@@ -714,7 +726,7 @@ def page_paragraphs(list blocks, title, page_lang, single_language=False) -> lis
     cdef list texts = [block[0] for block in blocks]
     cdef str folded = "\n".join(texts).casefold()
     cdef list keys = paragraph_keys(folded)
-    notices = _notice_lines(folded)
+    cdef Py_ssize_t line_start = 0, line_end = -1  # of the text `index` in folded, found as the loop reaches it
     cdef str title_key = paragraph_keys(_whitespace.sub(" ", title).casefold())[0] if title else ""
     cdef Py_ssize_t weight = 3 if page_lang in _dense_script_langs else 1
     cdef int *classes = <int *> malloc(count * 4 * sizeof(int) + count * 2 * sizeof(bint))
@@ -742,8 +754,12 @@ def page_paragraphs(list blocks, title, page_lang, single_language=False) -> lis
             if size == 0:
                 raise ZeroDivisionError("division by zero")
             length, density = size * weight, <double> link_chars / <double> size
-            if region or density > _max_link_density or length < _max_notice_chars and index in notices \
-                    or linked_headline:
+            line_start = line_end + 1
+            line_end = PyUnicode_FindChar(folded, 10, line_start, len(folded), 1)
+            if line_end < 0:
+                line_end = len(folded)
+            if region or density > _max_link_density or length < _max_notice_chars \
+                    and has_notice(folded, line_start, line_end) or linked_headline:
                 classes[index] = BAD
             elif length < _short_chars:
                 classes[index] = SHORT
