@@ -14,6 +14,7 @@ LexborNode's layout, Lexbor's headers (from selectolax's source package, same ve
 from cpython.ref cimport PyObject
 from cpython.unicode cimport (
     Py_UNICODE_ISALNUM,
+    Py_UNICODE_ISSPACE,
     PyUnicode_4BYTE_KIND,
     PyUnicode_DATA,
     PyUnicode_DecodeASCII,
@@ -137,15 +138,57 @@ cdef inline bint ascii_space(const unsigned char *data, size_t length) noexcept 
     return True
 
 
+cdef extern from "Python.h":
+    void PyUnicode_WRITE(int kind, void *data, Py_ssize_t index, Py_UCS4 value) nogil
+
+
+cdef str collapse_spaces(str text):
+    """" ".join(text.split()): runs of whitespace (str.split's, Py_UNICODE_ISSPACE) as one space, none at the ends."""
+    cdef Py_ssize_t size = len(text), index, kept = 0
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef void *buffer
+    cdef Py_UCS4 character
+    cdef bint gap = False, other_space = False  # other_space: whitespace other than ' ' met
+    if size == 0:
+        return ""
+    buffer = malloc(size * kind)
+    if buffer == NULL:
+        raise MemoryError()
+    try:
+        for index in range(size):
+            character = PyUnicode_READ(kind, data, index)
+            if Py_UNICODE_ISSPACE(character):
+                gap = True
+                other_space = other_space or character != 32
+            else:
+                if gap and kept:
+                    PyUnicode_WRITE(kind, buffer, kept, 32)
+                    kept += 1
+                gap = False
+                PyUnicode_WRITE(kind, buffer, kept, character)
+                kept += 1
+        if kept == size and not other_space:  # nothing dropped and no 'a\nb' -> 'a b'
+            return text
+        return PyUnicode_FromKindAndData(kind, buffer, kept)
+    finally:
+        free(buffer)
+
+
+def collapse_whitespace(str text) -> str:
+    """collapse_spaces, for the tests: " ".join(text.split())."""
+    return collapse_spaces(text)
+
+
 cdef str normalised(const unsigned char *raw, size_t length, str data):
     """" ".join(data.split()) of a text node's data; computed on its bytes when they are ASCII (most text is)."""
     cdef size_t index, kept = 0
     cdef unsigned char c
-    cdef bint gap = False
+    cdef bint gap = False, other_space = False  # other_space: whitespace other than ' ' met
     cdef char *buffer
     for index in range(length):
         if raw[index] >= 128:
-            return " ".join(data.split())
+            return collapse_spaces(data)
     buffer = <char *> malloc(length + 1)
     if buffer == NULL:
         raise MemoryError()
@@ -154,6 +197,7 @@ cdef str normalised(const unsigned char *raw, size_t length, str data):
             c = raw[index]
             if c == 32 or 9 <= c <= 13 or 28 <= c <= 31:
                 gap = True
+                other_space = other_space or c != 32
             else:
                 if gap and kept:
                     buffer[kept] = 32
@@ -161,7 +205,7 @@ cdef str normalised(const unsigned char *raw, size_t length, str data):
                 gap = False
                 buffer[kept] = c
                 kept += 1
-        if kept == length:
+        if kept == length and not other_space:  # nothing dropped and no 'a\nb' -> 'a b'
             return data
         return PyUnicode_DecodeASCII(buffer, kept, NULL)
     finally:
@@ -330,7 +374,7 @@ cdef class Blocks:
 
     cdef add(self, list pieces, str kind, Py_ssize_t link_chars, bint region):
         """Page.add_block: counted always, kept while the kept text stays within max_text_chars (cut there)."""
-        cdef str text = " ".join("".join(pieces).split())
+        cdef str text = collapse_spaces("".join(pieces))
         cdef Py_ssize_t room = self.max_text_chars - self.kept_chars
         self.block_count += 1
         if len(text) > room:

@@ -53,6 +53,8 @@ def test_compiled_walk_agrees_on_real_commoncrawl_pages(shared_data, max_text_ch
     ("<html><head><title>a</title><title>b</title></head><body><svg><a href='/svg'><text>s</text></a></svg>"
     "<math><mi>x</mi></math><a href='/img'><img alt='Deutsch' src='de.png'></a></body></html>"),
 
+    # one whitespace character other than ' ' between words (ASCII and not): 'a b' in chunks, as str.split makes it
+    "<p>a\nb</p><p>c\td e\u00a0f\u3000g</p><b>x\ny\u00e9</b><i>\u00e9\u2003\u00e9</i>",
     # past the link budget (2,000 links), with <link>/<iframe> links (admitted by the Python Page.link) in between,
     # repeated anchor texts (the cue memo) and empty or present hreflang / lang / title
     "".join(f"<a href='/p{i}'>{('Deutsch', 'English', 'x', '')[i % 4]}</a><link rel='alternate' hreflang='fr' "
@@ -127,6 +129,17 @@ def test_compiled_page_paragraphs_fail_like_the_python_ones_on_an_empty_block():
         html_text.page_paragraphs([("", "text", 0, False)], None, None)
     with pytest.raises(ZeroDivisionError):
         html_text.COMPILED.page_paragraphs([("", "text", 0, False)], None, None)
+
+
+@needs_compiled
+def test_compiled_whitespace_collapse_is_str_split_and_join():
+    every = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000)
+    spaces = [character for character in every if character.isspace()]
+    texts = [every, "", " ", "a\nb", "\u00e9\u00a0\u00e9", "\U0001f600\u3000x ", " \udcff  y"]
+    texts += [f"{left}{space}{right}" for space in spaces for left, right in (("a", "b"), ("\u00e9", "\u4e2d"), ("", "x"))]
+    texts += ["".join(spaces) + "z" + "".join(spaces)]
+    for text in texts:
+        assert html_text.COMPILED.collapse_whitespace(text) == " ".join(text.split())
 
 
 @needs_compiled
