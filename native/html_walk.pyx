@@ -36,6 +36,10 @@ cdef extern from "lexbor/dom/interfaces/attr_const.h":
         LXB_DOM_ATTR_HREFLANG
         LXB_DOM_ATTR_LANG
         LXB_DOM_ATTR_TITLE
+        LXB_DOM_ATTR_SRC
+        LXB_DOM_ATTR_ALT
+        LXB_DOM_ATTR_REL
+        LXB_DOM_ATTR__LAST_ENTRY
 
 cdef extern from "lexbor/dom/interfaces/attr.h":
     ctypedef struct walk_attr "lxb_dom_attr_t":
@@ -264,6 +268,33 @@ cdef dict anchor_attributes(lxb_dom_node_t *node, LexborHTMLParser parser):
     return attributes
 
 
+cdef dict element_attributes(lxb_dom_node_t *node, LexborHTMLParser parser, bint image):
+    """What html_text reads of an <img>, <link>, <base>, <html>, <area>, <frame> or <iframe> (src, alt, href, rel,
+    hreflang, lang) as LexborNode.attributes has them; the element's LexborNode.attributes itself when it has a
+    prefixed attribute, or, for an image (which may read data-src), an attribute outside Lexbor's static names."""
+    cdef walk_attr *attr = (<walk_element *> node).first_attr
+    cdef dict attributes = {}
+    cdef uintptr_t name
+    while attr != NULL:
+        name = attr.node.local_name
+        if attr.qualified_name != 0 or image and name >= LXB_DOM_ATTR__LAST_ENTRY:
+            return LexborNode.new(node, parser).attributes
+        if name == LXB_DOM_ATTR_SRC:
+            attributes["src"] = attribute_value(attr)
+        elif name == LXB_DOM_ATTR_ALT:
+            attributes["alt"] = attribute_value(attr)
+        elif name == LXB_DOM_ATTR_HREF:
+            attributes["href"] = attribute_value(attr)
+        elif name == LXB_DOM_ATTR_REL:
+            attributes["rel"] = attribute_value(attr)
+        elif name == LXB_DOM_ATTR_HREFLANG:
+            attributes["hreflang"] = attribute_value(attr)
+        elif name == LXB_DOM_ATTR_LANG:
+            attributes["lang"] = attribute_value(attr)
+        attr = attr.next
+    return attributes
+
+
 cdef class Budget:
     """The page's LinkBudget (udfs.warc_record) kept in C during a walk: read at its start, written back before any
     Python code that may admit a link runs (Page.element_attributes) and at its end."""
@@ -399,7 +430,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
     cdef list structure = page.structure
     cdef list chunks = page.chunks
     cdef list title_parts = page.title_parts
-    image, element_attributes = page.image, page.element_attributes
+    image, page_element_attributes = page.image, page.element_attributes
     cdef list links = page.links
     cdef dict link_cues = page.link_cues
     cdef Budget budget = Budget(page.link_budget)
@@ -495,15 +526,18 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                             anchors.append([anchor_link(page, budget, links, attributes.get("href")), attributes, [],
                                             None])
                         elif flags & ATTRIBUTED:
-                            attributes = LexborNode.new(node, parser).attributes
                             if flags & IMAGE:
+                                attributes = element_attributes(node, parser, True)
                                 image(attributes)
                                 for anchor in anchors:
                                     if (<list> anchor)[3] is None:
                                         (<list> anchor)[3] = (attributes.get("src"), attributes.get("alt"))
                             else:  # may admit a link (Page.link): the budget is handed over and back
+                                name = (<tuple> entry)[3]
+                                attributes = (LexborNode.new(node, parser).attributes if name == "meta"
+                                              else element_attributes(node, parser, False))
                                 budget.write()
-                                element_attributes((<tuple> entry)[3], attributes)
+                                page_element_attributes(name, attributes)
                                 budget.read()
                         if flags & SKIPPED:
                             skip += 1

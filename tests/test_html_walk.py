@@ -53,6 +53,12 @@ def test_compiled_walk_agrees_on_real_commoncrawl_pages(shared_data, max_text_ch
     ("<html><head><title>a</title><title>b</title></head><body><svg><a href='/svg'><text>s</text></a></svg>"
     "<math><mi>x</mi></math><a href='/img'><img alt='Deutsch' src='de.png'></a></body></html>"),
 
+    # attributes read from Lexbor's structs (static names) or through LexborNode.attributes (data-src, name, xml:)
+    ("<html lang='is' dir='ltr'><head><base href='/sub/' target='_top'><meta name='description' content='d'>"
+     "<link rel='alternate' hreflang='de' href='/de/' page='2'><link rel='Alternate' lang='fr' href='fr/'></head>"
+     "<body><a href='x'><img data-src='/lazy/de.png' alt='Deutsch'></a><img src='/a.png' data-src='/b.png'>"
+     "<img src='/c.png' srcset='c2.png 2x' loading='lazy'><img xml:lang='x' src='/d.png'><img alt='no src'>"
+     "<map><area href='/area' alt='a'></map><iframe src='/frame' loading='lazy'></iframe><img src=''></body></html>"),
     # one whitespace character other than ' ' between words (ASCII and not): 'a b' in chunks, as str.split makes it
     "<p>a\nb</p><p>c\td e\u00a0f\u3000g</p><b>x\ny\u00e9</b><i>\u00e9\u2003\u00e9</i>",
     # past the link budget (2,000 links), with <link>/<iframe> links (admitted by the Python Page.link) in between,
