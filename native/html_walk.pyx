@@ -712,20 +712,58 @@ cdef extern from *:
     void walk_blake2b_8_hex(const unsigned char *data, size_t length, char *out) noexcept nogil
 
 
-def key_hash(key) -> str:
-    """blake2b(key.encode("utf-8", "ignore"), digest_size=8).hexdigest(), the hash of a paragraph key."""
-    return hash_of_key(key)
-
-
-cdef str hash_of_key(str key):
+def paragraph_key_hashes(str folded) -> list:
+    """[blake2b(key.encode("utf-8", "ignore"), digest_size=8).hexdigest() for key in paragraph_keys(folded)], with no
+    key made: each key's UTF-8 bytes are written and hashed as the text is scanned."""
+    cdef Py_ssize_t size = len(folded), index, length = 0
+    cdef int kind = PyUnicode_KIND(folded)
+    cdef void *data = PyUnicode_DATA(folded)
+    cdef Py_UCS4 character
+    cdef unsigned int code
+    cdef bint gap = False
+    cdef list hashes = []
     cdef char out[16]
-    cdef bytes encoded
-    if PyUnicode_IS_ASCII(key):
-        walk_blake2b_8_hex(<const unsigned char *> PyUnicode_DATA(key), len(key), out)
-    else:
-        encoded = key.encode("utf-8", "ignore")
-        walk_blake2b_8_hex(<const unsigned char *> (<char *> encoded), len(encoded), out)
-    return PyUnicode_DecodeASCII(out, 16, NULL)
+    cdef unsigned char *line = <unsigned char *> malloc(size * 4 + 1)
+    if line == NULL:
+        raise MemoryError()
+    try:
+        for index in range(size):
+            character = PyUnicode_READ(kind, data, index)
+            if character == 10:  # '\n'
+                walk_blake2b_8_hex(line, length, out)
+                hashes.append(PyUnicode_DecodeASCII(out, 16, NULL))
+                length, gap = 0, False
+            elif word_character(character):  # never a surrogate
+                if gap and length:
+                    line[length] = 32
+                    length += 1
+                gap = False
+                code = character
+                if code < 0x80:
+                    line[length] = code
+                    length += 1
+                elif code < 0x800:
+                    line[length] = 0xc0 | (code >> 6)
+                    line[length + 1] = 0x80 | (code & 0x3f)
+                    length += 2
+                elif code < 0x10000:
+                    line[length] = 0xe0 | (code >> 12)
+                    line[length + 1] = 0x80 | ((code >> 6) & 0x3f)
+                    line[length + 2] = 0x80 | (code & 0x3f)
+                    length += 3
+                else:
+                    line[length] = 0xf0 | (code >> 18)
+                    line[length + 1] = 0x80 | ((code >> 12) & 0x3f)
+                    line[length + 2] = 0x80 | ((code >> 6) & 0x3f)
+                    line[length + 3] = 0x80 | (code & 0x3f)
+                    length += 4
+            else:
+                gap = True
+        walk_blake2b_8_hex(line, length, out)
+        hashes.append(PyUnicode_DecodeASCII(out, 16, NULL))
+    finally:
+        free(line)
+    return hashes
 
 
 # udfs.html_text's paragraph rules (set by configure_paragraphs)
@@ -803,7 +841,7 @@ def page_paragraphs(list blocks, title, page_lang, single_language=False) -> lis
         return []
     cdef list texts = [block[0] for block in blocks]
     cdef str folded = "\n".join(texts).casefold()
-    cdef list keys = paragraph_keys(folded)
+    cdef list hashes = paragraph_key_hashes(folded)
     cdef Py_ssize_t line_start = 0, line_end = -1  # of the text `index` in folded, found as the loop reaches it
     cdef str title_key = paragraph_keys(_whitespace.sub(" ", title).casefold())[0] if title else ""
     cdef Py_ssize_t weight = 3 if page_lang in _dense_script_langs else 1
@@ -824,7 +862,11 @@ def page_paragraphs(list blocks, title, page_lang, single_language=False) -> lis
         for index in range(count):
             block = blocks[index]
             text, kind, link_chars, region = block
-            if kind == "heading" and title_key and keys[index] in title_key:
+            line_start = line_end + 1
+            line_end = PyUnicode_FindChar(folded, 10, line_start, len(folded), 1)
+            if line_end < 0:
+                line_end = len(folded)
+            if kind == "heading" and title_key and paragraph_keys(folded[line_start:line_end])[0] in title_key:
                 kind = "title"
             kinds.append(kind)
             headings[index], titles[index] = kind == "heading", kind == "title"
@@ -832,10 +874,6 @@ def page_paragraphs(list blocks, title, page_lang, single_language=False) -> lis
             if size == 0:
                 raise ZeroDivisionError("division by zero")
             length, density = size * weight, <double> link_chars / <double> size
-            line_start = line_end + 1
-            line_end = PyUnicode_FindChar(folded, 10, line_start, len(folded), 1)
-            if line_end < 0:
-                line_end = len(folded)
             if region or density > _max_link_density or length < _max_notice_chars \
                     and has_notice(folded, line_start, line_end) or linked_headline:
                 classes[index] = BAD
@@ -855,7 +893,7 @@ def page_paragraphs(list blocks, title, page_lang, single_language=False) -> lis
             else:
                 lang = None if bad else _block_language(text)
             paragraphs.append({"text": text, "type": kinds[index], "lang": lang, "boilerplate": bad,
-                               "hash": hash_of_key(keys[index])})
+                               "hash": hashes[index]})
     finally:
         free(classes)
     return paragraphs

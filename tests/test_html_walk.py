@@ -16,6 +16,9 @@ from parascout.udfs import html_text
 from tests.test_html_text import TEMPLATED_PAGE, real_pages
 
 FRENCH = "Fran\u00e7ais"
+#: newline-separated texts of 1-, 2-, 3- and 4-byte UTF-8 characters, across BLAKE2b's 128-byte blocks
+PROBE_LINES = "\n".join(character * size for character in ("a", "\u00e9", "\u4e2d", "\U0001f600")
+                         for size in (1, 31, 32, 33, 42, 43, 64, 65, 129))
 needs_compiled = pytest.mark.skipif(html_text.COMPILED is None,
                                     reason=f"compiled walk not in use: {html_text.WALK_ENGINE}")
 
@@ -149,14 +152,16 @@ def test_compiled_whitespace_collapse_is_str_split_and_join():
 
 
 @needs_compiled
-def test_compiled_key_hash_is_blake2b_of_the_key():
+def test_compiled_key_hashes_are_blake2b_of_the_keys():
     from hashlib import blake2b
 
-    texts = ["", "a", "\u00e9", "\udcff", "a\udcffb", "\U0001f600"]
+    every = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000)
+    texts = ["", "a", "\u00e9", "\udcff", "a\udcffb", "\U0001f600", "a_b c\n\n-x-\n", every, every[::-1], PROBE_LINES]
     texts += ["a" * size for size in (15, 16, 17, 127, 128, 129, 255, 256, 257, 1_000, 100_000)]
     texts += ["".join(chr(code) for code in range(start, start + 200)) for start in (32, 0x3a0, 0xd7c0, 0x1f5f0)]
     for text in texts:
-        assert html_text.COMPILED.key_hash(text) == blake2b(text.encode("utf-8", "ignore"), digest_size=8).hexdigest()
+        assert html_text.COMPILED.paragraph_key_hashes(text) == [
+            blake2b(key.encode("utf-8", "ignore"), digest_size=8).hexdigest() for key in html_text.paragraph_keys(text)]
 
 
 @needs_compiled
