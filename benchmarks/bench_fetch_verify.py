@@ -20,7 +20,7 @@ on the same pages in the same run: a before/after of a change to the walk. --cei
 HTML stage (Lexbor's parse, page CLD2, both; and Lexbor's own text() as a compiled walk's stand-in) beside the full
 pipeline, on the real pages and the first seed's sample archive: how fast the stage could be with no Python walk.
 Where the optional compiled walk (`make walk`, udfs.html_walk) is in use, the HTML stage is also timed with the
-Python walk and paragraph keys (the reference) in the same run, and the two walks alone on pre-parsed trees.
+Python walk, paragraph keys and paragraph step (the reference) in the same run, and the two walks alone on pre-parsed trees.
 """
 from __future__ import annotations
 
