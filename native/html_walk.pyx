@@ -1,15 +1,19 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""udfs.html_text.walk_page compiled: the same pass over a Lexbor tree, reading Lexbor's node structs directly.
+"""udfs.html_text.walk_page and page_paragraphs compiled: the same pass over a Lexbor tree, reading Lexbor's node
+structs directly, and the same paragraph step.
 
 An optional accelerator (`make walk`): udfs.html_text uses it only when it was built against the running
-selectolax version and agrees with the Python walk on a probe page; the Python walk is the reference, and
+selectolax version and agrees with the Python functions on probe pages; the Python ones are the reference, and
 tests/test_html_walk.py pins the two together on real CommonCrawl and sample-archive pages. What is rare or
 Python-shaped stays in Python through the same calls the Python walk makes: a tag met for the first time
-(`_tag_entry`), attribute dicts of links, images, <meta>, <base>, <html> (`LexborNode.attributes`), link
-resolution (`_resolve_link`, cached), link cues (`link_cue`), images and other elements' links
-(`Page.image` / `element_attributes`); anchors' links, their cues and text blocks follow `Page.link`,
-`Page.close_anchor` and `Page.add_block` here. Nothing here calls Lexbor or links to selectolax's library: selectolax's own .pxd gives
-LexborNode's layout, Lexbor's headers (from selectolax's source package, same version) the structs'.
+(`_tag_entry`), attribute dicts of <meta> and of elements with prefixed or (images) unusual attributes
+(`LexborNode.attributes`), link resolution (`_resolve_link`, cached), link cues (`link_cue`, `code_language`),
+image names (`_image_file_name`, cached), <meta>, <base>, <html> and frames (`Page.element_attributes`), block
+languages (CLD2). Anchors' links, cues and link budget, images, alternate <link>s, text blocks and the paragraph
+step's classes and hashes (BLAKE2b, as hashlib's) follow `Page.link`, `Page.close_anchor`, `Page.image`,
+`Page.element_attributes`, `Page.add_block` and `page_paragraphs` here. Nothing here calls Lexbor or links to
+selectolax's library: selectolax's own .pxd gives LexborNode's layout, Lexbor's headers (from selectolax's source
+package, same version) the structs'.
 """
 from cpython.ref cimport PyObject
 from cpython.unicode cimport (
@@ -89,6 +93,9 @@ DEF ANCHOR = 256
 DEF IMAGE = 512
 
 cdef object _resolve_link = None
+cdef object _image_file_name = None
+cdef object _code_language = None
+cdef Py_ssize_t _max_images = 0
 cdef object _link_cue = None
 cdef Py_ssize_t _max_cue_text_chars = 0
 cdef object _tag_entry = None
@@ -105,11 +112,13 @@ ANCHOR_ATTRIBUTES = ("href", "hreflang", "lang", "title")
 
 
 def configure(tag_entry, hinted, is_boilerplate_hint, chunk_tokens, flags: dict, anchor_attributes: tuple,
-              resolve_link, link_cue, max_cue_text_chars: int) -> None:
+              resolve_link, link_cue, max_cue_text_chars: int, image_file_name, code_language,
+              max_images: int) -> None:
     """Hand over udfs.html_text's helpers (no import back: html_text imports this module)."""
     global _tag_entry, _hinted, _is_boilerplate_hint, _chunk_tokens, _entries, _resolve_link, _link_cue
-    global _max_cue_text_chars
+    global _max_cue_text_chars, _image_file_name, _code_language, _max_images
     _resolve_link, _link_cue, _max_cue_text_chars = resolve_link, link_cue, max_cue_text_chars
+    _image_file_name, _code_language, _max_images = image_file_name, code_language, max_images
     expected = {"BLOCK": BLOCK, "HEADING": HEADING, "LIST_ITEM": LIST_ITEM, "ATTRIBUTED": ATTRIBUTED,
                 "SKIPPED": SKIPPED, "TITLE": TITLE, "FURNITURE": FURNITURE, "HINTED": HINTED, "ANCHOR": ANCHOR,
                 "IMAGE": IMAGE, "TEXT_NODE": TEXT_NODE, "FIRST_ELEMENT_ID": FIRST_ELEMENT_ID,
@@ -329,6 +338,30 @@ cdef class Budget:
         return True
 
 
+cdef add_image(page, list images, dict attributes):
+    """Page.image: an image's file name (html_text.image_file_name's narrowing and its cached _image_file_name),
+    kept while the page has fewer than MAX_IMAGES."""
+    src = attributes.get("src") or attributes.get("data-src")
+    if not src or (<str> src).strip().lower().startswith("data:"):
+        return
+    cdef str target = (<str> src).strip()
+    absolute = target.startswith("/") or target[:8].lower().startswith(("http://", "https://"))
+    name = _image_file_name("" if absolute else page.base_url or "", target)
+    if name and len(images) < _max_images:
+        images.append(name)
+
+
+cdef alternate_link(page, Budget budget, list links, dict link_cues, dict attributes):
+    """Page.element_attributes of a <link>: an alternate version's link (Page.link) and the language its hreflang
+    names."""
+    if "alternate" not in (attributes.get("rel") or "").lower():
+        return
+    cue = _code_language(attributes.get("hreflang"))
+    url = anchor_link(page, budget, links, attributes.get("href"))
+    if url is not None and cue:
+        link_cues.setdefault(url, cue)
+
+
 cdef object anchor_link(page, Budget budget, list links, object href):
     """Page.link(href) of an <a> (no cue): html_text.resolve_link's base narrowing, its cached _resolve_link, the
     page's link budget; the URL kept, or None."""
@@ -430,7 +463,8 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
     cdef list structure = page.structure
     cdef list chunks = page.chunks
     cdef list title_parts = page.title_parts
-    image, page_element_attributes = page.image, page.element_attributes
+    page_element_attributes = page.element_attributes
+    cdef list images = page.images
     cdef list links = page.links
     cdef dict link_cues = page.link_cues
     cdef Budget budget = Budget(page.link_budget)
@@ -528,10 +562,13 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                         elif flags & ATTRIBUTED:
                             if flags & IMAGE:
                                 attributes = element_attributes(node, parser, True)
-                                image(attributes)
+                                add_image(page, images, attributes)
                                 for anchor in anchors:
                                     if (<list> anchor)[3] is None:
                                         (<list> anchor)[3] = (attributes.get("src"), attributes.get("alt"))
+                            elif (<tuple> entry)[3] == "link":
+                                alternate_link(page, budget, links, link_cues,
+                                               element_attributes(node, parser, False))
                             else:  # may admit a link (Page.link): the budget is handed over and back
                                 name = (<tuple> entry)[3]
                                 attributes = (LexborNode.new(node, parser).attributes if name == "meta"

@@ -19,9 +19,10 @@ udfs.near_duplicates marks it later.
 Why one module (~670 lines): it is one pass over the Lexbor tree; the features, the paragraphs and the
 boilerplate rules read the same node state, and splitting the walk would cost a second traversal per page.
 
-walk_page and paragraph_keys are the reference; `make walk` compiles a twin of both (native/html_walk.pyx, the
-optional udfs.html_walk extension, ~2.3x faster walk) that html_features uses only when it is built for the
-running selectolax and gives the same results on PROBE_PAGES (WALK_ENGINE says which runs, and why).
+walk_page, paragraph_keys and page_paragraphs are the reference; `make walk` compiles a twin of each
+(native/html_walk.pyx, the optional udfs.html_walk extension) that html_features uses only when it is built for the
+running selectolax and gives the same results on PROBE_PAGES, PROBE_KEY_TEXT and PROBE_PARAGRAPHS (WALK_ENGINE says
+which runs, and why).
 """
 from __future__ import annotations
 
@@ -554,7 +555,7 @@ def compiled_extension() -> tuple[object | None, str]:
              "MAX_GOOD_LINK_DENSITY": MAX_GOOD_LINK_DENSITY}
     try:
         html_walk.configure(_tag_entry, _hinted, _is_boilerplate_hint, CHUNK_TOKENS, flags, ANCHOR_ATTRIBUTES,
-                            _resolve_link, link_cue, MAX_CUE_TEXT_CHARS)
+                            _resolve_link, link_cue, MAX_CUE_TEXT_CHARS, _image_file_name, code_language, MAX_IMAGES)
         html_walk.configure_paragraphs(NOTICE_PHRASES, _block_language, WHITESPACE, DENSE_SCRIPT_LANGS, rules)
         texts = [PROBE_KEY_TEXT]
         for html, url in PROBE_PAGES:
