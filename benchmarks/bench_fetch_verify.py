@@ -20,7 +20,7 @@ on the same pages in the same run: a before/after of a change to the walk. --cei
 HTML stage (Lexbor's parse, page CLD2, both; and Lexbor's own text() as a compiled walk's stand-in) beside the full
 pipeline, on the real pages and the first seed's sample archive: how fast the stage could be with no Python walk.
 Where the optional compiled walk (`make walk`, udfs.html_walk) is in use, the HTML stage is also timed with the
-Python walk and paragraph keys (the reference) in the same run, and the two walks alone on pre-parsed trees.
+Python walk, paragraph keys and paragraph step (the reference) in the same run, and the two walks alone on pre-parsed trees.
 """
 from __future__ import annotations
 
@@ -243,7 +243,7 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
         lang, _, _, single = html_text._cld2(" ".join(page.chunks))
         spent["page_cld2"] += time.process_time() - cpu
         cpu = time.process_time()
-        html_text.page_paragraphs(page.blocks, None, lang, single)
+        html_text.PAGE_PARAGRAPHS(page.blocks, None, lang, single)
         spent["paragraphs"] += time.process_time() - cpu
     total = sum(spent.values())
     return {"breakdown_walk": html_text.WALK_ENGINE, "breakdown_us_per_page": 1e6 * total / len(pages),
@@ -251,16 +251,17 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
 
 
 def python_walk_features(html: str, url: str | None) -> dict:
-    """html_features with the Python walk and paragraph keys (the reference) in place of the compiled ones: the
-    same-run baseline."""
+    """html_features with the Python walk, paragraph keys and paragraph step (the reference) in place of the compiled
+    ones: the same-run baseline."""
     from parascout.udfs import html_text
 
-    compiled = html_text.WALK, html_text.PARAGRAPH_KEYS
-    html_text.WALK, html_text.PARAGRAPH_KEYS = html_text.walk_page, html_text.paragraph_keys
+    compiled = html_text.WALK, html_text.PARAGRAPH_KEYS, html_text.PAGE_PARAGRAPHS
+    html_text.WALK, html_text.PARAGRAPH_KEYS, html_text.PAGE_PARAGRAPHS = (html_text.walk_page, html_text.paragraph_keys,
+                                                                           html_text.page_paragraphs)
     try:
         return html_text.html_features(html, url)
     finally:
-        html_text.WALK, html_text.PARAGRAPH_KEYS = compiled
+        html_text.WALK, html_text.PARAGRAPH_KEYS, html_text.PAGE_PARAGRAPHS = compiled
 
 
 def walk_rates(pages: list[tuple[str, str]], repeat: int) -> dict:

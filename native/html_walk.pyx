@@ -1,15 +1,19 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""udfs.html_text.walk_page compiled: the same pass over a Lexbor tree, reading Lexbor's node structs directly.
+"""udfs.html_text.walk_page and page_paragraphs compiled: the same pass over a Lexbor tree, reading Lexbor's node
+structs directly, and the same paragraph step.
 
 An optional accelerator (`make walk`): udfs.html_text uses it only when it was built against the running
-selectolax version and agrees with the Python walk on a probe page; the Python walk is the reference, and
+selectolax version and agrees with the Python functions on probe pages; the Python ones are the reference, and
 tests/test_html_walk.py pins the two together on real CommonCrawl and sample-archive pages. What is rare or
 Python-shaped stays in Python through the same calls the Python walk makes: a tag met for the first time
-(`_tag_entry`), attribute dicts of links, images, <meta>, <base>, <html> (`LexborNode.attributes`), link
-resolution (`_resolve_link`, cached), link cues (`link_cue`), images and other elements' links
-(`Page.image` / `element_attributes`); anchors' links, their cues and text blocks follow `Page.link`,
-`Page.close_anchor` and `Page.add_block` here. Nothing here calls Lexbor or links to selectolax's library: selectolax's own .pxd gives
-LexborNode's layout, Lexbor's headers (from selectolax's source package, same version) the structs'.
+(`_tag_entry`), attribute dicts of <meta> and of elements with prefixed or (images) unusual attributes
+(`LexborNode.attributes`), link resolution (`_resolve_link`, cached), link cues (`link_cue`, `code_language`),
+image names (`_image_file_name`, cached), <meta>, <base>, <html> and frames (`Page.element_attributes`), block
+languages (CLD2). Anchors' links, cues and link budget, images, alternate <link>s, text blocks and the paragraph
+step's classes and hashes (BLAKE2b, as hashlib's) follow `Page.link`, `Page.close_anchor`, `Page.image`,
+`Page.element_attributes`, `Page.add_block` and `page_paragraphs` here. Nothing here calls Lexbor or links to
+selectolax's library: selectolax's own .pxd gives LexborNode's layout, Lexbor's headers (from selectolax's source
+package, same version) the structs'.
 """
 from cpython.ref cimport PyObject
 from cpython.unicode cimport (
@@ -35,6 +39,10 @@ cdef extern from "lexbor/dom/interfaces/attr_const.h":
         LXB_DOM_ATTR_HREFLANG
         LXB_DOM_ATTR_LANG
         LXB_DOM_ATTR_TITLE
+        LXB_DOM_ATTR_SRC
+        LXB_DOM_ATTR_ALT
+        LXB_DOM_ATTR_REL
+        LXB_DOM_ATTR__LAST_ENTRY
 
 cdef extern from "lexbor/dom/interfaces/attr.h":
     ctypedef struct walk_attr "lxb_dom_attr_t":
@@ -84,6 +92,9 @@ DEF ANCHOR = 256
 DEF IMAGE = 512
 
 cdef object _resolve_link = None
+cdef object _image_file_name = None
+cdef object _code_language = None
+cdef Py_ssize_t _max_images = 0
 cdef object _link_cue = None
 cdef Py_ssize_t _max_cue_text_chars = 0
 cdef object _tag_entry = None
@@ -100,11 +111,13 @@ ANCHOR_ATTRIBUTES = ("href", "hreflang", "lang", "title")
 
 
 def configure(tag_entry, hinted, is_boilerplate_hint, chunk_tokens, flags: dict, anchor_attributes: tuple,
-              resolve_link, link_cue, max_cue_text_chars: int) -> None:
+              resolve_link, link_cue, max_cue_text_chars: int, image_file_name, code_language,
+              max_images: int) -> None:
     """Hand over udfs.html_text's helpers (no import back: html_text imports this module)."""
     global _tag_entry, _hinted, _is_boilerplate_hint, _chunk_tokens, _entries, _resolve_link, _link_cue
-    global _max_cue_text_chars
+    global _max_cue_text_chars, _image_file_name, _code_language, _max_images
     _resolve_link, _link_cue, _max_cue_text_chars = resolve_link, link_cue, max_cue_text_chars
+    _image_file_name, _code_language, _max_images = image_file_name, code_language, max_images
     expected = {"BLOCK": BLOCK, "HEADING": HEADING, "LIST_ITEM": LIST_ITEM, "ATTRIBUTED": ATTRIBUTED,
                 "SKIPPED": SKIPPED, "TITLE": TITLE, "FURNITURE": FURNITURE, "HINTED": HINTED, "ANCHOR": ANCHOR,
                 "IMAGE": IMAGE, "TEXT_NODE": TEXT_NODE, "FIRST_ELEMENT_ID": FIRST_ELEMENT_ID,
@@ -137,15 +150,68 @@ cdef inline bint ascii_space(const unsigned char *data, size_t length) noexcept 
     return True
 
 
+cdef extern from "Python.h":
+    void PyUnicode_WRITE(int kind, void *data, Py_ssize_t index, Py_UCS4 value) nogil
+
+
+cdef inline bint is_space(Py_UCS4 character) noexcept:
+    """str.isspace() of one character (Py_UNICODE_ISSPACE), its non-ASCII cases spelled out: the table call was
+    ~8% of the walk on real pages; tests/test_html_walk.py checks every code point."""
+    if character < 128:
+        return character == 32 or 9 <= character <= 13 or 28 <= character <= 31
+    if character < 0x1680:
+        return character == 0x85 or character == 0xa0
+    return (character == 0x1680 or 0x2000 <= character <= 0x200a or character == 0x2028 or character == 0x2029
+            or character == 0x202f or character == 0x205f or character == 0x3000)
+
+
+cdef str collapse_spaces(str text):
+    """" ".join(text.split()): runs of whitespace (str.split's, is_space) as one space, none at the ends."""
+    cdef Py_ssize_t size = len(text), index, kept = 0
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef void *buffer
+    cdef Py_UCS4 character
+    cdef bint gap = False, other_space = False  # other_space: whitespace other than ' ' met
+    if size == 0:
+        return ""
+    buffer = malloc(size * kind)
+    if buffer == NULL:
+        raise MemoryError()
+    try:
+        for index in range(size):
+            character = PyUnicode_READ(kind, data, index)
+            if is_space(character):
+                gap = True
+                other_space = other_space or character != 32
+            else:
+                if gap and kept:
+                    PyUnicode_WRITE(kind, buffer, kept, 32)
+                    kept += 1
+                gap = False
+                PyUnicode_WRITE(kind, buffer, kept, character)
+                kept += 1
+        if kept == size and not other_space:  # nothing dropped and no 'a\nb' -> 'a b'
+            return text
+        return PyUnicode_FromKindAndData(kind, buffer, kept)
+    finally:
+        free(buffer)
+
+
+def collapse_whitespace(str text) -> str:
+    """collapse_spaces, for the tests: " ".join(text.split())."""
+    return collapse_spaces(text)
+
+
 cdef str normalised(const unsigned char *raw, size_t length, str data):
     """" ".join(data.split()) of a text node's data; computed on its bytes when they are ASCII (most text is)."""
     cdef size_t index, kept = 0
     cdef unsigned char c
-    cdef bint gap = False
+    cdef bint gap = False, other_space = False  # other_space: whitespace other than ' ' met
     cdef char *buffer
     for index in range(length):
         if raw[index] >= 128:
-            return " ".join(data.split())
+            return collapse_spaces(data)
     buffer = <char *> malloc(length + 1)
     if buffer == NULL:
         raise MemoryError()
@@ -154,6 +220,7 @@ cdef str normalised(const unsigned char *raw, size_t length, str data):
             c = raw[index]
             if c == 32 or 9 <= c <= 13 or 28 <= c <= 31:
                 gap = True
+                other_space = other_space or c != 32
             else:
                 if gap and kept:
                     buffer[kept] = 32
@@ -161,7 +228,7 @@ cdef str normalised(const unsigned char *raw, size_t length, str data):
                 gap = False
                 buffer[kept] = c
                 kept += 1
-        if kept == length:
+        if kept == length and not other_space:  # nothing dropped and no 'a\nb' -> 'a b'
             return data
         return PyUnicode_DecodeASCII(buffer, kept, NULL)
     finally:
@@ -220,7 +287,92 @@ cdef dict anchor_attributes(lxb_dom_node_t *node, LexborHTMLParser parser):
     return attributes
 
 
-cdef object anchor_link(page, object admit, list links, object href):
+cdef dict element_attributes(lxb_dom_node_t *node, LexborHTMLParser parser, bint image):
+    """What html_text reads of an <img>, <link>, <base>, <html>, <area>, <frame> or <iframe> (src, alt, href, rel,
+    hreflang, lang) as LexborNode.attributes has them; the element's LexborNode.attributes itself when it has a
+    prefixed attribute, or, for an image (which may read data-src), an attribute outside Lexbor's static names."""
+    cdef walk_attr *attr = (<walk_element *> node).first_attr
+    cdef dict attributes = {}
+    cdef uintptr_t name
+    while attr != NULL:
+        name = attr.node.local_name
+        if attr.qualified_name != 0 or image and name >= LXB_DOM_ATTR__LAST_ENTRY:
+            return LexborNode.new(node, parser).attributes
+        if name == LXB_DOM_ATTR_SRC:
+            attributes["src"] = attribute_value(attr)
+        elif name == LXB_DOM_ATTR_ALT:
+            attributes["alt"] = attribute_value(attr)
+        elif name == LXB_DOM_ATTR_HREF:
+            attributes["href"] = attribute_value(attr)
+        elif name == LXB_DOM_ATTR_REL:
+            attributes["rel"] = attribute_value(attr)
+        elif name == LXB_DOM_ATTR_HREFLANG:
+            attributes["hreflang"] = attribute_value(attr)
+        elif name == LXB_DOM_ATTR_LANG:
+            attributes["lang"] = attribute_value(attr)
+        attr = attr.next
+    return attributes
+
+
+cdef class Budget:
+    """The page's LinkBudget (udfs.warc_record) kept in C during a walk: read at its start, written back before any
+    Python code that may admit a link runs (Page.element_attributes) and at its end."""
+    cdef object budget
+    cdef Py_ssize_t max_links, max_link_chars, max_total_chars, kept, chars, cut
+    cdef bint changed  # since the last read or write
+
+    def __init__(self, budget):
+        self.budget = budget
+        self.max_links, self.max_link_chars = budget.max_links, budget.max_link_chars
+        self.max_total_chars = budget.max_total_chars
+        self.read()
+
+    cdef read(self):
+        self.kept, self.chars, self.cut = self.budget.kept, self.budget.chars, self.budget.cut
+        self.changed = False
+
+    cdef write(self):
+        if self.changed:
+            self.budget.kept, self.budget.chars, self.budget.cut = self.kept, self.chars, self.cut
+            self.changed = False
+
+    cdef bint admit(self, str link) noexcept:
+        """LinkBudget.admit: whether the link fits; one that does not is counted in `cut`."""
+        cdef Py_ssize_t size = len(link)
+        self.changed = True
+        if size > self.max_link_chars or self.kept >= self.max_links or self.chars + size > self.max_total_chars:
+            self.cut += 1
+            return False
+        self.kept += 1
+        self.chars += size
+        return True
+
+
+cdef add_image(page, list images, dict attributes):
+    """Page.image: an image's file name (html_text.image_file_name's narrowing and its cached _image_file_name),
+    kept while the page has fewer than MAX_IMAGES."""
+    src = attributes.get("src") or attributes.get("data-src")
+    if not src or (<str> src).strip().lower().startswith("data:"):
+        return
+    cdef str target = (<str> src).strip()
+    absolute = target.startswith("/") or target[:8].lower().startswith(("http://", "https://"))
+    name = _image_file_name("" if absolute else page.base_url or "", target)
+    if name and len(images) < _max_images:
+        images.append(name)
+
+
+cdef alternate_link(page, Budget budget, list links, dict link_cues, dict attributes):
+    """Page.element_attributes of a <link>: an alternate version's link (Page.link) and the language its hreflang
+    names."""
+    if "alternate" not in (attributes.get("rel") or "").lower():
+        return
+    cue = _code_language(attributes.get("hreflang"))
+    url = anchor_link(page, budget, links, attributes.get("href"))
+    if url is not None and cue:
+        link_cues.setdefault(url, cue)
+
+
+cdef object anchor_link(page, Budget budget, list links, object href):
     """Page.link(href) of an <a> (no cue): html_text.resolve_link's base narrowing, its cached _resolve_link, the
     page's link budget; the URL kept, or None."""
     if not href:
@@ -236,10 +388,28 @@ cdef object anchor_link(page, object admit, list links, object href):
     elif target[:8].lower().startswith(("http://", "https://")):
         base = ""
     resolved = _resolve_link(base, target)
-    if resolved and admit((<tuple> resolved)[0]):
+    if resolved and budget.admit((<tuple> resolved)[0]):
         links.append(resolved)
         return (<tuple> resolved)[0]
     return None
+
+
+#: anchor text -> the language link_cue finds in it when the anchor has no other context (no hreflang, lang,
+#: title or image): most anchors; a memo in front of link_cue's own cache, cleared when it grows past MAX_TEXT_CUES
+cdef dict _text_cues = {}
+DEF MAX_TEXT_CUES = 65536
+
+
+cdef object text_cue(str text):
+    """link_cue(text)'s language, or None."""
+    cdef object found = _text_cues.get(text, _text_cues)
+    if found is _text_cues:
+        cue = _link_cue(text)
+        found = cue.lang if cue else None
+        if len(_text_cues) >= MAX_TEXT_CUES:
+            _text_cues.clear()
+        _text_cues[text] = found
+    return found
 
 
 cdef close_anchor(dict link_cues, list anchor):
@@ -253,8 +423,14 @@ cdef close_anchor(dict link_cues, list anchor):
     image_src = image_alt = None
     if anchor[3] is not None and not text.strip():
         image_src, image_alt = anchor[3]
-    cue = _link_cue(text[:_max_cue_text_chars], hreflang=attributes.get("hreflang"), lang=attributes.get("lang"),
-                    title=attributes.get("title"), image_alt=image_alt, image=image_src)
+    hreflang, lang, title = attributes.get("hreflang"), attributes.get("lang"), attributes.get("title")
+    if not (hreflang or lang or title or image_src or image_alt):  # link_cue then reads the text alone
+        found = text_cue(text[:_max_cue_text_chars]) if text else None
+        if found:
+            link_cues.setdefault(url, found)
+        return
+    cue = _link_cue(text[:_max_cue_text_chars], hreflang=hreflang, lang=lang, title=title, image_alt=image_alt,
+                    image=image_src)
     if cue:
         link_cues.setdefault(url, cue.lang)
 
@@ -272,7 +448,7 @@ cdef class Blocks:
 
     cdef add(self, list pieces, str kind, Py_ssize_t link_chars, bint region):
         """Page.add_block: counted always, kept while the kept text stays within max_text_chars (cut there)."""
-        cdef str text = " ".join("".join(pieces).split())
+        cdef str text = collapse_spaces("".join(pieces))
         cdef Py_ssize_t room = self.max_text_chars - self.kept_chars
         self.block_count += 1
         if len(text) > room:
@@ -297,10 +473,11 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
     cdef list structure = page.structure
     cdef list chunks = page.chunks
     cdef list title_parts = page.title_parts
-    image, element_attributes = page.image, page.element_attributes
+    page_element_attributes = page.element_attributes
+    cdef list images = page.images
     cdef list links = page.links
     cdef dict link_cues = page.link_cues
-    admit = page.link_budget.admit
+    cdef Budget budget = Budget(page.link_budget)
     cdef Blocks blocks = Blocks(page, max_text_chars)
     cdef list entries = _entries
     cdef tuple chunk_tokens = _chunk_tokens
@@ -390,17 +567,25 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                                 items += 1
                         if flags & ANCHOR:
                             attributes = anchor_attributes(node, parser)
-                            anchors.append([anchor_link(page, admit, links, attributes.get("href")), attributes, [],
+                            anchors.append([anchor_link(page, budget, links, attributes.get("href")), attributes, [],
                                             None])
                         elif flags & ATTRIBUTED:
-                            attributes = LexborNode.new(node, parser).attributes
                             if flags & IMAGE:
-                                image(attributes)
+                                attributes = element_attributes(node, parser, True)
+                                add_image(page, images, attributes)
                                 for anchor in anchors:
                                     if (<list> anchor)[3] is None:
                                         (<list> anchor)[3] = (attributes.get("src"), attributes.get("alt"))
-                            else:
-                                element_attributes((<tuple> entry)[3], attributes)
+                            elif (<tuple> entry)[3] == "link":
+                                alternate_link(page, budget, links, link_cues,
+                                               element_attributes(node, parser, False))
+                            else:  # may admit a link (Page.link): the budget is handed over and back
+                                name = (<tuple> entry)[3]
+                                attributes = (LexborNode.new(node, parser).attributes if name == "meta"
+                                              else element_attributes(node, parser, False))
+                                budget.write()
+                                page_element_attributes(name, attributes)
+                                budget.read()
                         if flags & SKIPPED:
                             skip += 1
                             if flags & TITLE:
@@ -457,6 +642,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
         if pieces:
             blocks.add(pieces, piece_type, piece_links, piece_region)
         blocks.write(page)
+        budget.write()
     finally:
         free(stack)
 
@@ -499,3 +685,262 @@ cdef inline bint word_character(Py_UCS4 character) noexcept:
     if character < 128:
         return (48 <= character <= 57) or (65 <= character <= 90) or (97 <= character <= 122)
     return Py_UNICODE_ISALNUM(character)
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object)
+    Py_ssize_t PyUnicode_FindChar(object, Py_UCS4, Py_ssize_t, Py_ssize_t, int) except -2
+    Py_ssize_t PyUnicode_Find(object, object, Py_ssize_t, Py_ssize_t, int) except -2
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* BLAKE2b (RFC 7693) with an 8-byte digest and no key: hashlib.blake2b(data, digest_size=8) */
+    static const uint64_t walk_blake2b_iv[8] = {
+        0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL, 0x3c6ef372fe94f82bULL, 0xa54ff53a5f1d36f1ULL,
+        0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL, 0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL};
+    static const uint8_t walk_blake2b_sigma[12][16] = {
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
+        {11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4}, {7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8},
+        {9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13}, {2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9},
+        {12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11}, {13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10},
+        {6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5}, {10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0},
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3}};
+    static inline uint64_t walk_rotr64(uint64_t word, unsigned bits) { return (word >> bits) | (word << (64 - bits)); }
+    #define WALK_G(a, b, c, d, x, y) do { \\
+        v[a] = v[a] + v[b] + (x); v[d] = walk_rotr64(v[d] ^ v[a], 32); v[c] = v[c] + v[d]; \\
+        v[b] = walk_rotr64(v[b] ^ v[c], 24); v[a] = v[a] + v[b] + (y); v[d] = walk_rotr64(v[d] ^ v[a], 16); \\
+        v[c] = v[c] + v[d]; v[b] = walk_rotr64(v[b] ^ v[c], 63); } while (0)
+    static void walk_blake2b_compress(uint64_t h[8], const unsigned char *block, uint64_t counter, int last) {
+        uint64_t m[16], v[16];
+        int i, j, round;
+        for (i = 0; i < 16; i++) {
+            m[i] = 0;
+            for (j = 0; j < 8; j++) m[i] |= (uint64_t) block[8 * i + j] << (8 * j);
+        }
+        for (i = 0; i < 8; i++) { v[i] = h[i]; v[i + 8] = walk_blake2b_iv[i]; }
+        v[12] ^= counter;  /* the counter's high word stays 0 below 2^64 bytes */
+        if (last) v[14] = ~v[14];
+        for (round = 0; round < 12; round++) {
+            const uint8_t *s = walk_blake2b_sigma[round];
+            WALK_G(0, 4, 8, 12, m[s[0]], m[s[1]]); WALK_G(1, 5, 9, 13, m[s[2]], m[s[3]]);
+            WALK_G(2, 6, 10, 14, m[s[4]], m[s[5]]); WALK_G(3, 7, 11, 15, m[s[6]], m[s[7]]);
+            WALK_G(0, 5, 10, 15, m[s[8]], m[s[9]]); WALK_G(1, 6, 11, 12, m[s[10]], m[s[11]]);
+            WALK_G(2, 7, 8, 13, m[s[12]], m[s[13]]); WALK_G(3, 4, 9, 14, m[s[14]], m[s[15]]);
+        }
+        for (i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
+    }
+    /* the 16 lower-case hex characters of blake2b(data, digest_size=8) */
+    static void walk_blake2b_8_hex(const unsigned char *data, size_t length, char *out) {
+        static const char hex[] = "0123456789abcdef";
+        uint64_t h[8], counter = 0;
+        unsigned char block[128];
+        int i;
+        for (i = 0; i < 8; i++) h[i] = walk_blake2b_iv[i];
+        h[0] ^= 0x01010000ULL ^ 8;
+        while (length > 128) {
+            counter += 128;
+            walk_blake2b_compress(h, data, counter, 0);
+            data += 128;
+            length -= 128;
+        }
+        memset(block, 0, sizeof(block));
+        if (length) memcpy(block, data, length);
+        counter += length;
+        walk_blake2b_compress(h, block, counter, 1);
+        for (i = 0; i < 8; i++) {
+            unsigned char byte = (unsigned char) (h[0] >> (8 * i));
+            out[2 * i] = hex[byte >> 4];
+            out[2 * i + 1] = hex[byte & 15];
+        }
+    }
+    """
+    void walk_blake2b_8_hex(const unsigned char *data, size_t length, char *out) noexcept nogil
+
+
+def paragraph_key_hashes(str folded) -> list:
+    """[blake2b(key.encode("utf-8", "ignore"), digest_size=8).hexdigest() for key in paragraph_keys(folded)], with no
+    key made: each key's UTF-8 bytes are written and hashed as the text is scanned."""
+    cdef Py_ssize_t size = len(folded), index, length = 0
+    cdef int kind = PyUnicode_KIND(folded)
+    cdef void *data = PyUnicode_DATA(folded)
+    cdef Py_UCS4 character
+    cdef unsigned int code
+    cdef bint gap = False
+    cdef list hashes = []
+    cdef char out[16]
+    cdef unsigned char *line = <unsigned char *> malloc(size * 4 + 1)
+    if line == NULL:
+        raise MemoryError()
+    try:
+        for index in range(size):
+            character = PyUnicode_READ(kind, data, index)
+            if character == 10:  # '\n'
+                walk_blake2b_8_hex(line, length, out)
+                hashes.append(PyUnicode_DecodeASCII(out, 16, NULL))
+                length, gap = 0, False
+            elif word_character(character):  # never a surrogate
+                if gap and length:
+                    line[length] = 32
+                    length += 1
+                gap = False
+                code = character
+                if code < 0x80:
+                    line[length] = code
+                    length += 1
+                elif code < 0x800:
+                    line[length] = 0xc0 | (code >> 6)
+                    line[length + 1] = 0x80 | (code & 0x3f)
+                    length += 2
+                elif code < 0x10000:
+                    line[length] = 0xe0 | (code >> 12)
+                    line[length + 1] = 0x80 | ((code >> 6) & 0x3f)
+                    line[length + 2] = 0x80 | (code & 0x3f)
+                    length += 3
+                else:
+                    line[length] = 0xf0 | (code >> 18)
+                    line[length + 1] = 0x80 | ((code >> 12) & 0x3f)
+                    line[length + 2] = 0x80 | ((code >> 6) & 0x3f)
+                    line[length + 3] = 0x80 | (code & 0x3f)
+                    length += 4
+            else:
+                gap = True
+        walk_blake2b_8_hex(line, length, out)
+        hashes.append(PyUnicode_DecodeASCII(out, 16, NULL))
+    finally:
+        free(line)
+    return hashes
+
+
+# udfs.html_text's paragraph rules (set by configure_paragraphs)
+cdef tuple _notice_phrases = ()
+cdef object _block_language = None
+cdef object _whitespace = None
+cdef object _dense_script_langs = frozenset()
+cdef Py_ssize_t _short_chars = 0, _good_chars = 0, _max_notice_chars = 0, _min_lang_chars = 0
+cdef double _max_link_density = 0.0, _max_good_link_density = 0.0
+
+# justext's classes of a block
+DEF BAD = 0
+DEF SHORT = 1
+DEF NEAR_GOOD = 2
+DEF GOOD = 3
+
+
+def configure_paragraphs(notice_phrases: tuple, block_language, whitespace, dense_script_langs: frozenset,
+                         rules: dict) -> None:
+    """Hand over udfs.html_text's paragraph helpers and thresholds (page_paragraphs' rules)."""
+    global _notice_phrases, _block_language, _whitespace, _dense_script_langs, _short_chars, _good_chars
+    global _max_notice_chars, _min_lang_chars, _max_link_density, _max_good_link_density
+    if any("\n" in phrase or not phrase for phrase in notice_phrases):
+        raise ValueError("a notice phrase is empty or spans two texts")
+    _notice_phrases, _block_language, _whitespace = notice_phrases, block_language, whitespace
+    _dense_script_langs = dense_script_langs
+    _short_chars, _good_chars = rules["SHORT_CHARS"], rules["GOOD_CHARS"]
+    _max_notice_chars, _min_lang_chars = rules["MAX_NOTICE_CHARS"], rules["MIN_LANG_CHARS"]
+    _max_link_density, _max_good_link_density = rules["MAX_LINK_DENSITY"], rules["MAX_GOOD_LINK_DENSITY"]
+
+
+cdef bint has_notice(str folded, Py_ssize_t start, Py_ssize_t end) except -1:
+    """Whether folded[start:end] (one text) holds a notice phrase: html_text.notice_lines for that text alone."""
+    for phrase in _notice_phrases:
+        if PyUnicode_Find(folded, phrase, start, end, 1) >= 0:
+            return True
+    return False
+
+
+cdef void nearest_decided(const int *classes, int *nearest, Py_ssize_t count, bint backwards) noexcept:
+    """html_text._nearest_decided: the class of the nearest good/bad block before each in the order (bad at the edge)."""
+    cdef Py_ssize_t step, i
+    cdef int seen = BAD
+    for step in range(count):
+        i = count - 1 - step if backwards else step
+        nearest[i] = seen
+        if classes[i] == GOOD or classes[i] == BAD:
+            seen = classes[i]
+
+
+cdef void resolve_classes(int *classes, const bint *headings, const bint *titles, int *final,
+                          int *before, int *after, Py_ssize_t count) noexcept:
+    """html_text._resolve_classes: the headline rules, then justext's context pass (into final)."""
+    cdef Py_ssize_t i
+    nearest_decided(classes, after, count, True)
+    for i in range(count):
+        if classes[i] != BAD and (titles[i] or headings[i] and after[i] == GOOD):
+            classes[i] = GOOD
+    nearest_decided(classes, before, count, False)
+    nearest_decided(classes, after, count, True)
+    for i in range(count):
+        final[i] = classes[i]
+        if classes[i] == SHORT:
+            final[i] = GOOD if before[i] == GOOD and after[i] == GOOD else BAD
+        elif classes[i] == NEAR_GOOD:
+            final[i] = BAD if before[i] == BAD and after[i] == BAD else GOOD
+
+
+def page_paragraphs(list blocks, title, page_lang, single_language=False) -> list:
+    """udfs.html_text.page_paragraphs: the same paragraph structs (text, type, lang, boilerplate, hash)."""
+    if _block_language is None:
+        raise RuntimeError("html_walk.configure_paragraphs() was not called")
+    cdef Py_ssize_t count = len(blocks), index, size, length, link_chars
+    if not count:
+        return []
+    cdef list texts = [block[0] for block in blocks]
+    cdef str folded = "\n".join(texts).casefold()
+    cdef list hashes = paragraph_key_hashes(folded)
+    cdef Py_ssize_t line_start = 0, line_end = -1  # of the text `index` in folded, found as the loop reaches it
+    cdef str title_key = paragraph_keys(_whitespace.sub(" ", title).casefold())[0] if title else ""
+    cdef Py_ssize_t weight = 3 if page_lang in _dense_script_langs else 1
+    cdef int *classes = <int *> malloc(count * 4 * sizeof(int) + count * 2 * sizeof(bint))
+    if classes == NULL:
+        raise MemoryError()
+    cdef int *final = classes + count
+    cdef int *before = classes + 2 * count
+    cdef int *after = classes + 3 * count
+    cdef bint *headings = <bint *> (classes + 4 * count)
+    cdef bint *titles = headings + count
+    cdef list kinds = []
+    cdef double density
+    cdef bint linked_headline = False
+    cdef tuple block
+    cdef list paragraphs = []
+    try:
+        for index in range(count):
+            block = blocks[index]
+            text, kind, link_chars, region = block
+            line_start = line_end + 1
+            line_end = PyUnicode_FindChar(folded, 10, line_start, len(folded), 1)
+            if line_end < 0:
+                line_end = len(folded)
+            if kind == "heading" and title_key and paragraph_keys(folded[line_start:line_end])[0] in title_key:
+                kind = "title"
+            kinds.append(kind)
+            headings[index], titles[index] = kind == "heading", kind == "title"
+            size = len(text)
+            if size == 0:
+                raise ZeroDivisionError("division by zero")
+            length, density = size * weight, <double> link_chars / <double> size
+            if region or density > _max_link_density or length < _max_notice_chars \
+                    and has_notice(folded, line_start, line_end) or linked_headline:
+                classes[index] = BAD
+            elif length < _short_chars:
+                classes[index] = SHORT
+            elif length >= _good_chars and density <= _max_good_link_density:
+                classes[index] = GOOD
+            else:
+                classes[index] = NEAR_GOOD
+            linked_headline = headings[index] and density > _max_link_density
+        resolve_classes(classes, headings, titles, final, before, after, count)
+        for index in range(count):
+            text = texts[index]
+            bad = final[index] != GOOD
+            if single_language:
+                lang = page_lang if len(text) >= _min_lang_chars else None
+            else:
+                lang = None if bad else _block_language(text)
+            paragraphs.append({"text": text, "type": kinds[index], "lang": lang, "boilerplate": bad,
+                               "hash": hashes[index]})
+    finally:
+        free(classes)
+    return paragraphs

@@ -1,6 +1,7 @@
-"""udfs.html_walk (the optional compiled walk and paragraph keys, `make walk`): the same Page state as
+"""udfs.html_walk (the optional compiled walk, paragraph keys and paragraph step, `make walk`): the same Page state as
 udfs.html_text.walk_page, the reference, on real CommonCrawl pages and sample-archive pages, the same keys as
-paragraph_keys on every Unicode character; and the fallback to the Python functions."""
+paragraph_keys on every Unicode character, the same paragraphs as page_paragraphs (hashes: blake2b's); and the
+fallback to the Python functions."""
 from __future__ import annotations
 
 import importlib
@@ -14,6 +15,10 @@ from native import build_html_walk
 from parascout.udfs import html_text
 from tests.test_html_text import TEMPLATED_PAGE, real_pages
 
+FRENCH = "Fran\u00e7ais"
+#: newline-separated texts of 1-, 2-, 3- and 4-byte UTF-8 characters, across BLAKE2b's 128-byte blocks
+PROBE_LINES = "\n".join(character * size for character in ("a", "\u00e9", "\u4e2d", "\U0001f600")
+                         for size in (1, 31, 32, 33, 42, 43, 64, 65, 129))
 needs_compiled = pytest.mark.skipif(html_text.COMPILED is None,
                                     reason=f"compiled walk not in use: {html_text.WALK_ENGINE}")
 
@@ -50,6 +55,20 @@ def test_compiled_walk_agrees_on_real_commoncrawl_pages(shared_data, max_text_ch
     "<a href='/y' xml:lang='fr' hreflang='de' lang='it' title='T'>link</a><a>no href</a>"),
     ("<html><head><title>a</title><title>b</title></head><body><svg><a href='/svg'><text>s</text></a></svg>"
     "<math><mi>x</mi></math><a href='/img'><img alt='Deutsch' src='de.png'></a></body></html>"),
+
+    # attributes read from Lexbor's structs (static names) or through LexborNode.attributes (data-src, name, xml:)
+    ("<html lang='is' dir='ltr'><head><base href='/sub/' target='_top'><meta name='description' content='d'>"
+     "<link rel='alternate' hreflang='de' href='/de/' page='2'><link rel='Alternate' lang='fr' href='fr/'></head>"
+     "<body><a href='x'><img data-src='/lazy/de.png' alt='Deutsch'></a><img src='/a.png' data-src='/b.png'>"
+     "<img src='/c.png' srcset='c2.png 2x' loading='lazy'><img xml:lang='x' src='/d.png'><img alt='no src'>"
+     "<map><area href='/area' alt='a'></map><iframe src='/frame' loading='lazy'></iframe><img src=''></body></html>"),
+    # one whitespace character other than ' ' between words (ASCII and not): 'a b' in chunks, as str.split makes it
+    "<p>a\nb</p><p>c\td e\u00a0f\u3000g</p><b>x\ny\u00e9</b><i>\u00e9\u2003\u00e9</i>",
+    # past the link budget (2,000 links), with <link>/<iframe> links (admitted by the Python Page.link) in between,
+    # repeated anchor texts (the cue memo) and empty or present hreflang / lang / title
+    "".join(f"<a href='/p{i}'>{('Deutsch', 'English', 'x', '')[i % 4]}</a><link rel='alternate' hreflang='fr' "
+            f"href='/fr{i}'><iframe src='/f{i}'></iframe><a href='/q{i}' hreflang='' title='{FRENCH * (i % 2)}'>"
+            "de</a>" for i in range(1_100)),
 ])
 def test_compiled_walk_agrees_on_broken_deep_and_odd_pages(html):
     for python, compiled in walk_states([("https://example.org/a/b.html", html)], 3_000):
@@ -66,6 +85,83 @@ def test_compiled_walk_agrees_on_sample_archive_pages(tmp_path):
     differing = [url for (url, _), (python, compiled) in zip(pages, walk_states(pages, html_text.MAX_TEXT_CHARS))
                  if python != compiled]
     assert not differing
+    assert paragraphs_differing(pages) == []
+
+
+def paragraph_cases(pages: list[tuple[str, str]]) -> list[tuple]:
+    """page_paragraphs' arguments for each page as html_features calls it, and with the other language rule (one
+    language for the page, or one per block) and a dense-script page language, so every rule runs."""
+    cases = []
+    for url, html in pages:
+        page = html_text.Page(url)
+        html_text.walk_page(html_text.parse_tops(html), page, html_text.MAX_TEXT_CHARS)
+        title = html_text.WHITESPACE.sub(" ", "".join(page.title_parts)).strip() or None
+        lang, _, _, single = html_text._cld2(" ".join(page.chunks))
+        cases += [(page.blocks, title, lang, single), (page.blocks, title, lang, not single),
+                  (page.blocks, None, "zho", False)]
+    return cases
+
+
+def paragraphs_differing(pages: list[tuple[str, str]]) -> list[int]:
+    """Indexes of the paragraph_cases where the compiled page_paragraphs differs from the Python one."""
+    cases = paragraph_cases(pages)
+    return [index for index, case in enumerate(cases)
+            if html_text.COMPILED.page_paragraphs(*case) != html_text.page_paragraphs(*case)]
+
+
+@needs_compiled
+def test_compiled_page_paragraphs_agree_on_real_commoncrawl_pages(shared_data):
+    pages = real_pages(shared_data)
+    cases = paragraph_cases(pages)
+    assert sum(len(case[0]) for case in cases) > 1_000
+    paragraphs = [paragraph for case in cases for paragraph in html_text.page_paragraphs(*case)]
+    assert {paragraph["type"] for paragraph in paragraphs} == set(html_text.PARAGRAPH_TYPES)
+    assert {paragraph["boilerplate"] for paragraph in paragraphs} == {True, False}
+    assert paragraphs_differing(pages) == []
+
+
+@needs_compiled
+@pytest.mark.parametrize("blocks", [
+    [], [("x", "text", 0, False)], [("Menu", "heading", 4, False), ("teaser " * 20, "text", 0, False)],
+    [("\u00a9 2024 all rights reserved", "text", 0, False), ("cookie " * 80, "text", 0, False),
+     ("A \udcff lone surrogate and \u00df", "list_item", 3, True), ("\u4e2d\u6587" * 30, "text", 200, False)],
+])
+def test_compiled_page_paragraphs_agree_on_edge_cases(blocks):
+    for title, lang, single in [(None, None, False), ("Menu", "eng", True), (" menu  ", "jpn", False)]:
+        assert html_text.COMPILED.page_paragraphs(blocks, title, lang, single) == \
+            html_text.page_paragraphs(blocks, title, lang, single)
+
+
+@needs_compiled
+def test_compiled_page_paragraphs_fail_like_the_python_ones_on_an_empty_block():
+    with pytest.raises(ZeroDivisionError):
+        html_text.page_paragraphs([("", "text", 0, False)], None, None)
+    with pytest.raises(ZeroDivisionError):
+        html_text.COMPILED.page_paragraphs([("", "text", 0, False)], None, None)
+
+
+@needs_compiled
+def test_compiled_whitespace_collapse_is_str_split_and_join():
+    every = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000)
+    spaces = [character for character in every if character.isspace()]
+    texts = [every, "", " ", "a\nb", "\u00e9\u00a0\u00e9", "\U0001f600\u3000x ", " \udcff  y"]
+    texts += [f"{left}{space}{right}" for space in spaces for left, right in (("a", "b"), ("\u00e9", "\u4e2d"), ("", "x"))]
+    texts += ["".join(spaces) + "z" + "".join(spaces)]
+    for text in texts:
+        assert html_text.COMPILED.collapse_whitespace(text) == " ".join(text.split())
+
+
+@needs_compiled
+def test_compiled_key_hashes_are_blake2b_of_the_keys():
+    from hashlib import blake2b
+
+    every = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000)
+    texts = ["", "a", "\u00e9", "\udcff", "a\udcffb", "\U0001f600", "a_b c\n\n-x-\n", every, every[::-1], PROBE_LINES]
+    texts += ["a" * size for size in (15, 16, 17, 127, 128, 129, 255, 256, 257, 1_000, 100_000)]
+    texts += ["".join(chr(code) for code in range(start, start + 200)) for start in (32, 0x3a0, 0xd7c0, 0x1f5f0)]
+    for text in texts:
+        assert html_text.COMPILED.paragraph_key_hashes(text) == [
+            blake2b(key.encode("utf-8", "ignore"), digest_size=8).hexdigest() for key in html_text.paragraph_keys(text)]
 
 
 @needs_compiled
@@ -86,6 +182,7 @@ def test_html_features_are_the_same_with_either_walk(monkeypatch):
     compiled = [html_text.html_features(html, url) for html, url in pages]
     monkeypatch.setattr(html_text, "WALK", html_text.walk_page)
     monkeypatch.setattr(html_text, "PARAGRAPH_KEYS", html_text.paragraph_keys)
+    monkeypatch.setattr(html_text, "PAGE_PARAGRAPHS", html_text.page_paragraphs)
     assert [html_text.html_features(html, url) for html, url in pages] == compiled
 
 
@@ -112,6 +209,16 @@ def test_a_compiled_walk_for_another_selectolax_or_that_disagrees_is_not_used(mo
     monkeypatch.setattr(html_walk, "paragraph_keys", lambda folded: folded.split("\n"))
     compiled, why = html_text.compiled_extension()
     assert compiled is None and "paragraph keys disagree" in why
+    monkeypatch.undo()
+
+    page_paragraphs = html_walk.page_paragraphs
+
+    def no_boilerplate(*arguments):
+        return [{**paragraph, "boilerplate": False} for paragraph in page_paragraphs(*arguments)]
+
+    monkeypatch.setattr(html_walk, "page_paragraphs", no_boilerplate)
+    compiled, why = html_text.compiled_extension()
+    assert compiled is None and "paragraphs disagree" in why
 
 
 def test_a_built_extension_is_in_use():

@@ -19,9 +19,10 @@ udfs.near_duplicates marks it later.
 Why one module (~670 lines): it is one pass over the Lexbor tree; the features, the paragraphs and the
 boilerplate rules read the same node state, and splitting the walk would cost a second traversal per page.
 
-walk_page and paragraph_keys are the reference; `make walk` compiles a twin of both (native/html_walk.pyx, the
-optional udfs.html_walk extension, ~2.3x faster walk) that html_features uses only when it is built for the
-running selectolax and gives the same results on PROBE_PAGES (WALK_ENGINE says which runs, and why).
+walk_page, paragraph_keys and page_paragraphs are the reference; `make walk` compiles a twin of each
+(native/html_walk.pyx, the optional udfs.html_walk extension) that html_features uses only when it is built for the
+running selectolax and gives the same results on PROBE_PAGES, PROBE_KEY_TEXT and PROBE_PARAGRAPHS (WALK_ENGINE says
+which runs, and why).
 """
 from __future__ import annotations
 
@@ -83,6 +84,8 @@ SHORT_CHARS, GOOD_CHARS = 25, 70
 #: above this share of characters inside links a block is a link list; a good block has at most the second
 #: (higher than justext's 0.2: encyclopaedia-style prose links many of its words)
 MAX_LINK_DENSITY, MAX_GOOD_LINK_DENSITY = 0.75, 0.5
+#: a block holding a cookie/copyright notice phrase is boilerplate below this length (weighted like SHORT_CHARS)
+MAX_NOTICE_CHARS = 400
 DENSE_SCRIPT_LANGS = frozenset({"zho", "jpn", "kor", "tha", "yue", "lzh"})
 CLD2_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 WHITESPACE = re.compile(r"\s+")
@@ -515,6 +518,22 @@ PROBE_PAGES = (
 PROBE_KEY_TEXT = "a_b--c\u0663\u00b2\u2167 x\n\u3000\u4e2d\u6587\u0300\u00a0\n\n \u0915\u093f\u200d\r\u2028z \u00bd"
 
 
+#: page_paragraphs' arguments that exercise every rule (title, notice, link density, classes and their context,
+#: dense scripts, one language or a language per block): a compiled page_paragraphs must give the same paragraphs
+PROBE_PARAGRAPHS = (
+    ([("Die Seite", "heading", 0, False), ("Am 1. Mai", "text", 0, False),
+      ("Ein langer Absatz mit genug Text, um als guter Text zu gelten, und noch etwas mehr davon.", "text", 9, False),
+      ("Alles Links hier", "heading", 16, False), ("Ein Anriss mit genug Text für einen guten Absatz, aber verlinkt",
+                                                   "text", 0, False),
+      ("\u00a9 2024 Copyright", "text", 0, False), ("Menü", "list_item", 4, True), ("kurz", "text", 0, False),
+      ("mittellang, doch nicht ganz gut genug x", "text", 30, False), ("Überschrift", "heading", 0, False),
+      ("Ein weiterer langer Absatz mit genug Text, um als guter Text zu gelten, Ende.", "text", 0, False),
+      ("A_b \u00e9t\u00e9 \u4e2d", "text", 0, False)], " Die  Seite ", "deu", False),
+    ([("\u4e2d\u6587\u6bb5\u843d" * 6, "text", 0, False), ("\u4e2d" * 10, "text", 0, False)], None, "zho", True),
+    ([], "t", None, False),
+)
+
+
 def compiled_extension() -> tuple[object | None, str]:
     """(the udfs.html_walk module, a description) when that optional extension (`make walk`) is built for the running
     selectolax and agrees with walk_page and paragraph_keys on PROBE_PAGES and PROBE_KEY_TEXT; else (None, why
@@ -531,9 +550,13 @@ def compiled_extension() -> tuple[object | None, str]:
     flags = {"BLOCK": BLOCK, "HEADING": HEADING, "LIST_ITEM": LIST_ITEM, "ATTRIBUTED": ATTRIBUTED, "SKIPPED": SKIPPED,
              "TITLE": TITLE, "FURNITURE": FURNITURE, "HINTED": HINTED, "ANCHOR": ANCHOR, "IMAGE": IMAGE,
              "TEXT_NODE": TEXT_NODE, "FIRST_ELEMENT_ID": FIRST_ELEMENT_ID, "MAX_STATIC_TAG_ID": MAX_STATIC_TAG_ID}
+    rules = {"SHORT_CHARS": SHORT_CHARS, "GOOD_CHARS": GOOD_CHARS, "MAX_NOTICE_CHARS": MAX_NOTICE_CHARS,
+             "MIN_LANG_CHARS": MIN_LANG_CHARS, "MAX_LINK_DENSITY": MAX_LINK_DENSITY,
+             "MAX_GOOD_LINK_DENSITY": MAX_GOOD_LINK_DENSITY}
     try:
         html_walk.configure(_tag_entry, _hinted, _is_boilerplate_hint, CHUNK_TOKENS, flags, ANCHOR_ATTRIBUTES,
-                            _resolve_link, link_cue, MAX_CUE_TEXT_CHARS)
+                            _resolve_link, link_cue, MAX_CUE_TEXT_CHARS, _image_file_name, code_language, MAX_IMAGES)
+        html_walk.configure_paragraphs(NOTICE_PHRASES, _block_language, WHITESPACE, DENSE_SCRIPT_LANGS, rules)
         texts = [PROBE_KEY_TEXT]
         for html, url in PROBE_PAGES:
             python_page, compiled_page = Page(url), Page(url)
@@ -544,6 +567,8 @@ def compiled_extension() -> tuple[object | None, str]:
             texts.append("\n".join(block[0] for block in python_page.blocks).casefold())
         if any(html_walk.paragraph_keys(text) != paragraph_keys(text) for text in texts):
             return None, "udfs/html_walk's paragraph keys disagree with paragraph_keys: rebuild it with `make walk`"
+        if any(html_walk.page_paragraphs(*case) != page_paragraphs(*case) for case in PROBE_PARAGRAPHS):
+            return None, "udfs/html_walk's paragraphs disagree with page_paragraphs: rebuild it with `make walk`"
     except Exception as error:  # noqa: BLE001 - a broken build falls back, and says why
         return None, f"udfs/html_walk failed on a probe page ({error!r}): rebuild it with `make walk`"
     return html_walk, f"compiled (selectolax {html_walk.SELECTOLAX_VERSION}, Lexbor {html_walk.LEXBOR_VERSION})"
@@ -569,7 +594,7 @@ def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHA
         "images": images, "structure": page.structure[:MAX_STRUCTURE_TOKENS],
         "outlinks_cut": page.link_budget.cut, "images_cut": images_cut,
         "title": title, "error": "structure_truncated" if len(page.structure) > MAX_STRUCTURE_TOKENS else None,
-        "page_paragraphs": page_paragraphs(page.blocks, title, lang, single), "text_truncated": page.text_truncated,
+        "page_paragraphs": PAGE_PARAGRAPHS(page.blocks, title, lang, single), "text_truncated": page.text_truncated,
         "description": description, "keywords": keywords, "metadata_truncated": metadata_cut,
     }
 
@@ -597,7 +622,7 @@ def page_paragraphs(blocks: list[tuple], title: str | None, page_lang: str | Non
         kinds.append(kind)
         size = len(text)
         length, density = size * weight, link_chars / size
-        if region or density > MAX_LINK_DENSITY or length < 400 and index in notices or linked_headline:
+        if region or density > MAX_LINK_DENSITY or length < MAX_NOTICE_CHARS and index in notices or linked_headline:
             classes.append("bad")
         elif length < SHORT_CHARS:
             classes.append("short")
@@ -673,7 +698,9 @@ def _block_language(text: str) -> str | None:
 
 
 #: the optional compiled walk and paragraph keys (udfs.html_walk) when built and in agreement, and what runs;
-#: html_features calls WALK and PARAGRAPH_KEYS: the compiled functions, else the Python ones (the reference)
+#: html_features calls WALK, PARAGRAPH_KEYS and PAGE_PARAGRAPHS: the compiled functions, else the Python ones (the reference)
+WALK, PARAGRAPH_KEYS, PAGE_PARAGRAPHS = walk_page, paragraph_keys, page_paragraphs  # the reference, while probing
 COMPILED, WALK_ENGINE = compiled_extension()
 WALK = COMPILED.walk_page if COMPILED else walk_page
 PARAGRAPH_KEYS = COMPILED.paragraph_keys if COMPILED else paragraph_keys
+PAGE_PARAGRAPHS = COMPILED.page_paragraphs if COMPILED else page_paragraphs
