@@ -225,7 +225,12 @@ class SmartSite(SmartLang):
     where URLs carry no language at all (`?p=123`).
 
     A link whose context names the other language of its page (ILSP-FC's cue: anchor "Deutsch", a flag,
-    an `hreflang`; `graph.link_cues`) gets `cue_weight` more: the site's switcher said where it leads.
+    an `hreflang`; `graph.link_cues`) gets `cue_weight` more: the site's switcher said where it leads. A link on a
+    page in neither language whose cue names one of them gets `entry_cue_weight` (the way into the pair from a
+    third-language home), and a link whose cue names a language outside the pair loses `third_cue_penalty`: before
+    the naive Bayes has seen a page of that language, the switcher already says it is not wanted. Once a fetched
+    page's switcher names its translation (or sends it to the other language's home: it has none), the URL model's
+    partner guesses for that page give no bonus (`switchers_override`).
 
     The language focus term weighs A and B by the share of their pages expected to have a translation
     in the other language (see `_translation_shares`): on a site whose German pages outnumber its
