@@ -93,29 +93,34 @@ def archive_docs(archive: Path, cue_kinds=CUE_KINDS) -> pd.DataFrame:
     return docs[["url", "host", "status", "cld2_lang", "outlinks", "outlink_cues", "warc_length"]]
 
 
-def replay_all(docs: pd.DataFrame, truth: pd.DataFrame, lang_model: str, pair_model: str,
-               policies: tuple[str, ...] = POLICIES) -> pd.DataFrame:
-    """Summary rows of every policy on every (site, language pair) of the truth; a site spans its hosts
-    (www.x.com, en.x.com, x.com) as replay-crawl groups them by default."""
+def site_pairs(docs: pd.DataFrame, truth: pd.DataFrame):
+    """(language pair, site, the site's docs, its truth pairs) for every (site, language pair) of the truth; a site
+    spans its hosts (www.x.com, en.x.com, x.com) as replay-crawl groups them by default."""
     from parascout.udfs.blocking import language_markers
     from parascout.udfs.sites import site_of
     from parascout.udfs.urls import registered_domain, url_host
 
     domains = {host: registered_domain(host) for host in docs["host"].dropna().unique()}
     truth = truth.assign(src_host=truth["src_url"].map(url_host))
-    rows, done, total = [], 0, truth.groupby(["host", "src_lang", "trg_lang"]).ngroups
     for (src, trg), language_pairs in truth.groupby(["src_lang", "trg_lang"], sort=True):
         markers = language_markers((src, trg))
         sites = {host: site_of(host, domains.get(host) or registered_domain(host), markers)
                  for host in {*domains, *language_pairs["src_host"]}}
         doc_sites = docs["host"].map(sites)
-        config = ReplayConfig(langs=(src, trg), policies=policies, lang_model=lang_model, pair_model=pair_model)
         for site, pairs in language_pairs.groupby(language_pairs["src_host"].map(sites), sort=True):
-            result = replay_host(docs[doc_sites == site].assign(site=site), pairs[["src_url", "trg_url"]], config)
-            rows.append(result.assign(host=f"{site} {src}-{trg}"))
-            done += 1
-            if done % 10 == 0:
-                log.info("replayed %d/%d site-pairs", done, total)
+            yield (src, trg), site, docs[doc_sites == site].assign(site=site), pairs[["src_url", "trg_url"]]
+
+
+def replay_all(docs: pd.DataFrame, truth: pd.DataFrame, lang_model: str, pair_model: str,
+               policies: tuple[str, ...] = POLICIES) -> pd.DataFrame:
+    """Summary rows of every policy on every (site, language pair) of the truth (`site_pairs`)."""
+    rows, total = [], truth.groupby(["host", "src_lang", "trg_lang"]).ngroups
+    for done, ((src, trg), site, site_docs, pairs) in enumerate(site_pairs(docs, truth), start=1):
+        config = ReplayConfig(langs=(src, trg), policies=policies, lang_model=lang_model, pair_model=pair_model)
+        result = replay_host(site_docs, pairs, config)
+        rows.append(result.assign(host=f"{site} {src}-{trg}"))
+        if done % 10 == 0:
+            log.info("replayed %d/%d site-pairs", done, total)
     return pd.concat(rows, ignore_index=True)
 
 

@@ -524,8 +524,10 @@ def test_smart_site_adds_the_cue_bonus_to_cued_links():
     graph, policy, sources, targets = prepared_smart_site()
     scores = policy.priority(graph, sources, targets)
     cued = {(graph.urls[s], graph.urls[t]): score for s, t, score in zip(sources, targets, scores)}
-    home, icelandic, german = urls("/")[0], urls("/is/")[0], urls("/b")[0]
-    assert cued[(home, icelandic)] - cued[(home, german)] == pytest.approx(SmartSite.cue_weight)
+    home, icelandic, german, uncued = urls("/")[0], urls("/is/")[0], urls("/b")[0], urls("/a")[0]
+    assert cued[(home, icelandic)] - cued[(home, uncued)] == pytest.approx(SmartSite.cue_weight)
+    # /b's cue names German, outside the pair: the switcher says it leads away from both languages
+    assert cued[(home, uncued)] - cued[(home, german)] == pytest.approx(SmartSite.third_cue_penalty)
 
 
 def test_smart_site_learns_from_the_languages_cues_name():
@@ -542,3 +544,32 @@ def test_smart_site_learns_from_the_languages_cues_name():
     assert cue_columns.sum() == 1
     policy.cue_features = False
     assert policy._linked_from(fetched).toarray()[:, n_classes * (1 + policy.link_slots):].sum() == 0
+
+
+def test_smart_site_follows_cues_into_the_pair_and_away_from_third_languages():
+    # a German home page: its switcher names French, Icelandic and English; URLs and the URL models say nothing
+    pages = {"/": ["/l1", "/l2", "/l3"], "/l1": [], "/l2": [], "/l3": []}
+    cues = {("/", "/l1"): "fra", ("/", "/l2"): "isl", ("/", "/l3"): "eng"}
+    graph = build_graph(cued_site(pages, cues, {"/": "deu", "/l1": "fra", "/l2": "isl"}))
+    policy = make_policy("smart+site", langs=LANGS, lang_scorer=constant_lang_scorer,
+                         pair_scorer=lambda s, t: np.full(len(s), 0.5))
+    # without the cue terms every link scores alike and the French home, found first, is fetched first
+    assert simulate(graph, policy, pairs(("/l2", "/l3"))).fetched_urls() == urls("/", "/l2", "/l3", "/l1")
+
+
+def test_smart_site_trusts_a_fetched_pages_switcher_over_the_url_models_partner():
+    # /is/news-1's switcher (cued English) says its translation is /en/other; the URL model pairs it with /en/news-2
+    fillers = [f"/en/f{k}" for k in range(1, 5)]
+    pages = {"/": ["/is/news-1", *fillers, "/en/news-2"], "/is/news-1": ["/en/other"], "/en/other": [],
+             "/en/news-2": [], **{path: [] for path in fillers}}
+    cues = {("/", "/is/news-1"): "isl", ("/is/news-1", "/en/other"): "eng"}
+    graph = build_graph(cued_site(pages, cues, {"/is/news-1": "isl"}))
+    scorer = table_pair_scorer({("/is/news-1", "/en/news-2"): 0.9, ("/en/news-2", "/is/news-1"): 0.9})
+    position = {}
+    for override in (False, True):
+        policy = type("Switchers", (SmartSite,), {"switchers_override": override})(LANGS, LANG_SCORER, scorer)
+        result = simulate(graph, policy, pairs(("/is/news-1", "/en/other")))
+        position[override] = result.fetched_urls().index(urls("/en/news-2")[0])
+    # without the override /en/news-2 takes the partner bonus at the first rescore (after 4 fetches); with it, the
+    # switcher already named /is/news-1's translation, and /en/news-2 waits its turn behind the other English pages
+    assert position == {False: 4, True: 7}

@@ -225,7 +225,12 @@ class SmartSite(SmartLang):
     where URLs carry no language at all (`?p=123`).
 
     A link whose context names the other language of its page (ILSP-FC's cue: anchor "Deutsch", a flag,
-    an `hreflang`; `graph.link_cues`) gets `cue_weight` more: the site's switcher said where it leads.
+    an `hreflang`; `graph.link_cues`) gets `cue_weight` more: the site's switcher said where it leads. A link on a
+    page in neither language whose cue names one of them gets `entry_cue_weight` (the way into the pair from a
+    third-language home), and a link whose cue names a language outside the pair loses `third_cue_penalty`: before
+    the naive Bayes has seen a page of that language, the switcher already says it is not wanted. Once a fetched
+    page's switcher names its translation (or sends it to the other language's home: it has none), the URL model's
+    partner guesses for that page give no bonus (`switchers_override`).
 
     The language focus term weighs A and B by the share of their pages expected to have a translation
     in the other language (see `_translation_shares`): on a site whose German pages outnumber its
@@ -259,6 +264,13 @@ class SmartSite(SmartLang):
     size_smoothing = 5.0
     #: bonus of a link whose context names the other language of its page (ILSP-FC's c, scaled to P values)
     cue_weight = 0.5
+    #: bonus of a link on a page in neither language whose cue names one of them (the way in from a third language)
+    entry_cue_weight = 0.5
+    #: a fetched page whose switcher (a link cued with the pair's other language) leads elsewhere gives no partner bonus
+    #: to the pages the URL model pairs it with: the switcher, not URL similarity, says where its translation is
+    switchers_override = True
+    #: penalty of a link whose cue names a language outside the pair: a switcher said it leads away from both
+    third_cue_penalty = 0.05
     #: also learn from the languages links' contexts name ("linked from a fetched page with a cue for X"): once
     #: cued links turned out to lead to their cue's language, a cue for a third language says "not wanted"
     cue_features = True
@@ -298,7 +310,7 @@ class SmartSite(SmartLang):
         self._edges = (sources, targets, p_parallel)
         self._slots = link_positions(graph, sources, targets)
         cues = edge_cues(graph, sources, targets)
-        self._cue_bonus = self.cue_weight * _names_other_language(self._page_lang[sources], cues, self.langs)
+        self._cue_bonus = self._cue_scores(self._page_lang[sources], cues)
         index = {lang: k for k, lang in enumerate(self._class_langs)}
         self._cue_classes = np.array([index.get(cue, -1) for cue in cues.tolist()], dtype=np.int64)
         self._candidates = self._candidate_pairs(urls, unique)
@@ -318,11 +330,26 @@ class SmartSite(SmartLang):
         left, right, p_pair = self._candidates
         value = p_pair * (p_first[left] * p_second[right] + p_second[left] * p_first[right])
         self._bonus = np.zeros(graph.n_nodes)
+        switched, switcher_links = self._switcher_links(fetched)
         for node, partner in ((left, right), (right, left)):  # a fetched partner: this page completes a pair
             found = discovered[partner]
             weight = np.where(fetched[partner[found]], 1.0, self.found_partner_share)
+            if self.switchers_override:  # a fetched partner whose switcher leads elsewhere has another translation
+                elsewhere = switched[partner[found]] & ~np.isin(partner[found] * graph.n_nodes + node[found],
+                                                                 switcher_links)
+                weight = np.where(elsewhere, 0.0, weight)
             np.maximum.at(self._bonus, node[found], value[found] * weight)
         return self._combine(p_first, p_second)
+
+    def _switcher_links(self, fetched: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(per node: fetched, in one language of the pair, with a link whose cue names the other; those links as
+        source x n_nodes + target): where a fetched page's language switcher says its translation is."""
+        sources, targets, _ = self._edges
+        source_classes = self._classes[sources]
+        switcher = fetched[sources] & (source_classes < 2) & (self._cue_classes == 1 - source_classes)
+        switched = np.zeros(len(fetched), dtype=bool)
+        switched[sources[switcher]] = True
+        return switched, np.unique(sources[switcher] * len(fetched) + targets[switcher])
 
     def _candidate_pairs(self, urls: np.ndarray, nodes: np.ndarray):
         """(left, right, P(parallel)) for each linked page and its `partner_k` most token-similar linked pages."""
@@ -366,6 +393,15 @@ class SmartSite(SmartLang):
         matrix.sum_duplicates()
         matrix.data[:] = 1.0
         return matrix
+
+    def _cue_scores(self, page_lang: np.ndarray, cues: np.ndarray) -> np.ndarray:
+        """Per link: `cue_weight` when its cue names the other language of its page, `entry_cue_weight` when its page
+        is in neither language and the cue names one of them, minus `third_cue_penalty` when it names another."""
+        names_pair = (cues == self.langs[0]) | (cues == self.langs[1])
+        named = np.array([cue is not None for cue in cues.tolist()], dtype=bool)
+        return (self.cue_weight * _names_other_language(page_lang, cues, self.langs)
+                + self.entry_cue_weight * ((page_lang == 2) & names_pair)
+                - self.third_cue_penalty * (named & ~names_pair))
 
     def _combine(self, p_first: np.ndarray, p_second: np.ndarray) -> np.ndarray:
         sources, targets, p_parallel = self._edges
