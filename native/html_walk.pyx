@@ -203,38 +203,6 @@ def collapse_whitespace(str text) -> str:
     return collapse_spaces(text)
 
 
-cdef str normalised(const unsigned char *raw, size_t length, str data):
-    """" ".join(data.split()) of a text node's data; computed on its bytes when they are ASCII (most text is)."""
-    cdef size_t index, kept = 0
-    cdef unsigned char c
-    cdef bint gap = False, other_space = False  # other_space: whitespace other than ' ' met
-    cdef char *buffer
-    for index in range(length):
-        if raw[index] >= 128:
-            return collapse_spaces(data)
-    buffer = <char *> malloc(length + 1)
-    if buffer == NULL:
-        raise MemoryError()
-    try:
-        for index in range(length):
-            c = raw[index]
-            if c == 32 or 9 <= c <= 13 or 28 <= c <= 31:
-                gap = True
-                other_space = other_space or c != 32
-            else:
-                if gap and kept:
-                    buffer[kept] = 32
-                    kept += 1
-                gap = False
-                buffer[kept] = c
-                kept += 1
-        if kept == length and not other_space:  # nothing dropped and no 'a\nb' -> 'a b'
-            return data
-        return PyUnicode_DecodeASCII(buffer, kept, NULL)
-    finally:
-        free(buffer)
-
-
 cdef inline object attribute_value(walk_attr *attr):
     """An attribute's value as LexborNode.attributes decodes it (None when it has none)."""
     if attr.value == NULL or attr.value.data == NULL:
@@ -528,7 +496,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                             if pieces:
                                 pieces.append(" ")
                         else:
-                            text = normalised(text_data.data, text_data.length, data)
+                            text = collapse_spaces(data)
                             size = len(text)
                             structure.append(chunk_tokens[size] if size < CHUNK_TOKEN_COUNT else f"[Chunk:{size}]")
                             if not pieces:
