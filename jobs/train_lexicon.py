@@ -172,13 +172,15 @@ class TrainLexiconJob(Job):
         for side in ("src", "trg"):
             pairs = pairs.join(texts.select(F.col("url").alias(f"{side}_url"),
                                             F.col("paragraphs").alias(f"{side}_paragraphs")), f"{side}_url")
-        page_pairs = pairs.count()
-        pairs, hub_pairs = self.without_hubs(pairs.persist(), MAX_PAGE_PAIRS if sources == ["verified_pairs"]
+        joined = pairs.persist()  # counted, searched for hubs and filtered: the texts joins run once
+        page_pairs = joined.count()
+        pairs, hub_pairs = self.without_hubs(joined, page_pairs, MAX_PAGE_PAIRS if sources == ["verified_pairs"]
                                              else MAX_CONFIDENT_PAGE_PAIRS)
         counts["reason:hub_page"] = counts.get("reason:hub_page", 0) + hub_pairs
         text_pairs = pairs.mapInPandas(archive_paragraph_pairs, "src_text string, trg_text string, page_pair long")
         # a site's template repeats on every page: each distinct paragraph pair is learned from once
         rows = text_pairs.dropDuplicates(["src_text", "trg_text"]).limit(args.max_pairs).toPandas()
+        joined.unpersist()
         used = int(rows["page_pair"].nunique()) if len(rows) else 0
         counts["input"] = counts.get("input", 0) + page_pairs
         counts["kept"] = counts.get("kept", 0) + used
@@ -186,16 +188,16 @@ class TrainLexiconJob(Job):
         self.report.metric("archive_paragraph_pairs", len(rows))
         return list(zip(rows["src_text"], rows["trg_text"]))
 
-    def without_hubs(self, pairs, max_page_pairs: int):
+    def without_hubs(self, pairs, total: int, max_page_pairs: int):
         """(the page pairs none of whose pages is in more than `max_page_pairs` of them, how many were dropped); all
-        of them when every pair has a hub page (a tiny site: better a noisy lexicon than none)."""
+        of them when every pair has a hub page (a tiny site: better a noisy lexicon than none). `total`: pairs.count()."""
         from pyspark.sql import functions as F
 
         pages = pairs.select(F.col("src_url").alias("url")).unionByName(pairs.select(F.col("trg_url").alias("url")))
         hubs = pages.groupBy("url").count().where(F.col("count") > max_page_pairs).select("url")
         kept = (pairs.join(hubs.withColumnRenamed("url", "src_url"), "src_url", "left_anti")
                 .join(hubs.withColumnRenamed("url", "trg_url"), "trg_url", "left_anti"))
-        total, remaining = pairs.count(), kept.count()
+        remaining = kept.count()
         self.report.metric("hub_filter", {"max_page_pairs": max_page_pairs, "hub_pages": hubs.count(),
                                           "skipped": bool(total and not remaining)})
         return (pairs, 0) if total and not remaining else (kept, total - remaining)
