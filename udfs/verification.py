@@ -468,7 +468,8 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     own = pd.to_numeric(candidates["own_tsim_idf"], errors="coerce").fillna(0)
     confident = candidates["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))
     by_link = confident & (own > nulls["own_tsim_idf"])
-    by_text = _mutual_best_positives(candidates, own, randoms, nulls["own_tsim_idf"]) & ~_taught(candidates, by_link)
+    pair_nulls = language_pair_nulls(randoms)
+    by_text = _mutual_best_positives(candidates, own, pair_nulls, nulls["own_tsim_idf"]) & ~_taught(candidates, by_link)
     positives = candidates[by_link | by_text]
     labelled = pd.concat([positives.assign(label=True), randoms.assign(label=False), spliced.assign(label=False)],
                          ignore_index=True)
@@ -477,8 +478,7 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
                       "negatives": len(randoms) + len(spliced), "spliced_negatives": len(spliced),
                       "null_tsim_idf_quantile": round(nulls["tsim_idf"], 4),
                       "null_own_tsim_idf_quantile": round(nulls["own_tsim_idf"], 4),
-                      "null_own_tsim_idf_by_language_pair": {key: round(value, 4) for key, value in
-                                                             language_pair_nulls(randoms).items()}}
+                      "null_own_tsim_idf_by_language_pair": {key: round(value, 4) for key, value in pair_nulls.items()}}
 
 
 def language_pair_nulls(randoms: pd.DataFrame) -> dict[str, float]:
@@ -498,13 +498,14 @@ def _taught(candidates: pd.DataFrame, positives: pd.Series) -> pd.Series:
     return positives.groupby(keys).transform("any").fillna(False).astype(bool)
 
 
-def _mutual_best_positives(candidates: pd.DataFrame, own: pd.Series, randoms: pd.DataFrame, null: float) -> pd.Series:
+def _mutual_best_positives(candidates: pd.DataFrame, own: pd.Series, pair_nulls: dict[str, float],
+                           null: float) -> pd.Series:
     """Candidates that are their pages' content_mutual_best with an own_tsim_idf above both the random pairs' null
-    and their language pair's own random pairs' NULL_QUANTILE (self_labels takes them on a host and language pair
-    that no switcher link or handle taught anything: its translations still label the model's scale)."""
+    and their language pair's own random pairs' NULL_QUANTILE (`pair_nulls`, language_pair_nulls; self_labels takes
+    them on a host and language pair that no switcher link or handle taught anything: its translations still label
+    the model's scale)."""
     if "mutual_best" not in candidates or candidates.empty:
         return pd.Series(False, index=candidates.index)
-    pair_nulls = language_pair_nulls(randoms)
     thresholds = [max(null, pair_nulls.get(f"{src}-{trg}", 1.0))
                   for src, trg in zip(candidates["src_lang"], candidates["trg_lang"])]
     return candidates["mutual_best"].fillna(False).astype(bool) & (own > np.asarray(thresholds, dtype=float))
