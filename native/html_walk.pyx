@@ -154,15 +154,36 @@ cdef extern from "Python.h":
     void PyUnicode_WRITE(int kind, void *data, Py_ssize_t index, Py_UCS4 value) nogil
 
 
-cdef inline bint is_space(Py_UCS4 character) noexcept:
-    """str.isspace() of one character (Py_UNICODE_ISSPACE), its non-ASCII cases spelled out: the table call was
-    ~8% of the walk on real pages; tests/test_html_walk.py checks every code point."""
-    if character < 128:
-        return character == 32 or 9 <= character <= 13 or 28 <= character <= 31
-    if character < 0x1680:
-        return character == 0x85 or character == 0xa0
-    return (character == 0x1680 or 0x2000 <= character <= 0x200a or character == 0x2028 or character == 0x2029
-            or character == 0x202f or character == 0x205f or character == 0x3000)
+cdef extern from *:
+    """
+    /* str.isspace() of one character (Py_UNICODE_ISSPACE), its non-ASCII cases spelled out: the table call was ~8%
+       of the walk on real pages; tests/test_html_walk.py checks every code point */
+    static inline int walk_is_space(Py_UCS4 c) {
+        if (c < 128) return c == 32 || (9 <= c && c <= 13) || (28 <= c && c <= 31);
+        if (c < 0x1680) return c == 0x85 || c == 0xa0;
+        return c == 0x1680 || (0x2000 <= c && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f
+               || c == 0x205f || c == 0x3000;
+    }
+    #define WALK_COLLAPSED(TYPE) { \
+        const TYPE *text = (const TYPE *) data; \
+        int after_space = 1; \
+        Py_ssize_t i; \
+        for (i = 0; i < size; i++) { \
+            Py_UCS4 c = text[i]; \
+            if (c == 32) { if (after_space) return 0; after_space = 1; } \
+            else if (c < 128 ? (9 <= c && c <= 13) || (28 <= c && c <= 31) : walk_is_space(c)) return 0; \
+            else after_space = 0; \
+        } \
+        return !after_space || size == 0; }
+    /* whether " ".join(text.split()) == text: no whitespace but single ' ' between other characters */
+    static int walk_collapsed(int kind, const void *data, Py_ssize_t size) {
+        if (kind == PyUnicode_1BYTE_KIND) WALK_COLLAPSED(Py_UCS1)
+        if (kind == PyUnicode_2BYTE_KIND) WALK_COLLAPSED(Py_UCS2)
+        WALK_COLLAPSED(Py_UCS4)
+    }
+    """
+    bint is_space "walk_is_space"(Py_UCS4 character) noexcept nogil
+    bint walk_collapsed(int kind, const void *data, Py_ssize_t size) noexcept nogil
 
 
 cdef str collapse_spaces(str text):
@@ -173,8 +194,8 @@ cdef str collapse_spaces(str text):
     cdef void *buffer
     cdef Py_UCS4 character
     cdef bint gap = False, other_space = False  # other_space: whitespace other than ' ' met
-    if size == 0:
-        return ""
+    if walk_collapsed(kind, data, size):  # most text runs: nothing to do
+        return text
     buffer = malloc(size * kind)
     if buffer == NULL:
         raise MemoryError()
@@ -235,24 +256,33 @@ cdef bint hinted(lxb_dom_node_t *node, LexborHTMLParser parser) except -1:
     return bool(_is_boilerplate_hint(class_name, element_id))
 
 
-cdef dict anchor_attributes(lxb_dom_node_t *node, LexborHTMLParser parser):
-    """The ANCHOR_ATTRIBUTES of an <a> as LexborNode.attributes has them (the others are not read); an element
-    with a prefixed attribute gets LexborNode.attributes itself."""
+cdef list new_anchor(lxb_dom_node_t *node, LexborHTMLParser parser, page, Budget budget, list links):
+    """An open <a>: [its link (Page.link of its href), hreflang, lang, title, text parts, first image (src, alt)], the
+    attributes as LexborNode.attributes has them (the last of a repeated one); an element with a prefixed attribute
+    reads LexborNode.attributes itself."""
     cdef walk_attr *attr = (<walk_element *> node).first_attr
-    cdef dict attributes = {}
+    cdef walk_attr *found[4]
+    cdef uintptr_t name
+    found[0] = found[1] = found[2] = found[3] = NULL
     while attr != NULL:
         if attr.qualified_name != 0:
-            return LexborNode.new(node, parser).attributes
-        if attr.node.local_name == LXB_DOM_ATTR_HREF:
-            attributes["href"] = attribute_value(attr)
-        elif attr.node.local_name == LXB_DOM_ATTR_HREFLANG:
-            attributes["hreflang"] = attribute_value(attr)
-        elif attr.node.local_name == LXB_DOM_ATTR_LANG:
-            attributes["lang"] = attribute_value(attr)
-        elif attr.node.local_name == LXB_DOM_ATTR_TITLE:
-            attributes["title"] = attribute_value(attr)
+            attributes = LexborNode.new(node, parser).attributes
+            return [anchor_link(page, budget, links, attributes.get("href")), attributes.get("hreflang"), attributes.get("lang"),
+                    attributes.get("title"), [], None]
+        name = attr.node.local_name
+        if name == LXB_DOM_ATTR_HREF:
+            found[0] = attr
+        elif name == LXB_DOM_ATTR_HREFLANG:
+            found[1] = attr
+        elif name == LXB_DOM_ATTR_LANG:
+            found[2] = attr
+        elif name == LXB_DOM_ATTR_TITLE:
+            found[3] = attr
         attr = attr.next
-    return attributes
+    return [anchor_link(page, budget, links, attribute_value(found[0]) if found[0] != NULL else None),
+            attribute_value(found[1]) if found[1] != NULL else None,
+            attribute_value(found[2]) if found[2] != NULL else None,
+            attribute_value(found[3]) if found[3] != NULL else None, [], None]
 
 
 cdef dict element_attributes(lxb_dom_node_t *node, LexborHTMLParser parser, bint image):
@@ -340,22 +370,62 @@ cdef alternate_link(page, Budget budget, list links, dict link_cues, dict attrib
         link_cues.setdefault(url, cue)
 
 
+#: narrowed base -> {stripped href -> _resolve_link(base, href)}: a memo in front of _resolve_link's lru_cache, whose
+#: (base, href) tuple key cost ~0.5 us an anchor; cleared when it holds MAX_MEMO_LINKS links
+cdef dict _link_memo = {}
+cdef Py_ssize_t _memo_links = 0
+DEF MAX_MEMO_LINKS = 65536
+
+
+cdef inline bint starts_with_ascii(str text, const char *prefix, Py_ssize_t length) noexcept:
+    """Whether text starts with the lower-case ASCII prefix, ASCII letters compared case-insensitively: as
+    text[:8].lower().startswith(prefix) for "http://" / "https://" (no non-ASCII character lower-cases to a string
+    starting with h, t, p, s, ':' or '/'; tests/test_html_walk.py checks every code point)."""
+    cdef Py_ssize_t i
+    cdef unsigned int character
+    if len(text) < length:
+        return False
+    for i in range(length):
+        character = PyUnicode_READ(PyUnicode_KIND(text), PyUnicode_DATA(text), i)
+        if 65 <= character <= 90:
+            character += 32
+        if character != <unsigned char> prefix[i]:
+            return False
+    return True
+
+
 cdef object anchor_link(page, Budget budget, list links, object href):
     """Page.link(href) of an <a> (no cue): html_text.resolve_link's base narrowing, its cached _resolve_link, the
     page's link budget; the URL kept, or None."""
+    global _memo_links
     if not href:
         return None
-    cdef str target = (<str> href).strip()
+    cdef str target = <str> href
+    cdef Py_ssize_t size = len(target)
+    if is_space(PyUnicode_READ(PyUnicode_KIND(target), PyUnicode_DATA(target), 0)) or \
+            is_space(PyUnicode_READ(PyUnicode_KIND(target), PyUnicode_DATA(target), size - 1)):
+        target = target.strip()
     cdef str base = page.base_url or ""
     cdef Py_ssize_t start, end
-    if target.startswith("/") and not target.startswith("//"):
+    if starts_with_ascii(target, "/", 1) and not starts_with_ascii(target, "//", 2):
         start = base.find("://")
         end = base.find("/", start + 3) if start > 0 else -1
         if end > 0:
             base = base[:end]
-    elif target[:8].lower().startswith(("http://", "https://")):
+    elif starts_with_ascii(target, "http://", 7) or starts_with_ascii(target, "https://", 8):
         base = ""
-    resolved = _resolve_link(base, target)
+    targets = _link_memo.get(base)
+    if targets is None:
+        targets = _link_memo[base] = {}
+    resolved = (<dict> targets).get(target, _link_memo)
+    if resolved is _link_memo:
+        resolved = _resolve_link(base, target)
+        if _memo_links >= MAX_MEMO_LINKS:
+            _link_memo.clear()
+            _memo_links = 0
+            targets = _link_memo[base] = {}
+        (<dict> targets)[target] = resolved
+        _memo_links += 1
     if resolved and budget.admit((<tuple> resolved)[0]):
         links.append(resolved)
         return (<tuple> resolved)[0]
@@ -382,16 +452,15 @@ cdef object text_cue(str text):
 
 cdef close_anchor(dict link_cues, list anchor):
     """Page.close_anchor: the language an <a>'s context names (its text, hreflang / lang / title, or its first
-    image's alt text and file name when it has no text) for the link it made."""
+    image's alt text and file name when it has no text) for the link it made (an anchor as new_anchor made it)."""
     url = anchor[0]
     if url is None:
         return
-    cdef dict attributes = anchor[1]
-    cdef str text = "".join(anchor[2])
+    cdef str text = "".join(<list> anchor[4])
     image_src = image_alt = None
-    if anchor[3] is not None and not text.strip():
-        image_src, image_alt = anchor[3]
-    hreflang, lang, title = attributes.get("hreflang"), attributes.get("lang"), attributes.get("title")
+    if anchor[5] is not None and not text.strip():
+        image_src, image_alt = anchor[5]
+    hreflang, lang, title = anchor[1], anchor[2], anchor[3]
     if not (hreflang or lang or title or image_src or image_alt):  # link_cue then reads the text alone
         found = text_cue(text[:_max_cue_text_chars]) if text else None
         if found:
@@ -489,7 +558,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                         if titles:
                             title_parts.append(data)
                         for anchor in anchors:
-                            (<list> (<list> anchor)[2]).append(data)
+                            (<list> (<list> anchor)[4]).append(data)
                         if skip:
                             pass
                         elif not data or data.isspace():
@@ -534,16 +603,14 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                             elif flags & LIST_ITEM:
                                 items += 1
                         if flags & ANCHOR:
-                            attributes = anchor_attributes(node, parser)
-                            anchors.append([anchor_link(page, budget, links, attributes.get("href")), attributes, [],
-                                            None])
+                            anchors.append(new_anchor(node, parser, page, budget, links))
                         elif flags & ATTRIBUTED:
                             if flags & IMAGE:
                                 attributes = element_attributes(node, parser, True)
                                 add_image(page, images, attributes)
                                 for anchor in anchors:
-                                    if (<list> anchor)[3] is None:
-                                        (<list> anchor)[3] = (attributes.get("src"), attributes.get("alt"))
+                                    if (<list> anchor)[5] is None:
+                                        (<list> anchor)[5] = (attributes.get("src"), attributes.get("alt"))
                             elif (<tuple> entry)[3] == "link":
                                 alternate_link(page, budget, links, link_cues,
                                                element_attributes(node, parser, False))

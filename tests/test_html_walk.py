@@ -62,6 +62,11 @@ def test_compiled_walk_agrees_on_real_commoncrawl_pages(shared_data, max_text_ch
      "<body><a href='x'><img data-src='/lazy/de.png' alt='Deutsch'></a><img src='/a.png' data-src='/b.png'>"
      "<img src='/c.png' srcset='c2.png 2x' loading='lazy'><img xml:lang='x' src='/d.png'><img alt='no src'>"
      "<map><area href='/area' alt='a'></map><iframe src='/frame' loading='lazy'></iframe><img src=''></body></html>"),
+    # hrefs the compiled narrowing reads character by character (case, spaces around, non-ASCII, protocol-relative),
+    # twice each (the link memo's second answer)
+    "".join(f"<a href='{href}'>{href}</a>" for href in (
+        "HTTPS://Example.org/A", " http://example.org/b ", "\u00a0/c\u3000", "/\u0130", "//other.org/d", "Http:/e",
+        "https:/\u212a", "\u212aTTP://x", "h", "/", " ", "?q", "#top", "hTtP://EXAMPLE.org:80/f")) * 2,
     # one whitespace character other than ' ' between words (ASCII and not): 'a b' in chunks, as str.split makes it
     "<p>a\nb</p><p>c\td e\u00a0f\u3000g</p><b>x\ny\u00e9</b><i>\u00e9\u2003\u00e9</i>",
     # past the link budget (2,000 links), with <link>/<iframe> links (admitted by the Python Page.link) in between,
@@ -149,6 +154,13 @@ def test_compiled_whitespace_collapse_is_str_split_and_join():
     texts += ["".join(spaces) + "z" + "".join(spaces)]
     for text in texts:
         assert html_text.COMPILED.collapse_whitespace(text) == " ".join(text.split())
+
+
+def test_no_non_ascii_character_lower_cases_to_an_http_prefix_character():
+    """The compiled walk reads an href's "http://" / "https://" prefix with ASCII case folding only: right as long as no
+    other character's lower() starts with one of the prefix's characters."""
+    every = (chr(code) for code in range(128, 0x110000) if not 0xD800 <= code < 0xE000)
+    assert [character for character in every if character.lower()[:1] in set("https:/")] == []
 
 
 @needs_compiled
