@@ -1,13 +1,13 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""udfs.html_text.walk_page and page_paragraphs compiled: the same pass over a Lexbor tree, reading Lexbor's node
-structs directly, and the same paragraph step.
+"""udfs.html_text.walk_page, page_paragraphs and cld2_input compiled: the same pass over a Lexbor tree, reading
+Lexbor's node structs directly, the same paragraph step, and the same bytes for CLD2.
 
 An optional accelerator (`make walk`): udfs.html_text uses it only when it was built against the running
 selectolax version and agrees with the Python functions on probe pages; the Python ones are the reference, and
 tests/test_html_walk.py pins the two together on real CommonCrawl and sample-archive pages. What is rare or
 Python-shaped stays in Python through the same calls the Python walk makes: a tag met for the first time
 (`_tag_entry`), attribute dicts of <meta> and of elements with prefixed or (images) unusual attributes
-(`LexborNode.attributes`), link resolution (`_resolve_link`, cached), link cues (`link_cue`, `code_language`),
+(`LexborNode.attributes`), link resolution (`_resolve_link`, cached, behind a memo here), link cues (`link_cue`, `code_language`),
 image names (`_image_file_name`, cached), <meta>, <base>, <html> and frames (`Page.element_attributes`), block
 languages (CLD2). Anchors' links, cues and link budget, images, alternate <link>s, text blocks and the paragraph
 step's classes and hashes (BLAKE2b, as hashlib's) follow `Page.link`, `Page.close_anchor`, `Page.image`,
@@ -150,10 +150,6 @@ cdef inline bint ascii_space(const unsigned char *data, size_t length) noexcept 
     return True
 
 
-cdef extern from "Python.h":
-    void PyUnicode_WRITE(int kind, void *data, Py_ssize_t index, Py_UCS4 value) nogil
-
-
 cdef extern from *:
     """
     /* str.isspace() of one character (Py_UNICODE_ISSPACE), its non-ASCII cases spelled out: the table call was ~8%
@@ -164,17 +160,35 @@ cdef extern from *:
         return c == 0x1680 || (0x2000 <= c && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f
                || c == 0x205f || c == 0x3000;
     }
-    #define WALK_COLLAPSED(TYPE) { \
-        const TYPE *text = (const TYPE *) data; \
-        int after_space = 1; \
-        Py_ssize_t i; \
-        for (i = 0; i < size; i++) { \
-            Py_UCS4 c = text[i]; \
-            if (c == 32) { if (after_space) return 0; after_space = 1; } \
-            else if (c < 128 ? (9 <= c && c <= 13) || (28 <= c && c <= 31) : walk_is_space(c)) return 0; \
-            else after_space = 0; \
-        } \
+    #define WALK_COLLAPSED(TYPE) { \\
+        const TYPE *text = (const TYPE *) data; \\
+        int after_space = 1; \\
+        Py_ssize_t i; \\
+        for (i = 0; i < size; i++) { \\
+            Py_UCS4 c = text[i]; \\
+            if (c == 32) { if (after_space) return 0; after_space = 1; } \\
+            else if (c < 128 ? (9 <= c && c <= 13) || (28 <= c && c <= 31) : walk_is_space(c)) return 0; \\
+            else after_space = 0; \\
+        } \\
         return !after_space || size == 0; }
+    #define WALK_COLLAPSE(TYPE) { \\
+        const TYPE *text = (const TYPE *) data; \\
+        TYPE *out = (TYPE *) buffer; \\
+        int gap = 0; \\
+        Py_ssize_t i; \\
+        for (i = 0; i < size; i++) { \\
+            Py_UCS4 c = text[i]; \\
+            if (walk_is_space(c)) gap = 1; \\
+            else { if (gap && kept) out[kept++] = 32; gap = 0; out[kept++] = c; } \\
+        } \\
+        return kept; }
+    /* " ".join(text.split()) written into buffer (size characters of the text's kind): its length */
+    static Py_ssize_t walk_collapse(int kind, const void *data, Py_ssize_t size, void *buffer) {
+        Py_ssize_t kept = 0;
+        if (kind == PyUnicode_1BYTE_KIND) WALK_COLLAPSE(Py_UCS1)
+        if (kind == PyUnicode_2BYTE_KIND) WALK_COLLAPSE(Py_UCS2)
+        WALK_COLLAPSE(Py_UCS4)
+    }
     /* whether " ".join(text.split()) == text: no whitespace but single ' ' between other characters */
     static int walk_collapsed(int kind, const void *data, Py_ssize_t size) {
         if (kind == PyUnicode_1BYTE_KIND) WALK_COLLAPSED(Py_UCS1)
@@ -184,37 +198,22 @@ cdef extern from *:
     """
     bint is_space "walk_is_space"(Py_UCS4 character) noexcept nogil
     bint walk_collapsed(int kind, const void *data, Py_ssize_t size) noexcept nogil
+    Py_ssize_t walk_collapse(int kind, const void *data, Py_ssize_t size, void *buffer) noexcept nogil
 
 
 cdef str collapse_spaces(str text):
     """" ".join(text.split()): runs of whitespace (str.split's, is_space) as one space, none at the ends."""
-    cdef Py_ssize_t size = len(text), index, kept = 0
+    cdef Py_ssize_t size = len(text)
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
     cdef void *buffer
-    cdef Py_UCS4 character
-    cdef bint gap = False, other_space = False  # other_space: whitespace other than ' ' met
     if walk_collapsed(kind, data, size):  # most text runs: nothing to do
         return text
     buffer = malloc(size * kind)
     if buffer == NULL:
         raise MemoryError()
     try:
-        for index in range(size):
-            character = PyUnicode_READ(kind, data, index)
-            if is_space(character):
-                gap = True
-                other_space = other_space or character != 32
-            else:
-                if gap and kept:
-                    PyUnicode_WRITE(kind, buffer, kept, 32)
-                    kept += 1
-                gap = False
-                PyUnicode_WRITE(kind, buffer, kept, character)
-                kept += 1
-        if kept == size and not other_space:  # nothing dropped and no 'a\nb' -> 'a b'
-            return text
-        return PyUnicode_FromKindAndData(kind, buffer, kept)
+        return PyUnicode_FromKindAndData(kind, buffer, walk_collapse(kind, data, size, buffer))
     finally:
         free(buffer)
 
@@ -747,23 +746,28 @@ cdef extern from *:
         v[a] = v[a] + v[b] + (x); v[d] = walk_rotr64(v[d] ^ v[a], 32); v[c] = v[c] + v[d]; \\
         v[b] = walk_rotr64(v[b] ^ v[c], 24); v[a] = v[a] + v[b] + (y); v[d] = walk_rotr64(v[d] ^ v[a], 16); \\
         v[c] = v[c] + v[d]; v[b] = walk_rotr64(v[b] ^ v[c], 63); } while (0)
+    /* one round, with the message words in sigma[r]'s order (unrolling the 12 rounds made it slower) */
+    #define WALK_ROUND(r) do { const uint8_t *s = walk_blake2b_sigma[r]; \\
+        WALK_G(0, 4, 8, 12, m[s[0]], m[s[1]]); WALK_G(1, 5, 9, 13, m[s[2]], m[s[3]]); \\
+        WALK_G(2, 6, 10, 14, m[s[4]], m[s[5]]); WALK_G(3, 7, 11, 15, m[s[6]], m[s[7]]); \\
+        WALK_G(0, 5, 10, 15, m[s[8]], m[s[9]]); WALK_G(1, 6, 11, 12, m[s[10]], m[s[11]]); \\
+        WALK_G(2, 7, 8, 13, m[s[12]], m[s[13]]); WALK_G(3, 4, 9, 14, m[s[14]], m[s[15]]); } while (0)
     static void walk_blake2b_compress(uint64_t h[8], const unsigned char *block, uint64_t counter, int last) {
         uint64_t m[16], v[16];
-        int i, j, round;
+        int i, j;
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        (void) j;
+        memcpy(m, block, sizeof(m));  /* the words are little-endian */
+    #else
         for (i = 0; i < 16; i++) {
             m[i] = 0;
             for (j = 0; j < 8; j++) m[i] |= (uint64_t) block[8 * i + j] << (8 * j);
         }
+    #endif
         for (i = 0; i < 8; i++) { v[i] = h[i]; v[i + 8] = walk_blake2b_iv[i]; }
         v[12] ^= counter;  /* the counter's high word stays 0 below 2^64 bytes */
         if (last) v[14] = ~v[14];
-        for (round = 0; round < 12; round++) {
-            const uint8_t *s = walk_blake2b_sigma[round];
-            WALK_G(0, 4, 8, 12, m[s[0]], m[s[1]]); WALK_G(1, 5, 9, 13, m[s[2]], m[s[3]]);
-            WALK_G(2, 6, 10, 14, m[s[4]], m[s[5]]); WALK_G(3, 7, 11, 15, m[s[6]], m[s[7]]);
-            WALK_G(0, 5, 10, 15, m[s[8]], m[s[9]]); WALK_G(1, 6, 11, 12, m[s[10]], m[s[11]]);
-            WALK_G(2, 7, 8, 13, m[s[12]], m[s[13]]); WALK_G(3, 4, 9, 14, m[s[14]], m[s[15]]);
-        }
+        for (i = 0; i < 12; i++) WALK_ROUND(i);
         for (i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
     }
     /* the 16 lower-case hex characters of blake2b(data, digest_size=8) */
@@ -794,58 +798,60 @@ cdef extern from *:
     void walk_blake2b_8_hex(const unsigned char *data, size_t length, char *out) noexcept nogil
 
 
+cdef extern from *:
+    """
+    /* alphanumeric as re's \\w sees it (Py_UNICODE_ISALNUM), '_' excluded: html_walk.word_character */
+    static inline int walk_word_character(Py_UCS4 c) {
+        if (c < 128) return (48 <= c && c <= 57) || (65 <= c && c <= 90) || (97 <= c && c <= 122);
+        return Py_UNICODE_ISALNUM(c);
+    }
+    #define WALK_KEY_HASHES(TYPE) { \\
+        const TYPE *text = (const TYPE *) data; \\
+        for (i = 0; i < size; i++) { \\
+            Py_UCS4 c = text[i]; \\
+            if (c == 10) { \\
+                walk_blake2b_8_hex(line, length, out + 16 * lines++); \\
+                length = 0; gap = 0; \\
+            } else if (walk_word_character(c)) { /* never a surrogate */ \\
+                if (gap && length) line[length++] = 32; \\
+                gap = 0; \\
+                if (c < 0x80) line[length++] = c; \\
+                else if (c < 0x800) { line[length++] = 0xc0 | (c >> 6); line[length++] = 0x80 | (c & 0x3f); } \\
+                else if (c < 0x10000) { line[length++] = 0xe0 | (c >> 12); \\
+                    line[length++] = 0x80 | ((c >> 6) & 0x3f); line[length++] = 0x80 | (c & 0x3f); } \\
+                else { line[length++] = 0xf0 | (c >> 18); line[length++] = 0x80 | ((c >> 12) & 0x3f); \\
+                    line[length++] = 0x80 | ((c >> 6) & 0x3f); line[length++] = 0x80 | (c & 0x3f); } \\
+            } else gap = 1; \\
+        } }
+    /* the 16 hex characters of each newline-separated text's key hash into out (16 per text; line: the key's UTF-8,
+       4 bytes a character): the number of texts */
+    static Py_ssize_t walk_key_hashes(int kind, const void *data, Py_ssize_t size, unsigned char *line, char *out) {
+        Py_ssize_t i, length = 0, lines = 0;
+        int gap = 0;
+        if (kind == PyUnicode_1BYTE_KIND) WALK_KEY_HASHES(Py_UCS1)
+        else if (kind == PyUnicode_2BYTE_KIND) WALK_KEY_HASHES(Py_UCS2)
+        else WALK_KEY_HASHES(Py_UCS4)
+        walk_blake2b_8_hex(line, length, out + 16 * lines++);
+        return lines;
+    }
+    """
+    Py_ssize_t walk_key_hashes(int kind, const void *data, Py_ssize_t size, unsigned char *line, char *out) nogil
+
+
 def paragraph_key_hashes(str folded) -> list:
     """[blake2b(key.encode("utf-8", "ignore"), digest_size=8).hexdigest() for key in paragraph_keys(folded)], with no
     key made: each key's UTF-8 bytes are written and hashed as the text is scanned."""
-    cdef Py_ssize_t size = len(folded), index, length = 0
-    cdef int kind = PyUnicode_KIND(folded)
-    cdef void *data = PyUnicode_DATA(folded)
-    cdef Py_UCS4 character
-    cdef unsigned int code
-    cdef bint gap = False
-    cdef list hashes = []
-    cdef char out[16]
+    cdef Py_ssize_t size = len(folded), lines, index
     cdef unsigned char *line = <unsigned char *> malloc(size * 4 + 1)
-    if line == NULL:
-        raise MemoryError()
+    cdef char *out = <char *> malloc((size + 1) * 16)
     try:
-        for index in range(size):
-            character = PyUnicode_READ(kind, data, index)
-            if character == 10:  # '\n'
-                walk_blake2b_8_hex(line, length, out)
-                hashes.append(PyUnicode_DecodeASCII(out, 16, NULL))
-                length, gap = 0, False
-            elif word_character(character):  # never a surrogate
-                if gap and length:
-                    line[length] = 32
-                    length += 1
-                gap = False
-                code = character
-                if code < 0x80:
-                    line[length] = code
-                    length += 1
-                elif code < 0x800:
-                    line[length] = 0xc0 | (code >> 6)
-                    line[length + 1] = 0x80 | (code & 0x3f)
-                    length += 2
-                elif code < 0x10000:
-                    line[length] = 0xe0 | (code >> 12)
-                    line[length + 1] = 0x80 | ((code >> 6) & 0x3f)
-                    line[length + 2] = 0x80 | (code & 0x3f)
-                    length += 3
-                else:
-                    line[length] = 0xf0 | (code >> 18)
-                    line[length + 1] = 0x80 | ((code >> 12) & 0x3f)
-                    line[length + 2] = 0x80 | ((code >> 6) & 0x3f)
-                    line[length + 3] = 0x80 | (code & 0x3f)
-                    length += 4
-            else:
-                gap = True
-        walk_blake2b_8_hex(line, length, out)
-        hashes.append(PyUnicode_DecodeASCII(out, 16, NULL))
+        if line == NULL or out == NULL:
+            raise MemoryError()
+        lines = walk_key_hashes(PyUnicode_KIND(folded), PyUnicode_DATA(folded), size, line, out)
+        return [PyUnicode_DecodeASCII(out + 16 * index, 16, NULL) for index in range(lines)]
     finally:
         free(line)
-    return hashes
+        free(out)
 
 
 # udfs.html_text's paragraph rules (set by configure_paragraphs)
@@ -922,7 +928,8 @@ def page_paragraphs(list blocks, title, page_lang, single_language=False) -> lis
     if not count:
         return []
     cdef list texts = [block[0] for block in blocks]
-    cdef str folded = "\n".join(texts).casefold()
+    cdef str folded = "\n".join(texts)
+    folded = folded.lower() if PyUnicode_IS_ASCII(folded) else folded.casefold()  # the same on ASCII, and faster
     cdef list hashes = paragraph_key_hashes(folded)
     cdef Py_ssize_t line_start = 0, line_end = -1  # of the text `index` in folded, found as the loop reaches it
     cdef str title_key = paragraph_keys(_whitespace.sub(" ", title).casefold())[0] if title else ""
@@ -979,3 +986,73 @@ def page_paragraphs(list blocks, title, page_lang, single_language=False) -> lis
     finally:
         free(classes)
     return paragraphs
+
+
+cdef extern from "Python.h":
+    object PyBytes_FromStringAndSize(const char *, Py_ssize_t)
+    object PyUnicode_AsUTF8String(object)
+
+cdef extern from *:
+    """
+    /* what html_text.CLD2_UNSAFE matches: C0 controls but tab, newline and carriage return; DEL and the C1 controls;
+       surrogates; U+FFFE and U+FFFF */
+    static inline int walk_cld2_unsafe(Py_UCS4 c) {
+        return (c < 32 && c != 9 && c != 10 && c != 13) || (0x7f <= c && c <= 0x9f) || (0xd800 <= c && c <= 0xdfff)
+               || c == 0xfffe || c == 0xffff;
+    }
+    #define WALK_CLD2_INPUT(TYPE) { \\
+        const TYPE *text = (const TYPE *) data; \\
+        for (i = 0; i < size; i++) { \\
+            Py_UCS4 c = text[i]; \\
+            if (walk_cld2_unsafe(c)) { out[length++] = 32; continue; } \\
+            if (!walk_is_space(c)) blank = 0; \\
+            if (c < 0x80) out[length++] = c; \\
+            else if (c < 0x800) { out[length++] = 0xc0 | (c >> 6); out[length++] = 0x80 | (c & 0x3f); } \\
+            else if (c < 0x10000) { out[length++] = 0xe0 | (c >> 12); \\
+                out[length++] = 0x80 | ((c >> 6) & 0x3f); out[length++] = 0x80 | (c & 0x3f); } \\
+            else { out[length++] = 0xf0 | (c >> 18); out[length++] = 0x80 | ((c >> 12) & 0x3f); \\
+                out[length++] = 0x80 | ((c >> 6) & 0x3f); out[length++] = 0x80 | (c & 0x3f); } \\
+        } }
+    /* html_text.cld2_input into out (4 bytes a character): the UTF-8 length, or -1 when only whitespace is left */
+    static Py_ssize_t walk_cld2_input(int kind, const void *data, Py_ssize_t size, unsigned char *out) {
+        Py_ssize_t i, length = 0;
+        int blank = 1;
+        if (kind == PyUnicode_1BYTE_KIND) WALK_CLD2_INPUT(Py_UCS1)
+        else if (kind == PyUnicode_2BYTE_KIND) WALK_CLD2_INPUT(Py_UCS2)
+        else WALK_CLD2_INPUT(Py_UCS4)
+        return blank ? -1 : length;
+    }
+    #define WALK_CLD2_READY(TYPE) { \\
+        const TYPE *text = (const TYPE *) data; \\
+        for (i = 0; i < size && walk_is_space(text[i]); i++) \\
+            if (walk_cld2_unsafe(text[i])) return 0; \\
+        if (i == size) return 0; \\
+        for (; i < size; i++) \\
+            if (walk_cld2_unsafe(text[i])) return 0; \\
+        return 1; }
+    /* whether the text is CLD2's input as it is: no unsafe character, and one that is not whitespace */
+    static int walk_cld2_ready(int kind, const void *data, Py_ssize_t size) {
+        Py_ssize_t i;
+        if (kind == PyUnicode_1BYTE_KIND) WALK_CLD2_READY(Py_UCS1)
+        if (kind == PyUnicode_2BYTE_KIND) WALK_CLD2_READY(Py_UCS2)
+        WALK_CLD2_READY(Py_UCS4)
+    }
+    """
+    Py_ssize_t walk_cld2_input(int kind, const void *data, Py_ssize_t size, unsigned char *out) noexcept nogil
+    bint walk_cld2_ready(int kind, const void *data, Py_ssize_t size) noexcept nogil
+
+
+def cld2_input(str text):
+    """udfs.html_text.cld2_input: the text's UTF-8 with the characters CLD2 cannot take as spaces, or None when nothing
+    but whitespace is left; a text with neither (most) is encoded as it is."""
+    cdef Py_ssize_t size = len(text), length
+    if walk_cld2_ready(PyUnicode_KIND(text), PyUnicode_DATA(text), size):
+        return PyUnicode_AsUTF8String(text)  # no surrogate: str.encode("utf-8", "ignore") ignores nothing
+    cdef unsigned char *out = <unsigned char *> malloc(size * 4 + 1)
+    if out == NULL:
+        raise MemoryError()
+    try:
+        length = walk_cld2_input(PyUnicode_KIND(text), PyUnicode_DATA(text), size, out)
+        return None if length < 0 else PyBytes_FromStringAndSize(<const char *> out, length)
+    finally:
+        free(out)

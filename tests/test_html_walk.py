@@ -164,6 +164,17 @@ def test_no_non_ascii_character_lower_cases_to_an_http_prefix_character():
 
 
 @needs_compiled
+def test_compiled_cld2_input_is_the_python_one_on_every_character():
+    every = "".join(chr(code) for code in range(0x110000))
+    texts = [every, every[::-1], "", " ", "\t\n\r ", "\x1c", "\x0b a", "\ud800", " \udcff y", "a\x00b", "caf\u00e9\x85",
+             "\u3000\u00a0", "\u4e2d\ufffe", "\U0001f600\uffff", "plain ASCII", "ASCII\x7f"]
+    texts += [every[start:start + 40] for start in range(0, 0x110000, 997)]
+    texts += [every[start:start + 3] for start in range(0, 0x3100, 5)]
+    for text in texts:
+        assert html_text.COMPILED.cld2_input(text) == html_text.cld2_input(text)
+
+
+@needs_compiled
 def test_compiled_key_hashes_are_blake2b_of_the_keys():
     from hashlib import blake2b
 
@@ -195,6 +206,7 @@ def test_html_features_are_the_same_with_either_walk(monkeypatch):
     monkeypatch.setattr(html_text, "WALK", html_text.walk_page)
     monkeypatch.setattr(html_text, "PARAGRAPH_KEYS", html_text.paragraph_keys)
     monkeypatch.setattr(html_text, "PAGE_PARAGRAPHS", html_text.page_paragraphs)
+    monkeypatch.setattr(html_text, "CLD2_INPUT", html_text.cld2_input)
     assert [html_text.html_features(html, url) for html, url in pages] == compiled
 
 
@@ -231,6 +243,11 @@ def test_a_compiled_walk_for_another_selectolax_or_that_disagrees_is_not_used(mo
     monkeypatch.setattr(html_walk, "page_paragraphs", no_boilerplate)
     compiled, why = html_text.compiled_extension()
     assert compiled is None and "paragraphs disagree" in why
+    monkeypatch.undo()
+
+    monkeypatch.setattr(html_walk, "cld2_input", lambda text: text.encode("utf-8", "ignore"))
+    compiled, why = html_text.compiled_extension()
+    assert compiled is None and "CLD2 input disagrees" in why
 
 
 def test_a_built_extension_is_in_use():

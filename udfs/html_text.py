@@ -170,15 +170,24 @@ def cld2_language(text: str) -> tuple[str | None, bool, int]:
 
 def _cld2(text: str) -> tuple[str | None, bool, int, bool]:
     """cld2_language's answer and whether CLD2 found only that one language in the text."""
-    clean = text if text.isprintable() else CLD2_UNSAFE.sub(" ", text)  # every unsafe character is unprintable
-    if not clean.strip():
+    data = CLD2_INPUT(text)
+    if data is None:
         return None, False, 0, False
     try:
-        reliable, _, details = pycld2.detect(clean.encode("utf-8", "ignore"), isPlainText=True)
+        reliable, _, details = pycld2.detect(data, isPlainText=True)
     except pycld2.error:
         return None, False, 0, False
     _, code, percent, _ = details[0]
     return cld2_to_iso639_3(code), bool(reliable), int(percent), details[1][1] == "un"
+
+
+def cld2_input(text: str) -> bytes | None:
+    """What CLD2 reads of a text: its UTF-8 with the characters CLD2 cannot take (CLD2_UNSAFE) as spaces; None when
+    nothing but whitespace is left."""
+    clean = text if text.isprintable() else CLD2_UNSAFE.sub(" ", text)  # every unsafe character is unprintable
+    if not clean.strip():
+        return None
+    return clean.encode("utf-8", "ignore")
 
 
 def paragraph_hash(text: str) -> str:
@@ -534,6 +543,11 @@ PROBE_PARAGRAPHS = (
 )
 
 
+#: texts a compiled cld2_input must give CLD2 as the Python one does (unsafe characters of each kind, whitespace only)
+PROBE_CLD2_TEXTS = ("", " \t\n", "\x0b\x1c\x7f", "plain ASCII", "a\x00b\x1fc\x7fd\te\r\n", "caf\u00e9\x85\u00a0",
+                    "\u4e2d\ud800\ufffe\uffff\u3000", "\U0001f600\x08", "\u2028\x9f")
+
+
 def compiled_extension() -> tuple[object | None, str]:
     """(the udfs.html_walk module, a description) when that optional extension (`make walk`) is built for the running
     selectolax and agrees with walk_page and paragraph_keys on PROBE_PAGES and PROBE_KEY_TEXT; else (None, why
@@ -569,6 +583,8 @@ def compiled_extension() -> tuple[object | None, str]:
             return None, "udfs/html_walk's paragraph keys disagree with paragraph_keys: rebuild it with `make walk`"
         if any(html_walk.page_paragraphs(*case) != page_paragraphs(*case) for case in PROBE_PARAGRAPHS):
             return None, "udfs/html_walk's paragraphs disagree with page_paragraphs: rebuild it with `make walk`"
+        if any(html_walk.cld2_input(text) != cld2_input(text) for text in PROBE_CLD2_TEXTS):
+            return None, "udfs/html_walk's CLD2 input disagrees with cld2_input: rebuild it with `make walk`"
     except Exception as error:  # noqa: BLE001 - a broken build falls back, and says why
         return None, f"udfs/html_walk failed on a probe page ({error!r}): rebuild it with `make walk`"
     return html_walk, f"compiled (selectolax {html_walk.SELECTOLAX_VERSION}, Lexbor {html_walk.LEXBOR_VERSION})"
@@ -698,9 +714,11 @@ def _block_language(text: str) -> str | None:
 
 
 #: the optional compiled walk and paragraph keys (udfs.html_walk) when built and in agreement, and what runs;
-#: html_features calls WALK, PARAGRAPH_KEYS and PAGE_PARAGRAPHS: the compiled functions, else the Python ones (the reference)
-WALK, PARAGRAPH_KEYS, PAGE_PARAGRAPHS = walk_page, paragraph_keys, page_paragraphs  # the reference, while probing
+#: html_features calls WALK, PARAGRAPH_KEYS, PAGE_PARAGRAPHS and CLD2_INPUT: the compiled functions, else the Python
+#: ones (the reference)
+WALK, PARAGRAPH_KEYS, PAGE_PARAGRAPHS, CLD2_INPUT = walk_page, paragraph_keys, page_paragraphs, cld2_input  # probing
 COMPILED, WALK_ENGINE = compiled_extension()
 WALK = COMPILED.walk_page if COMPILED else walk_page
 PARAGRAPH_KEYS = COMPILED.paragraph_keys if COMPILED else paragraph_keys
 PAGE_PARAGRAPHS = COMPILED.page_paragraphs if COMPILED else page_paragraphs
+CLD2_INPUT = COMPILED.cld2_input if COMPILED else cld2_input
