@@ -483,8 +483,9 @@ cdef class Blocks:
         self.max_text_chars = max_text_chars
 
     cdef add(self, list pieces, str kind, Py_ssize_t link_chars, bint region):
-        """Page.add_block: counted always, kept while the kept text stays within max_text_chars (cut there)."""
-        cdef str text = collapse_spaces("".join(pieces))
+        """Page.add_block: counted always, kept while the kept text stays within max_text_chars (cut there); the pieces
+        are the block's text runs already whitespace-collapsed, and single spaces between them (see walk_page)."""
+        cdef str text = "".join(pieces)
         cdef Py_ssize_t room = self.max_text_chars - self.kept_chars
         self.block_count += 1
         if len(text) > room:
@@ -518,7 +519,10 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
     cdef list entries = _entries
     cdef tuple chunk_tokens = _chunk_tokens
     cdef list held = []  # entries of tags with per-document ids (not cached): alive while their frames are
+    # the open block's text: its runs whitespace-collapsed, a ' ' between two where the raw text had whitespace (gap:
+    # whitespace after the last run), so that their join is Page.add_block's " ".join("".join(raw runs).split())
     cdef list pieces = []
+    cdef bint gap = False
     cdef list anchors = []
     cdef Py_ssize_t piece_links = 0, size
     cdef str piece_type = "text"
@@ -548,7 +552,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                     if not titles and not anchors and (skip or text_data.data == NULL
                                                        or ascii_space(text_data.data, text_data.length)):
                         if not skip and pieces:
-                            pieces.append(" ")  # the space between two inline elements
+                            gap = True  # the space between two inline elements
                     else:
                         if text_data.data == NULL:
                             data = None
@@ -562,7 +566,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                             pass
                         elif not data or data.isspace():
                             if pieces:
-                                pieces.append(" ")
+                                gap = True
                         else:
                             text = collapse_spaces(data)
                             size = len(text)
@@ -570,7 +574,11 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                             if not pieces:
                                 piece_type = "heading" if headings else "list_item" if items else "text"
                                 piece_region = regions > 0
-                            pieces.append(data)
+                            elif gap or is_space(PyUnicode_READ(PyUnicode_KIND(<str> data), PyUnicode_DATA(<str> data), 0)):
+                                pieces.append(" ")
+                            pieces.append(text)
+                            gap = is_space(PyUnicode_READ(PyUnicode_KIND(<str> data), PyUnicode_DATA(<str> data),
+                                                         len(<str> data) - 1))
                             chunks.append(text)
                             if anchors:
                                 piece_links += size
@@ -883,6 +891,45 @@ def configure_paragraphs(notice_phrases: tuple, block_language, whitespace, dens
     _max_link_density, _max_good_link_density = rules["MAX_LINK_DENSITY"], rules["MAX_GOOD_LINK_DENSITY"]
 
 
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX < 0x030D0000
+    /* str.casefold() (do_casefold's loop: each character's full case folding, no context) with ASCII lowered
+       here: CPython looks every character up, ~2 us a sample page */
+    static PyObject *walk_casefold(PyObject *text) {
+        Py_ssize_t size = PyUnicode_GET_LENGTH(text), i, length = 0;
+        int kind = PyUnicode_KIND(text), j, mapped_length;
+        const void *data = PyUnicode_DATA(text);
+        Py_UCS4 *out, mapped[3];
+        PyObject *folded;
+        if (PyUnicode_IS_ASCII(text)) return PyObject_CallMethod(text, "lower", NULL);  /* the same on ASCII */
+        out = (Py_UCS4 *) PyMem_Malloc((3 * size + 1) * sizeof(Py_UCS4));
+        if (out == NULL) return PyErr_NoMemory();
+        for (i = 0; i < size; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            if (c < 128) {
+                out[length++] = 65 <= c && c <= 90 ? c + 32 : c;
+                continue;
+            }
+            mapped_length = _PyUnicode_ToFoldedFull(c, mapped);
+            for (j = 0; j < mapped_length; j++) out[length++] = mapped[j];
+        }
+        folded = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, length);
+        PyMem_Free(out);
+        return folded;
+    }
+    #else
+    static PyObject *walk_casefold(PyObject *text) { return PyObject_CallMethod(text, "casefold", NULL); }
+    #endif
+    """
+    str walk_casefold(str text)
+
+
+def casefold(str text) -> str:
+    """walk_casefold, for the tests: str.casefold()."""
+    return walk_casefold(text)
+
+
 cdef bint has_notice(str folded, Py_ssize_t start, Py_ssize_t end) except -1:
     """Whether folded[start:end] (one text) holds a notice phrase: html_text.notice_lines for that text alone."""
     for phrase in _notice_phrases:
@@ -928,8 +975,7 @@ def page_paragraphs(list blocks, title, page_lang, single_language=False) -> lis
     if not count:
         return []
     cdef list texts = [block[0] for block in blocks]
-    cdef str folded = "\n".join(texts)
-    folded = folded.lower() if PyUnicode_IS_ASCII(folded) else folded.casefold()  # the same on ASCII, and faster
+    cdef str folded = walk_casefold("\n".join(texts))
     cdef list hashes = paragraph_key_hashes(folded)
     cdef Py_ssize_t line_start = 0, line_end = -1  # of the text `index` in folded, found as the loop reaches it
     cdef str title_key = paragraph_keys(_whitespace.sub(" ", title).casefold())[0] if title else ""

@@ -67,6 +67,10 @@ def test_compiled_walk_agrees_on_real_commoncrawl_pages(shared_data, max_text_ch
     "".join(f"<a href='{href}'>{href}</a>" for href in (
         "HTTPS://Example.org/A", " http://example.org/b ", "\u00a0/c\u3000", "/\u0130", "//other.org/d", "Http:/e",
         "https:/\u212a", "\u212aTTP://x", "h", "/", " ", "?q", "#top", "hTtP://EXAMPLE.org:80/f")) * 2,
+    # runs of a block joined with and without whitespace at their edges (a block's text is built from the collapsed
+    # runs: 'foobar', 'bar baz', no double or edge spaces), in a title and an anchor too
+    ("<p>foo<b>bar</b> baz<i> qux </i>\u00a0<b>\u3000end\u2003</b></p><p><b>a</b>\n<i>b</i><span> </span>c<br> d</p>"
+     "<li> <a href='/l'> x </a>y<img src='i.png'>z\x1c</li><title> t <b>u</b></title><p>\x85k\x85\u00a0</p>"),
     # one whitespace character other than ' ' between words (ASCII and not): 'a b' in chunks, as str.split makes it
     "<p>a\nb</p><p>c\td e\u00a0f\u3000g</p><b>x\ny\u00e9</b><i>\u00e9\u2003\u00e9</i>",
     # past the link budget (2,000 links), with <link>/<iframe> links (admitted by the Python Page.link) in between,
