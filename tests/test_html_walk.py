@@ -168,6 +168,13 @@ def test_no_non_ascii_character_lower_cases_to_an_http_prefix_character():
 
 
 @needs_compiled
+def test_compiled_casefold_is_str_casefold():
+    every = "".join(chr(code) for code in range(0x110000))
+    for text in [every, every[::-1], "", "ASCII Only", "Stra\u00dfe \u0130 \u03a3\u03c2 \ufb01 \u00b5", "\udcff x", PROBE_LINES]:
+        assert html_text.COMPILED.casefold(text) == text.casefold()
+
+
+@needs_compiled
 def test_compiled_cld2_input_is_the_python_one_on_every_character():
     every = "".join(chr(code) for code in range(0x110000))
     texts = [every, every[::-1], "", " ", "\t\n\r ", "\x1c", "\x0b a", "\ud800", " \udcff y", "a\x00b", "caf\u00e9\x85",

@@ -595,21 +595,22 @@ def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHA
     page = Page(url)
     WALK(parse_tops(html), page, max_text_chars)
     page_text = " ".join(page.chunks)
-    title = WHITESPACE.sub(" ", "".join(page.title_parts)).strip()[:MAX_TITLE_CHARS] or None
+    title = " ".join("".join(page.title_parts).split())[:MAX_TITLE_CHARS] or None  # str.split's spaces are re's \s
     host = url_host(url) if url else None
     links = dict(page.links)  # first occurrence order, one host per URL
     outlinks = list(links)
+    structure = page.structure
     images, images_cut = bound_links(dict.fromkeys(page.images), LinkBudget(MAX_IMAGES, MAX_IMAGE_NAME_CHARS))
     lang, reliable, percent, single = _cld2(page_text)
     description, keywords, metadata_cut = page_metadata(page.metas)
     return {
         "status": "ok", "cld2_lang": lang, "cld2_reliable": reliable, "cld2_percent": percent,
         "html_lang": page.html_lang, "text_chars": len(page_text), "paragraphs": page.block_count,
-        "outlinks": outlinks, "outlinks_same_host": [links[link] == host for link in outlinks],
-        "outlink_cues": [page.link_cues.get(link) for link in outlinks],
-        "images": images, "structure": page.structure[:MAX_STRUCTURE_TOKENS],
+        "outlinks": outlinks, "outlinks_same_host": [link_host == host for link_host in links.values()],
+        "outlink_cues": list(map(page.link_cues.get, outlinks)),
+        "images": images, "structure": structure[:MAX_STRUCTURE_TOKENS] if len(structure) > MAX_STRUCTURE_TOKENS else structure,
         "outlinks_cut": page.link_budget.cut, "images_cut": images_cut,
-        "title": title, "error": "structure_truncated" if len(page.structure) > MAX_STRUCTURE_TOKENS else None,
+        "title": title, "error": "structure_truncated" if len(structure) > MAX_STRUCTURE_TOKENS else None,
         "page_paragraphs": PAGE_PARAGRAPHS(page.blocks, title, lang, single), "text_truncated": page.text_truncated,
         "description": description, "keywords": keywords, "metadata_truncated": metadata_cut,
     }
