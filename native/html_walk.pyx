@@ -189,6 +189,17 @@ cdef extern from *:
         if (kind == PyUnicode_2BYTE_KIND) WALK_COLLAPSE(Py_UCS2)
         WALK_COLLAPSE(Py_UCS4)
     }
+    #define WALK_ALL_SPACE(TYPE) { \\
+        const TYPE *text = (const TYPE *) data; \\
+        Py_ssize_t i; \\
+        for (i = 0; i < size; i++) if (!walk_is_space(text[i])) return 0; \\
+        return 1; }
+    /* str.isspace() of a non-empty text */
+    static int walk_all_space(int kind, const void *data, Py_ssize_t size) {
+        if (kind == PyUnicode_1BYTE_KIND) WALK_ALL_SPACE(Py_UCS1)
+        if (kind == PyUnicode_2BYTE_KIND) WALK_ALL_SPACE(Py_UCS2)
+        WALK_ALL_SPACE(Py_UCS4)
+    }
     /* whether " ".join(text.split()) == text: no whitespace but single ' ' between other characters */
     static int walk_collapsed(int kind, const void *data, Py_ssize_t size) {
         if (kind == PyUnicode_1BYTE_KIND) WALK_COLLAPSED(Py_UCS1)
@@ -199,6 +210,7 @@ cdef extern from *:
     bint is_space "walk_is_space"(Py_UCS4 character) noexcept nogil
     bint walk_collapsed(int kind, const void *data, Py_ssize_t size) noexcept nogil
     Py_ssize_t walk_collapse(int kind, const void *data, Py_ssize_t size, void *buffer) noexcept nogil
+    bint walk_all_space(int kind, const void *data, Py_ssize_t size) noexcept nogil
 
 
 cdef str collapse_spaces(str text):
@@ -359,6 +371,40 @@ cdef class Budget:
         return True
 
 
+DEF MAX_MEMO_ANSWERS = 65536
+
+
+cdef class Memo:
+    """Answers of a pure two-argument function cached by lru_cache, kept as base -> {target -> answer}: two str-keyed
+    look-ups instead of lru_cache's tuple key (~0.5 us a link); cleared when it holds MAX_MEMO_ANSWERS answers."""
+    cdef dict answers
+    cdef Py_ssize_t count
+
+    def __init__(self):
+        self.answers, self.count = {}, 0
+
+    cdef object call(self, function, str base, str target):
+        """function(base, target), remembered."""
+        targets = self.answers.get(base)
+        if targets is None:
+            targets = self.answers[base] = {}
+        found = (<dict> targets).get(target, self)
+        if found is self:
+            found = function(base, target)
+            if self.count >= MAX_MEMO_ANSWERS:
+                self.answers.clear()
+                self.count = 0
+                targets = self.answers[base] = {}
+            (<dict> targets)[target] = found
+            self.count += 1
+        return found
+
+
+#: _image_file_name's and _resolve_link's answers (image names, links)
+cdef Memo _image_memo = Memo()
+cdef Memo _link_memo = Memo()
+
+
 cdef add_image(page, list images, dict attributes):
     """Page.image: an image's file name (html_text.image_file_name's narrowing and its cached _image_file_name),
     kept while the page has fewer than MAX_IMAGES."""
@@ -367,9 +413,13 @@ cdef add_image(page, list images, dict attributes):
         return
     cdef str target = (<str> src).strip()
     absolute = target.startswith("/") or target[:8].lower().startswith(("http://", "https://"))
-    name = _image_file_name("" if absolute else page.base_url or "", target)
+    name = _image_memo.call(_image_file_name, "" if absolute else page.base_url or "", target)
     if name and len(images) < _max_images:
         images.append(name)
+
+
+#: hreflang -> code_language(hreflang): a memo in front of its lru_cache
+cdef dict _hreflang_languages = {}
 
 
 cdef alternate_link(page, Budget budget, list links, dict link_cues, dict attributes):
@@ -377,17 +427,16 @@ cdef alternate_link(page, Budget budget, list links, dict link_cues, dict attrib
     names."""
     if "alternate" not in (attributes.get("rel") or "").lower():
         return
-    cue = _code_language(attributes.get("hreflang"))
+    hreflang = attributes.get("hreflang")
+    cue = _hreflang_languages.get(hreflang, _hreflang_languages)
+    if cue is _hreflang_languages:
+        cue = _code_language(hreflang)
+        if len(_hreflang_languages) >= MAX_MEMO_ANSWERS:
+            _hreflang_languages.clear()
+        _hreflang_languages[hreflang] = cue
     url = anchor_link(page, budget, links, attributes.get("href"))
     if url is not None and cue:
         link_cues.setdefault(url, cue)
-
-
-#: narrowed base -> {stripped href -> _resolve_link(base, href)}: a memo in front of _resolve_link's lru_cache, whose
-#: (base, href) tuple key cost ~0.5 us an anchor; cleared when it holds MAX_MEMO_LINKS links
-cdef dict _link_memo = {}
-cdef Py_ssize_t _memo_links = 0
-DEF MAX_MEMO_LINKS = 65536
 
 
 cdef inline bint starts_with_ascii(str text, const char *prefix, Py_ssize_t length) noexcept:
@@ -410,7 +459,6 @@ cdef inline bint starts_with_ascii(str text, const char *prefix, Py_ssize_t leng
 cdef object anchor_link(page, Budget budget, list links, object href):
     """Page.link(href) of an <a> (no cue): html_text.resolve_link's base narrowing, its cached _resolve_link, the
     page's link budget; the URL kept, or None."""
-    global _memo_links
     if not href:
         return None
     cdef str target = <str> href
@@ -427,18 +475,7 @@ cdef object anchor_link(page, Budget budget, list links, object href):
             base = base[:end]
     elif starts_with_ascii(target, "http://", 7) or starts_with_ascii(target, "https://", 8):
         base = ""
-    targets = _link_memo.get(base)
-    if targets is None:
-        targets = _link_memo[base] = {}
-    resolved = (<dict> targets).get(target, _link_memo)
-    if resolved is _link_memo:
-        resolved = _resolve_link(base, target)
-        if _memo_links >= MAX_MEMO_LINKS:
-            _link_memo.clear()
-            _memo_links = 0
-            targets = _link_memo[base] = {}
-        (<dict> targets)[target] = resolved
-        _memo_links += 1
+    resolved = _link_memo.call(_resolve_link, base, target)
     if resolved and budget.admit((<tuple> resolved)[0]):
         links.append(resolved)
         return (<tuple> resolved)[0]
@@ -578,7 +615,8 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                             (<list> (<list> anchor)[4]).append(data)
                         if skip:
                             pass
-                        elif not data or data.isspace():
+                        elif not data or walk_all_space(PyUnicode_KIND(<str> data), PyUnicode_DATA(<str> data),
+                                                        len(<str> data)):
                             if pieces:
                                 gap = True
                         else:
@@ -1000,7 +1038,8 @@ def page_paragraphs(list blocks, title, page_lang, single_language=False) -> lis
     cdef str folded = walk_casefold("\n".join(texts))
     cdef list hashes = paragraph_key_hashes(folded)
     cdef Py_ssize_t line_start = 0, line_end = -1  # of the text `index` in folded, found as the loop reaches it
-    cdef str title_key = paragraph_keys(_whitespace.sub(" ", title).casefold())[0] if title else ""
+    # the first key of WHITESPACE.sub(" ", title).casefold(): the same word runs, whitespace being no word character
+    cdef str title_key = paragraph_keys(walk_casefold(collapse_spaces(title)))[0] if title else ""
     cdef Py_ssize_t weight = 3 if page_lang in _dense_script_langs else 1
     cdef int *classes = <int *> malloc(count * 4 * sizeof(int) + count * 2 * sizeof(bint))
     if classes == NULL:
