@@ -251,17 +251,20 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
 
 
 def python_walk_features(html: str, url: str | None) -> dict:
-    """html_features with the Python walk, paragraph keys, paragraph step and CLD2 input (the reference) in place of the
-    compiled ones: the same-run baseline."""
+    """html_features with the Python walk, paragraph keys, paragraph step and CLD2 inputs (the reference) in place of
+    the compiled ones: the same-run baseline."""
     from parascout.udfs import html_text
 
-    compiled = html_text.WALK, html_text.PARAGRAPH_KEYS, html_text.PAGE_PARAGRAPHS, html_text.CLD2_INPUT
-    html_text.WALK, html_text.PARAGRAPH_KEYS, html_text.PAGE_PARAGRAPHS, html_text.CLD2_INPUT = (
-        html_text.walk_page, html_text.paragraph_keys, html_text.page_paragraphs, html_text.cld2_input)
+    names = ("WALK", "PARAGRAPH_KEYS", "PAGE_PARAGRAPHS", "CLD2_INPUT", "PAGE_CLD2_INPUT")
+    compiled = [getattr(html_text, name) for name in names]
+    for name, reference in zip(names, (html_text.walk_page, html_text.paragraph_keys, html_text.page_paragraphs,
+                                       html_text.cld2_input, html_text.page_cld2_input)):
+        setattr(html_text, name, reference)
     try:
         return html_text.html_features(html, url)
     finally:
-        html_text.WALK, html_text.PARAGRAPH_KEYS, html_text.PAGE_PARAGRAPHS, html_text.CLD2_INPUT = compiled
+        for name, function in zip(names, compiled):
+            setattr(html_text, name, function)
 
 
 def walk_rates(pages: list[tuple[str, str]], repeat: int) -> dict:

@@ -1139,14 +1139,31 @@ cdef extern from *:
             else { out[length++] = 0xf0 | (c >> 18); out[length++] = 0x80 | ((c >> 12) & 0x3f); \\
                 out[length++] = 0x80 | ((c >> 6) & 0x3f); out[length++] = 0x80 | (c & 0x3f); } \\
         } }
-    /* html_text.cld2_input into out (4 bytes a character): the UTF-8 length, or -1 when only whitespace is left */
-    static Py_ssize_t walk_cld2_input(int kind, const void *data, Py_ssize_t size, unsigned char *out) {
+    /* html_text.cld2_input's characters into out (4 bytes a character): the UTF-8 length; *blank cleared when a
+       character other than whitespace is written */
+    static Py_ssize_t walk_cld2_write(int kind, const void *data, Py_ssize_t size, unsigned char *out, int *blank_text) {
         Py_ssize_t i, length = 0;
-        int blank = 1;
+        int blank = *blank_text;
         if (kind == PyUnicode_1BYTE_KIND) WALK_CLD2_INPUT(Py_UCS1)
         else if (kind == PyUnicode_2BYTE_KIND) WALK_CLD2_INPUT(Py_UCS2)
         else WALK_CLD2_INPUT(Py_UCS4)
-        return blank ? -1 : length;
+        *blank_text = blank;
+        return length;
+    }
+    /* walk_cld2_write of an ASCII text: copied when it holds no unsafe character (no C0 control but tab, newline and
+       carriage return, no DEL) */
+    static Py_ssize_t walk_cld2_write_ascii(const unsigned char *text, Py_ssize_t size, unsigned char *out,
+                                            int *blank) {
+        Py_ssize_t i;
+        for (i = 0; i < size; i++) {
+            unsigned char c = text[i];
+            if (c < 32 ? c != 9 && c != 10 && c != 13 : c == 0x7f) return walk_cld2_write(PyUnicode_1BYTE_KIND, text,
+                                                                                        size, out, blank);
+        }
+        for (i = 0; i < size && *blank; i++)
+            if (!walk_is_space(text[i])) *blank = 0;
+        memcpy(out, text, size);
+        return size;
     }
     #define WALK_CLD2_READY(TYPE) { \\
         const TYPE *text = (const TYPE *) data; \\
@@ -1164,7 +1181,10 @@ cdef extern from *:
         WALK_CLD2_READY(Py_UCS4)
     }
     """
-    Py_ssize_t walk_cld2_input(int kind, const void *data, Py_ssize_t size, unsigned char *out) noexcept nogil
+    Py_ssize_t walk_cld2_write(int kind, const void *data, Py_ssize_t size, unsigned char *out,
+                               int *blank) noexcept nogil
+    Py_ssize_t walk_cld2_write_ascii(const unsigned char *text, Py_ssize_t size, unsigned char *out,
+                                     int *blank) noexcept nogil
     bint walk_cld2_ready(int kind, const void *data, Py_ssize_t size) noexcept nogil
 
 
@@ -1175,10 +1195,39 @@ def cld2_input(str text):
     if walk_cld2_ready(PyUnicode_KIND(text), PyUnicode_DATA(text), size):
         return PyUnicode_AsUTF8String(text)  # no surrogate: str.encode("utf-8", "ignore") ignores nothing
     cdef unsigned char *out = <unsigned char *> malloc(size * 4 + 1)
+    cdef int blank = True
     if out == NULL:
         raise MemoryError()
     try:
-        length = walk_cld2_input(PyUnicode_KIND(text), PyUnicode_DATA(text), size, out)
-        return None if length < 0 else PyBytes_FromStringAndSize(<const char *> out, length)
+        length = walk_cld2_write(PyUnicode_KIND(text), PyUnicode_DATA(text), size, out, &blank)
+        return None if blank else PyBytes_FromStringAndSize(<const char *> out, length)
+    finally:
+        free(out)
+
+
+def page_cld2_input(list chunks) -> tuple:
+    """udfs.html_text.page_cld2_input: (cld2_input(" ".join(chunks)), that text's length), written in one pass over
+    the text runs, with no page text made."""
+    cdef Py_ssize_t count = len(chunks), characters = 0, length = 0, index
+    cdef str chunk
+    cdef int blank = True
+    for chunk in chunks:
+        characters += len(chunk)
+    cdef unsigned char *out = <unsigned char *> malloc(4 * characters + count + 1)
+    if out == NULL:
+        raise MemoryError()
+    try:
+        for index in range(count):
+            chunk = <str> chunks[index]
+            if index:
+                out[length] = 32
+                length += 1
+            if PyUnicode_IS_ASCII(chunk):
+                length += walk_cld2_write_ascii(<const unsigned char *> PyUnicode_DATA(chunk), len(chunk), out + length,
+                                                &blank)
+            else:
+                length += walk_cld2_write(PyUnicode_KIND(chunk), PyUnicode_DATA(chunk), len(chunk), out + length,
+                                          &blank)
+        return (None if blank else PyBytes_FromStringAndSize(<const char *> out, length)), characters + max(count - 1, 0)
     finally:
         free(out)

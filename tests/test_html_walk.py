@@ -183,6 +183,9 @@ def test_compiled_cld2_input_is_the_python_one_on_every_character():
     texts += [every[start:start + 3] for start in range(0, 0x3100, 5)]
     for text in texts:
         assert html_text.COMPILED.cld2_input(text) == html_text.cld2_input(text)
+    runs = [[], [""], [" "], ["\x01", "\x02"], ["a", "\x01"], texts, texts[::-1], texts[4:9], [text[:3] for text in texts]]
+    for chunks in runs:
+        assert html_text.COMPILED.page_cld2_input(chunks) == html_text.page_cld2_input(chunks)
 
 
 @needs_compiled
@@ -218,6 +221,7 @@ def test_html_features_are_the_same_with_either_walk(monkeypatch):
     monkeypatch.setattr(html_text, "PARAGRAPH_KEYS", html_text.paragraph_keys)
     monkeypatch.setattr(html_text, "PAGE_PARAGRAPHS", html_text.page_paragraphs)
     monkeypatch.setattr(html_text, "CLD2_INPUT", html_text.cld2_input)
+    monkeypatch.setattr(html_text, "PAGE_CLD2_INPUT", html_text.page_cld2_input)
     assert [html_text.html_features(html, url) for html, url in pages] == compiled
 
 
