@@ -1130,6 +1130,7 @@ cdef extern from *:
         const TYPE *text = (const TYPE *) data; \\
         for (i = 0; i < size; i++) { \\
             Py_UCS4 c = text[i]; \\
+            if (c - 32u < 95u) { out[length++] = c; blank &= c == 32; continue; } /* printable ASCII */ \\
             if (walk_cld2_unsafe(c)) { out[length++] = 32; continue; } \\
             if (!walk_is_space(c)) blank = 0; \\
             if (c < 0x80) out[length++] = c; \\
