@@ -945,7 +945,6 @@ def paragraph_key_hashes(str folded) -> list:
 # udfs.html_text's paragraph rules (set by configure_paragraphs)
 cdef tuple _notice_phrases = ()
 cdef object _block_language = None
-cdef object _whitespace = None
 cdef object _dense_script_langs = frozenset()
 cdef Py_ssize_t _short_chars = 0, _good_chars = 0, _max_notice_chars = 0, _min_lang_chars = 0
 cdef double _max_link_density = 0.0, _max_good_link_density = 0.0
@@ -957,14 +956,13 @@ DEF NEAR_GOOD = 2
 DEF GOOD = 3
 
 
-def configure_paragraphs(notice_phrases: tuple, block_language, whitespace, dense_script_langs: frozenset,
-                         rules: dict) -> None:
+def configure_paragraphs(notice_phrases: tuple, block_language, dense_script_langs: frozenset, rules: dict) -> None:
     """Hand over udfs.html_text's paragraph helpers and thresholds (page_paragraphs' rules)."""
-    global _notice_phrases, _block_language, _whitespace, _dense_script_langs, _short_chars, _good_chars
+    global _notice_phrases, _block_language, _dense_script_langs, _short_chars, _good_chars
     global _max_notice_chars, _min_lang_chars, _max_link_density, _max_good_link_density
     if any("\n" in phrase or not phrase for phrase in notice_phrases):
         raise ValueError("a notice phrase is empty or spans two texts")
-    _notice_phrases, _block_language, _whitespace = notice_phrases, block_language, whitespace
+    _notice_phrases, _block_language = notice_phrases, block_language
     _dense_script_langs = dense_script_langs
     _short_chars, _good_chars = rules["SHORT_CHARS"], rules["GOOD_CHARS"]
     _max_notice_chars, _min_lang_chars = rules["MAX_NOTICE_CHARS"], rules["MIN_LANG_CHARS"]

@@ -580,7 +580,7 @@ def compiled_extension() -> tuple[object | None, str]:
     try:
         html_walk.configure(_tag_entry, _hinted, _is_boilerplate_hint, CHUNK_TOKENS, flags, ANCHOR_ATTRIBUTES,
                             _resolve_link, link_cue, MAX_CUE_TEXT_CHARS, _image_file_name, code_language, MAX_IMAGES)
-        html_walk.configure_paragraphs(NOTICE_PHRASES, _block_language, WHITESPACE, DENSE_SCRIPT_LANGS, rules)
+        html_walk.configure_paragraphs(NOTICE_PHRASES, _block_language, DENSE_SCRIPT_LANGS, rules)
         texts = [PROBE_KEY_TEXT]
         for html, url in PROBE_PAGES:
             python_page, compiled_page = Page(url), Page(url)
