@@ -9,9 +9,8 @@ Bible files), `--corpus` a `src<TAB>trg` file, `--dictionary` a FreeDict dictd i
 `.dict.dz` beside it), a FreeDict TEI file or a Bitextor `.dic`; `--from-archive ROOT` bootstraps from
 the dataset root itself: paragraph pairs and whole main texts of the page pairs a language-switcher link
 or a STRAND handle proposed, or whose URLs share a handle (`texts` + `scored_pairs` or `candidates`) and,
-with `--with-verified-pairs`, of verify-pairs' parallel pairs instead, and of the rejected pairs that are
-their pages' best by their own text with their paragraphs agreeing (a second round: bootstrap, verify, train
-again on cleaner pairs), the only source a language pair with no resources has. A page in more of those
+with `--with-verified-pairs`, of verify-pairs' parallel pairs instead (a second round: bootstrap, verify,
+train again on cleaner pairs), the only source a language pair with no resources has. A page in more of those
 page pairs than a few (a home page every switcher links to, a page other sites link to) is a hub: its pairs are
 left out (filtered as hub_page), or a wrong pair would teach its own words and confirm itself. IBM model 1 both
 ways (udfs.lexicon). Writes a lexicon directory; Spark only for --from-archive.
@@ -52,17 +51,6 @@ MAX_PAGE_PAIRS = 2
 #: other language's home and section pages (hubs themselves), and 2 left too little to learn from (seed 42 zho 207 ->
 #: 76 page pairs, recall 0.952 -> 0.904)
 MAX_CONFIDENT_PAGE_PAIRS = 5
-#: the second round also learns from the rejected pairs that are their two pages' best partner by their own text
-#: (own_tsim_idf, the best of every pair of the source page and of the target page), on one host, whose paragraphs
-#: agree: lengths correlated at least this much (paragraph_length_r) or, with too few paragraphs to correlate, as
-#: many paragraphs on both sides. A host no switcher link or handle taught is one whose words the first lexicon
-#: barely knows, so its translations fall below the random pairs' null, but paragraph evidence is lexicon-free: a
-#: wrong pair learned from cannot teach itself to agree (tuning seeds 42/99/401/402, the rejected mutual-best pairs:
-#: 55 true / 41 wrong in all; with r >= 0.9, 20 / 4; r undefined and as many paragraphs, 21 / 2; on one host: seed
-#: 88's two cross-site ones, a home page and another site's home page, left out)
-MIN_PARAGRAPH_LENGTH_R = 0.9
-#: the verified_pairs columns the second round's mutual-best pairs are found by
-MUTUAL_BEST_COLUMNS = ("lang_ok", "tsim", "own_tsim_idf", "paragraph_length_r", "text_paragraph_ratio")
 
 
 def archive_paragraph_pairs(batches):
@@ -175,16 +163,10 @@ class TrainLexiconJob(Job):
             # the second round learns from the pairs verify-pairs accepted INSTEAD of the confident ones: a
             # switcher menu also links each page to pages that are not its translation (synthetic seed 42:
             # 134 of 383 eng-fra link pairs are translations), and that noise is what the first round could
-            # not avoid. The rejected pairs that are their pages' best by their own text, paragraph lengths agreeing,
-            # join them; a language pair with neither keeps the confident pairs
-            judged = self.spark.read.parquet(verified)
-            accepted = self.oriented(judged.where(F.col("parallel")))
-            agreeing = self.oriented(self.agreeing_mutual_best(judged)).join(accepted, ["src_url", "trg_url"],
-                                                                             "left_anti")
-            learned = accepted.unionByName(agreeing)
-            if learned.limit(1).count():
-                self.report.metric("agreeing_mutual_best_pairs", agreeing.count())
-                pairs, sources = learned, ["verified_pairs"]
+            # not avoid; a language pair verify-pairs accepted nothing for keeps the confident pairs
+            accepted = self.oriented(self.spark.read.parquet(verified).where(F.col("parallel")))
+            if accepted.limit(1).count():
+                pairs, sources = accepted, ["verified_pairs"]
         self.report.metric("archive_sources", sources)
         texts = self.spark.read.parquet(locations["texts"]).where(F.col("duplicate_of").isNull())
         for side in ("src", "trg"):
@@ -205,30 +187,6 @@ class TrainLexiconJob(Job):
         counts["reason:no_paragraph_pairs"] = counts.get("reason:no_paragraph_pairs", 0) + page_pairs - hub_pairs - used
         self.report.metric("archive_paragraph_pairs", len(rows))
         return list(zip(rows["src_text"], rows["trg_text"]))
-
-    @staticmethod
-    def agreeing_mutual_best(judged):
-        """The judged pairs (in their languages, with text) that are, alone, the best by own_tsim_idf of every pair of
-        their source page and of their target page (per language pair), both pages on one host, paragraphs agreeing
-        (MIN_PARAGRAPH_LENGTH_R); none when verified_pairs lacks the columns (a table written before them)."""
-        from pyspark.sql import Window
-        from pyspark.sql import functions as F
-
-        if not set(MUTUAL_BEST_COLUMNS) <= set(judged.columns):
-            return judged.limit(0)
-        rows = judged.where(F.col("lang_ok") & F.col("tsim").isNotNull()).withColumn(
-            "score", F.round(F.coalesce(F.col("own_tsim_idf"), F.lit(0.0)), 9))  # equal texts tie
-        best = F.lit(True)
-        for side in ("src_url", "trg_url"):
-            page = Window.partitionBy("src_lang", "trg_lang", side)
-            rows = rows.withColumn(f"{side}_top", F.max("score").over(page))
-            rows = rows.withColumn(f"{side}_ties", F.sum((F.col("score") == F.col(f"{side}_top")).cast("int")).over(page))
-            best = best & (F.col("score") == F.col(f"{side}_top")) & (F.col(f"{side}_ties") == 1)
-        length_r = F.col("paragraph_length_r")
-        uncorrelated = length_r.isNull() | F.isnan(length_r)  # (NaN compares above every number in Spark)
-        agreeing = F.when(uncorrelated, F.col("text_paragraph_ratio") >= 1.0).otherwise(length_r >= MIN_PARAGRAPH_LENGTH_R)
-        one_host = F.expr("parse_url(src_url, 'HOST')") == F.expr("parse_url(trg_url, 'HOST')")
-        return rows.where(best & (F.col("score") > 0) & agreeing & one_host)
 
     def without_hubs(self, pairs, total: int, max_page_pairs: int):
         """(the page pairs none of whose pages is in more than `max_page_pairs` of them, how many were dropped); all
