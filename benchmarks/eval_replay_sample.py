@@ -15,7 +15,9 @@ of site-language-pairs at or under 0.5, and mean AUC; models are kept under --wo
 --seed values are replayed one archive each and pooled (site-pairs of all seeds together). Links carry
 the language their context names (`outlink_cues`, read from the WAT as replay-crawl's docs have it);
 --cue-evidence replays the cue policies (ilsp, smart+site) with all of it, with the anchor text alone
-(the generator also writes hreflang alternates that real sites often lack), or with none.
+(the generator also writes hreflang alternates that real sites often lack), or with none. Each archive's summary is
+saved under --work; --pool-summaries replays nothing and pools the saved summaries of the seeds given (each seed,
+then all together), so held-out seeds run once in separate invocations can be reported together.
 """
 from __future__ import annotations
 
@@ -139,6 +141,20 @@ def policy_rows(summary: pd.DataFrame, train_hosts: int, label: str = "") -> lis
     return rows
 
 
+def pooled_summaries(work: Path, args: argparse.Namespace, seeds: list[int]) -> pd.DataFrame:
+    """policy_rows of each seed's saved summary (replay-summary-HOSTS-full-TEST-SEED-KINDS.csv), then of all pooled."""
+    rows = []
+    for hosts in (int(n) for n in args.train_hosts.split(",")):
+        for kinds in args.cue_evidence.split(","):
+            summaries = []
+            for seed in seeds:
+                summary = pd.read_csv(work / f"replay-summary-{hosts}-full-{args.test_hosts}-{seed}-{kinds}.csv")
+                rows.extend(policy_rows(summary, hosts, f"{seed} cues:{kinds}"))
+                summaries.append(summary.assign(host=f"{seed} " + summary["host"]))
+            rows.extend(policy_rows(pd.concat(summaries, ignore_index=True), hosts, f"{args.seed} cues:{kinds}"))
+    return pd.DataFrame(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train-hosts", default="30,1000", help="training archive sizes (hosts)")
@@ -150,10 +166,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=12.0, help="pair-model training budget (url2lang: a quarter)")
     parser.add_argument("--test-archive", help="an existing full sample archive of the test seed (else generated)")
     parser.add_argument("--work", default="/tmp/eval-url-models-sample")
+    parser.add_argument("--pool-summaries", action="store_true", help="replay nothing: pool the per-archive "
+                        "summaries earlier runs left under --work for these seeds (each seed alone, then all)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     work = Path(args.work)
     seeds = [int(seed) for seed in args.seed.split(",")]
+    if args.pool_summaries:
+        print(pooled_summaries(work, args, seeds).to_string(index=False))
+        return 0
     archives = [Path(args.test_archive)] if args.test_archive else [test_archive(work, args.test_hosts, seed)
                                                                      for seed in seeds]
     policies = tuple(p for p in POLICIES if p == "bfs" or p in args.policies.split(","))

@@ -527,6 +527,10 @@ def test_smart_site_adds_the_cue_bonus_to_cued_links():
     home, icelandic, german, uncued = urls("/")[0], urls("/is/")[0], urls("/b")[0], urls("/a")[0]
     assert cued[(home, icelandic)] - cued[(home, uncued)] == pytest.approx(SmartSite.cue_weight)
     # /b's cue names German, outside the pair: the switcher says it leads away from both languages
+    assert cued[(home, german)] == pytest.approx(-SmartSite.third_cue_penalty)
+    policy.third_cue_overrides = False
+    scores = policy.priority(graph, sources, targets)
+    cued = {(graph.urls[s], graph.urls[t]): score for s, t, score in zip(sources, targets, scores)}
     assert cued[(home, uncued)] - cued[(home, german)] == pytest.approx(SmartSite.third_cue_penalty)
 
 
@@ -573,3 +577,16 @@ def test_smart_site_trusts_a_fetched_pages_switcher_over_the_url_models_partner(
     # without the override /en/news-2 takes the partner bonus at the first rescore (after 4 fetches); with it, the
     # switcher already named /is/news-1's translation, and /en/news-2 waits its turn behind the other English pages
     assert position == {False: 4, True: 7}
+
+
+def test_smart_site_lets_a_third_language_cue_overrule_the_url_models():
+    # the URL models take /b for /'s translation; its switcher entry names German, a language outside the pair
+    graph = build_graph(cued_site(CUED_PAGES, CUES, CUED_LANGS))
+    order = {}
+    for overrides in (False, True):
+        policy = type("ThirdCue", (SmartSite,), {"third_cue_overrides": overrides})(
+            LANGS, constant_lang_scorer, table_pair_scorer({("/", "/b"): 0.9}))
+        order[overrides] = simulate(graph, policy, pairs(("/", "/is/"))).fetched_urls()
+    # switchers first either way; then the URL models' /b goes ahead of the uncued /a, /c, unless its cue overrules them
+    assert order[False] == urls("/", "/is/", "/x", "/is/x", "/b", "/a", "/c")
+    assert order[True] == urls("/", "/is/", "/x", "/is/x", "/a", "/c", "/b")

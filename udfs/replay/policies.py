@@ -227,8 +227,10 @@ class SmartSite(SmartLang):
     A link whose context names the other language of its page (ILSP-FC's cue: anchor "Deutsch", a flag,
     an `hreflang`; `graph.link_cues`) gets `cue_weight` more: the site's switcher said where it leads. A link on a
     page in neither language whose cue names one of them gets `entry_cue_weight` (the way into the pair from a
-    third-language home), and a link whose cue names a language outside the pair loses `third_cue_penalty`: before
-    the naive Bayes has seen a page of that language, the switcher already says it is not wanted. Once a fetched
+    third-language home), and a link whose cue names a language outside the pair scores `-third_cue_penalty` and
+    nothing else (`third_cue_overrides`): before the naive Bayes has seen a page of that language, the switcher
+    already says it is not wanted, whatever the URL models guess (the pair model takes /english/ for the translation
+    of /malti/ as readily as /francais/). Once a fetched
     page's switcher names its translation (or sends it to the other language's home: it has none), the URL model's
     partner guesses for that page give no bonus (`switchers_override`).
 
@@ -271,6 +273,8 @@ class SmartSite(SmartLang):
     switchers_override = True
     #: penalty of a link whose cue names a language outside the pair: a switcher said it leads away from both
     third_cue_penalty = 0.05
+    #: ... and such a link scores that penalty alone: the URL models' guess that it leads into the pair is overruled
+    third_cue_overrides = True
     #: also learn from the languages links' contexts name ("linked from a fetched page with a cue for X"): once
     #: cued links turned out to lead to their cue's language, a cue for a third language says "not wanted"
     cue_features = True
@@ -311,6 +315,7 @@ class SmartSite(SmartLang):
         self._slots = link_positions(graph, sources, targets)
         cues = edge_cues(graph, sources, targets)
         self._cue_bonus = self._cue_scores(self._page_lang[sources], cues)
+        self._third_cued = self._names_third_language(cues)
         index = {lang: k for k, lang in enumerate(self._class_langs)}
         self._cue_classes = np.array([index.get(cue, -1) for cue in cues.tolist()], dtype=np.int64)
         self._candidates = self._candidate_pairs(urls, unique)
@@ -398,16 +403,21 @@ class SmartSite(SmartLang):
         """Per link: `cue_weight` when its cue names the other language of its page, `entry_cue_weight` when its page
         is in neither language and the cue names one of them, minus `third_cue_penalty` when it names another."""
         names_pair = (cues == self.langs[0]) | (cues == self.langs[1])
-        named = np.array([cue is not None for cue in cues.tolist()], dtype=bool)
         return (self.cue_weight * _names_other_language(page_lang, cues, self.langs)
                 + self.entry_cue_weight * ((page_lang == 2) & names_pair)
-                - self.third_cue_penalty * (named & ~names_pair))
+                - self.third_cue_penalty * self._names_third_language(cues))
+
+    def _names_third_language(self, cues: np.ndarray) -> np.ndarray:
+        """Per link: does its cue name a language outside the pair?"""
+        named = np.array([cue is not None for cue in cues.tolist()], dtype=bool)
+        return named & (cues != self.langs[0]) & (cues != self.langs[1])
 
     def _combine(self, p_first: np.ndarray, p_second: np.ndarray) -> np.ndarray:
         sources, targets, p_parallel = self._edges
-        return (self._link_scores(self._page_lang[sources], p_first[targets], p_second[targets], p_parallel,
-                                  self._focus_weights)
-                + self.partner_weight * self._bonus[targets] + self._cue_bonus)
+        scores = (self._link_scores(self._page_lang[sources], p_first[targets], p_second[targets], p_parallel,
+                                    self._focus_weights)
+                  + self.partner_weight * self._bonus[targets] + self._cue_bonus)
+        return np.where(self._third_cued, -self.third_cue_penalty, scores) if self.third_cue_overrides else scores
 
     def _translation_shares(self, posterior: np.ndarray, discovered: np.ndarray) -> tuple[float, float]:
         """(A, B): the share of a language's pages expected to have a translation in the other language.
