@@ -240,7 +240,7 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
         html_text.WALK([first], page, html_text.MAX_TEXT_CHARS)
         spent["tree_walk"] += time.process_time() - cpu
         cpu = time.process_time()
-        lang, _, _, single = html_text._cld2(" ".join(page.chunks))
+        lang, _, _, single = html_text._cld2_detect(page.text_input[0])
         spent["page_cld2"] += time.process_time() - cpu
         cpu = time.process_time()
         html_text.PAGE_PARAGRAPHS(page.blocks, None, lang, single)
@@ -255,10 +255,10 @@ def python_walk_features(html: str, url: str | None) -> dict:
     the compiled ones: the same-run baseline."""
     from parascout.udfs import html_text
 
-    names = ("WALK", "PARAGRAPH_KEYS", "PAGE_PARAGRAPHS", "CLD2_INPUT", "PAGE_CLD2_INPUT")
+    names = ("WALK", "PARAGRAPH_KEYS", "PAGE_PARAGRAPHS", "CLD2_INPUT")
     compiled = [getattr(html_text, name) for name in names]
     for name, reference in zip(names, (html_text.walk_page, html_text.paragraph_keys, html_text.page_paragraphs,
-                                       html_text.cld2_input, html_text.page_cld2_input)):
+                                       html_text.cld2_input)):
         setattr(html_text, name, reference)
     try:
         return html_text.html_features(html, url)
@@ -333,7 +333,8 @@ def compiled_against_python_walk(pages: list[tuple[str, str]], repeat: int) -> d
 
 
 def page_texts(pages: list[tuple[str, str]]) -> dict[str, str]:
-    """The text CLD2 reads for each page (the walk's whitespace-normalised text runs), computed untimed."""
+    """The text CLD2 reads for each page (the walk's whitespace-normalised text runs, the characters CLD2 cannot take
+    as spaces), computed untimed."""
     from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
     from parascout.udfs import html_text
@@ -343,7 +344,7 @@ def page_texts(pages: list[tuple[str, str]]) -> dict[str, str]:
         page = html_text.Page(url)
         html_text.walk_page([LexborHTMLParser(html, options=LexborDocumentOptions.WO_EVENTS).root], page,
                             html_text.MAX_TEXT_CHARS)
-        texts[url] = " ".join(page.chunks)
+        texts[url] = (page.text_input[0] or b"").decode("utf-8")
     return texts
 
 

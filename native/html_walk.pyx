@@ -213,6 +213,131 @@ cdef extern from *:
     bint walk_all_space(int kind, const void *data, Py_ssize_t size) noexcept nogil
 
 
+cdef extern from *:
+    """
+    /* the walk's text (see Text) */
+    typedef struct {
+        unsigned char *block, *page;
+        Py_ssize_t block_length, page_length, runs, characters;
+        int gap, blank;
+    } walk_text_t;
+    #define WALK_KEEP(LENGTH, UNSAFE) { \
+        if (gap && (content || kept)) { block[b++] = 32; if (kept) { page[p++] = 32; kept++; } } \
+        gap = 0; \
+        memcpy(block + b, s + i, LENGTH); b += LENGTH; \
+        if (UNSAFE) page[p++] = 32; else { memcpy(page + p, s + i, LENGTH); p += LENGTH; blank = 0; } \
+        kept++; i += LENGTH; }
+    /* One text node's UTF-8 (n bytes) added to the open block and to the page's CLD2 input, in one pass: its
+       whitespace runs (str.split's) collapsed to one ' ' between two kept characters, and one before the first when
+       the block holds text and whitespace came before (t->gap); the run, after a ' ' when it is not the page's first,
+       with the characters CLD2 cannot take (html_text.CLD2_UNSAFE) as spaces. The buffers hold n + 1 more bytes.
+       The characters of the collapsed run (0 when the text is all whitespace: nothing added), or -1 at the first
+       ill-formed sequence CPython's strict decoder rejects (overlong, surrogate, past U+10FFFF, cut short), with
+       nothing added. */
+    static Py_ssize_t walk_text_add(walk_text_t *t, const unsigned char *s, Py_ssize_t n) {
+        unsigned char *block = t->block + t->block_length, *page = t->page + t->page_length;
+        Py_ssize_t b = 0, p = t->runs > 0, kept = 0, i = 0;
+        int gap = t->gap, content = t->block_length > 0, blank = t->blank;
+        page[0] = 32;
+        while (i < n) {
+            unsigned int c = s[i], c1, c2, c3;
+            Py_UCS4 code;
+            Py_ssize_t start = i, characters = 0;
+            while (i < n) {  /* a run copied as it is: no whitespace but single ' ', nothing CLD2 cannot take */
+                c = s[i];
+                if (c - 0x21u < 0x5eu) { i++; characters++; continue; }
+                if (c == 32 && i > start && i + 1 < n && s[i + 1] - 0x21u < 0x5eu) {  /* one ' ' between two */
+                    i += 2; characters += 2; continue;
+                }
+                if (c < 0xc2) break;
+                if (c < 0xe0) {
+                    if (i + 1 >= n || (s[i + 1] & 0xc0) != 0x80 || (c == 0xc2 && s[i + 1] <= 0xa0)) break;
+                    i += 2; characters++; continue;
+                }
+                if (c < 0xf0) {
+                    if (i + 2 >= n) break;
+                    c1 = s[i + 1]; c2 = s[i + 2];
+                    if ((c1 & 0xc0) != 0x80 || (c2 & 0xc0) != 0x80 || (c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0))
+                        break;
+                    code = ((c & 0x0f) << 12) | ((c1 & 0x3f) << 6) | (c2 & 0x3f);
+                    if (code >= 0xfffe || ((c == 0xe1 || c == 0xe2 || c == 0xe3) && walk_is_space(code))) break;
+                    i += 3; characters++; continue;
+                }
+                if (c < 0xf5) {
+                    if (i + 3 >= n) break;
+                    c1 = s[i + 1]; c2 = s[i + 2]; c3 = s[i + 3];
+                    if ((c1 & 0xc0) != 0x80 || (c2 & 0xc0) != 0x80 || (c3 & 0xc0) != 0x80 || (c == 0xf0 && c1 < 0x90)
+                            || (c == 0xf4 && c1 >= 0x90))
+                        break;
+                    i += 4; characters++; continue;
+                }
+                break;
+            }
+            if (characters) {
+                if (gap && (content || kept)) { block[b++] = 32; if (kept) { page[p++] = 32; kept++; } }
+                gap = 0;
+                memcpy(block + b, s + start, i - start);
+                memcpy(page + p, s + start, i - start);
+                b += i - start; p += i - start; kept += characters;
+                blank = 0;
+                if (i >= n) break;
+                c = s[i];
+            }
+            if (c < 0x80) {
+                if (c == 32 || (9 <= c && c <= 13) || (28 <= c && c <= 31)) { gap = 1; i++; continue; }
+                WALK_KEEP(1, c < 32 || c == 0x7f)
+                continue;
+            }
+            if (c < 0xc2) return -1;
+            if (c < 0xe0) {
+                if (i + 1 >= n || (s[i + 1] & 0xc0) != 0x80) return -1;
+                code = ((c & 0x1f) << 6) | (s[i + 1] & 0x3f);
+                if (code == 0x85 || code == 0xa0) { gap = 1; i += 2; continue; }
+                WALK_KEEP(2, code <= 0x9f)
+                continue;
+            }
+            if (c < 0xf0) {
+                if (i + 2 >= n) return -1;
+                c1 = s[i + 1]; c2 = s[i + 2];
+                if ((c1 & 0xc0) != 0x80 || (c2 & 0xc0) != 0x80 || (c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0))
+                    return -1;
+                code = ((c & 0x0f) << 12) | ((c1 & 0x3f) << 6) | (c2 & 0x3f);
+                if (walk_is_space(code)) { gap = 1; i += 3; continue; }
+                WALK_KEEP(3, code == 0xfffe || code == 0xffff)
+                continue;
+            }
+            if (c < 0xf5) {
+                if (i + 3 >= n) return -1;
+                c1 = s[i + 1]; c2 = s[i + 2]; c3 = s[i + 3];
+                if ((c1 & 0xc0) != 0x80 || (c2 & 0xc0) != 0x80 || (c3 & 0xc0) != 0x80 || (c == 0xf0 && c1 < 0x90)
+                        || (c == 0xf4 && c1 >= 0x90))
+                    return -1;
+                WALK_KEEP(4, 0)
+                continue;
+            }
+            return -1;
+        }
+        if (!kept) {
+            t->gap = 1;
+            return 0;
+        }
+        t->block_length += b;
+        t->page_length += p;
+        t->gap = gap;
+        t->blank = blank;
+        t->runs++;
+        t->characters += kept;
+        return kept;
+    }
+    """
+    ctypedef struct walk_text_t:
+        unsigned char *block
+        unsigned char *page
+        Py_ssize_t block_length, page_length, runs, characters
+        int gap, blank
+    Py_ssize_t walk_text_add(walk_text_t *text, const unsigned char *data, Py_ssize_t size) noexcept nogil
+
+
 cdef str collapse_spaces(str text):
     """" ".join(text.split()): runs of whitespace (str.split's, is_space) as one space, none at the ends."""
     cdef Py_ssize_t size = len(text)
@@ -533,10 +658,9 @@ cdef class Blocks:
         self.block_count, self.kept_chars, self.text_truncated = page.block_count, page.kept_chars, page.text_truncated
         self.max_text_chars = max_text_chars
 
-    cdef add(self, list pieces, str kind, Py_ssize_t link_chars, bint region):
-        """Page.add_block: counted always, kept while the kept text stays within max_text_chars (cut there); the pieces
-        are the block's text runs already whitespace-collapsed, and single spaces between them (see walk_page)."""
-        cdef str text = "".join(pieces)
+    cdef add(self, str text, str kind, Py_ssize_t link_chars, bint region):
+        """Page.add_block: counted always, kept while the kept text stays within max_text_chars (cut there); the text
+        is Page.add_block's " ".join("".join(raw runs).split()), written by Text."""
         cdef Py_ssize_t room = self.max_text_chars - self.kept_chars
         self.block_count += 1
         if len(text) > room:
@@ -551,6 +675,83 @@ cdef class Blocks:
         page.block_count, page.kept_chars, page.text_truncated = self.block_count, self.kept_chars, self.text_truncated
 
 
+cdef extern from "Python.h":
+    const char *PyUnicode_AsUTF8AndSize(object, Py_ssize_t *) except NULL
+
+DEF FIRST_TEXT_SIZE = 4096
+
+
+cdef class Text:
+    """The walk's text, in C buffers (walk_text_add): the open block's text, UTF-8 (its text runs whitespace-collapsed,
+    a ' ' between two where the raw text had whitespace: Page.add_block's " ".join("".join(raw runs).split())),
+    made a str once a block, and the page's CLD2 input (page_cld2_input of the collapsed runs)."""
+    cdef walk_text_t text
+    cdef Py_ssize_t block_size, page_size  # the buffers' capacities
+
+    def __cinit__(self):
+        self.text.block = <unsigned char *> malloc(FIRST_TEXT_SIZE)
+        self.text.page = <unsigned char *> malloc(FIRST_TEXT_SIZE)
+        if self.text.block == NULL or self.text.page == NULL:
+            raise MemoryError()
+        self.block_size = self.page_size = FIRST_TEXT_SIZE
+        self.text.blank = True
+
+    def __dealloc__(self):
+        free(self.text.block)
+        free(self.text.page)
+
+    cdef Py_ssize_t add(self, const unsigned char *data, Py_ssize_t size) except -1:
+        """A text node's UTF-8 added to the block and the page, whitespace-collapsed, decoded as
+        PyUnicode_DecodeUTF8(data, size, "replace") decodes it: the length of its run (0 when it is all whitespace:
+        nothing added)."""
+        cdef Py_ssize_t run
+        if self.text.block_length + size + 1 > self.block_size:
+            self.block_size = 2 * (self.text.block_length + size + 1)
+            self.text.block = <unsigned char *> grown(self.text.block, self.block_size)
+        if self.text.page_length + size + 1 > self.page_size:
+            self.page_size = 2 * (self.text.page_length + size + 1)
+            self.text.page = <unsigned char *> grown(self.text.page, self.page_size)
+        run = walk_text_add(&self.text, data, size)
+        if run < 0:  # ill-formed UTF-8
+            return self.add_str(PyUnicode_DecodeUTF8(<const char *> data, size, "replace"))
+        return run
+
+    cdef Py_ssize_t add_str(self, str data) except -1:
+        """add() of a text node's text as "replace" decoded its ill-formed UTF-8 (well-formed: no surrogates)."""
+        cdef Py_ssize_t size
+        cdef const char *utf8 = PyUnicode_AsUTF8AndSize(data, &size)
+        return self.add(<const unsigned char *> utf8, size)
+
+    cdef str take_block(self):
+        """The open block's text; the next run starts a new block."""
+        text = PyUnicode_DecodeUTF8(<const char *> self.text.block, self.text.block_length, NULL)
+        self.text.block_length = 0
+        return text
+
+    cdef tuple page_input(self):
+        """page_cld2_input of the page's text runs: (the page text's CLD2 input or None, the page text's length)."""
+        return ((None if self.text.blank else
+                 PyBytes_FromStringAndSize(<const char *> self.text.page, self.text.page_length)),
+                self.text.characters + max(self.text.runs - 1, 0))
+
+
+cdef void *grown(void *buffer, size_t size) except NULL:
+    """realloc, or MemoryError."""
+    cdef void *larger = realloc(buffer, size)
+    if larger == NULL:
+        raise MemoryError()
+    return larger
+
+
+def text_runs(list runs) -> tuple:
+    """Text.add of each UTF-8 run in turn, for the tests: (the block's text, the page's CLD2 input and length, each
+    run's length)."""
+    cdef Text text = Text()
+    cdef bytes run
+    sizes = [text.add(<const unsigned char *> (<char *> run), len(run)) for run in runs]
+    return text.take_block(), text.page_input(), sizes
+
+
 def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
     """udfs.html_text.walk_page over the same trees, with the same effects on `page`."""
     if _tag_entry is None:
@@ -559,7 +760,6 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
         return
     cdef LexborHTMLParser parser = (<LexborNode> tops[0]).parser
     cdef list structure = page.structure
-    cdef list chunks = page.chunks
     cdef list title_parts = page.title_parts
     page_element_attributes = page.element_attributes
     cdef list images = page.images
@@ -570,12 +770,10 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
     cdef list entries = _entries
     cdef tuple chunk_tokens = _chunk_tokens
     cdef list held = []  # entries of tags with per-document ids (not cached): alive while their frames are
-    # the open block's text: its runs whitespace-collapsed, a ' ' between two where the raw text had whitespace (gap:
-    # whitespace after the last run), so that their join is Page.add_block's " ".join("".join(raw runs).split())
-    cdef list pieces = []
-    cdef bint gap = False
+    cdef Text page_text = Text()
     cdef list anchors = []
     cdef Py_ssize_t piece_links = 0, size
+    cdef bint opening
     cdef str piece_type = "text"
     cdef bint piece_region = False
     cdef int skip = 0, titles = 0, headings = 0, items = 0, regions = 0
@@ -589,7 +787,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
     cdef bint is_element = False, region = False
     cdef int flags = 0
     cdef PyObject *end_token = NULL
-    cdef object entry, data, text
+    cdef object entry, data
     if stack == NULL:
         raise MemoryError()
     try:
@@ -600,11 +798,9 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                 if tag_id == TEXT_NODE:
                     is_element = False
                     text_data = &(<walk_character_data *> node).data
-                    if not titles and not anchors and (skip or text_data.data == NULL
-                                                       or ascii_space(text_data.data, text_data.length)):
-                        if not skip and pieces:
-                            gap = True  # the space between two inline elements
-                    else:
+                    opening = page_text.text.block_length == 0
+                    size = 0
+                    if titles or anchors:  # they keep the raw text
                         if text_data.data == NULL:
                             data = None
                         else:
@@ -615,25 +811,23 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                             (<list> (<list> anchor)[4]).append(data)
                         if skip:
                             pass
-                        elif not data or walk_all_space(PyUnicode_KIND(<str> data), PyUnicode_DATA(<str> data),
-                                                        len(<str> data)):
-                            if pieces:
-                                gap = True
+                        elif data is None:
+                            page_text.text.gap = True
                         else:
-                            text = collapse_spaces(data)
-                            size = len(text)
-                            structure.append(chunk_tokens[size] if size < CHUNK_TOKEN_COUNT else f"[Chunk:{size}]")
-                            if not pieces:
-                                piece_type = "heading" if headings else "list_item" if items else "text"
-                                piece_region = regions > 0
-                            elif gap or is_space(PyUnicode_READ(PyUnicode_KIND(<str> data), PyUnicode_DATA(<str> data), 0)):
-                                pieces.append(" ")
-                            pieces.append(text)
-                            gap = is_space(PyUnicode_READ(PyUnicode_KIND(<str> data), PyUnicode_DATA(<str> data),
-                                                         len(<str> data) - 1))
-                            chunks.append(text)
-                            if anchors:
-                                piece_links += size
+                            size = page_text.add(text_data.data, text_data.length)
+                    elif skip:
+                        pass
+                    elif text_data.data == NULL or ascii_space(text_data.data, text_data.length):
+                        page_text.text.gap = True  # the space between two inline elements (when the block has text)
+                    else:
+                        size = page_text.add(text_data.data, text_data.length)
+                    if size:
+                        structure.append(chunk_tokens[size] if size < CHUNK_TOKEN_COUNT else f"[Chunk:{size}]")
+                        if opening:
+                            piece_type = "heading" if headings else "list_item" if items else "text"
+                            piece_region = regions > 0
+                        if anchors:
+                            piece_links += size
                 elif tag_id < FIRST_ELEMENT_ID:  # a comment, doctype or document node
                     is_element = False
                 else:
@@ -654,9 +848,9 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                     region = False
                     if flags:
                         if flags & BLOCK:
-                            if pieces:
-                                blocks.add(pieces, piece_type, piece_links, piece_region)
-                                pieces, piece_links = [], 0
+                            if page_text.text.block_length:
+                                blocks.add(page_text.take_block(), piece_type, piece_links, piece_region)
+                                piece_links = 0
                             if flags & HEADING:
                                 headings += 1
                             elif flags & LIST_ITEM:
@@ -710,9 +904,9 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                             structure.append(<object> end_token)
                             if flags:
                                 if flags & BLOCK:
-                                    if pieces:
-                                        blocks.add(pieces, piece_type, piece_links, piece_region)
-                                        pieces, piece_links = [], 0
+                                    if page_text.text.block_length:
+                                        blocks.add(page_text.take_block(), piece_type, piece_links, piece_region)
+                                        piece_links = 0
                                     if flags & HEADING:
                                         headings -= 1
                                     elif flags & LIST_ITEM:
@@ -733,9 +927,10 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
                     flags = stack[depth].flags
                     region = stack[depth].region
                     is_element = True
-        if pieces:
-            blocks.add(pieces, piece_type, piece_links, piece_region)
+        if page_text.text.block_length:
+            blocks.add(page_text.take_block(), piece_type, piece_links, piece_region)
         blocks.write(page)
+        page.text_input = page_text.page_input()
         budget.write()
     finally:
         free(stack)
@@ -1200,33 +1395,5 @@ def cld2_input(str text):
     try:
         length = walk_cld2_write(PyUnicode_KIND(text), PyUnicode_DATA(text), size, out, &blank)
         return None if blank else PyBytes_FromStringAndSize(<const char *> out, length)
-    finally:
-        free(out)
-
-
-def page_cld2_input(list chunks) -> tuple:
-    """udfs.html_text.page_cld2_input: (cld2_input(" ".join(chunks)), that text's length), written in one pass over
-    the text runs, with no page text made."""
-    cdef Py_ssize_t count = len(chunks), characters = 0, length = 0, index
-    cdef str chunk
-    cdef int blank = True
-    for chunk in chunks:
-        characters += len(chunk)
-    cdef unsigned char *out = <unsigned char *> malloc(4 * characters + count + 1)
-    if out == NULL:
-        raise MemoryError()
-    try:
-        for index in range(count):
-            chunk = <str> chunks[index]
-            if index:
-                out[length] = 32
-                length += 1
-            if PyUnicode_IS_ASCII(chunk):
-                length += walk_cld2_write_ascii(<const unsigned char *> PyUnicode_DATA(chunk), len(chunk), out + length,
-                                                &blank)
-            else:
-                length += walk_cld2_write(PyUnicode_KIND(chunk), PyUnicode_DATA(chunk), len(chunk), out + length,
-                                          &blank)
-        return (None if blank else PyBytes_FromStringAndSize(<const char *> out, length)), characters + max(count - 1, 0)
     finally:
         free(out)

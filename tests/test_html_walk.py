@@ -51,6 +51,9 @@ def test_compiled_walk_agrees_on_real_commoncrawl_pages(shared_data, max_text_ch
     "", "<p><b>never closed <div><<<>>>", "<" * 10_000, "<div>" * 5_000 + "deep" + "</div>" * 10,
     "<span><a href='/x'>" * 300 + "nested links" + "</a></span>" * 300,
     "<p>" + "word " * 2_000 + "</p><p>x\x1c\x1fy \x85z\u00a0\u2003w\r\n</p><pre> \t </pre><p>a\x1c\x1fb\x0b c</p>",
+    # every whitespace character, CLD2-unsafe ones, text runs written by Text with and without an open anchor
+    "".join(f"<p>{c}a{c}<b>{c}b</b><a href='/{i}'>{c}c{c}</a>\x01\x9f\ufffe\U0001f600{c}<i>{c}</i>d"
+            for i, c in enumerate(chr(code) for code in range(0x3001) if chr(code).isspace())),
     ("<table class='nav'><tr><td ID='Menu'>a</td><td class='x' class='menu'>b</td></tr></table>"
     "<a href='/y' xml:lang='fr' hreflang='de' lang='it' title='T'>link</a><a>no href</a>"),
     ("<html><head><title>a</title><title>b</title></head><body><svg><a href='/svg'><text>s</text></a></svg>"
@@ -105,7 +108,7 @@ def paragraph_cases(pages: list[tuple[str, str]]) -> list[tuple]:
         page = html_text.Page(url)
         html_text.walk_page(html_text.parse_tops(html), page, html_text.MAX_TEXT_CHARS)
         title = html_text.WHITESPACE.sub(" ", "".join(page.title_parts)).strip() or None
-        lang, _, _, single = html_text._cld2(" ".join(page.chunks))
+        lang, _, _, single = html_text._cld2_detect(page.text_input[0])
         cases += [(page.blocks, title, lang, single), (page.blocks, title, lang, not single),
                   (page.blocks, None, "zho", False)]
     return cases
@@ -174,6 +177,36 @@ def test_compiled_casefold_is_str_casefold():
         assert html_text.COMPILED.casefold(text) == text.casefold()
 
 
+def text_runs(runs: list[bytes]) -> tuple:
+    """html_walk.text_runs in Python: the text nodes decoded as the walk decodes them, the block's text as walk_page
+    and Page.add_block make it (an empty text node separates as whitespace does), the page's CLD2 input
+    (page_cld2_input) of their whitespace-collapsed runs."""
+    texts = [run.decode("utf-8", "replace") for run in runs]
+    chunks = [" ".join(text.split()) for text in texts]
+    return " ".join("".join(text or " " for text in texts).split()), html_text.page_cld2_input([c for c in chunks if c]), list(map(len, chunks))
+
+
+@needs_compiled
+def test_compiled_text_runs_are_the_python_ones_on_every_character_and_ill_formed_utf8():
+    every = [chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000]
+    spaces = [c for c in every if c.isspace()]
+    texts = ["".join(every[start:start + 60]) for start in range(0, len(every), 59)]
+    texts += [f"{space}a{space}{space}b{space}" for space in spaces] + [f"a {space}b c {space}" for space in spaces]
+    texts += [*spaces, "", "x", "a b", "a b ", " a b", "a b\x01c d\u00e9 f", "\x01\x7f\x85\x9f\ufffe\uffff"]
+    runs = [text.encode("utf-8") for text in texts]
+    runs += [b"\xc0\x80", b"\xc1\xbf", b"a\xe0\x80\x80b", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xf5\x80", b"\xff",
+             b"\x80 a", b"a\xc3", b"\xe4\xb8", b"\xf0\x9f\x98", b"\xf0\x9f\x98 \x80", b" \xe2\x80\xa8\xe2\x80", b"\xef\xbf\xbe",
+             b"\xd0\xb0\xd0", b"ab\xed\xa0\x80cd", b"\xe4\xb8\xad\xf0\x9f\x98\x80\xef\xbf\xbf\xe4\xb8\xad\xe3\x80\x80\xc2\xa1"]
+    assert html_walk_module().text_runs(runs) == text_runs(runs)
+    for run in runs:  # each alone, and after a run ending in text and one ending in whitespace
+        for before in ([], [b"w"], [b"w "]):
+            assert html_walk_module().text_runs([*before, run, b"z"]) == text_runs([*before, run, b"z"]), run
+
+
+def html_walk_module():
+    return html_text.COMPILED
+
+
 @needs_compiled
 def test_compiled_cld2_input_is_the_python_one_on_every_character():
     every = "".join(chr(code) for code in range(0x110000))
@@ -183,9 +216,6 @@ def test_compiled_cld2_input_is_the_python_one_on_every_character():
     texts += [every[start:start + 3] for start in range(0, 0x3100, 5)]
     for text in texts:
         assert html_text.COMPILED.cld2_input(text) == html_text.cld2_input(text)
-    runs = [[], [""], [" "], ["\x01", "\x02"], ["a", "\x01"], texts, texts[::-1], texts[4:9], [text[:3] for text in texts]]
-    for chunks in runs:
-        assert html_text.COMPILED.page_cld2_input(chunks) == html_text.page_cld2_input(chunks)
 
 
 @needs_compiled
@@ -221,7 +251,6 @@ def test_html_features_are_the_same_with_either_walk(monkeypatch):
     monkeypatch.setattr(html_text, "PARAGRAPH_KEYS", html_text.paragraph_keys)
     monkeypatch.setattr(html_text, "PAGE_PARAGRAPHS", html_text.page_paragraphs)
     monkeypatch.setattr(html_text, "CLD2_INPUT", html_text.cld2_input)
-    monkeypatch.setattr(html_text, "PAGE_CLD2_INPUT", html_text.page_cld2_input)
     assert [html_text.html_features(html, url) for html, url in pages] == compiled
 
 

@@ -251,7 +251,6 @@ class Page:
         "base_url",
         "block_count",
         "blocks",
-        "chunks",
         "html_lang",
         "images",
         "kept_chars",
@@ -260,6 +259,7 @@ class Page:
         "links",
         "metas",
         "structure",
+        "text_input",
         "text_truncated",
         "title_parts",
     )
@@ -277,7 +277,8 @@ class Page:
         self.block_count = 0
         self.kept_chars = 0
         self.text_truncated = False
-        self.chunks: list[str] = []  # every text run, whitespace-normalised (the page text CLD2 reads)
+        #: page_cld2_input of every text run, whitespace-normalised (the page text CLD2 reads): (its input, its length)
+        self.text_input: tuple[bytes | None, int] = (None, 0)
         self.metas: dict[str, str] = {}  # 'description' / 'og:description' / 'keywords' -> the first content
 
     def add_block(self, pieces: list[str], kind: str, link_chars: int, region: bool, max_text_chars: int) -> None:
@@ -386,7 +387,8 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
 
     Written as one loop with local state (iterative: broken pages nest deeply); this is the hot path, so a
     tag's rules are one lookup in TAG_IDS and most elements (inline, no rule) cost a token and a step."""
-    emit, add_chunk, title_parts = page.structure.append, page.chunks.append, page.title_parts
+    chunks: list[str] = []  # every text run, whitespace-normalised
+    emit, add_chunk, title_parts = page.structure.append, chunks.append, page.title_parts
     tag_ids = TAG_IDS
     pieces: list[str] = []  # raw text of the open block (rendered text: inline tags add no space)
     piece_links = 0
@@ -492,6 +494,7 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                 node, entry, region = stack.pop()
     if pieces:
         page.add_block(pieces, piece_type, piece_links, piece_region, max_text_chars)
+    page.text_input = page_cld2_input(chunks)
 
 
 def page_state(page: Page) -> tuple:
@@ -556,6 +559,8 @@ PROBE_PARAGRAPHS = (
 #: texts a compiled cld2_input must give CLD2 as the Python one does (unsafe characters of each kind, whitespace only)
 PROBE_CLD2_TEXTS = ("", " \t\n", "\x0b\x1c\x7f", "plain ASCII", "a\x00b\x1fc\x7fd\te\r\n", "caf\u00e9\x85\u00a0",
                     "\u4e2d\ud800\ufffe\uffff\u3000", "\U0001f600\x08", "\u2028\x9f")
+#: a page whose text runs are those texts (the page's CLD2 input the walk writes)
+PROBE_CLD2_PAGE = "".join(f"<p>{text}<i> {text}</i>{text}" for text in PROBE_CLD2_TEXTS)
 
 
 def compiled_extension() -> tuple[object | None, str]:
@@ -582,7 +587,7 @@ def compiled_extension() -> tuple[object | None, str]:
                             _resolve_link, link_cue, MAX_CUE_TEXT_CHARS, _image_file_name, code_language, MAX_IMAGES)
         html_walk.configure_paragraphs(NOTICE_PHRASES, _block_language, DENSE_SCRIPT_LANGS, rules)
         texts = [PROBE_KEY_TEXT]
-        for html, url in PROBE_PAGES:
+        for html, url in (*PROBE_PAGES, (PROBE_CLD2_PAGE, None)):
             python_page, compiled_page = Page(url), Page(url)
             walk_page(parse_tops(html), python_page, 60)
             html_walk.walk_page(parse_tops(html), compiled_page, 60)
@@ -593,8 +598,7 @@ def compiled_extension() -> tuple[object | None, str]:
             return None, "udfs/html_walk's paragraph keys disagree with paragraph_keys: rebuild it with `make walk`"
         if any(html_walk.page_paragraphs(*case) != page_paragraphs(*case) for case in PROBE_PARAGRAPHS):
             return None, "udfs/html_walk's paragraphs disagree with page_paragraphs: rebuild it with `make walk`"
-        if any(html_walk.cld2_input(text) != cld2_input(text) for text in PROBE_CLD2_TEXTS) or \
-                html_walk.page_cld2_input(list(PROBE_CLD2_TEXTS)) != page_cld2_input(list(PROBE_CLD2_TEXTS)):
+        if any(html_walk.cld2_input(text) != cld2_input(text) for text in PROBE_CLD2_TEXTS):
             return None, "udfs/html_walk's CLD2 input disagrees with cld2_input: rebuild it with `make walk`"
     except Exception as error:  # noqa: BLE001 - a broken build falls back, and says why
         return None, f"udfs/html_walk failed on a probe page ({error!r}): rebuild it with `make walk`"
@@ -620,7 +624,7 @@ def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHA
     """The docs features of a decoded HTML page, and its text blocks (`page_paragraphs`, `text_truncated`)."""
     page = Page(url)
     WALK(parse_tops(html), page, max_text_chars)
-    cld2_text, text_chars = PAGE_CLD2_INPUT(page.chunks)
+    cld2_text, text_chars = page.text_input
     title = " ".join("".join(page.title_parts).split())[:MAX_TITLE_CHARS] or None  # str.split's spaces are re's \s
     host = page_host(url) if url else None
     links = dict(page.links)  # first occurrence order, one host per URL
@@ -741,13 +745,11 @@ def _block_language(text: str) -> str | None:
 
 
 #: the optional compiled walk and paragraph keys (udfs.html_walk) when built and in agreement, and what runs;
-#: html_features calls WALK, PARAGRAPH_KEYS, PAGE_PARAGRAPHS, CLD2_INPUT and PAGE_CLD2_INPUT: the compiled functions,
+#: html_features calls WALK, PARAGRAPH_KEYS, PAGE_PARAGRAPHS and CLD2_INPUT: the compiled functions,
 #: else the Python ones (the reference)
 WALK, PARAGRAPH_KEYS, PAGE_PARAGRAPHS, CLD2_INPUT = walk_page, paragraph_keys, page_paragraphs, cld2_input  # probing
-PAGE_CLD2_INPUT = page_cld2_input
 COMPILED, WALK_ENGINE = compiled_extension()
 WALK = COMPILED.walk_page if COMPILED else walk_page
 PARAGRAPH_KEYS = COMPILED.paragraph_keys if COMPILED else paragraph_keys
 PAGE_PARAGRAPHS = COMPILED.page_paragraphs if COMPILED else page_paragraphs
 CLD2_INPUT = COMPILED.cld2_input if COMPILED else cld2_input
-PAGE_CLD2_INPUT = COMPILED.page_cld2_input if COMPILED else page_cld2_input
