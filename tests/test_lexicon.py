@@ -262,3 +262,24 @@ def test_hub_pages_in_both_rounds(spark, tmp_path):
                                               "--from-archive", str(root), "--with-verified-pairs"])
     assert report["balanced"] and report["kept"] == 6 and not report["filtered"]
     assert report["metrics"]["hub_filter"]["skipped"] and load_lexicon(tmp_path / "lex2").reversed().translations("zèbre")
+
+
+def test_second_round_adds_rejected_mutual_best_pairs_whose_paragraphs_agree(spark):
+    nan = float("nan")
+    rows = pd.DataFrame({
+        "src_url": [f"http://h/en/{k}" for k in (1, 1, 2, 3, 4, 5, 5, 6, 7, 8)],
+        "trg_url": [f"http://h/fr/{k}" for k in (1, 9, 2, 3, 4, 5, 6, 6, 7)] + ["http://other/fr/8"],
+        "src_lang": "eng", "trg_lang": "fra",
+        "lang_ok": [True, True, True, True, False, True, True, True, True, True],
+        "tsim": 0.3,
+        "own_tsim_idf": [0.30, 0.10, 0.25, 0.25, 0.40, 0.20, 0.20, 0.35, 0.3, 0.3],
+        "paragraph_length_r": [0.95, 0.99, 0.5, nan, 0.99, 0.99, 0.99, 0.99, None, 0.99],
+        "text_paragraph_ratio": [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5, 1.0],
+    })
+    found = TrainLexiconJob.agreeing_mutual_best(spark.createDataFrame(rows)).toPandas()
+    # en/1-fr/1: best of both pages, lengths correlated; en/1-fr/9 not en/1's best; en/2-fr/2 lengths uncorrelated;
+    # en/3-fr/3 too few paragraphs to correlate but as many; en/7-fr/7 not as many; en/4-fr/4 fails the language
+    # check; en/5's two pairs tie; en/5-fr/6 loses fr/6 to en/6-fr/6; en/8's partner is on another host
+    assert sorted(zip(found["src_url"], found["trg_url"])) == [
+        ("http://h/en/1", "http://h/fr/1"), ("http://h/en/3", "http://h/fr/3"), ("http://h/en/6", "http://h/fr/6")]
+    assert TrainLexiconJob.agreeing_mutual_best(spark.createDataFrame(rows.drop(columns="paragraph_length_r"))).count() == 0

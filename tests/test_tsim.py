@@ -14,6 +14,7 @@ from parascout.udfs.tsim import (
     Vocabulary,
     candidate_links,
     content_features,
+    cross_fitted_pairs,
     inverse_document_frequencies,
     overlap,
     page_text,
@@ -160,3 +161,25 @@ def test_content_features_are_the_previous_paths_on_real_text(shared_data):
                           "tsim": [features["tsim"] for features in current]})
     means = tsims.groupby(["host", "true"])["tsim"].mean().unstack()
     assert (means[True] > means[False] + 0.05).all()  # and they still tell translations (weak lexicons: 2,000 verses)
+
+
+def test_cross_fitted_pairs_keep_what_a_lexicon_without_them_still_finds_best():
+    learned = [("the red house", "la maison rouge"), ("the blue cat", "le chat bleu"), ("a red cat", "un chat rouge"),
+               ("a blue house", "une maison bleue"), ("the small dog", "le petit chien"),
+               ("a small bird", "un petit oiseau"), ("the dog and the bird", "le chien et le oiseau")]
+    texts = {"http://h/en/1": "small dog small bird", "http://h/fr/1": "petit chien petit oiseau",
+             "http://h/en/3": "red house blue cat", "http://h/fr/3": "chien noir court vite",
+             "http://h/fr/4": "maison rouge chat bleu", "http://h/en/4": "green tree", "http://h/fr/5": "arbre vert"}
+    paragraphs = {url: [{"text": text, "type": "text", "lang": "eng" if "/en/" in url else "fra", "boilerplate": False}]
+                  for url, text in texts.items()}
+    # en/3-fr/3 is wrong (fr/4 is en/3's translation); en/4-fr/5 only teaches itself (another fold: crc32 of en/4)
+    proposed = [("http://h/en/1", "http://h/fr/1"), ("http://h/en/3", "http://h/fr/3"), ("http://h/en/4", "http://h/fr/5")]
+    english, french = [url for url in texts if "/en/" in url], [url for url in texts if "/fr/" in url]
+    rivals = [(src, url) for src, _ in proposed for url in french] + [(url, trg) for _, trg in proposed for url in english]
+    assert cross_fitted_pairs("eng", "fra", learned, proposed, rivals, paragraphs) == [proposed[0]]
+    # scored by a lexicon that learned it, the wrong pair ties its page's translation: it would teach itself
+    vocabulary = Vocabulary()
+    pages = {url: page_text(paragraphs[url], "eng" if "/en/" in url else "fra", vocabulary=vocabulary) for url in texts}
+    taught = train_lexicon("eng", "fra", learned + [(texts["http://h/en/3"], texts["http://h/fr/3"])])
+    assert tsim(pages["http://h/en/3"], pages["http://h/fr/3"], taught)[0] >= tsim(
+        pages["http://h/en/3"], pages["http://h/fr/4"], taught)[0] > 0

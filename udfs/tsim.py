@@ -421,3 +421,46 @@ def feature_row(result: dict, src, trg, src_rare: set, trg_rare: set) -> dict:
             "text_paragraph_ratio": count / paragraphs if paragraphs else None, "paragraph_length_r": r,
             "src_lang_share": src.lang_share, "trg_lang_share": trg.lang_share,
             "src_words": src.words, "trg_words": trg.words}
+
+
+def cross_fitted_pairs(src_lang: str, trg_lang: str, learned: list[tuple[str, str]], proposed: list[tuple[str, str]],
+                       rivals: Iterable[tuple[str, str]], paragraphs: dict, folds: int = 2,
+                       iterations: int = 5) -> list[tuple[str, str]]:
+    """The `proposed` page pairs (src_url, trg_url) that a lexicon which never saw them still finds their pages' best:
+    proposed pairs split into folds by their source page, each fold scored (tsim) with a lexicon trained on the
+    `learned` text pairs plus the OTHER folds' proposed pairs, and kept only when it beats, alone, every `rivals` pair
+    of its source page and of its target page (e.g. each of them with every page of its host in the other language).
+    A wrong pair learned from would teach its own words and confirm itself; scored by a lexicon without it, it must win
+    on words other pages taught. `paragraphs`: url -> texts.paragraphs of every page named."""
+    from zlib import crc32
+
+    from parascout.udfs.lexicon import page_pair_texts, train_lexicon
+
+    fold_of = {pair: crc32(pair[0].encode()) % folds for pair in proposed}
+    rivals_of: dict[str, set] = {}
+    for pair in set(rivals) | set(proposed):
+        for url in pair:
+            rivals_of.setdefault(url, set()).add(pair)
+    pages: dict[str, PageText] = {}
+    vocabulary = Vocabulary()
+
+    def page(url: str, lang: str) -> PageText:
+        if url not in pages:
+            pages[url] = page_text(paragraphs.get(url), lang, vocabulary=vocabulary)
+        return pages[url]
+
+    kept = []
+    for fold in range(folds):
+        scored = [pair for pair in proposed if fold_of[pair] == fold]
+        if not scored:
+            continue
+        others = [text for pair in proposed if fold_of[pair] != fold
+                  for text in page_pair_texts(paragraphs.get(pair[0]), paragraphs.get(pair[1]))]
+        lexicon = train_lexicon(src_lang, trg_lang, learned + others, iterations=iterations)
+        scores: dict[tuple[str, str], float] = {}
+        for src, trg in [*scored, *(rival for pair in scored for url in pair for rival in rivals_of[url])]:
+            if (src, trg) not in scores:
+                scores[src, trg] = tsim(page(src, src_lang), page(trg, trg_lang), lexicon)[0] or 0.0
+        kept += [pair for pair in scored if scores[pair] > 0
+                 and all(scores[rival] < scores[pair] for url in pair for rival in rivals_of[url] if rival != pair)]
+    return kept
