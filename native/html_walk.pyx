@@ -160,6 +160,15 @@ cdef extern from *:
         return c == 0x1680 || (0x2000 <= c && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f
                || c == 0x205f || c == 0x3000;
     }
+    /* one code point (not a surrogate) appended to the UTF-8 in out at out[length] */
+    #define WALK_PUT_UTF8(out, length, c) do { \\
+        if ((c) < 0x80) (out)[(length)++] = (c); \\
+        else if ((c) < 0x800) { (out)[(length)++] = 0xc0 | ((c) >> 6); (out)[(length)++] = 0x80 | ((c) & 0x3f); } \\
+        else if ((c) < 0x10000) { (out)[(length)++] = 0xe0 | ((c) >> 12); \\
+            (out)[(length)++] = 0x80 | (((c) >> 6) & 0x3f); (out)[(length)++] = 0x80 | ((c) & 0x3f); } \\
+        else { (out)[(length)++] = 0xf0 | ((c) >> 18); (out)[(length)++] = 0x80 | (((c) >> 12) & 0x3f); \\
+            (out)[(length)++] = 0x80 | (((c) >> 6) & 0x3f); (out)[(length)++] = 0x80 | ((c) & 0x3f); } \\
+    } while (0)
     #define WALK_COLLAPSED(TYPE) { \\
         const TYPE *text = (const TYPE *) data; \\
         int after_space = 1; \\
@@ -1079,12 +1088,7 @@ cdef extern from *:
             } else if (walk_word_character(c)) { /* never a surrogate */ \\
                 if (gap && length > (lines ? ends[lines - 1] : 0)) keys[length++] = 32; \\
                 gap = 0; \\
-                if (c < 0x80) keys[length++] = c; \\
-                else if (c < 0x800) { keys[length++] = 0xc0 | (c >> 6); keys[length++] = 0x80 | (c & 0x3f); } \\
-                else if (c < 0x10000) { keys[length++] = 0xe0 | (c >> 12); \\
-                    keys[length++] = 0x80 | ((c >> 6) & 0x3f); keys[length++] = 0x80 | (c & 0x3f); } \\
-                else { keys[length++] = 0xf0 | (c >> 18); keys[length++] = 0x80 | ((c >> 12) & 0x3f); \\
-                    keys[length++] = 0x80 | ((c >> 6) & 0x3f); keys[length++] = 0x80 | (c & 0x3f); } \\
+                WALK_PUT_UTF8(keys, length, c); \\
             } else gap = 1; \\
         } }
     /* the UTF-8 key of each newline-separated text, one after the other in keys (4 bytes a character); ends[i]: where
@@ -1326,12 +1330,7 @@ cdef extern from *:
             if (c - 32u < 95u) { out[length++] = c; blank &= c == 32; continue; } /* printable ASCII */ \\
             if (walk_cld2_unsafe(c)) { out[length++] = 32; continue; } \\
             if (!walk_is_space(c)) blank = 0; \\
-            if (c < 0x80) out[length++] = c; \\
-            else if (c < 0x800) { out[length++] = 0xc0 | (c >> 6); out[length++] = 0x80 | (c & 0x3f); } \\
-            else if (c < 0x10000) { out[length++] = 0xe0 | (c >> 12); \\
-                out[length++] = 0x80 | ((c >> 6) & 0x3f); out[length++] = 0x80 | (c & 0x3f); } \\
-            else { out[length++] = 0xf0 | (c >> 18); out[length++] = 0x80 | ((c >> 12) & 0x3f); \\
-                out[length++] = 0x80 | ((c >> 6) & 0x3f); out[length++] = 0x80 | (c & 0x3f); } \\
+            WALK_PUT_UTF8(out, length, c); \\
         } }
     /* html_text.cld2_input's characters into out (4 bytes a character): the UTF-8 length; *blank cleared when a
        character other than whitespace is written */
