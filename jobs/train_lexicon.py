@@ -64,6 +64,10 @@ MAX_CONFIDENT_PAGE_PAIRS = 5
 #: lexicon trained without it (udfs.tsim.cross_fitted_pairs), it must still beat every other page of its host in the
 #: other language (tuning seeds 42/99/401/402/88/301/501-503: 41 of 103 true proposed pairs kept, 1 of 11 wrong)
 MIN_PARAGRAPH_LENGTH_R = 0.9
+#: the cross-fit runs on the driver (a lexicon per fold, tsim of each proposed pair against its host's pages): above
+#: this many proposed pairs, or this many pages on their hosts in the two languages, it is skipped and the report says so
+MAX_CROSS_FIT_PAIRS = 20_000
+MAX_CROSS_FIT_PAGES = 200_000
 #: the verified_pairs columns the second round's mutual-best pairs are found by
 MUTUAL_BEST_COLUMNS = ("lang_ok", "tsim", "own_tsim_idf", "paragraph_length_r", "text_paragraph_ratio")
 
@@ -187,7 +191,8 @@ class TrainLexiconJob(Job):
                 proposed = [(row.src_url, row.trg_url) for row in self.oriented(self.agreeing_mutual_best(judged))
                             .join(accepted, ["src_url", "trg_url"], "left_anti").collect()]
                 kept = self.cross_fitted(proposed, texts, accepted) if proposed else []
-                self.report.metric("cross_fitted_pairs", {"proposed": len(proposed), "kept": len(kept)})
+                self.report.metric("cross_fitted_pairs", {"proposed": len(proposed), "kept": len(kept or []),
+                                                          "skipped": kept is None})
                 if kept:
                     pairs = accepted.unionByName(self.spark.createDataFrame(kept, "src_url string, trg_url string"))
         self.report.metric("archive_sources", sources)
@@ -218,18 +223,24 @@ class TrainLexiconJob(Job):
         joined.unpersist()
         return rows, page_pairs, hub_pairs
 
-    def cross_fitted(self, proposed: list[tuple[str, str]], texts, accepted) -> list[tuple[str, str]]:
+    def cross_fitted(self, proposed: list[tuple[str, str]], texts, accepted) -> list[tuple[str, str]] | None:
         """The proposed page pairs that a lexicon trained on the accepted pairs and the other folds' proposed pairs
         still finds their pages' best against every page of their host in the other language
-        (udfs.tsim.cross_fitted_pairs)."""
+        (udfs.tsim.cross_fitted_pairs); None (skipped, logged) above MAX_CROSS_FIT_PAIRS or MAX_CROSS_FIT_PAGES."""
         from pyspark.sql import functions as F
 
-        learned = self.paragraph_rows(accepted, texts, MAX_PAGE_PAIRS)[0]
         src_lang, trg_lang = self.args.src_lang, self.args.trg_lang
         urls = {url for pair in proposed for url in pair}
         hosts = {row.host for row in texts.where(F.col("url").isin(list(urls))).select("host").distinct().collect()}
-        pages = texts.where(F.col("host").isin(list(hosts)) & F.col("lang").isin(src_lang, trg_lang)).select(
-            "url", "host", "lang", "paragraphs").collect()
+        host_pages = texts.where(F.col("host").isin(list(hosts)) & F.col("lang").isin(src_lang, trg_lang)).select(
+            "url", "host", "lang", "paragraphs")
+        page_count = host_pages.count() if len(proposed) <= MAX_CROSS_FIT_PAIRS else 0
+        if len(proposed) > MAX_CROSS_FIT_PAIRS or page_count > MAX_CROSS_FIT_PAGES:
+            self.log.warning("cross-fit skipped: %d proposed pairs (at most %d), %d pages on their hosts (at most %d)",
+                             len(proposed), MAX_CROSS_FIT_PAIRS, page_count, MAX_CROSS_FIT_PAGES)
+            return None
+        learned = self.paragraph_rows(accepted, texts, MAX_PAGE_PAIRS)[0]
+        pages = host_pages.collect()
         host_of = {page.url: page.host for page in pages}
         by_host: dict[tuple, list[str]] = {}
         for page in pages:
