@@ -12,11 +12,9 @@ from parascout.udfs.html_text import (
     MAX_METADATA_CHARS,
     MIN_LANG_CHARS,
     html_features,
-    page_host,
     paragraph_hash,
 )
 from parascout.udfs.structure import ThresholdRule, strand_features
-from parascout.udfs.urls import url_host
 from tests.test_documents import ENGLISH, GERMAN, gzip_members, html_page
 
 SAME_FEATURES = ("title", "html_lang", "outlinks", "outlinks_same_host", "images", "cld2_lang", "cld2_reliable",
@@ -204,13 +202,3 @@ def test_real_pages_keep_their_article_text(shared_data):
     kept = [p for p in company["page_paragraphs"] if not p["boilerplate"]]
     assert 5 <= len(kept) < len(company["page_paragraphs"]) / 10
     assert all(p["lang"] in ("rus", None) for p in kept)
-
-
-def test_page_host_is_url_host():
-    urls = ["http://a.com", " HTTP://WWW.Example.COM:8080/x ", "https://user@host/x", "https://[::1]:80/", "http://h%25x/",
-            "http://a.b./", "http://.../", "http://:80/", "http:///x", "mailto:x@y", "x", "", "//host/p", "http://ho\tst/",
-            "http://host\n/x", "1http://a/", "http://a?b", "http://a#b", "http://A:b:c/", "\x01http://a/",
-            "http://\u00c9XAMPLE.com/", "http://a]/", "h+t.t-p://a/", "http:/a/", "http://a\u3000/", "http://a /"]
-    pieces = ["a", "Z", ":", "/", "//", "?", "#", "@", "[", "]", "%", ".", " ", "\t", "\n", "\x00", "\u00e9", "-"]
-    urls += ["http://" + "".join(combination) for combination in itertools.product(pieces, repeat=3)]
-    assert [page_host(url) for url in urls] == [url_host(url) for url in urls]

@@ -3,8 +3,9 @@ AGPL, never imported outside tests) on real WMT16 URLs, real pages' outlinks and
 control characters."""
 from __future__ import annotations
 
+import itertools
 import random
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 
@@ -140,3 +141,26 @@ def test_the_spark_host_column_agrees_with_url_host(spark, shared_data):
     got = dict(frame.select("url", url_host_column(F.col("url")).alias("host")).toPandas().itertuples(index=False))
     differ = {u: (got[u], url_host(u)) for u in urls + odd if (got[u] or None) != url_host(u)}
     assert not differ, list(differ.items())[:10]
+
+
+def _url_host_by_urlsplit(url: str) -> str | None:
+    """What url_host answers: urlsplit's hostname (its direct case must agree with it everywhere)."""
+    try:
+        host = urlsplit(url.strip()).hostname
+    except ValueError:
+        return None
+    return host.rstrip(".") if host else None
+
+
+def test_url_host_reads_hosts_as_urlsplit_does():
+    urls = ["http://a.com", " HTTP://WWW.Example.COM:8080/x ", "https://user@host/x", "https://[::1]:80/", "http://h%25x/",
+            "http://a.b./", "http://.../", "http://:80/", "http:///x", "mailto:x@y", "x", "", "//host/p", "http://ho\tst/",
+            "http://host\n/x", "1http://a/", "http://a?b", "http://a#b", "http://A:b:c/", "\x01http://a/",
+            "http://\u00c9XAMPLE.com/", "http://a]/", "h+t.t-p://a/", "http:/a/", "http://a\u3000/", "http://a /",
+            # non-ASCII netlocs NFKC turns into a delimiter: urlsplit refuses them (no host)
+            "http://a\uff03b/x", "http://ex\u2100ample.com/", "http://a\uff1a80/"]
+    pieces = ["a", "Z", ":", "/", "//", "?", "#", "@", "[", "]", "%", ".", " ", "\t", "\n", "\x00", "\u00e9", "-",
+              "\uff03", "\u2100"]
+    urls += ["http://" + "".join(combination) for combination in itertools.product(pieces, repeat=3)]
+    assert [url_host(url) for url in urls] == [_url_host_by_urlsplit(url) for url in urls]
+    assert url_host("http://a\uff03b/x") is None and url_host(" HTTP://WWW.Example.COM.:8080/x") == "www.example.com"

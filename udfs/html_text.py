@@ -605,28 +605,13 @@ def compiled_extension() -> tuple[object | None, str]:
     return html_walk, f"compiled (selectolax {html_walk.SELECTOLAX_VERSION}, Lexbor {html_walk.LEXBOR_VERSION})"
 
 
-#: scheme://netloc/ as urlsplit reads it, when the netloc has no userinfo, IPv6 brackets or zone (page_host's fast case)
-PLAIN_NETLOC = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^/?#@\[\]%]*)(?=[/?#]|\Z)")
-
-
-def page_host(url: str) -> str | None:
-    """url_host(url), read directly in the common case (urlsplit's scheme, then a netloc with nothing but a host and a
-    port, and no tab or line break for it to remove): a page's own URL misses urlsplit's cache (~3 us a page)."""
-    stripped = url.strip()
-    match = PLAIN_NETLOC.match(stripped)
-    if match is None or "\t" in stripped or "\n" in stripped or "\r" in stripped:
-        return url_host(url)
-    host = match[1].partition(":")[0].lower()
-    return host.rstrip(".") if host else None
-
-
 def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHARS) -> dict:
     """The docs features of a decoded HTML page, and its text blocks (`page_paragraphs`, `text_truncated`)."""
     page = Page(url)
     WALK(parse_tops(html), page, max_text_chars)
     cld2_text, text_chars = page.text_input
     title = " ".join("".join(page.title_parts).split())[:MAX_TITLE_CHARS] or None  # str.split's spaces are re's \s
-    host = page_host(url) if url else None
+    host = url_host(url) if url else None
     links = dict(page.links)  # first occurrence order, one host per URL
     outlinks = list(links)
     structure = page.structure

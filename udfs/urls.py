@@ -48,10 +48,23 @@ def has_control_characters(text: str) -> bool:
     return _CONTROL.search(text) is not None
 
 
+#: scheme://netloc as urlsplit reads it, when the netloc has no userinfo, IPv6 brackets, zone or escape (url_host's
+#: direct case; an ASCII netloc there is also one urlsplit's NFKC check never rejects)
+PLAIN_NETLOC = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^/?#@\[\]%]*)(?=[/?#]|\Z)")
+
+
 def url_host(url: str) -> str | None:
-    """Lower-cased host name without port or userinfo; None when the URL has none."""
+    """Lower-cased host name without port or userinfo; None when the URL has none. Read directly in the common case
+    (an ASCII netloc with nothing but a host and a port, and no tab or line break for urlsplit to remove), else by
+    urlsplit: a page's own URL misses urlsplit's cache (~3 us a page)."""
+    stripped = url.strip()
+    plain = PLAIN_NETLOC.match(stripped)
+    if plain is not None and plain[1].isascii() and "\t" not in stripped and "\n" not in stripped \
+            and "\r" not in stripped:
+        host = plain[1].partition(":")[0].lower()
+        return host.rstrip(".") if host else None
     try:
-        host = urlsplit(url.strip()).hostname
+        host = urlsplit(stripped).hostname
     except ValueError:
         return None
     return host.rstrip(".") if host else None
