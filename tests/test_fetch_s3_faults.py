@@ -35,13 +35,15 @@ class FaultProxy:
 
     def __init__(self, upstream: str, slowdown: float = 0.0, stall: float = 0.0, truncate: float = 0.0,
                  cut_unsized: float = 0.0, ignore_range: float = 0.0, drop_whole: float = 0.0,
-                 stall_seconds: float = 1.5,
-                 doomed: str = "doomed", seed: int = 7):
+                 stall_seconds: float = 1.5, doomed: str = "doomed", seed: int = 7,
+                 max_faults_per_range: int | None = None):
         self.upstream = urlsplit(upstream)
         self.shares = [("slowdown", slowdown), ("stall", stall), ("truncate", truncate),
                        ("cut_unsized", cut_unsized), ("ignore_range", ignore_range), ("drop_whole", drop_whole)]
         self.stall_seconds = stall_seconds
         self.doomed = doomed
+        self.max_faults_per_range = max_faults_per_range  # below --attempts, every range (doomed aside) recovers:
+        self.faults_by_range = Counter()  # threads draw in arrival order, so without a cap a run may be unlucky
         self.random = random.Random(seed)
         self.lock = threading.Lock()
         self.range_gets = 0
@@ -88,10 +90,14 @@ class FaultProxy:
                 self.injected["doomed"] += 1
                 return "slowdown"
             roll, bound = self.random.random(), 0.0
+            key = (handler.path, handler.headers["Range"])
+            if self.max_faults_per_range is not None and self.faults_by_range[key] >= self.max_faults_per_range:
+                return None
             for kind, share in self.shares:
                 bound += share
                 if roll < bound:
                     self.injected[kind] += 1
+                    self.faults_by_range[key] += 1
                     return kind
         return None
 
@@ -190,7 +196,7 @@ def test_faults_are_retried_and_nothing_is_lost(tmp_path, moto_endpoint, coalesc
     rows.append({"url": "http://doomed.example.com/x", "warc_filename": "crawl-data/doomed.warc.gz",
                  "warc_offset": 0, "warc_length": 500})
     expected["http://doomed.example.com/x"] = "fetch_failed"
-    with FaultProxy(moto_endpoint, slowdown=0.15, stall=0.05, truncate=0.15) as proxy:
+    with FaultProxy(moto_endpoint, slowdown=0.15, stall=0.05, truncate=0.15, max_faults_per_range=7) as proxy:
         settings = FetchSettings(warc_prefix=f"s3://{bucket}/", s3_endpoint=proxy.endpoint, coalesce=coalesce,
                                  max_span_bytes=8 * 1024, concurrency=6, attempts=8, backoff_seconds=0.01,
                                  read_timeout=1.0, connect_timeout=2.0, max_record_bytes=16 * 1024)
@@ -221,7 +227,7 @@ def test_a_range_always_throttled_costs_exactly_attempts_gets(tmp_path, moto_end
 def test_cut_bodies_without_length_and_ignored_ranges_never_give_wrong_bytes(tmp_path, moto_endpoint):
     rows, expected = upload_archive(tmp_path, moto_endpoint, "faults-range", files=2)
     local = {row["url"]: row for row in rows}
-    with FaultProxy(moto_endpoint, cut_unsized=0.25, ignore_range=0.3, seed=3) as proxy:
+    with FaultProxy(moto_endpoint, cut_unsized=0.25, ignore_range=0.3, seed=3, max_faults_per_range=7) as proxy:
         settings = FetchSettings(warc_prefix="s3://faults-range/", s3_endpoint=proxy.endpoint, attempts=8,
                                  backoff_seconds=0.01, max_record_bytes=16 * 1024, concurrency=4, coalesce=False)
         docs = pd.concat(list(fetch_documents(iter([pd.DataFrame(rows)]), settings)), ignore_index=True)
@@ -265,7 +271,8 @@ def test_fetch_docs_job_through_the_fault_proxy(spark, tmp_path, moto_endpoint):
     archive.mkdir()
     rows, expected = upload_archive(archive, moto_endpoint, "faults-job", files=2)
     write_table(root, "urls", urls_rows(rows))
-    with FaultProxy(moto_endpoint, slowdown=0.1, stall=0.05, truncate=0.2, seed=11) as proxy:  # adaptive retries
+    with FaultProxy(moto_endpoint, slowdown=0.1, stall=0.05, truncate=0.2, seed=11,  # adaptive retries
+                    max_faults_per_range=9) as proxy:
         report = run_job(FetchDocsJob, spark, [
             "--root", str(root), "--select", "all", "--warc-prefix", "s3://faults-job/", "--s3-endpoint",
             proxy.endpoint, "--no-coalesce", "--read-timeout", "0.5", "--attempts", "10",
