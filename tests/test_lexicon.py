@@ -285,7 +285,7 @@ def test_second_round_adds_rejected_mutual_best_pairs_whose_paragraphs_agree(spa
     assert TrainLexiconJob.agreeing_mutual_best(spark.createDataFrame(rows.drop(columns="paragraph_length_r"))).count() == 0
 
 
-def test_second_round_cross_fits_the_rejected_mutual_best_pairs_it_learns_from(spark, tmp_path, monkeypatch):
+def test_second_round_cross_fits_the_rejected_pairs_of_one_host_it_learns_from(spark, tmp_path, monkeypatch):
     import parascout.jobs.train_lexicon as train_lexicon_job
 
     root = tmp_path / "root"
@@ -300,7 +300,8 @@ def test_second_round_cross_fits_the_rejected_mutual_best_pairs_it_learns_from(s
     french = ["La maison est bleue.", "Le chat dort dans la maison.", "Un chat bleu et une maison rouge."]
     texts = [page(f"http://h/en/{k}", "eng", english[k:] + english[:k]) for k in range(3)]
     texts += [page(f"http://h/fr/{k}", "fra", french[k:] + french[:k]) for k in range(3)]
-    # the dog pages: verify-pairs rejected them (the first lexicon knew no dog), yet they are each other's best
+    # the dog pages: verify-pairs rejected them (the first lexicon knew no dog), and their paragraph lengths disagree
+    # (not proposed), yet the cross-fit judges every rejected pair of one host
     texts += [page("http://h/en/dog", "eng", ["The dog sleeps in the blue house.", "The red cat sleeps."]),
               page("http://h/fr/dog", "fra", ["Le chien dort dans la maison bleue.", "Le chat rouge dort."])]
     spark.createDataFrame(pd.DataFrame(texts)).write.parquet(str(root / "texts"))
@@ -308,7 +309,7 @@ def test_second_round_cross_fits_the_rejected_mutual_best_pairs_it_learns_from(s
     trg = [f"http://h/fr/{k}" for k in range(3)] + ["http://h/fr/dog"]
     verified = pd.DataFrame({"host": "h", "src_url": src, "trg_url": trg, "src_lang": "eng", "trg_lang": "fra",
                              "source": "similar", "parallel": [True, True, True, False], "lang_ok": True,
-                             "tsim": 0.3, "own_tsim_idf": [0.6, 0.6, 0.6, 0.2], "paragraph_length_r": 0.99,
+                             "tsim": 0.3, "own_tsim_idf": [0.6, 0.6, 0.6, 0.2], "paragraph_length_r": [0.99] * 3 + [0.5],
                              "text_paragraph_ratio": 1.0})
     spark.createDataFrame(verified).write.parquet(str(root / "verified_pairs"))
     spark.createDataFrame(verified[["host", "src_url", "trg_url", "src_lang", "trg_lang", "source"]]).write.parquet(
@@ -317,13 +318,13 @@ def test_second_round_cross_fits_the_rejected_mutual_best_pairs_it_learns_from(s
     report = run_job(TrainLexiconJob, spark, [*args, "--out", str(tmp_path / "lex")])
     # scored by a lexicon of the three accepted pairs alone, en/dog-fr/dog beats en/dog with every other French page
     # of the host and fr/dog with every other English one: learned from, so the lexicon now knows the dog
-    assert report["metrics"]["cross_fitted_pairs"] == {"proposed": 1, "kept": 1, "skipped": False}
+    assert report["metrics"]["cross_fitted_pairs"] == {"proposed": 0, "judged": 1, "kept": 1, "skipped": False}
     assert report["balanced"] and report["kept"] == 4
     assert max(load_lexicon(tmp_path / "lex").translations("dog"), key=load_lexicon(tmp_path / "lex")
                .translations("dog").get) == "chien"
-    # too many pages on the proposed pairs' hosts for the driver: skipped, said, and learned from the accepted pairs
+    # too many pages on the judged pairs' hosts for the driver: skipped, said, and learned from the accepted pairs
     monkeypatch.setattr(train_lexicon_job, "MAX_CROSS_FIT_PAGES", 3)
     report = run_job(TrainLexiconJob, spark, [*args, "--out", str(tmp_path / "lex2"), "--force"])
-    assert report["metrics"]["cross_fitted_pairs"] == {"proposed": 1, "kept": 0, "skipped": True}
+    assert report["metrics"]["cross_fitted_pairs"] == {"proposed": 0, "judged": 1, "kept": 0, "skipped": True}
     assert report["balanced"] and report["kept"] == 3
     assert "dog" not in set(load_lexicon(tmp_path / "lex2").translations("the"))

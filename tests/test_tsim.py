@@ -183,3 +183,21 @@ def test_cross_fitted_pairs_keep_what_a_lexicon_without_them_still_finds_best():
     taught = train_lexicon("eng", "fra", learned + [(texts["http://h/en/3"], texts["http://h/fr/3"])])
     assert tsim(pages["http://h/en/3"], pages["http://h/fr/3"], taught)[0] >= tsim(
         pages["http://h/en/3"], pages["http://h/fr/4"], taught)[0] > 0
+
+
+
+def test_cross_fitted_pairs_judge_pairs_nothing_proposed():
+    learned = [("the red house", "la maison rouge"), ("the blue cat", "le chat bleu")]
+    texts = {"http://h/en/cat": "red house blue cat small dog", "http://h/fr/cat": "maison rouge chat bleu petit chien",
+             "http://h/en/dog": "small dog sleeps", "http://h/fr/dog": "petit chien dort",
+             "http://h/en/tree": "green tree", "http://h/fr/tree": "arbre vert"}
+    paragraphs = {url: [{"text": text, "type": "text", "lang": "eng" if "/en/" in url else "fra", "boilerplate": False}]
+                  for url, text in texts.items()}
+    english, french = [url for url in texts if "/en/" in url], [url for url in texts if "/fr/" in url]
+    judged = [("http://h/en/cat", "http://h/fr/cat"), ("http://h/en/dog", "http://h/fr/dog"),
+              ("http://h/en/tree", "http://h/fr/tree")]  # folds 0, 1, 0 (crc32 of the source)
+    rivals = [(src, url) for src, _ in judged for url in french] + [(url, trg) for _, trg in judged for url in english]
+    # nothing proposed: the cat pages win on the learned words alone; the dog and tree pages share none with them
+    assert cross_fitted_pairs("eng", "fra", learned, [], rivals, paragraphs, judged=judged) == [judged[0]]
+    # the cat pages proposed teach the dog's fold (another fold) small dog / petit chien; the tree is still unknown
+    assert cross_fitted_pairs("eng", "fra", learned, [judged[0]], rivals, paragraphs, judged=judged) == judged[:2]

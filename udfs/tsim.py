@@ -424,21 +424,23 @@ def feature_row(result: dict, src, trg, src_rare: set, trg_rare: set) -> dict:
 
 
 def cross_fitted_pairs(src_lang: str, trg_lang: str, learned: list[tuple[str, str]], proposed: list[tuple[str, str]],
-                       rivals: Iterable[tuple[str, str]], paragraphs: dict, folds: int = 2,
-                       iterations: int = 5) -> list[tuple[str, str]]:
-    """The `proposed` page pairs (src_url, trg_url) that a lexicon which never saw them still finds their pages' best:
-    proposed pairs split into folds by their source page, each fold scored (tsim) with a lexicon trained on the
-    `learned` text pairs plus the OTHER folds' proposed pairs, and kept only when it beats, alone, every `rivals` pair
-    of its source page and of its target page (e.g. each of them with every page of its host in the other language).
-    A wrong pair learned from would teach its own words and confirm itself; scored by a lexicon without it, it must win
-    on words other pages taught. `paragraphs`: url -> texts.paragraphs of every page named."""
+                       rivals: Iterable[tuple[str, str]], paragraphs: dict, folds: int = 2, iterations: int = 5,
+                       judged: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    """The `judged` page pairs (src_url, trg_url; by default the `proposed` ones) that a lexicon which never saw them
+    still finds their pages' best: judged pairs split into folds by their source page, each fold scored (tsim) with a
+    lexicon trained on the `learned` text pairs plus the OTHER folds' proposed pairs, and kept only when it beats,
+    alone, every `rivals` pair of its source page and of its target page (e.g. each of them with every page of its host
+    in the other language). A wrong pair learned from would teach its own words and confirm itself; scored by a
+    lexicon without it, it must win on words other pages taught. `paragraphs`: url -> texts.paragraphs of every page
+    named."""
     from zlib import crc32
 
     from parascout.udfs.lexicon import page_pair_texts, train_lexicon
 
-    fold_of = {pair: crc32(pair[0].encode()) % folds for pair in proposed}
+    judged = proposed if judged is None else judged
+    fold_of = {pair: crc32(pair[0].encode()) % folds for pair in {*proposed, *judged}}
     rivals_of: dict[str, set] = {}
-    for pair in set(rivals) | set(proposed):
+    for pair in set(rivals) | set(judged):
         for url in pair:
             rivals_of.setdefault(url, set()).add(pair)
     pages: dict[str, PageText] = {}
@@ -451,7 +453,7 @@ def cross_fitted_pairs(src_lang: str, trg_lang: str, learned: list[tuple[str, st
 
     kept = []
     for fold in range(folds):
-        scored = [pair for pair in proposed if fold_of[pair] == fold]
+        scored = [pair for pair in judged if fold_of[pair] == fold]
         if not scored:
             continue
         others = [text for pair in proposed if fold_of[pair] != fold
