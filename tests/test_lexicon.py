@@ -11,6 +11,7 @@ import pytest
 from parascout.jobs.base import ConfigError
 from parascout.jobs.train_lexicon import TrainLexiconJob
 from parascout.udfs.lexicon import (
+    Lexicon,
     cognate,
     dictd_number,
     lexicon_for,
@@ -45,6 +46,20 @@ def test_cognates_need_long_similar_words():
     assert cognate("information", "informations") > 0.9
     assert cognate("table", "tafel") == 0.0   # similarity 0.6 < 0.8
     assert cognate("nation", "nation") == 1.0 and cognate("chat", "chat") == 0.0  # short words: identity only
+
+
+def test_an_unknown_word_backs_off_to_the_known_words_sharing_its_longest_stem():
+    lexicon = Lexicon("eng", "deu", {"king": {"könig": 0.8}, "house": {"haus": 0.6, "hauses": 0.3},
+                                     "kingdom": {"reich": 0.9}, "2019": {"2019": 1.0}})
+    assert lexicon.stem_matches("houses") == ["house"] and lexicon.stem_matches("kings") == ["king", "kingdom"]
+    assert lexicon.stem_matches("königs", "trg") == ["könig"] and lexicon.stem_matches("hausen", "trg") == ["hauses"]
+    assert lexicon.stem_matches("kingdoms") == ["kingdom"]  # the longest shared stem wins over "king"
+    assert lexicon.stem_matches("housekeeping") == []  # more than STEM_MAX_SUFFIX letters beyond the stem
+    assert lexicon.stem_matches("house") == [] and lexicon.stem_matches("haus", "trg") == []  # known words
+    assert lexicon.stem_matches("hou") == [] and lexicon.stem_matches("20199") == []  # short, digits
+    assert lexicon.reversed().stem_matches("königs") == ["könig"]  # each side has its own index
+    arabic = Lexicon("ara", "eng", {"قال": {"said": 0.8}, "كتاب": {"book": 0.9}})
+    assert arabic.stem_matches("كتابه") == ["كتاب"] and arabic.stem_matches("وقال") == []  # suffixes only
 
 
 def test_ibm1_learns_word_translations():

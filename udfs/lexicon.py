@@ -13,11 +13,13 @@ prob(src_word, trg_word) = sqrt(p(trg|src) · p(src|trg)), learned from any mix 
   language pair with no resources still gets a lexicon.
 
 Identical strings, numbers and cognates are not stored: `cognate` and `tokenize` give tsim
-that evidence for any word. A lexicon directory holds `lexicon.tsv.gz` (src, trg, prob) and
+that evidence for any word. Nor are inflected forms: a word the lexicon lacks backs off to the
+known words sharing its stem (`Stems`), so tsim links "königs" through "könig" though no training
+pair held it. A lexicon directory holds `lexicon.tsv.gz` (src, trg, prob) and
 `parascout_lexicon.json` (languages, sources, sizes, version, date).
 
-Why one module (~490 lines): the readers (corpus, dictd, TEI, .dic, archive bootstrap), the tokeniser and
-IBM model 1 meet in one data structure (the sparse translation table) and one directory format.
+Why one module (~590 lines): the readers (corpus, dictd, TEI, .dic, archive bootstrap), the tokeniser, the stem
+back-off and IBM model 1 meet in one data structure (the sparse translation table) and one directory format.
 """
 from __future__ import annotations
 
@@ -52,6 +54,12 @@ PARAGRAPH_LENGTH_RATIO = 0.3
 #: cognates: both words at least this long and a normalised Indel similarity at least this high
 COGNATE_MIN_CHARS = 5
 COGNATE_MIN_SIMILARITY = 0.8
+#: a word the lexicon lacks backs off to the known words sharing its longest stem (an inflected form: "königs" ->
+#: "könig", "etxean" -> "etxe"): a prefix of at least STEM_MIN_CHARS letters that leaves each word at most
+#: STEM_MAX_SUFFIX letters beyond it; their translations count STEM_WEIGHT times their probability
+STEM_MIN_CHARS = 4
+STEM_MAX_SUFFIX = 3
+STEM_WEIGHT = 0.5
 
 _WORD = re.compile(r"[^\W_]+")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]")
@@ -123,6 +131,39 @@ def _strip_arabic_article(word: str) -> str:
     return word
 
 
+@dataclass
+class Stems:
+    """One side's known words and the stems an unknown word may share with them: `index` maps each prefix of STEM_MIN_CHARS
+    letters or more, at most STEM_MAX_SUFFIX shorter than its word (the word itself included), to the known alphabetic
+    words having it; `heads` holds their first STEM_MIN_CHARS letters (most unknown words stop there)."""
+
+    known: set[str]
+    index: dict[str, list[str]]
+    heads: set[str]
+
+    @classmethod
+    def of(cls, words: Iterable[str]) -> Stems:
+        known, index = set(words), {}
+        for word in sorted(known):  # matches in string order, whatever the set's
+            if len(word) >= STEM_MIN_CHARS and word.isalpha():
+                for length in range(max(STEM_MIN_CHARS, len(word) - STEM_MAX_SUFFIX), len(word) + 1):
+                    index.setdefault(word[:length], []).append(word)
+        return cls(known, index, {stem[:STEM_MIN_CHARS] for stem in index})
+
+    def matches(self, word: str) -> list[str]:
+        """The known words sharing the longest stem with an unknown alphabetic `word`: its longest prefix, of
+        STEM_MIN_CHARS letters or more and at most STEM_MAX_SUFFIX shorter than it, in `index`; none when `word` is
+        known, short or holds a digit."""
+        if len(word) < STEM_MIN_CHARS or word[:STEM_MIN_CHARS] not in self.heads or word in self.known \
+                or not word.isalpha():
+            return []
+        for length in range(len(word), max(STEM_MIN_CHARS, len(word) - STEM_MAX_SUFFIX) - 1, -1):
+            matches = self.index.get(word[:length])
+            if matches:
+                return matches
+        return []
+
+
 def cognate(a: str, b: str) -> float:
     """Normalised Indel similarity of two long words (0 when either is short or they differ much)."""
     from rapidfuzz.distance import Indel
@@ -141,6 +182,7 @@ class Lexicon:
     trg_lang: str
     table: dict[str, dict[str, float]]
     metadata: dict = field(default_factory=dict)
+    _stems: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # lang -> Stems
 
     def prob(self, src_word: str, trg_word: str) -> float:
         return self.table.get(src_word, {}).get(trg_word, 0.0)
@@ -148,13 +190,28 @@ class Lexicon:
     def translations(self, src_word: str) -> dict[str, float]:
         return self.table.get(src_word, {})
 
+    def stem_matches(self, word: str, side: str = "src") -> list[str]:
+        """The known words of a side ('src': the table's source words, 'trg': its translations) that share the longest
+        stem with `word`, a word that side lacks (none for a known, short or non-alphabetic word: Stems.matches)."""
+        return self.stems(side).matches(word)
+
+    def stems(self, side: str = "src") -> Stems:
+        """A side's known words and their stems, built once per language (a reversed lexicon shares them)."""
+        lang = self.src_lang if side == "src" else self.trg_lang
+        if lang not in self._stems:
+            self._stems[lang] = Stems.of(self.table if side == "src" else
+                                         {trg for row in self.table.values() for trg in row})
+        return self._stems[lang]
+
     def reversed(self) -> Lexicon:
         """The same lexicon looked up from the other side (trg -> src)."""
         table: dict[str, dict[str, float]] = defaultdict(dict)
         for src, row in self.table.items():
             for trg, prob in row.items():
                 table[trg][src] = prob
-        return Lexicon(self.trg_lang, self.src_lang, dict(table), self.metadata)
+        reversed_lexicon = Lexicon(self.trg_lang, self.src_lang, dict(table), self.metadata)
+        reversed_lexicon._stems = self._stems  # by language: one index per side, whichever way it is looked up
+        return reversed_lexicon
 
     def __len__(self) -> int:
         return sum(len(row) for row in self.table.values())

@@ -2,7 +2,8 @@
 
 tsim links the words of two texts (the first 500 words of each) one to one by competitive
 linking (Melamed 2000): candidate links are scored — identical strings (numbers, names, codes)
-1.0, a lexicon entry its probability, a cognate (udfs.lexicon.cognate) its similarity times
+1.0, a lexicon entry its probability (a word the lexicon lacks through the known words sharing its
+stem, STEM_WEIGHT times: Vocabulary.cut), a cognate (udfs.lexicon.cognate) its similarity times
 COGNATE_WEIGHT — and taken best first (ties by the words, descending) while both words are still
 free. Every word left over is a one-word link, so
 
@@ -37,7 +38,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from parascout.udfs.lexicon import COGNATE_MIN_CHARS, Lexicon, cognate, main_paragraphs, tokenize
+from parascout.udfs.lexicon import (
+    COGNATE_MIN_CHARS,
+    STEM_MIN_CHARS,
+    STEM_WEIGHT,
+    Lexicon,
+    cognate,
+    main_paragraphs,
+    tokenize,
+)
 from parascout.udfs.structure import pearson_significance
 
 MAX_WORDS = 500
@@ -49,7 +58,6 @@ RARE_MAX_DOCS = 3
 #: a link is on the diagonal when its words' relative positions (position / words) differ by at most this
 DIAGONAL_BAND = 0.1
 NO_WORDS: frozenset[str] = frozenset()
-NO_TRANSLATIONS: dict[str, float] = {}
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -146,17 +154,35 @@ class Vocabulary:
         return self._cached(("cognates",), None, build)
 
     def cut(self, lexicon: Lexicon) -> Rows:
-        """The lexicon restricted to the host's words, on ids: each src id's (trg id, prob) entries."""
+        """The lexicon restricted to the host's words, on ids: each src id's (trg id, prob) entries. A host word neither
+        side of the lexicon knows stands in for the known words sharing its stem (Lexicon.stem_matches), at STEM_WEIGHT
+        (squared when both words stand in): an inflected form learned nowhere still links to its stem's translations."""
         def build():
-            ids = self.ids
-            table = lexicon.table
+            ids, table, src_stems, trg_stems = self.ids, lexicon.table, lexicon.stems("src"), lexicon.stems("trg")
+            # the host words neither side knows (a word one side knows is in that side's language) that may have a stem
+            unknown = [(word, ids[word]) for word in ids.keys() - src_stems.known - trg_stems.known
+                       if word[:STEM_MIN_CHARS] in src_stems.heads or word[:STEM_MIN_CHARS] in trg_stems.heads]
+            stand_ins: dict[str, list[int]] = {}  # a known translation -> ids of the host words sharing its stem
+            for word, word_id in unknown:
+                for known in trg_stems.matches(word):
+                    stand_ins.setdefault(known, []).append(word_id)
+            # a pair may get two entries (two translations share a stand-in): competitive linking takes the first
             sources, targets, probs = [], [], []
-            for word, word_id in ids.items():  # the host's few thousand words, not the lexicon's many
-                for translation, prob in table.get(word, NO_TRANSLATIONS).items():
-                    if translation in ids:
+            rows = [(word_id, table[word], 1.0) for word, word_id in ids.items() if word in table]
+            rows += [(word_id, table[known], STEM_WEIGHT) for word, word_id in unknown
+                     for known in src_stems.matches(word)]
+            for word_id, translations, weight in rows:
+                for translation, prob in translations.items():
+                    other_id = ids.get(translation)
+                    if other_id is not None:
                         sources.append(word_id)
-                        targets.append(ids[translation])
-                        probs.append(prob)
+                        targets.append(other_id)
+                        probs.append(prob * weight)
+                    others = stand_ins.get(translation)
+                    if others:
+                        sources += [word_id] * len(others)
+                        targets += others
+                        probs += [prob * weight * STEM_WEIGHT] * len(others)
             return Rows.of(self.size, sources, targets, probs)
         return self._cached(("cut", id(lexicon)), lexicon, build)
 
