@@ -31,6 +31,7 @@ from parascout.udfs import tables
 from parascout.udfs.lexicon import (
     _WORD,
     COGNATE_MIN_CHARS,
+    STEM_WEIGHT,
     Lexicon,
     cognate,
     lexicon_for,
@@ -171,15 +172,29 @@ def previous_idf(pages) -> tuple[dict, float, set]:
 
 
 def previous_cut(lexicon: Lexicon | None, vocabulary: dict) -> Lexicon | None:
-    """The lexicon cut to a host's words by strings (verify-pairs' HostPages.restricted before)."""
+    """The lexicon cut to a host's words by strings (verify-pairs' HostPages.restricted before), with the stem
+    back-off written out on strings: a word neither side knows takes its stem's known words' rows (source side) or
+    stands in for them as a translation (target side), STEM_WEIGHT times; the best entry of a pair is kept."""
     if lexicon is None:
         return None
-    table = {}
-    for word in vocabulary.keys() & lexicon.table.keys():
-        row = {translation: prob for translation, prob in lexicon.table[word].items() if translation in vocabulary}
-        if row:
-            table[word] = row
-    return Lexicon(lexicon.src_lang, lexicon.trg_lang, table, lexicon.metadata)
+    src_stems, trg_stems = lexicon.stems("src"), lexicon.stems("trg")
+    unknown = [word for word in vocabulary if word not in src_stems.known and word not in trg_stems.known]
+    stand_ins: dict[str, list[str]] = {}
+    for word in unknown:
+        for known in trg_stems.matches(word):
+            stand_ins.setdefault(known, []).append(word)
+    rows = [(word, lexicon.table[word], 1.0) for word in vocabulary.keys() & lexicon.table.keys()]
+    rows += [(word, lexicon.table[known], STEM_WEIGHT) for word in unknown for known in src_stems.matches(word)]
+    table: dict[str, dict[str, float]] = {}
+    for word, translations, weight in rows:
+        row = table.setdefault(word, {})
+        for translation, prob in translations.items():
+            entries = [(translation, prob * weight)] if translation in vocabulary else []
+            entries += [(other, prob * weight * STEM_WEIGHT) for other in stand_ins.get(translation, ())]
+            for other, score in entries:
+                row[other] = max(row.get(other, 0.0), score)
+    return Lexicon(lexicon.src_lang, lexicon.trg_lang, {word: row for word, row in table.items() if row},
+                   lexicon.metadata)
 
 
 def previous_content_features(src: PreviousPage, trg: PreviousPage, lexicon: Lexicon | None, idf: dict | None = None,
