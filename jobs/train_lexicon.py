@@ -245,18 +245,23 @@ class TrainLexiconJob(Job):
         host_pages = texts.where(F.col("host").isin(list(hosts)) & F.col("lang").isin(src_lang, trg_lang)).select(
             "url", "host", "lang", "paragraphs")
         page_count = host_pages.count() if len(judged) <= MAX_CROSS_FIT_PAIRS else 0
-        pages = host_pages.collect() if page_count <= MAX_CROSS_FIT_PAGES else []
+        # nothing is collected to the driver once a cap is passed (too many judged pairs: no count taken either)
+        within = len(judged) <= MAX_CROSS_FIT_PAIRS and page_count <= MAX_CROSS_FIT_PAGES
+        pages = host_pages.collect() if within else []
         host_of = {page.url: page.host for page in pages}
         by_host: dict[tuple, list[str]] = {}
         for page in pages:
             by_host.setdefault((page.host, page.lang), []).append(page.url)
-        rivals = {(src, url) for src in {src for src, _ in judged} for url in by_host.get((host_of.get(src), trg_lang), [])}
-        rivals |= {(url, trg) for trg in {trg for _, trg in judged} for url in by_host.get((host_of.get(trg), src_lang), [])}
-        if len(judged) > MAX_CROSS_FIT_PAIRS or page_count > MAX_CROSS_FIT_PAGES or len(rivals) > MAX_CROSS_FIT_RIVALS:
+        sources, targets = {src for src, _ in judged}, {trg for _, trg in judged}
+        rival_count = (sum(len(by_host.get((host_of.get(src), trg_lang), ())) for src in sources)
+                       + sum(len(by_host.get((host_of.get(trg), src_lang), ())) for trg in targets))  # counted first
+        if not within or rival_count > MAX_CROSS_FIT_RIVALS:
             self.log.warning("cross-fit skipped: %d judged pairs (at most %d), %d pages on their hosts (at most %d), "
                              "%d rivals (at most %d)", len(judged), MAX_CROSS_FIT_PAIRS, page_count,
-                             MAX_CROSS_FIT_PAGES, len(rivals), MAX_CROSS_FIT_RIVALS)
+                             MAX_CROSS_FIT_PAGES, rival_count, MAX_CROSS_FIT_RIVALS)
             return None
+        rivals = {(src, url) for src in sources for url in by_host.get((host_of.get(src), trg_lang), [])}
+        rivals |= {(url, trg) for trg in targets for url in by_host.get((host_of.get(trg), src_lang), [])}
         learned = self.paragraph_rows(accepted, texts, MAX_PAGE_PAIRS)[0]
         paragraphs = {page.url: [row.asDict(recursive=True) for row in page.paragraphs or []] for page in pages}
         return cross_fitted_pairs(src_lang, trg_lang, list(zip(learned["src_text"], learned["trg_text"])), proposed,

@@ -337,9 +337,12 @@ def test_second_round_cross_fits_the_rejected_pairs_of_one_host_it_learns_from(s
     assert report["balanced"] and report["kept"] == 4
     assert max(load_lexicon(tmp_path / "lex").translations("dog"), key=load_lexicon(tmp_path / "lex")
                .translations("dog").get) == "chien"
-    # too many pages on the judged pairs' hosts for the driver: skipped, said, and learned from the accepted pairs
-    monkeypatch.setattr(train_lexicon_job, "MAX_CROSS_FIT_PAGES", 3)
-    report = run_job(TrainLexiconJob, spark, [*args, "--out", str(tmp_path / "lex2"), "--force"])
-    assert report["metrics"]["cross_fitted_pairs"] == {"proposed": 0, "judged": 1, "kept": 0, "skipped": True}
-    assert report["balanced"] and report["kept"] == 3
-    assert "dog" not in set(load_lexicon(tmp_path / "lex2").translations("the"))
+    # too many judged pairs, pages on their hosts or page pairs to score for the driver: skipped, said, and learned
+    # from the accepted pairs alone (the host has 4 pages a language: 8 rivals)
+    for cap, limit in (("MAX_CROSS_FIT_PAGES", 3), ("MAX_CROSS_FIT_RIVALS", 7), ("MAX_CROSS_FIT_PAIRS", 0)):
+        with monkeypatch.context() as patch:
+            patch.setattr(train_lexicon_job, cap, limit)
+            report = run_job(TrainLexiconJob, spark, [*args, "--out", str(tmp_path / cap), "--force"])
+        assert report["metrics"]["cross_fitted_pairs"] == {"proposed": 0, "judged": 1, "kept": 0, "skipped": True}
+        assert report["balanced"] and report["kept"] == 3
+        assert "dog" not in set(load_lexicon(tmp_path / cap).translations("the"))
