@@ -20,6 +20,7 @@ from parascout.udfs.urls import url_host
 from parascout.udfs.verification import (
     CONTENT_FEATURES,
     MIN_LEXICON_COVERAGE,
+    MIN_LEXICON_SEPARATION,
     MIN_NULL_PAIRS,
     MIN_SELF_LABELS,
     SELF_LABEL_ACCEPT_P,
@@ -518,11 +519,18 @@ def test_a_language_pair_whose_lexicon_knows_too_few_of_its_words_is_judged_with
     # a lexicon bootstrapped from other sites' links to one home page knows a handful of words: the language pair's
     # candidates' coverage is low and its translations score no higher than random pairs (own_tsim_idf ~0.03),
     # below the pooled model's scale: a model of the other features judges them, with no own-text floor
-    covered = np.r_[[0.5] * 5, [0.05] * MIN_SELF_LABELS, [0.05] * (MIN_SELF_LABELS - 1)]
-    candidates = pd.DataFrame({"src_lang": "eng", "trg_lang": ["fra"] * 5 + ["eus"] * MIN_SELF_LABELS
-                               + ["ara"] * (MIN_SELF_LABELS - 1), "best_side_coverage_idf": covered})
-    assert lexicon_free_pairs(candidates) == ["eng-eus"]  # ara: too few candidates to tell
-    assert MIN_LEXICON_COVERAGE > 0.05
+    # eng-fra: its lexicon covers its pages; eng-eus: it does not, and the mutual-best pairs score at the random
+    # pairs' null; eng-zho: low coverage too (a Bible lexicon on a morphology it splits badly) but its mutual-best
+    # pairs score far above the null; eng-ara: too few candidates to tell
+    n = MIN_SELF_LABELS
+    candidates = pd.DataFrame({"src_lang": "eng", "trg_lang": ["fra"] * n + ["eus"] * n + ["zho"] * n + ["ara"] * (n - 1),
+                               "best_side_coverage_idf": [0.5] * n + [0.05] * (3 * n - 1),
+                               "own_tsim_idf": [0.5] * n + [0.025] * n + [0.5] * n + [0.025] * (n - 1),
+                               "mutual_best": True})
+    nulls = {"eng-fra": 0.2, "eng-eus": 0.025, "eng-zho": 0.2, "eng-ara": 0.025}
+    assert lexicon_free_pairs(candidates, nulls) == ["eng-eus"]
+    assert lexicon_free_pairs(candidates, {}) == []  # no null: nothing to compare with
+    assert MIN_LEXICON_COVERAGE > 0.05 and MIN_LEXICON_SEPARATION > 1
     rng = np.random.default_rng(0)
     labels = np.repeat([True, False], 60)
     text = np.where(labels, 0.6, 0.1) + rng.normal(0, 0.03, 120)

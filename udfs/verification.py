@@ -70,12 +70,15 @@ NULL_QUANTILE = 0.99
 MIN_NULL_PAIRS = 5
 #: fewer self labels of either class than this: decide by the null quantile of tsim_idf alone
 MIN_SELF_LABELS = 5
-#: a language pair whose confident and mutual-best candidates have a median best_side_coverage_idf below this has a
-#: lexicon that knows too few of its pages' words (one bootstrapped from a language pair whose only confident pairs
-#: were other sites' links to one home page): its translations score no higher than random pairs, so it is judged
-#: without the lexicon (lexicon_free_pairs). Tuning: such lexicons 0.00-0.15 (seeds 88, 525 eus, 5757 ara); every
-#: other language pair of eight tuning seeds, Bible or bootstrapped, from 0.30
+#: a language pair whose confident and mutual-best candidates have a median best_side_coverage_idf below this, and
+#: whose mutual-best candidates' median own_tsim_idf is below MIN_LEXICON_SEPARATION times its random pairs' null,
+#: has a lexicon that knows too few of its pages' words (one bootstrapped from a language pair whose only confident
+#: pairs were other sites' links to one home page): its translations score no higher than random pairs, so it is
+#: judged without the lexicon (lexicon_free_pairs). Tuning (12 seeds): such lexicons coverage 0.00-0.15 and
+#: separation 0.3-1.1 (seeds 88, 525 eus, 5757 ara); a Bible lexicon's Arabic coverage can be 0.17 (seed 526) but
+#: its separation 2.1; every other pair coverage from 0.25
 MIN_LEXICON_COVERAGE = 0.2
+MIN_LEXICON_SEPARATION = 1.2
 #: the CONTENT_FEATURES a lexicon scores (a lexicon-free model sees them as 0)
 LEXICON_FEATURES = ("tsim", "tsim_idf", "short_side_coverage", "diagonal_share", "best_side_coverage_idf",
                     "own_tsim_idf", "own_coverage_idf")
@@ -490,7 +493,7 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
                       "null_tsim_idf_quantile": round(nulls["tsim_idf"], 4),
                       "null_own_tsim_idf_quantile": round(nulls["own_tsim_idf"], 4),
                       "null_own_tsim_idf_by_language_pair": {key: round(value, 4) for key, value in pair_nulls.items()},
-                      "lexicon_free_language_pairs": lexicon_free_pairs(candidates)}
+                      "lexicon_free_language_pairs": lexicon_free_pairs(candidates, pair_nulls)}
 
 
 def language_pair_nulls(randoms: pd.DataFrame) -> dict[str, float]:
@@ -504,15 +507,22 @@ def language_pair_nulls(randoms: pd.DataFrame) -> dict[str, float]:
             if len(group) >= MIN_NULL_PAIRS}
 
 
-def lexicon_free_pairs(candidates: pd.DataFrame) -> list[str]:
+def lexicon_free_pairs(candidates: pd.DataFrame, pair_nulls: dict[str, float]) -> list[str]:
     """"src-trg" of the language pairs with MIN_SELF_LABELS candidates (with text) whose median best_side_coverage_idf
-    is below MIN_LEXICON_COVERAGE: their own-text scores do not tell translations from random pairs."""
-    if not {"best_side_coverage_idf", "src_lang", "trg_lang"} <= set(candidates.columns):
+    is below MIN_LEXICON_COVERAGE and whose mutual-best candidates' median own_tsim_idf is below
+    MIN_LEXICON_SEPARATION times their null (`pair_nulls`, language_pair_nulls): own-text scores that do not tell
+    translations from random pairs."""
+    if not {"best_side_coverage_idf", "own_tsim_idf", "mutual_best", "src_lang", "trg_lang"} <= set(candidates.columns):
         return []
-    coverage = pd.to_numeric(candidates["best_side_coverage_idf"], errors="coerce").dropna()
-    groups = coverage.groupby([candidates["src_lang"][coverage.index], candidates["trg_lang"][coverage.index]])
-    return sorted(f"{src}-{trg}" for (src, trg), group in groups
-                  if len(group) >= MIN_SELF_LABELS and group.median() < MIN_LEXICON_COVERAGE)
+    weak = []
+    for (src, trg), group in candidates.groupby(["src_lang", "trg_lang"]):
+        coverage = pd.to_numeric(group["best_side_coverage_idf"], errors="coerce").dropna()
+        best = pd.to_numeric(group["own_tsim_idf"][group["mutual_best"].fillna(False).astype(bool)], errors="coerce")
+        null = pair_nulls.get(f"{src}-{trg}")
+        if (len(coverage) >= MIN_SELF_LABELS and coverage.median() < MIN_LEXICON_COVERAGE and null is not None
+                and best.notna().any() and best.median() < MIN_LEXICON_SEPARATION * null):
+            weak.append(f"{src}-{trg}")
+    return sorted(weak)
 
 
 def _without_lexicon(frame: pd.DataFrame) -> pd.DataFrame:
