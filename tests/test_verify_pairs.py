@@ -19,7 +19,10 @@ from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.urls import url_host
 from parascout.udfs.verification import (
     CONTENT_FEATURES,
+    MIN_LEXICON_COVERAGE,
+    MIN_LEXICON_SEPARATION,
     MIN_NULL_PAIRS,
+    MIN_SELF_LABELS,
     SELF_LABEL_ACCEPT_P,
     SELF_LABEL_L2,
     SPLICED_SHARE,
@@ -30,6 +33,7 @@ from parascout.udfs.verification import (
     image_jaccard,
     language_ok,
     language_pair_nulls,
+    lexicon_free_pairs,
     one_to_one,
     ratio,
     self_labels,
@@ -509,3 +513,39 @@ def test_a_pair_below_its_language_pairs_null_is_not_parallel_whatever_its_p():
     assert decide(pairs, ContentModel.from_dict(json.loads(json.dumps(model.to_dict())))).parallel.tolist() == \
         [False, True, False, True]
     assert decide(pairs, dataclasses.replace(model, own_text_floors=(), default_own_text_floor=None)).parallel.all()
+
+
+def test_a_language_pair_whose_lexicon_knows_too_few_of_its_words_is_judged_without_it():
+    # a lexicon bootstrapped from other sites' links to one home page knows a handful of words: the language pair's
+    # candidates' coverage is low and its translations score no higher than random pairs (own_tsim_idf ~0.03),
+    # below the pooled model's scale: a model of the other features judges them, with no own-text floor
+    # eng-fra: its lexicon covers its pages; eng-eus: it does not, and the mutual-best pairs score at the random
+    # pairs' null; eng-zho: low coverage too (a Bible lexicon on a morphology it splits badly) but its mutual-best
+    # pairs score far above the null; eng-ara: too few candidates to tell
+    n = MIN_SELF_LABELS
+    candidates = pd.DataFrame({"src_lang": "eng", "trg_lang": ["fra"] * n + ["eus"] * n + ["zho"] * n + ["ara"] * (n - 1),
+                               "best_side_coverage_idf": [0.5] * n + [0.05] * (3 * n - 1),
+                               "own_tsim_idf": [0.5] * n + [0.025] * n + [0.5] * n + [0.025] * (n - 1),
+                               "mutual_best": True})
+    nulls = {"eng-fra": 0.2, "eng-eus": 0.025, "eng-zho": 0.2, "eng-ara": 0.025}
+    assert lexicon_free_pairs(candidates, nulls) == ["eng-eus"]
+    assert lexicon_free_pairs(candidates, {}) == []  # no null: nothing to compare with
+    assert MIN_LEXICON_COVERAGE > 0.05 and MIN_LEXICON_SEPARATION > 1
+    rng = np.random.default_rng(0)
+    labels = np.repeat([True, False], 60)
+    text = np.where(labels, 0.6, 0.1) + rng.normal(0, 0.03, 120)
+    training = pd.DataFrame({"src_lang": "eng", "trg_lang": "fra", "tsim": text, "tsim_idf": text, "own_tsim_idf": text,
+                             "paragraph_length_r": np.where(labels, 0.95, 0.2) + rng.normal(0, 0.05, 120)})
+    basque = pd.DataFrame({"src_lang": "eng", "trg_lang": "eus", "tsim": 0.03, "tsim_idf": 0.03,
+                           "own_tsim_idf": [0.03, 0.02], "paragraph_length_r": [0.95, 0.2], "reason": None,
+                           "parallel": False})
+    floors = {"eng-fra": 0.2, "eng-eus": 0.025}
+    pooled = ContentModel.fit_per_language_pair(training, labels, floors=floors, default_floor=0.2)
+    assert not decide(basque, pooled).parallel.any()
+    free = ContentModel.fit_per_language_pair(training, labels, floors=floors, default_floor=0.2,
+                                              lexicon_free=("eng-eus",))
+    assert decide(basque, free).parallel.tolist() == [True, False]  # by its layout, whatever its own text
+    restored = ContentModel.from_dict(json.loads(json.dumps(free.to_dict())))
+    assert decide(basque, restored).parallel.tolist() == [True, False]
+    french = training.assign(reason=None, parallel=False)
+    assert np.allclose(free.predict(french), pooled.predict(french))  # a pair its lexicon covers keeps its model

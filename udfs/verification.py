@@ -70,6 +70,20 @@ NULL_QUANTILE = 0.99
 MIN_NULL_PAIRS = 5
 #: fewer self labels of either class than this: decide by the null quantile of tsim_idf alone
 MIN_SELF_LABELS = 5
+#: a language pair whose confident and mutual-best candidates have a median best_side_coverage_idf below this, and
+#: whose mutual-best candidates' median own_tsim_idf is below MIN_LEXICON_SEPARATION times its random pairs' null,
+#: has a lexicon that knows too few of its pages' words (one bootstrapped from a language pair whose only confident
+#: pairs were other sites' links to one home page): its translations score no higher than random pairs, so it is
+#: judged without the lexicon (lexicon_free_pairs). Tuning (12 seeds): such lexicons coverage 0.00-0.15 and
+#: separation 0.3-1.1 (seeds 88, 525 eus, 5757 ara); every other language pair covers >= 0.25 or separates
+#: >= 1.3 (seed 526: the Bible's Arabic 0.17 and 2.1, the bootstrapped Arabic 0.04 and 1.3)
+MIN_LEXICON_COVERAGE = 0.2
+MIN_LEXICON_SEPARATION = 1.2
+#: the CONTENT_FEATURES a lexicon scores (a lexicon-free model sees them as 0)
+LEXICON_FEATURES = ("tsim", "tsim_idf", "short_side_coverage", "diagonal_share", "best_side_coverage_idf",
+                    "own_tsim_idf", "own_coverage_idf")
+#: the own-text floor of a language pair judged without its lexicon (own_tsim_idf >= 0: no floor)
+NO_OWN_TEXT_FLOOR = -1.0
 CONFIDENT_SOURCES = ("link", "handle")
 #: a spliced negative keeps this share of its target page's paragraphs (the rest from another page)
 SPLICE_KEEP_SHARE = 0.5
@@ -456,7 +470,7 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """(rows with a `label`, stats): confident pairs whose own text (list items left out) beats the random pairs'
     NULL_QUANTILE of own_tsim_idf as positives — a listing page's shared teasers do not make it a translation, a
     section page's differing teasers do not make it none; random same-site pairs and spliced confident pairs as
-    negatives."""
+    negatives. stats' lexicon_free_language_pairs: lexicon_free_pairs of the candidates."""
     judged = frame[frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS)]
     randoms = judged[judged["role"] == "random"]
     spliced = judged[(judged["role"] == "spliced") & judged["tsim"].notna()]
@@ -478,7 +492,8 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
                       "negatives": len(randoms) + len(spliced), "spliced_negatives": len(spliced),
                       "null_tsim_idf_quantile": round(nulls["tsim_idf"], 4),
                       "null_own_tsim_idf_quantile": round(nulls["own_tsim_idf"], 4),
-                      "null_own_tsim_idf_by_language_pair": {key: round(value, 4) for key, value in pair_nulls.items()}}
+                      "null_own_tsim_idf_by_language_pair": {key: round(value, 4) for key, value in pair_nulls.items()},
+                      "lexicon_free_language_pairs": lexicon_free_pairs(candidates, pair_nulls)}
 
 
 def language_pair_nulls(randoms: pd.DataFrame) -> dict[str, float]:
@@ -490,6 +505,29 @@ def language_pair_nulls(randoms: pd.DataFrame) -> dict[str, float]:
     groups = scores.groupby([randoms["src_lang"][scores.index], randoms["trg_lang"][scores.index]])
     return {f"{src}-{trg}": float(group.quantile(NULL_QUANTILE)) for (src, trg), group in groups
             if len(group) >= MIN_NULL_PAIRS}
+
+
+def lexicon_free_pairs(candidates: pd.DataFrame, pair_nulls: dict[str, float]) -> list[str]:
+    """"src-trg" of the language pairs with MIN_SELF_LABELS candidates (with text) whose median best_side_coverage_idf
+    is below MIN_LEXICON_COVERAGE and whose mutual-best candidates' median own_tsim_idf is below
+    MIN_LEXICON_SEPARATION times their null (`pair_nulls`, language_pair_nulls): own-text scores that do not tell
+    translations from random pairs."""
+    if not {"best_side_coverage_idf", "own_tsim_idf", "mutual_best", "src_lang", "trg_lang"} <= set(candidates.columns):
+        return []
+    weak = []
+    for (src, trg), group in candidates.groupby(["src_lang", "trg_lang"]):
+        coverage = pd.to_numeric(group["best_side_coverage_idf"], errors="coerce").dropna()
+        best = pd.to_numeric(group["own_tsim_idf"][group["mutual_best"].fillna(False).astype(bool)], errors="coerce")
+        null = pair_nulls.get(f"{src}-{trg}")
+        if (len(coverage) >= MIN_SELF_LABELS and coverage.median() < MIN_LEXICON_COVERAGE and null is not None
+                and best.notna().any() and best.median() < MIN_LEXICON_SEPARATION * null):
+            weak.append(f"{src}-{trg}")
+    return sorted(weak)
+
+
+def _without_lexicon(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its LEXICON_FEATURES at 0 (a model fitted on it ignores them: its ranges clip them to 0)."""
+    return frame.assign(**{name: 0.0 for name in LEXICON_FEATURES})
 
 
 def _taught(candidates: pd.DataFrame, positives: pd.Series) -> pd.Series:
@@ -537,9 +575,11 @@ class ContentModel:
     @classmethod
     def fit_per_language_pair(cls, frame: pd.DataFrame, labels, null_threshold: float | None = None,
                               l2: float = SELF_LABEL_L2, floors: dict[str, float] | None = None,
-                              default_floor: float | None = None) -> ContentModel:
+                              default_floor: float | None = None, lexicon_free: tuple[str, ...] = ()) -> ContentModel:
         """One model over all rows, and one per (src_lang, trg_lang) with MIN_SELF_LABELS of each class; `floors`
-        and `default_floor`: own_text_floors and default_own_text_floor."""
+        and `default_floor`: own_text_floors and default_own_text_floor. `lexicon_free` ("src-trg", self_labels'
+        lexicon_free_language_pairs): language pairs judged by one model over all rows without the LEXICON_FEATURES,
+        with no own-text floor."""
         labels = pd.Series(np.asarray(labels, dtype=bool), index=frame.index)
         model = cls.fit(frame, labels, null_threshold=null_threshold, l2=l2)
         pairs = []
@@ -548,7 +588,13 @@ class ContentModel:
                 own = labels[group.index]
                 if own.sum() >= MIN_SELF_LABELS and (~own).sum() >= MIN_SELF_LABELS:
                     pairs.append((f"{src_lang}-{trg_lang}", cls.fit(group, own, model.method, null_threshold, l2)))
-        return dataclasses.replace(model, language_pairs=tuple(pairs), own_text_floors=tuple(sorted((floors or {}).items())),
+        floors = dict(floors or {})
+        if lexicon_free:
+            free = cls.fit(_without_lexicon(frame), labels, model.method, null_threshold, l2)
+            pairs = [(key, pair_model) for key, pair_model in pairs if key not in lexicon_free]
+            pairs += [(key, free) for key in lexicon_free]
+            floors.update({key: NO_OWN_TEXT_FLOOR for key in lexicon_free})
+        return dataclasses.replace(model, language_pairs=tuple(pairs), own_text_floors=tuple(sorted(floors.items())),
                                    default_own_text_floor=default_floor)
 
     @classmethod
