@@ -268,29 +268,41 @@ class TrainLexiconJob(Job):
                                   rivals, paragraphs, iterations=self.args.iterations, judged=judged)
 
     @staticmethod
-    def one_host_judged(judged):
-        """The judged pairs (in their languages, with text) whose two pages are on one host, what the cross-fit judges
-        (the caller leaves the accepted ones out); none when verified_pairs lacks the columns (a table written before
-        them)."""
+    def judged_with_text(judged):
+        """The judged pairs in their languages, with text; None when verified_pairs lacks MUTUAL_BEST_COLUMNS (a table
+        written before them)."""
         from pyspark.sql import functions as F
 
         if not set(MUTUAL_BEST_COLUMNS) <= set(judged.columns):
-            return judged.limit(0)
-        one_host = F.expr("parse_url(src_url, 'HOST')") == F.expr("parse_url(trg_url, 'HOST')")
-        return judged.where(F.col("lang_ok") & F.col("tsim").isNotNull() & one_host)
+            return None
+        return judged.where(F.col("lang_ok") & F.col("tsim").isNotNull())
 
     @staticmethod
-    def agreeing_mutual_best(judged):
+    def on_one_host():
+        """A pair's two pages are on one host (a column)."""
+        from pyspark.sql import functions as F
+
+        return F.expr("parse_url(src_url, 'HOST')") == F.expr("parse_url(trg_url, 'HOST')")
+
+    @classmethod
+    def one_host_judged(cls, judged):
+        """The judged pairs (in their languages, with text) whose two pages are on one host, what the cross-fit judges
+        (the caller leaves the accepted ones out); none without MUTUAL_BEST_COLUMNS."""
+        rows = cls.judged_with_text(judged)
+        return judged.limit(0) if rows is None else rows.where(cls.on_one_host())
+
+    @classmethod
+    def agreeing_mutual_best(cls, judged):
         """The judged pairs (in their languages, with text) that are, alone, the best by own_tsim_idf of every pair of
-        their source page and of their target page (per language pair), both pages on one host, paragraphs agreeing
-        (MIN_PARAGRAPH_LENGTH_R); none when verified_pairs lacks the columns (a table written before them)."""
+        their source page and of their target page (per language pair, rivals on other hosts included), both pages on
+        one host, paragraphs agreeing (MIN_PARAGRAPH_LENGTH_R); none without MUTUAL_BEST_COLUMNS."""
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        if not set(MUTUAL_BEST_COLUMNS) <= set(judged.columns):
+        rows = cls.judged_with_text(judged)
+        if rows is None:
             return judged.limit(0)
-        rows = judged.where(F.col("lang_ok") & F.col("tsim").isNotNull()).withColumn(
-            "score", F.round(F.coalesce(F.col("own_tsim_idf"), F.lit(0.0)), 9))  # equal texts tie
+        rows = rows.withColumn("score", F.round(F.coalesce(F.col("own_tsim_idf"), F.lit(0.0)), 9))  # equal texts tie
         best = F.lit(True)
         for side in ("src_url", "trg_url"):
             page = Window.partitionBy("src_lang", "trg_lang", side)
@@ -300,8 +312,7 @@ class TrainLexiconJob(Job):
         length_r = F.col("paragraph_length_r")
         uncorrelated = length_r.isNull() | F.isnan(length_r)  # (NaN compares above every number in Spark)
         agreeing = F.when(uncorrelated, F.col("text_paragraph_ratio") >= 1.0).otherwise(length_r >= MIN_PARAGRAPH_LENGTH_R)
-        one_host = F.expr("parse_url(src_url, 'HOST')") == F.expr("parse_url(trg_url, 'HOST')")
-        return rows.where(best & (F.col("score") > 0) & agreeing & one_host)
+        return rows.where(best & (F.col("score") > 0) & agreeing & cls.on_one_host())
 
     def without_hubs(self, pairs, total: int, max_page_pairs: int):
         """(the page pairs none of whose pages is in more than `max_page_pairs` of them, how many were dropped); all
