@@ -17,6 +17,12 @@ its original's partner is that true pair, once.
 
     .venv/bin/python benchmarks/eval_verify.py --seed 42 --hosts 12 [--out /tmp/eval-verify] \
         [--candidates pipeline|synthetic] [--lexicons bible,bootstrap] [--reuse]
+
+`--pool DIR [DIR ...]` runs nothing: it sums the counts of earlier runs' eval_verify.json (each DIR a seed's folder,
+e.g. /tmp/eval-verify/seed42) per setting, decision and language pair, and checks issue 20's target on the pooled
+default decision: the bootstrapped lexicon's precision and recall within TARGET_POINTS of the Bible's per language
+pair. A language pair has a few dozen true pairs per 12-host archive, so one error moves a seed's figure by 2-8 points;
+pooled over seeds, a figure moves by well under one.
 """
 from __future__ import annotations
 
@@ -41,6 +47,8 @@ BIBLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "parallel-text
 TARGETS = ("fra", "deu", "ara", "zho", "eus")
 #: the archive the pair model of `--candidates pipeline` learns from (host-disjoint from every evaluated seed)
 PAIR_MODEL_SEED = 5000
+#: issue 20: the bootstrapped lexicon's pooled precision and recall per language pair within this of the Bible's
+TARGET_POINTS = 0.03
 ISO1 = {"eng": "en", "fra": "fr", "deu": "de", "ara": "ar", "zho": "zh", "eus": "eu"}
 
 
@@ -174,6 +182,53 @@ def evaluate(verified: pd.DataFrame, gold: set, null: float, lang: dict[str, str
     return table
 
 
+def pooled(folders: list[Path]) -> dict:
+    """{setting: {decision: {pair: {gold, predicted, correct, precision, recall, f1}}}} summed over the folders'
+    eval_verify.json."""
+    sums: dict = {}
+    for folder in folders:
+        results = json.loads((folder / "eval_verify.json").read_text())
+        for setting, value in results.items():
+            if not isinstance(value, dict) or "quality" not in value:
+                continue
+            for decision, scores in value["quality"].items():
+                for pair, counts in scores.items():
+                    total = sums.setdefault(setting, {}).setdefault(decision, {}).setdefault(
+                        pair, {"gold": 0, "predicted": 0, "correct": 0})
+                    for key in total:
+                        total[key] += counts[key]
+    for decisions in sums.values():
+        for scores in decisions.values():
+            for total in scores.values():
+                precision = total["correct"] / total["predicted"] if total["predicted"] else 0.0
+                recall = total["correct"] / total["gold"] if total["gold"] else 0.0
+                total.update(precision=round(precision, 4), recall=round(recall, 4),
+                             f1=round(2 * precision * recall / (precision + recall), 4) if precision + recall else 0.0)
+    return sums
+
+
+def print_pooled(folders: list[Path]) -> None:
+    """The pooled table of `pooled`, and the bootstrap-vs-Bible check of the default decision per language pair."""
+    sums = pooled(folders)
+    print(f"pooled over {len(folders)} runs: {', '.join(str(folder) for folder in folders)}")
+    for setting, decisions in sums.items():
+        for decision, scores in decisions.items():
+            line = " ".join(f"{pair} P{v['precision']:.3f}/R{v['recall']:.3f}" for pair, v in scores.items())
+            print(f"{setting:16s} {decision:45s} {line}")
+    default = "default (no labels)"
+    if default not in sums.get("bible", {}) or default not in sums.get("bootstrap", {}):
+        return
+    bible, bootstrap = sums["bible"][default], sums["bootstrap"][default]
+    within = 0
+    for pair in TARGETS:
+        ok = all(bootstrap[pair][key] >= bible[pair][key] - TARGET_POINTS for key in ("precision", "recall"))
+        within += ok
+        print(f"{pair}: bootstrap P{bootstrap[pair]['precision']:.3f}/R{bootstrap[pair]['recall']:.3f} vs Bible "
+              f"P{bible[pair]['precision']:.3f}/R{bible[pair]['recall']:.3f} ({bible[pair]['gold']} true pairs): "
+              f"{'within' if ok else 'NOT within'} {TARGET_POINTS * 100:.0f} points")
+    print(f"language pairs within {TARGET_POINTS * 100:.0f} points of the Bible, pooled: {within} of {len(TARGETS)}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=42)
@@ -190,7 +245,12 @@ def main(argv: list[str] | None = None) -> None:
                              "with --with-verified-pairs and verify (2 rounds) ...")
     parser.add_argument("--reuse", action="store_true",
                         help="reuse the archive, docs and texts an earlier run of this seed left under --out")
+    parser.add_argument("--pool", nargs="+", metavar="DIR",
+                        help="run nothing: pool the eval_verify.json of these seed folders (see the module doc)")
     args = parser.parse_args(argv)
+    if args.pool:
+        print_pooled([Path(folder) for folder in args.pool])
+        return
     out = Path(args.out) / f"seed{args.seed}"
     archive, root = out / "archive", out / "root"
     registry = discover()
