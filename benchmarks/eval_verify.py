@@ -37,7 +37,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from parascout.jobs.base import Job
+from parascout.jobs.base import ConfigError, Job
 from parascout.jobs.cli import discover
 from parascout.udfs import storage, tables
 from parascout.udfs.alignment import evaluate_alignment
@@ -288,8 +288,15 @@ def main(argv: list[str] | None = None) -> None:
                 source = (["--aligned", str(BIBLE)] if setting == "bible" else
                           ["--from-archive", str(root), *(["--with-verified-pairs"] if round_number > 1 else [])])
                 if setting != "bible" or not (folder / "parascout_lexicon.json").exists():
-                    run(registry, spark, "train-lexicon", ["--langs", f"en,{ISO1[target]}", "--out", str(folder),
-                                                           *source, "--force"])
+                    try:
+                        run(registry, spark, "train-lexicon", ["--langs", f"en,{ISO1[target]}", "--out",
+                                                               str(folder), *source, "--force"])
+                    except ConfigError as error:  # the archive taught this language pair nothing (no text pairs)
+                        if setting == "bible":
+                            raise
+                        print(f"  {setting} eng–{target}: no lexicon ({error}); verify-pairs judges it without one")
+                        cpu[target] = {"no_lexicon": str(error)}
+                        continue
                 metadata = json.loads((folder / "parascout_lexicon.json").read_text())
                 cpu[target] = {"cpu_s": metadata["training_cpu_seconds"], **metadata["sizes"]}
                 lexicon_args += ["--lexicon", str(folder)]
