@@ -23,6 +23,7 @@ from parascout.udfs.verification import (
     MIN_LEXICON_SEPARATION,
     MIN_NULL_PAIRS,
     MIN_SELF_LABELS,
+    RESIDUAL_FLOOR_SHARE,
     SELF_LABEL_ACCEPT_P,
     SELF_LABEL_L2,
     SPLICED_SHARE,
@@ -36,6 +37,7 @@ from parascout.udfs.verification import (
     lexicon_free_pairs,
     one_to_one,
     ratio,
+    residual_pairs,
     self_labels,
     verify_frame,
     verify_host,
@@ -549,3 +551,30 @@ def test_a_language_pair_whose_lexicon_knows_too_few_of_its_words_is_judged_with
     assert decide(basque, restored).parallel.tolist() == [True, False]
     french = training.assign(reason=None, parallel=False)
     assert np.allclose(free.predict(french), pooled.predict(french))  # a pair its lexicon covers keeps its model
+
+
+def test_pages_left_without_a_partner_pair_by_their_mutual_best_text():
+    # a bootstrapped lexicon knows the words of the pairs it learned from, not those of a host's last pair: that pair
+    # falls below the floor, but its pages still pick each other by text, their paragraphs and images agree
+    floor = 0.3
+    model = ContentModel(None, 0.0, (), (), 1.0, own_text_floors=(("eng-zho", floor), ("eng-ara", -1.0)))
+    above, below = RESIDUAL_FLOOR_SHARE * floor + 0.01, RESIDUAL_FLOOR_SHARE * floor - 0.01
+    rows = [("a1", "b1", True, True, 0.6, 0.95, None),   # parallel already
+            ("a2", "b2", False, True, above, 0.95, None),  # left without partners: becomes parallel
+            ("a1", "b3", False, True, above, 0.95, None),  # a1 is taken
+            ("a4", "b4", False, True, below, 0.95, 1.0),   # too little own text
+            ("a5", "b5", False, True, above, 0.5, 1.0),    # paragraphs disagree
+            ("a6", "b6", False, True, above, 0.95, 0.2),   # images disagree
+            ("a7", "b7", False, False, above, 0.95, 1.0),  # not each other's best
+            ("a8", "b8", False, True, above, 0.95, 0.5),   # becomes parallel
+            ("a9", "b9", False, True, above, None, None)]  # one paragraph each: their lengths prove nothing
+    frame = pd.DataFrame(rows, columns=["src_url", "trg_url", "parallel", "mutual_best", "own_tsim_idf",
+                                        "paragraph_length_r", "image_jaccard"]).assign(
+        src_lang="eng", trg_lang="zho", src_key=None, trg_key=None, text_paragraph_ratio=1.0)
+    frame["reason"] = np.where(frame.parallel, None, "content_rejected")
+    frame.loc[2, "trg_key"] = "b1"  # b3 a near-duplicate of b1: one page
+    decided = residual_pairs(frame, model)
+    assert decided.parallel.tolist() == [True, True, False, False, False, False, False, True, False]
+    assert decided.reason[decided.parallel].isna().all() and (decided.reason[~decided.parallel] == "content_rejected").all()
+    assert residual_pairs(frame, None).equals(frame)
+    assert not residual_pairs(frame.assign(trg_lang="ara"), model).parallel[1]  # a lexicon-free language pair: no floor
