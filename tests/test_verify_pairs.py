@@ -24,6 +24,7 @@ from parascout.udfs.verification import (
     MIN_NULL_PAIRS,
     MIN_SELF_LABELS,
     RESIDUAL_FLOOR_SHARE,
+    RESIDUAL_METHOD,
     SELF_LABEL_ACCEPT_P,
     SELF_LABEL_L2,
     SPLICED_SHARE,
@@ -576,5 +577,6 @@ def test_pages_left_without_a_partner_pair_by_their_mutual_best_text():
     decided = residual_pairs(frame, model)
     assert decided.parallel.tolist() == [True, True, False, False, False, False, False, True, False]
     assert decided.reason[decided.parallel].isna().all() and (decided.reason[~decided.parallel] == "content_rejected").all()
+    assert (decided.method == RESIDUAL_METHOD).tolist() == [False, True] + [False] * 5 + [True, False]
     assert residual_pairs(frame, None).equals(frame)
     assert not residual_pairs(frame.assign(trg_lang="ara"), model).parallel[1]  # a lexicon-free language pair: no floor

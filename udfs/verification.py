@@ -34,7 +34,10 @@ accepts a pair only if its own_tsim_idf also beats its language pair's random pa
 pairs' where the language pair has too few): a model fitted on few labels may take a page built on another
 page's template, with other text, for its layout alone. `--learn-from`
 labels replace the self labels. `one_to_one` then keeps each page (near-duplicates counted as one page)
-in at most one parallel pair per language pair, best p_parallel_content first.
+in at most one parallel pair per language pair, best p_parallel_content first; `residual_pairs` then pairs the pages
+it left without a partner whose own texts pick each other (method RESIDUAL_METHOD): a lexicon bootstrapped from the
+archive knows the pairs it learned from far better than the rest, and the model it calibrates rejects a host's last
+few translations.
 """
 from __future__ import annotations
 
@@ -111,6 +114,8 @@ SELF_LABEL_ACCEPT_P = 0.45
 RESIDUAL_FLOOR_SHARE = 0.6
 MIN_RESIDUAL_LENGTH_R = 0.9
 MIN_RESIDUAL_IMAGE_JACCARD = 0.5
+#: verified_pairs.method of a pair residual_pairs accepted
+RESIDUAL_METHOD = "residual-mutual-best"
 #: a side with fewer words of main text than this gives no text to judge (a title alone proves nothing)
 MIN_TEXT_WORDS = 10
 #: a side whose main text CLD2 finds mostly in another language (an untranslated copy in the other
@@ -756,6 +761,7 @@ def residual_pairs(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFr
                 & (images.isna() | (images >= MIN_RESIDUAL_IMAGE_JACCARD)))
     frame.loc[residual, "parallel"] = True
     frame.loc[residual, "reason"] = None
+    frame.loc[residual, "method"] = RESIDUAL_METHOD
     return frame
 
 
