@@ -79,15 +79,13 @@ class PreviousPage:
     lang_share: float | None
     prefixes: dict[str, list[tuple[str, str]]]
     positions: dict[str, list[float]]
-    all_words: frozenset[str] = frozenset()  # every word of the text, past MAX_WORDS too (the host's vocabulary)
     images: dict = field(default_factory=dict)
 
 
 def previous_page_text(paragraphs, lang: str | None, main_text: str | None = None) -> PreviousPage:
     main = main_paragraphs(paragraphs)
     text = "\n".join(p["text"] for p in main) if main else (main_text or "")
-    all_tokens = previous_tokenize(text, lang)
-    tokens = all_tokens[:MAX_WORDS]
+    tokens = previous_tokenize(text, lang)[:MAX_WORDS]
     counts = Counter(tokens)
     labelled = [(len(p["text"]), p.get("lang")) for p in main if p.get("lang")]
     total = sum(length for length, _ in labelled)
@@ -101,7 +99,7 @@ def previous_page_text(paragraphs, lang: str | None, main_text: str | None = Non
     for index, token in enumerate(tokens):
         positions.setdefault(token, []).append(index / len(tokens))
     return PreviousPage(counts, len(tokens), frozenset(w for w in counts if w.isdigit()),
-                        [len(p["text"]) for p in main], share, prefixes, positions, frozenset(all_tokens))
+                        [len(p["text"]) for p in main], share, prefixes, positions)
 
 
 def previous_candidate_links(src: PreviousPage, trg: PreviousPage, lexicon: Lexicon | None) -> list:
@@ -130,27 +128,10 @@ def _previous_weight(page: PreviousPage, idf: dict, default_idf: float) -> float
     return page.images[key]
 
 
-def previous_known(lexicon: Lexicon | None, vocabulary: set) -> tuple[set, set] | None:
-    """The words a lexicon knows on a host: sources with an entry in its cut to the host's words (all of every page's
-    text, as the host's Vocabulary), and every such entry's translation."""
-    cut = previous_cut(lexicon, dict.fromkeys(vocabulary))
-    if cut is None:
-        return None
-    return set(cut.table), {translation for row in cut.table.values() for translation in row}
-
-
-def previous_unlinked(page: PreviousPage, free: dict, known: set, idf: dict | None, default_idf: float) -> tuple:
-    """(occurrences, IDF mass) of the page's known words left unlinked, in order of first occurrence."""
-    words = [word for word in page.counts if word in known]
-    mass = None if idf is None else sum(free[word] * idf.get(word, default_idf) for word in words)
-    return sum(free[word] for word in words), mass
-
-
 def previous_linked(src: PreviousPage, trg: PreviousPage, lexicon: Lexicon | None, idf: dict | None,
-                    default_idf: float, known: tuple[set, set] | None = None) -> dict:
+                    default_idf: float) -> dict:
     if not src.words or not trg.words:
-        return {"tsim": None, "tsim_idf": None, "links": 0, "diagonal_share": None, "best_side_coverage_idf": None,
-                "known_tsim": None, "known_tsim_idf": None}
+        return {"tsim": None, "tsim_idf": None, "links": 0, "diagonal_share": None, "best_side_coverage_idf": None}
     src_free, trg_free = dict(src.counts), dict(trg.counts)
     links = 0
     src_linked_weight = trg_linked_weight = diagonal = linked_mass = 0.0
@@ -175,10 +156,8 @@ def previous_linked(src: PreviousPage, trg: PreviousPage, lexicon: Lexicon | Non
             diagonal += weight * on_diagonal
             linked_mass += weight * n
     masses = None if idf is None else (_previous_weight(src, idf, default_idf), _previous_weight(trg, idf, default_idf))
-    unlinked = None if known is None else (previous_unlinked(src, src_free, known[0], idf, default_idf),
-                                           previous_unlinked(trg, trg_free, known[1], idf, default_idf))
     return link_scores(links, src.words + trg.words, diagonal, linked_mass, (src_linked_weight, trg_linked_weight),
-                       masses, unlinked)
+                       masses)
 
 
 def previous_idf(pages) -> tuple[dict, float, set]:
@@ -219,12 +198,11 @@ def previous_cut(lexicon: Lexicon | None, vocabulary: dict) -> Lexicon | None:
 
 
 def previous_content_features(src: PreviousPage, trg: PreviousPage, lexicon: Lexicon | None, idf: dict | None = None,
-                              default_idf: float = 1.0, rare: set | None = None,
-                              known: tuple[set, set] | None = None) -> dict:
+                              default_idf: float = 1.0, rare: set | None = None) -> dict:
     rare = rare or set()
     src_rare = {w for w in src.counts if w in rare and not w.isdigit() and len(w) > 2}
     trg_rare = {w for w in trg.counts if w in rare and not w.isdigit() and len(w) > 2}
-    return feature_row(previous_linked(src, trg, lexicon, idf, default_idf, known), src, trg, src_rare, trg_rare)
+    return feature_row(previous_linked(src, trg, lexicon, idf, default_idf), src, trg, src_rare, trg_rare)
 
 
 # ---- the content features of every candidate, per host as verify-pairs prepares them ---------------------
@@ -236,17 +214,14 @@ def previous_content(candidates: pd.DataFrame, pages: pd.DataFrame, lexicons: li
                  previous_page_text(_as_list(row["text_paragraphs"]), row["cld2_lang"], row["main_text"])
                  for row in rows}
         idf, unseen, rare = previous_idf(t for t in texts.values() if t is not None)
-        vocabulary = set().union(*(t.all_words for t in texts.values() if t is not None))
-        cuts: dict[tuple, tuple[Lexicon | None, tuple[set, set] | None]] = {}
+        cuts: dict[tuple, Lexicon | None] = {}
         for pair in group.to_dict("records"):
             key = (pair["src_lang"], pair["trg_lang"])
             if key not in cuts:
-                lexicon = lexicon_for(lexicons, *key)
-                cuts[key] = previous_cut(lexicon, idf), previous_known(lexicon, vocabulary)
+                cuts[key] = previous_cut(lexicon_for(lexicons, *key), idf)
             src, trg = texts.get(pair["src_url"]), texts.get(pair["trg_url"])
-            cut, known = cuts[key]
             out.append(None if src is None or trg is None else
-                       previous_content_features(src, trg, cut, idf, unseen, rare, known))
+                       previous_content_features(src, trg, cuts[key], idf, unseen, rare))
     return out
 
 

@@ -11,13 +11,11 @@ import pytest
 from benchmarks.bench_verify import current_content, previous_content, same_features
 from parascout.udfs.lexicon import STEM_WEIGHT, Lexicon, read_aligned_files, train_lexicon
 from parascout.udfs.tsim import (
-    KNOWN_PRIOR_WORDS,
     Vocabulary,
     candidate_links,
     content_features,
     cross_fitted_pairs,
     inverse_document_frequencies,
-    linked,
     overlap,
     page_text,
     tsim,
@@ -215,25 +213,3 @@ def test_cross_fitted_pairs_judge_pairs_nothing_proposed():
     assert cross_fitted_pairs("eng", "fra", learned, [], rivals, paragraphs, judged=judged) == [judged[0]]
     # the cat pages proposed teach the dog's fold (another fold) small dog / petit chien; the tree is still unknown
     assert cross_fitted_pairs("eng", "fra", learned, [judged[0]], rivals, paragraphs, judged=judged) == judged[:2]
-
-
-def test_known_tsim_counts_only_the_words_the_lexicon_could_link_on_the_host():
-    host = Vocabulary()
-    src = page_text([{"text": "The cat sat on the mat."}], "eng", vocabulary=host)
-    trg = page_text([{"text": "Le chien était sur le tapis."}], "fra", vocabulary=host)
-    # the/le ×2, on/sur, mat/tapis link; sat, chien, était have no entry; chat is on no page: cat is not known yet
-    assert linked(src, trg, LEXICON)["known_tsim"] == pytest.approx(4 / (4 + KNOWN_PRIOR_WORDS))
-    page_text([{"text": "Le chat."}], "fra", vocabulary=host)  # another page of the host says chat: cat is known
-    idf = {"the": 0.5, "le": 0.5, "cat": 2.0, "sat": 2.0, "chien": 2.0, "était": 2.0, "on": 1.0, "sur": 1.0,
-           "mat": 3.0, "tapis": 3.0}
-    result = linked(src, trg, LEXICON, idf, idf)
-    assert result["tsim"] == pytest.approx(4 / 8)  # all 12 words: 4 two-word links, 4 one-word links
-    # 4 links against them, cat left unlinked and the prior's words
-    assert result["known_tsim"] == pytest.approx(4 / (4 + 1 + KNOWN_PRIOR_WORDS))
-    # IDF: 5 linked per side, cat's 2 unlinked, the prior's words at the pages' mean IDF (9 + 9) / 12
-    assert result["known_tsim_idf"] == pytest.approx(5 / (5 + 2 + KNOWN_PRIOR_WORDS * 18 / 12))
-    # a pair with 2 known words linking 1 scores near 0, not 1/2: the prior outweighs so little evidence
-    few = linked(page_text([{"text": "the cat"}], "eng", vocabulary=host),
-                 page_text([{"text": "le chien"}], "fra", vocabulary=host), LEXICON)
-    assert few["known_tsim"] == pytest.approx(1 / (1 + 1 + KNOWN_PRIOR_WORDS)) and few["known_tsim"] < 0.1
-    assert linked(src, trg, None)["known_tsim"] is None  # no lexicon, no known words

@@ -17,11 +17,6 @@ grows with the length difference, which a terse translation (Arabic, Basque) has
 in the two texts differ by at most DIAGONAL_BAND (a type's k-th free occurrence links the other's
 k-th): a translation says the same things in the same order, while two listing pages of one
 section in two languages share translated teasers at shifted places between items that differ.
-`known_tsim` (and its IDF twin `known_tsim_idf`) is tsim over the words the lexicon could link on the
-host — a source word with an entry in the host's cut, a word that is an entry's translation — plus
-KNOWN_PRIOR_WORDS unlinked ones: L / (L + known words left unlinked + prior); a word neither side of
-the lexicon knows counts nowhere, so a translation whose words a lexicon knows in part is not scored
-as if the rest were untranslated.
 Companions: overlap of numbers and of identical rare tokens, paragraph-count ratio, the
 correlation of paragraph lengths, and the share of a page's text whose paragraphs CLD2 labelled
 with the page's language (texts.paragraphs.lang).
@@ -60,9 +55,6 @@ COGNATE_PREFIX = 4
 #: a token on at most this share of a host's pages (at most RARE_MAX_DOCS, at least 2 pages) is rare
 RARE_MAX_SHARE = 0.05
 RARE_MAX_DOCS = 3
-#: known_tsim counts this many known words more, unlinked, on every pair: a pair whose pages hold few words the
-#: lexicon knows (a random pair may link 2 of its 3) scores toward 0, one with many by what they say
-KNOWN_PRIOR_WORDS = 10.0
 #: a link is on the diagonal when its words' relative positions (position / words) differ by at most this
 DIAGONAL_BAND = 0.1
 NO_WORDS: frozenset[str] = frozenset()
@@ -194,16 +186,6 @@ class Vocabulary:
             return Rows.of(self.size, sources, targets, probs)
         return self._cached(("cut", id(lexicon)), lexicon, build)
 
-    def known(self, lexicon: Lexicon) -> tuple[np.ndarray, np.ndarray]:
-        """Per id: (a source word with an entry in the cut, a word that is a cut entry's translation): the words the
-        lexicon could link on this host."""
-        def build():
-            rows = self.cut(lexicon)
-            targets = np.zeros(self.size, dtype=bool)
-            targets[rows.targets] = True
-            return np.diff(rows.offsets) > 0, targets
-        return self._cached(("known", id(lexicon)), lexicon, build)
-
     def weights(self, idf: dict[str, float], default_idf: float) -> np.ndarray:
         """Each id's IDF (default_idf for words the table lacks)."""
         return self._cached(("idf", id(idf), default_idf), idf, lambda: np.array(
@@ -300,14 +282,6 @@ class PageText:
             return per_type.tolist(), mass
         return self._cached(("idf", id(idf), default_idf), idf, build)
 
-    def known_types(self, lexicon: Lexicon, side: str) -> list[int]:
-        """Indices of the page's types the lexicon could link as a `side` ("src" | "trg") word (Vocabulary.known), in
-        order of first occurrence."""
-        def build():
-            known = self.vocabulary.known(lexicon)[side == "trg"][self.types]
-            return self.first_seen[known[self.first_seen]].tolist()
-        return self._cached(("known", id(lexicon), side), lexicon, build)
-
     def rare_types(self, rare: set[str]) -> frozenset[int]:
         """Ids of the page's rare words (not numbers, more than 2 characters)."""
         return self._cached(("rare", id(rare)), rare, lambda: frozenset(
@@ -369,12 +343,10 @@ def tsim(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[st
 
 def linked(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[str, float] | None = None,
            trg_idf: dict[str, float] | None = None, default_idf: float = 1.0) -> dict:
-    """tsim, tsim_idf, two-word `links`, diagonal_share, best_side_coverage_idf (the IDF mass linked on the
-    better-covered side: high for a translation, and for a partial one, low when both sides say other things) and
-    known_tsim / known_tsim_idf (over the words the lexicon knows on the host; None without a lexicon)."""
+    """tsim, tsim_idf, two-word `links`, diagonal_share and best_side_coverage_idf (the IDF mass linked on the
+    better-covered side: high for a translation, and for a partial one, low when both sides say other things)."""
     if not src.words or not trg.words:
-        return {"tsim": None, "tsim_idf": None, "links": 0, "diagonal_share": None, "best_side_coverage_idf": None,
-                "known_tsim": None, "known_tsim_idf": None}
+        return {"tsim": None, "tsim_idf": None, "links": 0, "diagonal_share": None, "best_side_coverage_idf": None}
     src, trg = _shared(src, trg)
     src_counts, trg_counts = src.counts, trg.counts
     src_free, trg_free = list(src_counts), list(trg_counts)
@@ -411,32 +383,17 @@ def linked(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[
         diagonal += weight * on_diagonal
         linked_mass += weight * n
     masses = (src.weights(src_idf, default_idf)[1], trg.weights(trg_idf, default_idf)[1]) if weighted else None
-    unlinked = None if lexicon is None else (_unlinked(src_free, src.known_types(lexicon, "src"), src_weights),
-                                             _unlinked(trg_free, trg.known_types(lexicon, "trg"), trg_weights))
     return link_scores(links, src.words + trg.words, diagonal, linked_mass, (src_linked_weight, trg_linked_weight),
-                       masses, unlinked)
-
-
-def _unlinked(free: list[int], known: list[int], weights: list[float] | None) -> tuple[int, float | None]:
-    """(occurrences, IDF mass: None without IDF) of a page's words the lexicon knows that competitive linking left
-    free (`free` per type, `known` type indices in order of first occurrence)."""
-    mass = sum([free[index] * weights[index] for index in known]) if weights is not None else None
-    return sum([free[index] for index in known]), mass
+                       masses)
 
 
 def link_scores(links: int, words: int, diagonal: float, linked_mass: float, linked_weights: tuple[float, float],
-                masses: tuple[float, float] | None,
-                unlinked_known: tuple[tuple[int, float | None], tuple[int, float | None]] | None = None) -> dict:
+                masses: tuple[float, float] | None) -> dict:
     """`linked`'s result from competitive linking's sums: two-word links, both pages' words, the (weighted) linked
-    occurrences on the diagonal and in all, the IDF mass linked per side, when weighted each page's IDF mass (None: no
-    IDF, so no tsim_idf or coverage) and, with a lexicon, each page's known words left unlinked (_unlinked; None: no
-    known_tsim)."""
+    occurrences on the diagonal and in all, the IDF mass linked per side and, when weighted, each page's IDF mass
+    (None: no IDF, so no tsim_idf or coverage)."""
     result = {"tsim": links / (words - links), "tsim_idf": None, "links": links,
-              "diagonal_share": diagonal / linked_mass if linked_mass > 0 else None, "best_side_coverage_idf": None,
-              "known_tsim": None, "known_tsim_idf": None}
-    if unlinked_known is not None:
-        (src_unlinked, src_unlinked_weight), (trg_unlinked, trg_unlinked_weight) = unlinked_known
-        result["known_tsim"] = _known_score(links, src_unlinked + trg_unlinked, KNOWN_PRIOR_WORDS)
+              "diagonal_share": diagonal / linked_mass if linked_mass > 0 else None, "best_side_coverage_idf": None}
     if masses is None:
         return result
     (src_linked, trg_linked), (src_weight, trg_weight) = linked_weights, masses
@@ -445,17 +402,7 @@ def link_scores(links: int, words: int, diagonal: float, linked_mass: float, lin
     result["tsim_idf"] = linked_weight / total if total > 0 else None
     if src_weight > 0 and trg_weight > 0:
         result["best_side_coverage_idf"] = max(src_linked / src_weight, trg_linked / trg_weight)
-    if unlinked_known is not None:
-        word_weight = (src_weight + trg_weight) / words  # the pages' mean IDF per word: the prior's words weigh that
-        result["known_tsim_idf"] = _known_score(linked_weight, src_unlinked_weight + trg_unlinked_weight,
-                                                KNOWN_PRIOR_WORDS * word_weight)
     return result
-
-
-def _known_score(linked: float, unlinked_known: float, prior: float) -> float | None:
-    """tsim over the words the lexicon knows: the linked words against them and the known words left unlinked, plus
-    `prior` unlinked words (None: no word linked or known)."""
-    return linked / (linked + unlinked_known + prior) if linked + unlinked_known > 0 else None
 
 
 def inverse_document_frequencies(pages: Iterable[PageText]) -> tuple[dict[str, float], float, set[str]]:
@@ -496,7 +443,6 @@ def feature_row(result: dict, src, trg, src_rare: set, trg_rare: set) -> dict:
     return {"tsim": result["tsim"], "tsim_idf": result["tsim_idf"],
             "short_side_coverage": result["links"] / shorter if shorter else None,
             "diagonal_share": result["diagonal_share"], "best_side_coverage_idf": result["best_side_coverage_idf"],
-            "known_tsim": result["known_tsim"], "known_tsim_idf": result["known_tsim_idf"],
             "number_overlap": overlap(src.numbers, trg.numbers), "rare_overlap": overlap(src_rare, trg_rare),
             "text_paragraph_ratio": count / paragraphs if paragraphs else None, "paragraph_length_r": r,
             "src_lang_share": src.lang_share, "trg_lang_share": trg.lang_share,

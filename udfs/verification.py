@@ -14,8 +14,8 @@ other language, a partial translation), with the pair's own structure. Only SPLI
 confident pairs are spliced: as many spliced as true pairs taught the model that any pair with a
 weaker lexicon (Arabic, Basque: lower tsim, fewer links on the diagonal) is a spliced page.
 
-`own_tsim_idf` / `own_coverage_idf` / `own_known_tsim_idf` are tsim_idf, the best side's IDF coverage and
-udfs.tsim's known_tsim_idf of the pages' own text, their list items left out: a listing page is its teasers, the text of other pages, which two
+`own_tsim_idf` / `own_coverage_idf` are tsim_idf and the best side's IDF coverage of the pages' own
+text, their list items left out: a listing page is its teasers, the text of other pages, which two
 language versions share in part and in shifted places, and a section page's teasers may differ from its
 translation's while its title and introduction are translated. A side with fewer than MIN_TEXT_WORDS
 words is no text to judge, and one whose main paragraphs CLD2 finds mostly in another language (an
@@ -81,7 +81,7 @@ MIN_LEXICON_COVERAGE = 0.2
 MIN_LEXICON_SEPARATION = 1.2
 #: the CONTENT_FEATURES a lexicon scores (a lexicon-free model sees them as 0)
 LEXICON_FEATURES = ("tsim", "tsim_idf", "short_side_coverage", "diagonal_share", "best_side_coverage_idf",
-                    "own_tsim_idf", "own_coverage_idf", "known_tsim", "own_known_tsim_idf")
+                    "own_tsim_idf", "own_coverage_idf")
 #: the own-text floor of a language pair judged without its lexicon (own_tsim_idf >= 0: no floor)
 NO_OWN_TEXT_FLOOR = -1.0
 CONFIDENT_SOURCES = ("link", "handle")
@@ -115,8 +115,7 @@ MAX_COPY_HASH_PAGES = 50
 
 CONTENT_SCHEMA = (
     "tsim double, tsim_idf double, short_side_coverage double, diagonal_share double, "
-    "best_side_coverage_idf double, own_tsim_idf double, own_coverage_idf double, known_tsim double, "
-    "known_tsim_idf double, own_known_tsim_idf double, number_overlap double, "
+    "best_side_coverage_idf double, own_tsim_idf double, own_coverage_idf double, number_overlap double, "
     "rare_overlap double, "
     "text_paragraph_ratio double, paragraph_length_r double, src_lang_share double, trg_lang_share double, "
     "src_words int, trg_words int"
@@ -141,7 +140,6 @@ FILTERED_REASONS = frozenset({"lang_mismatch", "content_rejected", "not_one_to_o
 #: the decision's features and the value used when one is missing (no text, no numbers on either page ...)
 CONTENT_FEATURES = {"tsim": 0.0, "tsim_idf": 0.0, "short_side_coverage": 0.0, "diagonal_share": 0.0,
                     "best_side_coverage_idf": 0.0, "own_tsim_idf": 0.0, "own_coverage_idf": 0.0,
-                    "known_tsim": 0.0, "own_known_tsim_idf": 0.0,
                     "number_overlap": 0.0, "rare_overlap": 0.0,
                     "text_paragraph_ratio": 0.0, "paragraph_length_r": 0.0, "dp": 1.0, "r": 0.0, "p": 1.0,
                     "image_jaccard": 0.0, "length_ratio": 0.0, "paragraph_ratio": 0.0}
@@ -309,15 +307,13 @@ def _own_text(paragraphs: list[dict] | None, lang: str | None, vocabulary: Vocab
 
 def own_text_features(src_text, trg_text, src_own, trg_own, lexicon: Lexicon | None, pages: HostPages,
                       features: dict) -> dict:
-    """tsim_idf, best-side IDF coverage and known_tsim_idf of the pages' own text (list items left out: a listing page's
+    """tsim_idf and best-side IDF coverage of the pages' own text (list items left out: a listing page's
     teasers are other pages' text, and change between language versions); the whole text's when neither page
     has list items, 0 when a side has list items only."""
     if src_own is None and trg_own is None:
-        return {"own_tsim_idf": features.get("tsim_idf"), "own_coverage_idf": features.get("best_side_coverage_idf"),
-                "own_known_tsim_idf": features.get("known_tsim_idf")}
+        return {"own_tsim_idf": features.get("tsim_idf"), "own_coverage_idf": features.get("best_side_coverage_idf")}
     result = linked(src_own or src_text, trg_own or trg_text, lexicon, pages.idf, pages.idf, pages.unseen_idf)
-    return {"own_tsim_idf": result["tsim_idf"] or 0.0, "own_coverage_idf": result["best_side_coverage_idf"] or 0.0,
-            "own_known_tsim_idf": result["known_tsim_idf"] or 0.0}
+    return {"own_tsim_idf": result["tsim_idf"] or 0.0, "own_coverage_idf": result["best_side_coverage_idf"] or 0.0}
 
 
 def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, lexicon: Lexicon | None,
