@@ -163,8 +163,7 @@ class VerifyPairsJob(Job):
                 rows, rows["label"], stats["null_tsim_idf_quantile"],
                 floors=language_pair_nulls(rows[rows["role"] == "random"]),
                 default_floor=stats["null_own_tsim_idf_quantile"],
-                lexicon_free=tuple(stats["lexicon_free_language_pairs"]),
-                lexicon_free_hosts=tuple(map(tuple, stats["lexicon_free_hosts"]))) \
+                lexicon_free=tuple(stats["lexicon_free_language_pairs"])) \
                 if len(rows) else ContentModel(None, 0.0, (), (), 1.0, "null-threshold")
         predicted = model.predict(rows) >= model.accept_p if len(rows) else []
         stats["training_accuracy"] = round(float((predicted == rows["label"]).mean()), 4) if len(rows) else None

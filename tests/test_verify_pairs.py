@@ -19,7 +19,6 @@ from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.urls import url_host
 from parascout.udfs.verification import (
     CONTENT_FEATURES,
-    MAX_HOST_COVERAGE_SHARE,
     MIN_LEXICON_COVERAGE,
     MIN_LEXICON_SEPARATION,
     MIN_NULL_PAIRS,
@@ -34,7 +33,6 @@ from parascout.udfs.verification import (
     image_jaccard,
     language_ok,
     language_pair_nulls,
-    lexicon_free_hosts,
     lexicon_free_pairs,
     one_to_one,
     ratio,
@@ -476,21 +474,9 @@ def test_pairs_that_only_the_text_makes_confident_are_self_labelled_positives():
     assert stats["confident_pairs"] == 0 and stats["positives"] == stats["mutual_best_positives"] == 12
     assert set(zip(labelled[labelled.label].src_url, labelled[labelled.label].trg_url)) == set(
         zip(best.src_url, best.trg_url))
-    # where switcher links and handles paired every page, they alone label it
+    # where switcher links and handles taught the host's language pair, they alone label it
     linked = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON], random_count=40, seed=1)
     assert self_labels(linked)[1]["mutual_best_positives"] == 0 and self_labels(linked)[1]["positives"] == 12
-    # one switcher link on the host pairs its two pages only: the pages it left out still teach by their text
-    # (before, that one link blocked every mutual-best positive of the host)
-    one_link = pairs.assign(source=["link" if (src, trg) == (f"http://{HOST}/en/p1", f"http://{HOST}/de/p1")
-                                    else "similar" for src, trg in zip(pairs.src_url, pairs.trg_url)])
-    taught = verify_host(one_link, pages, ThresholdRule().to_dict(), [LEXICON], random_count=40, seed=1)
-    labelled, stats = self_labels(taught)
-    assert stats["confident_pairs"] == 1 and stats["mutual_best_positives"] == 11 and stats["positives"] == 12
-    # ... but not on a page the link paired: a mutual-best pair of another page with de/p1 teaches nothing
-    rivals = taught.assign(trg_url=taught.trg_url.where(taught.trg_url != f"http://{HOST}/de/p2",
-                                                        f"http://{HOST}/de/p1"))
-    rivals["trg_key"] = rivals.trg_url
-    assert self_labels(rivals)[1]["mutual_best_positives"] == 10
     # near-duplicates are one page: de/p0 and its copy tie for en/p0, the pair still counts, once
     copy = candidates[candidates.trg_url.str.endswith("p0-copy")].iloc[0]
     assert copy.trg_key == f"http://{HOST}/de/p0" and copy.own_tsim_idf == pytest.approx(1.0) and not copy.mutual_best
@@ -563,40 +549,3 @@ def test_a_language_pair_whose_lexicon_knows_too_few_of_its_words_is_judged_with
     assert decide(basque, restored).parallel.tolist() == [True, False]
     french = training.assign(reason=None, parallel=False)
     assert np.allclose(free.predict(french), pooled.predict(french))  # a pair its lexicon covers keeps its model
-
-
-def test_one_host_its_language_pairs_lexicon_does_not_know_is_judged_without_it():
-    # a lexicon bootstrapped on one site of eng-zho covers that site's translations (0.6) but not another site's
-    # (0.2, its mutual-best pairs at the random pairs' null): that host alone is judged without the lexicon; a host
-    # whose low coverage still separates from the null keeps it, and so does a host with too few candidates
-    n = MIN_SELF_LABELS
-    hosts = {"known.cn": (0.6, 0.5, 3 * n), "unknown.ie": (0.2, 0.1, n), "separates.ie": (0.3, 0.5, n),
-             "few.ie": (0.1, 0.1, n - 1)}
-    candidates = pd.DataFrame([{"host": host, "src_lang": "eng", "trg_lang": "zho", "best_side_coverage_idf": coverage,
-                                "own_tsim_idf": own, "mutual_best": True}
-                               for host, (coverage, own, count) in hosts.items() for _ in range(count)])
-    nulls = {"eng-zho": 0.1}
-    assert MAX_HOST_COVERAGE_SHARE * 0.6 > 0.3 and MIN_LEXICON_SEPARATION * 0.1 < 0.5
-    assert lexicon_free_hosts(candidates, nulls) == [["unknown.ie", "eng-zho"]]
-    assert lexicon_free_hosts(candidates, nulls, ["eng-zho"]) == []  # the whole language pair is judged without it
-    assert lexicon_free_hosts(candidates, {}) == []
-    assert lexicon_free_pairs(candidates, nulls) == []  # the language pair's median coverage is not low
-    rng = np.random.default_rng(0)
-    labels = np.repeat([True, False], 60)
-    text = np.where(labels, 0.6, 0.1) + rng.normal(0, 0.03, 120)
-    training = pd.DataFrame({"host": "known.cn", "src_lang": "eng", "trg_lang": "zho", "tsim": text, "tsim_idf": text,
-                             "own_tsim_idf": text,
-                             "paragraph_length_r": np.where(labels, 0.95, 0.2) + rng.normal(0, 0.05, 120)})
-    model = ContentModel.fit_per_language_pair(training, labels, floors=nulls, default_floor=0.1,
-                                               lexicon_free_hosts=(("unknown.ie", "eng-zho"),))
-    # a translation of unknown.ie (its own text at the null, its layout parallel), the same page pair on known.cn,
-    # and unknown.ie's link to another site's page: only the first is judged by its layout, with no own-text floor
-    pairs = pd.DataFrame({"host": ["unknown.ie", "known.cn", "unknown.ie"], "src_lang": "eng", "trg_lang": "zho",
-                          "src_url": ["http://unknown.ie/a", "http://known.cn/a", "http://unknown.ie/a"],
-                          "trg_url": ["http://unknown.ie/zh/a", "http://known.cn/zh/a", "http://other.cn/"],
-                          "tsim": 0.05, "tsim_idf": 0.05, "own_tsim_idf": 0.05, "paragraph_length_r": 0.95,
-                          "reason": None, "parallel": False})
-    assert decide(pairs, model).parallel.tolist() == [True, False, False]
-    restored = ContentModel.from_dict(json.loads(json.dumps(model.to_dict())))
-    assert decide(pairs, restored).parallel.tolist() == [True, False, False]
-    assert not decide(pairs, dataclasses.replace(model, lexicon_free_hosts=())).parallel.any()

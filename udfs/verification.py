@@ -25,17 +25,14 @@ Decision (`ContentModel`): a logistic model over CONTENT_FEATURES fitted on pair
 itself labels (`self_labels`): positives are pairs a language-switcher link or a STRAND handle
 proposed whose own_tsim_idf is above what nearly every random same-site pair reaches (by tsim_idf a
 switcher-linked listing page passed as a translation); negatives are the random same-site pairs and the
-spliced pairs; candidate pairs that are each other's best by their own text (`content_mutual_best`) above the
-random pairs' null are positives too, unless one of their pages is a page of a positive a switcher link or handle
-proposed (one link on a host no longer silences the host's other pages, which the links left out).
+spliced pairs; on a host and language pair where no switcher link or handle gave a positive, its candidate pairs
+that are each other's best by their own text (`content_mutual_best`) above the random pairs' null are positives too.
 One model per language pair (its features sit on the scale of its lexicon: an
 English–Arabic translation links fewer words than an English–French one), the model of all pairs for a
 language pair with too few labels; features are clipped to the range the labels showed. A self-labelled model
 accepts a pair only if its own_tsim_idf also beats its language pair's random pairs' NULL_QUANTILE (all random
 pairs' where the language pair has too few): a model fitted on few labels may take a page built on another
-page's template, with other text, for its layout alone. A language pair whose lexicon knows too few of its words
-(lexicon_free_pairs), or one host of it (lexicon_free_hosts: a lexicon bootstrapped on another site of the language
-pair), is judged by a model without the lexicon's features and with no own-text floor. `--learn-from`
+page's template, with other text, for its layout alone. `--learn-from`
 labels replace the self labels. `one_to_one` then keeps each page (near-duplicates counted as one page)
 in at most one parallel pair per language pair, best p_parallel_content first.
 """
@@ -62,7 +59,6 @@ from parascout.udfs.structure import (
     strand_features,
 )
 from parascout.udfs.tsim import Vocabulary, content_features, inverse_document_frequencies, linked, page_text
-from parascout.udfs.urls import url_host
 
 #: an image on more than this share of a host's fetched pages is boilerplate (logos, icons)
 BOILERPLATE_IMAGE_SHARE = 0.10
@@ -83,10 +79,6 @@ MIN_SELF_LABELS = 5
 #: >= 1.3 (seed 526: the Bible's Arabic 0.17 and 2.1, the bootstrapped Arabic 0.04 and 1.3)
 MIN_LEXICON_COVERAGE = 0.2
 MIN_LEXICON_SEPARATION = 1.2
-#: a host whose candidates' median best_side_coverage_idf is below this share of its language pair's other hosts'
-#: (and whose mutual-best pairs do not separate, MIN_LEXICON_SEPARATION) is one site the lexicon does not know (a
-#: lexicon bootstrapped on another site of the language pair): that host alone is judged without the lexicon
-MAX_HOST_COVERAGE_SHARE = 0.6
 #: the CONTENT_FEATURES a lexicon scores (a lexicon-free model sees them as 0)
 LEXICON_FEATURES = ("tsim", "tsim_idf", "short_side_coverage", "diagonal_share", "best_side_coverage_idf",
                     "own_tsim_idf", "own_coverage_idf")
@@ -478,8 +470,7 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """(rows with a `label`, stats): confident pairs whose own text (list items left out) beats the random pairs'
     NULL_QUANTILE of own_tsim_idf as positives — a listing page's shared teasers do not make it a translation, a
     section page's differing teasers do not make it none; random same-site pairs and spliced confident pairs as
-    negatives; content mutual-best pairs on pages no such positive paired as positives too. stats'
-    lexicon_free_language_pairs and lexicon_free_hosts: lexicon_free_pairs and lexicon_free_hosts of the candidates."""
+    negatives. stats' lexicon_free_language_pairs: lexicon_free_pairs of the candidates."""
     judged = frame[frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS)]
     randoms = judged[judged["role"] == "random"]
     spliced = judged[(judged["role"] == "spliced") & judged["tsim"].notna()]
@@ -492,10 +483,8 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     confident = candidates["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))
     by_link = confident & (own > nulls["own_tsim_idf"])
     pair_nulls = language_pair_nulls(randoms)
-    by_text = _mutual_best_positives(candidates, own, pair_nulls, nulls["own_tsim_idf"]) & ~_on_pages_of(candidates,
-                                                                                                         by_link)
+    by_text = _mutual_best_positives(candidates, own, pair_nulls, nulls["own_tsim_idf"]) & ~_taught(candidates, by_link)
     positives = candidates[by_link | by_text]
-    free_pairs = lexicon_free_pairs(candidates, pair_nulls)
     labelled = pd.concat([positives.assign(label=True), randoms.assign(label=False), spliced.assign(label=False)],
                          ignore_index=True)
     return labelled, {"positives": len(positives), "confident_pairs": int(confident.sum()),
@@ -504,8 +493,7 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
                       "null_tsim_idf_quantile": round(nulls["tsim_idf"], 4),
                       "null_own_tsim_idf_quantile": round(nulls["own_tsim_idf"], 4),
                       "null_own_tsim_idf_by_language_pair": {key: round(value, 4) for key, value in pair_nulls.items()},
-                      "lexicon_free_language_pairs": free_pairs,
-                      "lexicon_free_hosts": lexicon_free_hosts(candidates, pair_nulls, free_pairs)}
+                      "lexicon_free_language_pairs": lexicon_free_pairs(candidates, pair_nulls)}
 
 
 def language_pair_nulls(randoms: pd.DataFrame) -> dict[str, float]:
@@ -537,60 +525,23 @@ def lexicon_free_pairs(candidates: pd.DataFrame, pair_nulls: dict[str, float]) -
     return sorted(weak)
 
 
-def lexicon_free_hosts(candidates: pd.DataFrame, pair_nulls: dict[str, float],
-                       free_pairs: list[str] = ()) -> list[list[str]]:
-    """[host, "src-trg"] of the hosts of a language pair (not in `free_pairs`, judged without the lexicon whole) with
-    MIN_SELF_LABELS candidates (with text) whose median best_side_coverage_idf is below MAX_HOST_COVERAGE_SHARE of the
-    median of the language pair's other hosts' candidates, and whose mutual-best candidates' median own_tsim_idf is
-    below MIN_LEXICON_SEPARATION times the language pair's null: one site its lexicon does not know."""
-    if not {"host", "best_side_coverage_idf", "own_tsim_idf", "mutual_best", "src_lang", "trg_lang"} <= set(
-            candidates.columns):
-        return []
-    weak = []
-    for (src, trg), group in candidates.groupby(["src_lang", "trg_lang"]):
-        null = pair_nulls.get(f"{src}-{trg}")
-        if f"{src}-{trg}" in free_pairs or null is None:
-            continue
-        coverage = pd.to_numeric(group["best_side_coverage_idf"], errors="coerce")
-        own = pd.to_numeric(group["own_tsim_idf"], errors="coerce")
-        best = group["mutual_best"].fillna(False).astype(bool)
-        for host in group["host"].unique():
-            on_host = (group["host"] == host).to_numpy()
-            covered, others = coverage[on_host].dropna(), coverage[~on_host].dropna()
-            separation = own[on_host & best.to_numpy()].dropna()
-            if (len(covered) >= MIN_SELF_LABELS and len(others) >= MIN_SELF_LABELS and not separation.empty
-                    and covered.median() < MAX_HOST_COVERAGE_SHARE * others.median()
-                    and separation.median() < MIN_LEXICON_SEPARATION * null):
-                weak.append([host, f"{src}-{trg}"])
-    return sorted(weak)
-
-
 def _without_lexicon(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with its LEXICON_FEATURES at 0 (a model fitted on it ignores them: its ranges clip them to 0)."""
     return frame.assign(**{name: 0.0 for name in LEXICON_FEATURES})
 
 
-def _on_pages_of(candidates: pd.DataFrame, pairs: pd.Series) -> pd.Series:
-    """Candidates one of whose pages (near-duplicates as one page) is a page of one of `pairs` (a mask of
-    candidates) of its host and language pair: a page a switcher link or handle already paired is no page a content
-    mutual-best pair may teach with another partner, and a page no confident pair covers is one the links left
-    out, whatever they taught on the rest of the host."""
-    keys = {side: candidates[f"{side}_key"].fillna(candidates[f"{side}_url"]) if f"{side}_key" in candidates
-            else candidates[f"{side}_url"] for side in ("src", "trg")}
-    covered = pd.Series(False, index=candidates.index)
-    for side in ("src", "trg"):
-        pages = list(zip(candidates["host"], candidates["src_lang"], candidates["trg_lang"], keys[side]))
-        taken = {page for page, paired in zip(pages, pairs) if paired}
-        covered |= pd.Series([page in taken for page in pages], index=candidates.index)
-    return covered
+def _taught(candidates: pd.DataFrame, positives: pd.Series) -> pd.Series:
+    """Candidates of a host and language pair that has a positive among `positives`."""
+    keys = [candidates["host"], candidates["src_lang"], candidates["trg_lang"]]
+    return positives.groupby(keys).transform("any").fillna(False).astype(bool)
 
 
 def _mutual_best_positives(candidates: pd.DataFrame, own: pd.Series, pair_nulls: dict[str, float],
                            null: float) -> pd.Series:
     """Candidates that are their pages' content_mutual_best with an own_tsim_idf above both the random pairs' null
     and their language pair's own random pairs' NULL_QUANTILE (`pair_nulls`, language_pair_nulls; self_labels takes
-    those on pages no confident positive paired: translations no switcher link or handle proposed still label the
-    model's scale)."""
+    them on a host and language pair that no switcher link or handle taught anything: its translations still label
+    the model's scale)."""
     if "mutual_best" not in candidates or candidates.empty:
         return pd.Series(False, index=candidates.index)
     thresholds = [max(null, pair_nulls.get(f"{src}-{trg}", 1.0))
@@ -620,21 +571,15 @@ class ContentModel:
     own_text_floors: tuple[tuple[str, float], ...] = ()
     #: ... and the floor of a language pair without its own null (too few random pairs): all random pairs' quantile
     default_own_text_floor: float | None = None
-    #: (host, "src-trg") judged by `lexicon_free` (the model of all rows without the LEXICON_FEATURES) with no
-    #: own-text floor: one site of a language pair its lexicon does not know (lexicon_free_hosts)
-    lexicon_free_hosts: tuple[tuple[str, str], ...] = ()
-    lexicon_free: ContentModel | None = None
 
     @classmethod
     def fit_per_language_pair(cls, frame: pd.DataFrame, labels, null_threshold: float | None = None,
                               l2: float = SELF_LABEL_L2, floors: dict[str, float] | None = None,
-                              default_floor: float | None = None, lexicon_free: tuple[str, ...] = (),
-                              lexicon_free_hosts: tuple[tuple[str, str], ...] = ()) -> ContentModel:
+                              default_floor: float | None = None, lexicon_free: tuple[str, ...] = ()) -> ContentModel:
         """One model over all rows, and one per (src_lang, trg_lang) with MIN_SELF_LABELS of each class; `floors`
         and `default_floor`: own_text_floors and default_own_text_floor. `lexicon_free` ("src-trg", self_labels'
         lexicon_free_language_pairs): language pairs judged by one model over all rows without the LEXICON_FEATURES,
-        with no own-text floor; `lexicon_free_hosts` ((host, "src-trg"), self_labels' lexicon_free_hosts): the same
-        for one host of a language pair."""
+        with no own-text floor."""
         labels = pd.Series(np.asarray(labels, dtype=bool), index=frame.index)
         model = cls.fit(frame, labels, null_threshold=null_threshold, l2=l2)
         pairs = []
@@ -644,16 +589,13 @@ class ContentModel:
                 if own.sum() >= MIN_SELF_LABELS and (~own).sum() >= MIN_SELF_LABELS:
                     pairs.append((f"{src_lang}-{trg_lang}", cls.fit(group, own, model.method, null_threshold, l2)))
         floors = dict(floors or {})
-        free = cls.fit(_without_lexicon(frame), labels, model.method, null_threshold, l2) \
-            if lexicon_free or lexicon_free_hosts else None
         if lexicon_free:
+            free = cls.fit(_without_lexicon(frame), labels, model.method, null_threshold, l2)
             pairs = [(key, pair_model) for key, pair_model in pairs if key not in lexicon_free]
             pairs += [(key, free) for key in lexicon_free]
             floors.update({key: NO_OWN_TEXT_FLOOR for key in lexicon_free})
         return dataclasses.replace(model, language_pairs=tuple(pairs), own_text_floors=tuple(sorted(floors.items())),
-                                   default_own_text_floor=default_floor,
-                                   lexicon_free_hosts=tuple(sorted(map(tuple, lexicon_free_hosts))),
-                                   lexicon_free=free if lexicon_free_hosts else None)
+                                   default_own_text_floor=default_floor)
 
     @classmethod
     def fit(cls, frame: pd.DataFrame, labels, method: str = "self-labelled-logistic",
@@ -689,34 +631,20 @@ class ContentModel:
     def own_text_floor(self, frame: pd.DataFrame) -> np.ndarray:
         """The own_tsim_idf each row must exceed (its language pair's floor, else the default; -inf without)."""
         default = -np.inf if self.default_own_text_floor is None else self.default_own_text_floor
-        if "src_lang" not in frame or "trg_lang" not in frame:
+        if not self.own_text_floors or "src_lang" not in frame or "trg_lang" not in frame:
             return np.full(len(frame), default)
         keys = frame["src_lang"].astype(str) + "-" + frame["trg_lang"].astype(str)
-        floors = keys.map(dict(self.own_text_floors)).fillna(default).to_numpy(dtype=float)
-        return np.where(self._on_lexicon_free_hosts(frame), NO_OWN_TEXT_FLOOR, floors)
-
-    def _on_lexicon_free_hosts(self, frame: pd.DataFrame) -> np.ndarray:
-        """Rows of frame pairing two pages of one of lexicon_free_hosts (a link to another host's page, another
-        site's home page, is no translation of the host the lexicon does not know: it keeps the lexicon)."""
-        if not self.lexicon_free_hosts or not {"host", "src_url", "trg_url", "src_lang", "trg_lang"} <= set(frame):
-            return np.zeros(len(frame), dtype=bool)
-        keys = frame["src_lang"].astype(str) + "-" + frame["trg_lang"].astype(str)
-        return np.array([(host, key) in self.lexicon_free_hosts and url_host(src) == host == url_host(trg)
-                         for host, key, src, trg in zip(frame["host"], keys, frame["src_url"], frame["trg_url"])],
-                        dtype=bool)
+        return keys.map(dict(self.own_text_floors)).fillna(default).to_numpy(dtype=float)
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         """P(parallel) of each row (by its language pair's model where it has one)."""
-        if (self.language_pairs or self.lexicon_free_hosts) and "src_lang" in frame and "trg_lang" in frame:
+        if self.language_pairs and "src_lang" in frame and "trg_lang" in frame:
             keys = (frame["src_lang"].astype(str) + "-" + frame["trg_lang"].astype(str)).to_numpy()
             own = dict(self.language_pairs)
-            p = dataclasses.replace(self, language_pairs=(), lexicon_free_hosts=()).predict(frame)
+            p = dataclasses.replace(self, language_pairs=()).predict(frame)
             for key in set(keys) & own.keys():
                 rows = keys == key
                 p[rows] = own[key].predict(frame[rows])
-            free = self._on_lexicon_free_hosts(frame)
-            if free.any():
-                p[free] = self.lexicon_free.predict(frame[free])
             return p
         if self.weights is None:
             tsim_idf = pd.to_numeric(frame["tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float)
@@ -732,9 +660,7 @@ class ContentModel:
                 "bias": self.bias, "means": self.means, "scales": self.scales, "null_threshold": self.null_threshold,
                 "language_pairs": {key: model.to_dict() for key, model in self.language_pairs},
                 "ranges": self.ranges, "own_text_floors": dict(self.own_text_floors),
-                "default_own_text_floor": self.default_own_text_floor,
-                "lexicon_free_hosts": [list(key) for key in self.lexicon_free_hosts],
-                "lexicon_free": self.lexicon_free.to_dict() if self.lexicon_free else None}
+                "default_own_text_floor": self.default_own_text_floor}
 
     @classmethod
     def from_dict(cls, data: dict) -> ContentModel:
@@ -742,8 +668,7 @@ class ContentModel:
         return cls(None if data["weights"] is None else tuple(data["weights"]), data["bias"], tuple(data["means"]),
                    tuple(data["scales"]), data["null_threshold"], data["method"], pairs,
                    tuple(map(tuple, data.get("ranges") or ())), tuple(sorted((data.get("own_text_floors") or {}).items())),
-                   data.get("default_own_text_floor"), tuple(map(tuple, data.get("lexicon_free_hosts") or ())),
-                   cls.from_dict(data["lexicon_free"]) if data.get("lexicon_free") else None)
+                   data.get("default_own_text_floor"))
 
 
 def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
