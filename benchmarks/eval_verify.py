@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from parascout.jobs.base import ConfigError, Job
 from parascout.jobs.cli import discover
 from parascout.udfs import storage, tables
-from parascout.udfs.alignment import evaluate_alignment
+from parascout.udfs.alignment import alignment_scores, evaluate_alignment
 from parascout.udfs.verification import NULL_QUANTILE, one_to_one
 
 BIBLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "parallel-text" / "bible"
@@ -197,14 +197,8 @@ def pooled(folders: list[Path]) -> dict:
                         pair, {"gold": 0, "predicted": 0, "correct": 0})
                     for key in total:
                         total[key] += counts[key]
-    for decisions in sums.values():
-        for scores in decisions.values():
-            for total in scores.values():
-                precision = total["correct"] / total["predicted"] if total["predicted"] else 0.0
-                recall = total["correct"] / total["gold"] if total["gold"] else 0.0
-                total.update(precision=round(precision, 4), recall=round(recall, 4),
-                             f1=round(2 * precision * recall / (precision + recall), 4) if precision + recall else 0.0)
-    return sums
+    return {setting: {decision: {pair: alignment_scores(**total) for pair, total in scores.items()}
+                      for decision, scores in decisions.items()} for setting, decisions in sums.items()}
 
 
 def print_pooled(folders: list[Path]) -> None:

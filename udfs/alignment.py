@@ -42,11 +42,15 @@ def greedy_one_to_one(pairs: pd.DataFrame) -> pd.DataFrame:
 def evaluate_alignment(predicted: Iterable[tuple[str, str]], gold: Iterable[tuple[str, str]]) -> dict:
     """Recall, precision and F1 of predicted (src, trg) pairs against gold pairs."""
     predicted_set, gold_set = set(map(tuple, predicted)), set(map(tuple, gold))
-    correct = len(predicted_set & gold_set)
-    recall = correct / len(gold_set) if gold_set else 0.0
-    precision = correct / len(predicted_set) if predicted_set else 0.0
+    return alignment_scores(len(gold_set), len(predicted_set), len(predicted_set & gold_set))
+
+
+def alignment_scores(gold: int, predicted: int, correct: int) -> dict:
+    """evaluate_alignment's row from its counts (e.g. counts summed over several runs)."""
+    recall = correct / gold if gold else 0.0
+    precision = correct / predicted if predicted else 0.0
     f1 = 2 * recall * precision / (recall + precision) if recall + precision else 0.0
-    return {"gold": len(gold_set), "predicted": len(predicted_set), "correct": correct,
+    return {"gold": gold, "predicted": predicted, "correct": correct,
             "recall": round(recall, 4), "precision": round(precision, 4), "f1": round(f1, 4)}
 
 

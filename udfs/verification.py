@@ -448,6 +448,12 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
     return result
 
 
+def page_keys(frame: pd.DataFrame) -> dict[str, pd.Series]:
+    """{"src": ..., "trg": ...}: each side's page as one page with its near-duplicates (its src_key / trg_key, else
+    its URL)."""
+    return {side: frame[f"{side}_key"].fillna(frame[f"{side}_url"]) for side in ("src", "trg")}
+
+
 def content_mutual_best(frame: pd.DataFrame) -> pd.Series:
     """Candidate pairs whose own_tsim_idf is, alone, the best of every candidate pair of its source page and of its
     target page (near-duplicates as one page, per language pair, both sides in their languages): a host's pairs
@@ -457,7 +463,7 @@ def content_mutual_best(frame: pd.DataFrame) -> pd.Series:
     if rows.empty:
         return pd.Series(False, index=frame.index)
     score = pd.to_numeric(rows["own_tsim_idf"], errors="coerce").fillna(0.0).round(9)  # equal texts tie
-    pages = {side: rows[f"{side}_key"].fillna(rows[f"{side}_url"]) for side in ("src", "trg")}
+    pages = page_keys(rows)
     best = pd.Series(True, index=rows.index)
     for side, other in (("src", "trg"), ("trg", "src")):
         keys = [rows["src_lang"], rows["trg_lang"], pages[side]]
@@ -725,8 +731,8 @@ def one_to_one(frame: pd.DataFrame) -> pd.DataFrame:
         return frame
     copies = (parallel["src_key"].notna() & (parallel["src_key"] != parallel["src_url"])) | (
         parallel["trg_key"].notna() & (parallel["trg_key"] != parallel["trg_url"]))
-    keyed = pd.DataFrame({"src_url": parallel["src_key"].fillna(parallel["src_url"]),
-                          "trg_url": parallel["trg_key"].fillna(parallel["trg_url"]),
+    pages = page_keys(parallel)
+    keyed = pd.DataFrame({"src_url": pages["src"], "trg_url": pages["trg"],
                           "score": parallel["p_parallel_content"].fillna(1.0), "row": parallel.index})
     originals = set(zip(keyed["src_url"][~copies], keyed["trg_url"][~copies]))
     beaten = copies & pd.Series([pair in originals for pair in zip(keyed["src_url"], keyed["trg_url"])],
@@ -751,7 +757,7 @@ def residual_pairs(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFr
         return frame
     frame = frame.copy()
     parallel = frame["parallel"].fillna(False).astype(bool)
-    pages = {side: frame[f"{side}_key"].fillna(frame[f"{side}_url"]) for side in ("src", "trg")}
+    pages = page_keys(frame)
     free = ~pages["src"].isin(pages["src"][parallel]) & ~pages["trg"].isin(pages["trg"][parallel])
     floor = model.own_text_floor(frame)
     own = pd.to_numeric(frame["own_tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float)
