@@ -15,7 +15,9 @@ finds their pages' best on their host (cross-fitted: the rejected pairs that are
 paragraphs agreeing, teach the other folds' lexicons), the only source a language pair with no resources has. A page in more of those
 page pairs than a few (a home page every switcher links to, a page other sites link to) is a hub: its pairs are
 left out (filtered as hub_page), or a wrong pair would teach its own words and confirm itself. IBM model 1 both
-ways (udfs.lexicon). Writes a lexicon directory; Spark only for --from-archive.
+ways (udfs.lexicon). With --from-archive it also trains --held-out-folds lexicons, each without one fold of the
+archive's page pairs (udfs.lexicon.with_held_out), for verify-pairs to calibrate its decision on scores of pages a
+lexicon never learned from. Writes a lexicon directory; Spark only for --from-archive.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from parascout.jobs.base import ConfigError, Job
 from parascout.udfs import handles, storage, tables
 from parascout.udfs.langs import UnknownLanguage, parse_lang_pair
 from parascout.udfs.lexicon import (
+    HELD_OUT_FOLDS,
     page_pair_texts,
     read_aligned_files,
     read_bitextor_dic,
@@ -34,6 +37,7 @@ from parascout.udfs.lexicon import (
     read_tei,
     read_tsv_pairs,
     train_lexicon,
+    with_held_out,
     write_lexicon,
 )
 from parascout.udfs.tsim import cross_fitted_pairs
@@ -84,10 +88,10 @@ def archive_paragraph_pairs(batches):
     import pandas as pd
 
     for batch in batches:
-        rows = [(a, b, hash((s, t))) for s, t, src, trg in zip(batch["src_url"], batch["trg_url"],
-                                                               batch["src_paragraphs"], batch["trg_paragraphs"])
+        rows = [(a, b, s, t) for s, t, src, trg in zip(batch["src_url"], batch["trg_url"],
+                                                       batch["src_paragraphs"], batch["trg_paragraphs"])
                 for a, b in page_pair_texts(src, trg)]
-        yield pd.DataFrame(rows, columns=["src_text", "trg_text", "page_pair"])
+        yield pd.DataFrame(rows, columns=["src_text", "trg_text", "src_url", "trg_url"])
 
 
 class TrainLexiconJob(Job):
@@ -113,6 +117,9 @@ class TrainLexiconJob(Job):
                                  "round, after verify-pairs ran with the first round's lexicon)")
         parser.add_argument("--iterations", type=int, default=5, help="EM iterations of IBM model 1")
         parser.add_argument("--max-pairs", type=int, default=200_000, help="most text pairs used from the archive")
+        parser.add_argument("--held-out-folds", type=int, default=HELD_OUT_FOLDS,
+                            help="--from-archive: also train this many lexicons each without one fold of the archive's "
+                                 "page pairs, for verify-pairs to calibrate on (0: none)")
 
     def validate_arguments(self, args: argparse.Namespace) -> None:
         if not args.root:
@@ -133,6 +140,8 @@ class TrainLexiconJob(Job):
                 raise ConfigError(f"{path}: no such file")
         if args.iterations < 1 or args.max_pairs < 1:
             raise ConfigError("--iterations and --max-pairs must be at least 1")
+        if args.held_out_folds < 0 or args.held_out_folds == 1:
+            raise ConfigError("--held-out-folds must be 0 (none) or at least 2")
 
     @staticmethod
     def aligned_file(folder: str, lang: str) -> str | None:
@@ -163,8 +172,9 @@ class TrainLexiconJob(Job):
         return forward.select("src_url", "trg_url").unionByName(
             backward.select(F.col("trg_url").alias("src_url"), F.col("src_url").alias("trg_url"))).distinct()
 
-    def archive_pairs(self, counts: dict) -> list[tuple[str, str]]:
-        """Paragraph pairs of the archive's confident page pairs (Spark; at most --max-pairs)."""
+    def archive_pairs(self, counts: dict) -> list[tuple[str, str, str, str]]:
+        """(src_text, trg_text, src_url, trg_url): paragraph pairs of the archive's confident page pairs and the page
+        pair each came from (Spark; at most --max-pairs)."""
         from pyspark.sql import functions as F
 
         args, root = self.args, self.args.from_archive
@@ -207,12 +217,12 @@ class TrainLexiconJob(Job):
         rows, page_pairs, hub_pairs = self.paragraph_rows(pairs, texts, MAX_PAGE_PAIRS if sources == ["verified_pairs"]
                                                           else MAX_CONFIDENT_PAGE_PAIRS)
         counts["reason:hub_page"] = counts.get("reason:hub_page", 0) + hub_pairs
-        used = int(rows["page_pair"].nunique()) if len(rows) else 0
+        used = len(rows[["src_url", "trg_url"]].drop_duplicates()) if len(rows) else 0
         counts["input"] = counts.get("input", 0) + page_pairs
         counts["kept"] = counts.get("kept", 0) + used
         counts["reason:no_paragraph_pairs"] = counts.get("reason:no_paragraph_pairs", 0) + page_pairs - hub_pairs - used
         self.report.metric("archive_paragraph_pairs", len(rows))
-        return list(zip(rows["src_text"], rows["trg_text"]))
+        return list(zip(rows["src_text"], rows["trg_text"], rows["src_url"], rows["trg_url"]))
 
     def paragraph_rows(self, pairs, texts, max_page_pairs: int):
         """(the distinct paragraph pairs of the page pairs without hubs, at most --max-pairs, as pandas; page pairs
@@ -225,7 +235,8 @@ class TrainLexiconJob(Job):
         joined = pairs.persist()  # counted, searched for hubs and filtered: the texts joins run once
         page_pairs = joined.count()
         pairs, hub_pairs = self.without_hubs(joined, page_pairs, max_page_pairs)
-        text_pairs = pairs.mapInPandas(archive_paragraph_pairs, "src_text string, trg_text string, page_pair long")
+        text_pairs = pairs.mapInPandas(archive_paragraph_pairs,
+                                       "src_text string, trg_text string, src_url string, trg_url string")
         # a site's template repeats on every page: each distinct paragraph pair is learned from once
         rows = text_pairs.dropDuplicates(["src_text", "trg_text"]).limit(self.args.max_pairs).toPandas()
         joined.unpersist()
@@ -342,17 +353,22 @@ class TrainLexiconJob(Job):
         for path in args.dictionary:
             dictionary += self.dictionary_entries(path, counts)
             sources.append({"dictionary": path})
+        archive_rows = []
         if args.from_archive:
-            corpus += self.archive_pairs(counts)
+            archive_rows = self.archive_pairs(counts)
             sources.append({"archive": args.from_archive})
         self.report.input("source_records", counts.pop("input", 0))
         self.report.add_counts({key.split(":", 1)[1]: value for key, value in counts.items() if ":" in key},
                                bad_reasons=BAD_REASONS, filtered_reasons=FILTERED_REASONS)
         self.report.kept(counts.get("kept", 0))
-        if not corpus and not dictionary:
+        if not corpus and not archive_rows and not dictionary:
             raise ConfigError("the sources gave no text pairs or dictionary entries to learn from")
         started = time.process_time()
-        lexicon = train_lexicon(args.src_lang, args.trg_lang, corpus, dictionary, args.iterations, sources)
+        lexicon = train_lexicon(args.src_lang, args.trg_lang, corpus + [row[:2] for row in archive_rows], dictionary,
+                                args.iterations, sources)
+        if archive_rows and args.held_out_folds > 1:
+            lexicon = with_held_out(lexicon, archive_rows, corpus, dictionary, args.held_out_folds, args.iterations)
+            self.report.metric("held_out", {"folds": len(lexicon.held_out), "pages": len(lexicon.fold_of)})
         path = write_lexicon(lexicon, args.out)
         self.report.metric("lexicon_dir", path)
         self.report.metric("lexicon", {key: lexicon.metadata[key] for key in ("sizes", "version", "sources")})

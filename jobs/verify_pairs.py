@@ -8,7 +8,8 @@ The decision needs no labels: a logistic model fitted on pairs the archive itsel
 (switcher-linked and handle-matched pairs whose own text — list items left out — beats nearly all
 random same-site pairs' tsim_idf, and on a host and language pair no such pair taught, pairs that are each other's best
 by their text; against `--random-pairs` random same-site pairs per host; a pair must also beat its language pair's
-random pairs' null); `--learn-from` labelled pairs replace
+random pairs' null; a lexicon with held-out lexicons — train-lexicon --from-archive — also has each label row fitted
+as a lexicon that never learned from its pages scores it); `--learn-from` labelled pairs replace
 the self labels; `--decision strand` (or no `texts` table) keeps Resnik & Smith's structural rule
 dp < --max-dp and p < --max-p. Parallel pairs are then aligned 1-1 per host and language pair.
 Pairs whose documents are missing or failed stay in `verified_pairs` with that reason (bad input).
@@ -37,6 +38,7 @@ from parascout.udfs.verification import (
     language_pair_nulls,
     self_labels,
     verify_host,
+    with_held_out_scores,
 )
 
 ARROW_BATCH_ROWS = 256
@@ -159,8 +161,10 @@ class VerifyPairsJob(Job):
             sample = candidates.where(F.col("role").isin("random", "spliced") | F.col("source").rlike("link|handle")
                                       | F.col("mutual_best"))
             rows, stats = self_labels(sample.limit(self.args.max_train).toPandas())  # bounded by --max-train
+            fitted = with_held_out_scores(rows)
+            stats["held_out_label_rows"] = len(fitted) - len(rows)
             model = ContentModel.fit_per_language_pair(
-                rows, rows["label"], stats["null_tsim_idf_quantile"],
+                fitted, fitted["label"], stats["null_tsim_idf_quantile"],
                 floors=language_pair_nulls(rows[rows["role"] == "random"]),
                 default_floor=stats["null_own_tsim_idf_quantile"],
                 lexicon_free=tuple(stats["lexicon_free_language_pairs"])) \

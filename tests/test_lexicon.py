@@ -16,6 +16,7 @@ from parascout.udfs.lexicon import (
     dictd_number,
     lexicon_for,
     load_lexicon,
+    page_folds,
     page_pair_texts,
     paragraph_pairs,
     read_aligned_files,
@@ -26,6 +27,7 @@ from parascout.udfs.lexicon import (
     tokenize,
     train_ibm1,
     train_lexicon,
+    with_held_out,
     write_lexicon,
 )
 from tests.conftest import run_job
@@ -151,6 +153,36 @@ def test_lexicon_directory_round_trip(tmp_path):
         load_lexicon(tmp_path / "other")
 
 
+def test_page_folds_keep_a_page_and_its_partners_in_one_fold():
+    folds = page_folds([("en/a", "fr/b"), ("en/c", "fr/b"), ("en/d", "fr/e"), ("en/f", "fr/g")], 2)
+    # components dealt out in the order of their first url: {a, b, c} 0, {d, e} 1, {f, g} 0
+    assert folds == {"en/a": 0, "fr/b": 0, "en/c": 0, "en/d": 1, "fr/e": 1, "en/f": 0, "fr/g": 0}
+
+
+def test_held_out_lexicons_never_learned_their_folds_pages(tmp_path):
+    rows = [(src, trg, f"en/{k}", f"fr/{k}") for k, (src, trg) in enumerate(CORPUS)]
+    lexicon = with_held_out(train_lexicon("eng", "fra", [row[:2] for row in rows], iterations=10), rows, folds=3,
+                            iterations=10)
+    assert len(lexicon.held_out) == 3 and lexicon.metadata["held_out_folds"] == 3 and len(lexicon.fold_of) == 12
+    # "is" / "est" only on the page pair en/4 - fr/4 (fold 4 % 3): the lexicon knows it, that fold's held-out one not
+    assert lexicon.fold_of["en/4"] == lexicon.fold_of["fr/4"] == 1
+    assert lexicon.translations("is") and not lexicon.held_out_for("en/4", "fr/4").translations("is")
+    assert lexicon.held_out_for("en/4", "fr/9") is lexicon.held_out[1] and lexicon.held_out_for("en/9", "fr/9") is None
+    assert lexicon.held_out[0].translations("is")  # another fold learned from en/4 - fr/4
+    # looked up the other way round: the same folds, reversed held-out lexicons (built once)
+    backward = lexicon_for([lexicon], "fra", "eng")
+    assert backward is lexicon.reversed() and backward.reversed() is lexicon
+    assert backward.translations("est") and not backward.held_out_for("fr/4", "en/4").translations("est")
+    write_lexicon(lexicon, tmp_path / "lex")
+    loaded = load_lexicon(tmp_path / "lex")
+    assert loaded.fold_of == lexicon.fold_of and [held.table.keys() for held in loaded.held_out] == [
+        held.table.keys() for held in lexicon.held_out]
+    assert abs(loaded.held_out[0].prob("is", "est") - lexicon.held_out[0].prob("is", "est")) < 1e-5
+    # one component: nothing to hold out
+    single = [(src, trg, "en/x", "fr/x") for src, trg in CORPUS]
+    assert not with_held_out(train_lexicon("eng", "fra", CORPUS), single).held_out
+
+
 def test_paragraph_pairs_follow_the_type_sequence():
     src = [{"text": "Menu", "type": "text", "boilerplate": True}, {"text": "Title here", "type": "heading"},
            {"text": "A first paragraph of text.", "type": "text"}, {"text": "An extra note", "type": "list_item"},
@@ -229,6 +261,9 @@ def test_train_lexicon_bootstrapped_from_an_archive(spark, tmp_path):
     assert (lexicon.src_lang, lexicon.trg_lang) == ("fra", "eng")
     assert max(lexicon.translations("maison"), key=lexicon.translations("maison").get) == "house"
     assert max(lexicon.translations("chien"), key=lexicon.translations("chien").get) == "dog"
+    # four page pairs, four folds: the held-out lexicon of the dog pages never saw a dog
+    assert report["metrics"]["held_out"] == {"folds": 4, "pages": 8} and len(lexicon.held_out) == 4
+    assert not lexicon.held_out_for("http://h/fr/dog", "http://h/en/dog").translations("chien")
     with pytest.raises(ConfigError, match="no verified_pairs"):
         run_job(TrainLexiconJob, spark, ["--langs", "fr,en", "--out", str(tmp_path / "lex2"), "--from-archive",
                                          str(root), "--with-verified-pairs"])

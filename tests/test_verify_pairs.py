@@ -19,6 +19,8 @@ from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.urls import url_host
 from parascout.udfs.verification import (
     CONTENT_FEATURES,
+    HELD_OUT_COLUMNS,
+    LEXICON_FEATURES,
     MIN_LEXICON_COVERAGE,
     MIN_LEXICON_SEPARATION,
     MIN_NULL_PAIRS,
@@ -42,6 +44,7 @@ from parascout.udfs.verification import (
     self_labels,
     verify_frame,
     verify_host,
+    with_held_out_scores,
 )
 from tests.conftest import run_job
 from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes
@@ -180,6 +183,35 @@ def content_site(rng: random.Random, translations: int = 12) -> tuple[pd.DataFra
     return pd.DataFrame(pages), pd.DataFrame(pairs), expected
 
 
+def test_held_out_scores_of_the_rows_self_labels_come_from():
+    pages, pairs, _ = content_site(random.Random(3))
+    # a bootstrapped lexicon: it learned from p0-p5 (fold 0, whose held-out lexicon knows no word) and p6-p11 (fold
+    # 1, whose held-out lexicon is as good as it)
+    fold_of = {f"http://{HOST}/{lang}/p{k}": int(k >= 6) for lang in ("en", "de") for k in range(12)}
+    lexicon = dataclasses.replace(LEXICON, held_out=(Lexicon("eng", "deu", {}), LEXICON), fold_of=fold_of)
+    features = verify_host(pairs, pages, ThresholdRule().to_dict(), [lexicon], random_count=40, seed=1)
+    plain = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON], random_count=40, seed=1)
+    assert plain[list(HELD_OUT_COLUMNS)].isna().all().all()  # a lexicon without held-out lexicons: none
+    pd.testing.assert_frame_equal(features.drop(columns=list(HELD_OUT_COLUMNS)),
+                                  plain.drop(columns=list(HELD_OUT_COLUMNS)))  # its own scores unchanged
+    by_pair = features[features.role == "candidate"].set_index(["src_url", "trg_url"])
+    first, last = by_pair.loc[(f"http://{HOST}/en/p0", f"http://{HOST}/de/p0")], by_pair.loc[
+        (f"http://{HOST}/en/p7", f"http://{HOST}/de/p7")]
+    assert first.tsim == 1.0 and first.held_out_tsim < 0.2 and last.held_out_tsim == last.tsim == 1.0
+    # scored: the random, spliced, confident (link / handle) and mutual-best rows with text; not a 'similar' loser
+    eligible = (features.role.isin(["random", "spliced"]) | features.source.isin(["link", "handle"])
+                | features.mutual_best.astype(bool)) & features.tsim.notna()
+    assert features.held_out_tsim.notna().eq(eligible).all() and (~eligible).sum() >= 11
+    labelled, _ = self_labels(features)
+    fitted = with_held_out_scores(labelled)
+    assert len(fitted) == 2 * len(labelled)  # each label row twice: as the lexicon and as a held-out one scores it
+    twins = fitted.iloc[len(labelled):]
+    assert (twins.tsim.to_numpy() == labelled.held_out_tsim.fillna(labelled.tsim).to_numpy()).all()
+    # (an empty lexicon links nothing: diagonal_share undefined)
+    assert (twins[list(LEXICON_FEATURES)].fillna(0).to_numpy() <= labelled[list(LEXICON_FEATURES)].to_numpy() + 1e-9).all()
+    assert len(with_held_out_scores(self_labels(plain)[0])) == len(self_labels(plain)[0])  # no held-out: no twins
+
+
 def test_content_decision_without_labels():
     pages, pairs, expected = content_site(random.Random(3))
     features = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON], random_count=40, seed=1)
@@ -260,6 +292,18 @@ def test_verify_pairs_job_with_texts_and_a_lexicon(spark, tmp_path):
     assert {(r.src_url, r.trg_url): "ok" if r.parallel else r.reason for r in verified.itertuples()} == expected
     parallel = verified[verified.parallel]
     assert parallel.src_url.is_unique and parallel.trg_url.is_unique
+    assert report["metrics"]["self_labels"]["held_out_label_rows"] == 0
+    # a bootstrapped lexicon's held-out lexicons (written and read back): the label rows are fitted twice, the same
+    # pairs verified
+    half = Lexicon("eng", "deu", dict(list(LEXICON.table.items())[::2]))
+    fold_of = {f"http://{HOST}/{lang}/p{k}": k % 2 for lang in ("en", "de") for k in range(12)}
+    write_lexicon(dataclasses.replace(LEXICON, held_out=(half, LEXICON), fold_of=fold_of), tmp_path / "held")
+    report = run_job(VerifyPairsJob, spark, ["--root", str(tmp_path), "--lexicon", str(tmp_path / "held"),
+                                             "--random-pairs", "40", "--force"])
+    labels = report["metrics"]["self_labels"]
+    assert report["balanced"] and labels["held_out_label_rows"] == labels["positives"] + labels["negatives"]
+    verified = spark.read.parquet(str(tmp_path / "verified_pairs")).toPandas()
+    assert {(r.src_url, r.trg_url): "ok" if r.parallel else r.reason for r in verified.itertuples()} == expected
 
 
 def list_columns(lang: str, own: list[str], items: list[str]) -> dict:

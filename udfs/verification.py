@@ -149,7 +149,11 @@ VERIFIED_SCHEMA = (
 )
 #: the per-host stage adds `role` (candidate | random | spliced | labelled), the pages' near-duplicate keys and
 #: `mutual_best` (content_mutual_best)
-FEATURES_SCHEMA = VERIFIED_SCHEMA + ", role string, src_key string, trg_key string, mutual_best boolean"
+#: LEXICON_FEATURES under the held-out lexicon that never learned from the pair's pages (Lexicon.held_out_for), on the
+#: rows the self labels come from (held_out_scores): what the decision is calibrated on besides the lexicon's own
+HELD_OUT_COLUMNS = tuple(f"held_out_{name}" for name in LEXICON_FEATURES)
+FEATURES_SCHEMA = (VERIFIED_SCHEMA + ", role string, src_key string, trg_key string, mutual_best boolean, "
+                   + ", ".join(f"{name} double" for name in HELD_OUT_COLUMNS))
 VERIFIED_COLUMNS = [part.strip().split(" ", 1)[0] for part in VERIFIED_SCHEMA.split(", ")]
 FEATURE_COLUMNS = [part.strip().split(" ", 1)[0] for part in FEATURES_SCHEMA.split(", ")]
 #: reasons that mean the pair could not be judged (bad input), not that it was judged non-parallel
@@ -340,13 +344,20 @@ def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, le
                 rng: random.Random | None = None) -> dict:
     """Structural and content features of one pair, the structural rule's verdict, and lang_ok
     (a pair with `spliced_with`: its target text spliced with that page's, drawn by `rng`)."""
+    return _judged_pair(pair, pages, rule, lexicon, rng)[0]
+
+
+def _judged_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, lexicon: Lexicon | None,
+                 rng: random.Random | None = None) -> tuple[dict, tuple | None]:
+    """(verify_pair's row, the texts its content features came from: source, target and their own texts; None when
+    it has none)."""
     out = {name: pair.get(name) for name in ("host", "src_url", "trg_url", "src_lang", "trg_lang", "source")}
     src, trg = pages.pages.get(pair["src_url"]), pages.pages.get(pair["trg_url"])
     out["src_cld2_lang"] = src.get("cld2_lang") if src else None
     out["trg_cld2_lang"] = trg.get("cld2_lang") if trg else None
     problem = _document_problem(src, trg)
     if problem:
-        return {**out, "lang_ok": False, "structure_ok": False, "parallel": False, "reason": problem}
+        return {**out, "lang_ok": False, "structure_ok": False, "parallel": False, "reason": problem}, None
     structure = strand_features(pages.structure(pair["src_url"]), pages.structure(pair["trg_url"]))
     jaccard, shared = image_jaccard(src["images"], trg["images"])
     found = (language_ok(pair.get("src_lang"), src["cld2_lang"], True)
@@ -361,7 +372,9 @@ def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, le
         spliced = pages.spliced_paragraphs(pair["trg_url"], pair["spliced_with"], rng or random.Random(0))
         trg_text = None if spliced is None else page_text(spliced, trg["cld2_lang"], None, pages.vocabulary)
         trg_own = _own_text(spliced, trg["cld2_lang"], pages.vocabulary)
+    texts = None
     if src_text is not None and trg_text is not None and min(src_text.words, trg_text.words) >= MIN_TEXT_WORDS:
+        texts = (src_text, trg_text, src_own, trg_own)
         features.update(content_features(src_text, trg_text, lexicon, pages.idf, pages.idf, pages.unseen_idf,
                                          pages.rare))
         features.update(own_text_features(src_text, trg_text, src_own, trg_own, lexicon, pages, features))
@@ -373,7 +386,30 @@ def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, le
             pages.copied_share(pair["src_url"], pair["trg_url"]) < MAX_COPIED_SHARE)
     structure_ok, reason = rule.decide(features)
     return {**out, **features, "structure_ok": structure_ok, "parallel": structure_ok and lang_ok,
-            "reason": "lang_mismatch" if not lang_ok else reason}
+            "reason": "lang_mismatch" if not lang_ok else reason}, texts
+
+
+def held_out_features(result: pd.DataFrame, records: list[dict], texts: list[tuple | None],
+                      lexicons: dict[tuple, Lexicon | None], pages: HostPages) -> pd.DataFrame:
+    """HELD_OUT_COLUMNS of verify_host's rows the self labels may come from (random and spliced pairs, switcher or
+    handle pairs, mutual-best pairs; self_labels), scored with texts the rows were scored with under the held-out
+    lexicon of the pair's pages (Lexicon.held_out_for; none: NaN)."""
+    eligible = (result["role"].isin(("random", "spliced"))
+                | result["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))
+                | result["mutual_best"].fillna(False).astype(bool))
+    scores = {name: [np.nan] * len(result) for name in HELD_OUT_COLUMNS}
+    for row in np.flatnonzero(eligible.to_numpy()):
+        pair, pair_texts = records[row], texts[row]
+        lexicon = lexicons.get((pair.get("src_lang"), pair.get("trg_lang")))
+        held_out = lexicon.held_out_for(pair["src_url"], pair["trg_url"]) if lexicon is not None else None
+        if held_out is None or pair_texts is None:
+            continue
+        src_text, trg_text, src_own, trg_own = pair_texts
+        features = content_features(src_text, trg_text, held_out, pages.idf, pages.idf, pages.unseen_idf, pages.rare)
+        features.update(own_text_features(src_text, trg_text, src_own, trg_own, held_out, pages, features))
+        for name in LEXICON_FEATURES:
+            scores[f"held_out_{name}"][row] = features[name]
+    return result.assign(**scores)
 
 
 def random_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) -> list[dict]:
@@ -427,7 +463,7 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
     decision = rule_from_dict(rule)
     host_pages = HostPages(pages)
     roles = pairs["role"] if "role" in pairs else pd.Series("candidate", index=pairs.index)
-    rows = []
+    rows, texts = [], []
     chosen: dict[tuple, Lexicon | None] = {}
     records = [{**pair, "role": role} for pair, role in zip(pairs.to_dict("records"), roles)]
     if random_count:
@@ -438,11 +474,13 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
         key = (pair.get("src_lang"), pair.get("trg_lang"))
         if key not in chosen:
             chosen[key] = lexicon_for(lexicons, *key)  # tsim cuts it to the host's words once
-        rows.append({**verify_pair(pair, host_pages, decision, chosen[key], rng), "role": pair["role"],
-                     "method": decision.method, "src_key": host_pages.key(pair["src_url"]),
-                     "trg_key": host_pages.key(pair["trg_url"])})
+        row, pair_texts = _judged_pair(pair, host_pages, decision, chosen[key], rng)
+        rows.append({**row, "role": pair["role"], "method": decision.method,
+                     "src_key": host_pages.key(pair["src_url"]), "trg_key": host_pages.key(pair["trg_url"])})
+        texts.append(pair_texts)
     result = pd.DataFrame(rows, columns=FEATURE_COLUMNS)
     result["mutual_best"] = content_mutual_best(result)
+    result = held_out_features(result, records, texts, chosen, host_pages)
     for column in ("n", "aligned_chunks", "shared_images", "src_words", "trg_words"):
         result[column] = result[column].astype("Int64")
     return result
@@ -520,6 +558,25 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
                       "null_own_tsim_idf_quantile": round(nulls["own_tsim_idf"], 4),
                       "null_own_tsim_idf_by_language_pair": {key: round(value, 4) for key, value in pair_nulls.items()},
                       "lexicon_free_language_pairs": lexicon_free_pairs(candidates, pair_nulls)}
+
+
+def with_held_out_scores(rows: pd.DataFrame) -> pd.DataFrame:
+    """Self labels (self_labels' rows) and, in a language pair whose lexicon has held-out lexicons (HELD_OUT_COLUMNS
+    scored), each row's twin as a lexicon that never learned from its pages scores it: its held-out scores as its
+    LEXICON_FEATURES, or its own scores where the lexicon never learned from its pages either. A lexicon bootstrapped
+    from the archive learned from most of its confident pairs and scores them far above the translations it never
+    saw; fitted on both, the decision knows a translation's scores from pages the lexicon learned from and from pages
+    it did not."""
+    if HELD_OUT_COLUMNS[0] not in rows or rows.empty:
+        return rows
+    scored = pd.to_numeric(rows["held_out_tsim"], errors="coerce").notna()
+    calibrated = scored.groupby([rows["src_lang"], rows["trg_lang"]]).transform("any").astype(bool)
+    if not calibrated.any():
+        return rows
+    twins = rows[calibrated]
+    held_out = scored[calibrated]
+    twins = twins.assign(**{name: twins[f"held_out_{name}"].where(held_out, twins[name]) for name in LEXICON_FEATURES})
+    return pd.concat([rows, twins], ignore_index=True)
 
 
 def language_pair_nulls(randoms: pd.DataFrame) -> dict[str, float]:
