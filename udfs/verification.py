@@ -147,10 +147,10 @@ VERIFIED_SCHEMA = (
     f"{CONTENT_SCHEMA}, structure_ok boolean, p_parallel_content double, "
     "parallel boolean, method string, reason string"
 )
-#: the per-host stage adds `role` (candidate | random | spliced | labelled), the pages' near-duplicate keys and
-#: `mutual_best` (content_mutual_best)
-#: LEXICON_FEATURES under the held-out lexicon that never learned from the pair's pages (Lexicon.held_out_for), on the
-#: rows the self labels come from (held_out_scores): what the decision is calibrated on besides the lexicon's own
+#: the per-host stage adds `role` (candidate | random | spliced | labelled), the pages' near-duplicate keys,
+#: `mutual_best` (content_mutual_best) and HELD_OUT_COLUMNS: the LEXICON_FEATURES under the held-out lexicon that never
+#: learned from the pair's pages (Lexicon.held_out_for) on the rows self labels come from (held_out_features), what
+#: the decision is fitted on besides the lexicon's own scores (with_held_out_scores)
 HELD_OUT_COLUMNS = tuple(f"held_out_{name}" for name in LEXICON_FEATURES)
 FEATURES_SCHEMA = (VERIFIED_SCHEMA + ", role string, src_key string, trg_key string, mutual_best boolean, "
                    + ", ".join(f"{name} double" for name in HELD_OUT_COLUMNS))
