@@ -8,7 +8,9 @@ verify-pairs prepares them, by the package (udfs.tsim: a host's words as integer
 candidate links built and sorted once) against the previous path kept here as the baseline
 (`previous_content_features`: string Counters per page, every pair's candidate links re-scored and
 re-sorted, the lexicon cut by strings, a script test per word in the tokeniser), checking that every
-feature of every pair is identical. Also times lexicon training on the Bible (eng–fra).
+feature of every pair is identical. With a bootstrapped lexicon (train-lexicon --from-archive: held-out lexicons),
+(d) verify_frame with random pairs as verify-pairs runs it, with and without the held-out scores of the label rows.
+Also times lexicon training on the Bible (eng–fra).
 
     .venv/bin/python benchmarks/bench_verify.py --root /tmp/eval-verify/seed42/root \\
         --lexicon /tmp/eval-verify/lexicon-bible-fra [--lexicon ...] [--pairs 3000] [--repeat 3] [--no-training]
@@ -16,6 +18,7 @@ feature of every pair is identical. Also times lexicon training on the Bible (en
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import time
@@ -57,6 +60,8 @@ from parascout.udfs.tsim import (
 )
 from parascout.udfs.verification import HostPages, _as_list, verify_frame
 
+#: random same-site pairs per host and language pair in the held-out timing (verify-pairs' --random-pairs default)
+RANDOM_PAIRS = 50
 BIBLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "parallel-text" / "bible"
 DOC_COLUMNS = ["url", "status", "cld2_lang", "cld2_reliable", "text_chars", "paragraphs", "images", "structure"]
 
@@ -298,6 +303,13 @@ def main(argv: list[str] | None = None) -> None:
           f"{previous_s / current_s:.2f}x faster; identical features on {same}/{n} pairs")
     print(f"  structure + the previous content path: {n / (structure_s + previous_s):,.0f} pairs/CPU-s; "
           f"verify_frame now {(structure_s + previous_s) / verify_s:.2f}x that rate")
+    if any(lexicon.held_out for lexicon in lexicons):  # bootstrapped: label rows scored by the held-out lexicons too
+        plain = [dataclasses.replace(lexicon, held_out=(), fold_of={}) for lexicon in lexicons]
+        held_s, _ = best_of(args.repeat, verify_frame, candidates, pages, rule, lexicons, RANDOM_PAIRS)
+        plain_s, _ = best_of(args.repeat, verify_frame, candidates, pages, rule, plain, RANDOM_PAIRS)
+        print(f"  held-out lexicons, verify_frame with {RANDOM_PAIRS} random pairs per host and language pair (as "
+              f"verify-pairs): {n / held_s:,.0f} candidate pairs/CPU-s, without the held-out lexicons "
+              f"{n / plain_s:,.0f} ({held_s / plain_s:.2f}x the CPU)")
     if not args.no_training and (BIBLE / "eng.tsv.gz").exists():
         train_s, lexicon = timed(lambda: train_lexicon("eng", "fra", read_aligned_files(
             BIBLE / "eng.tsv.gz", BIBLE / "fra.tsv.gz")))

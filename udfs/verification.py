@@ -515,10 +515,10 @@ def content_mutual_best(frame: pd.DataFrame) -> pd.Series:
 
 
 def verify_frame(pairs: pd.DataFrame, pages: pd.DataFrame, rule: ThresholdRule | TreeRule,
-                 lexicons: list[Lexicon] = ()) -> pd.DataFrame:
+                 lexicons: list[Lexicon] = (), random_count: int = 0, seed: int = 0) -> pd.DataFrame:
     """Feature rows of pairs of any hosts (pandas, no Spark): verify_host per host."""
     frames = [verify_host(group, pages[pages["url"].isin(set(group["src_url"]) | set(group["trg_url"]))],
-                          rule.to_dict(), list(lexicons)) for _, group in pairs.groupby("host")]
+                          rule.to_dict(), list(lexicons), random_count, seed) for _, group in pairs.groupby("host")]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=FEATURE_COLUMNS)
 
 
