@@ -307,9 +307,11 @@ def main(argv: list[str] | None = None) -> None:
         plain = [dataclasses.replace(lexicon, held_out=(), fold_of={}) for lexicon in lexicons]
         held_s, _ = best_of(args.repeat, verify_frame, candidates, pages, rule, lexicons, RANDOM_PAIRS)
         plain_s, _ = best_of(args.repeat, verify_frame, candidates, pages, rule, plain, RANDOM_PAIRS)
+        alone_s, _ = best_of(args.repeat, verify_frame, candidates, pages, rule, plain)
         print(f"  held-out lexicons, verify_frame with {RANDOM_PAIRS} random pairs per host and language pair (as "
               f"verify-pairs): {n / held_s:,.0f} candidate pairs/CPU-s, without the held-out lexicons "
-              f"{n / plain_s:,.0f} ({held_s / plain_s:.2f}x the CPU)")
+              f"{n / plain_s:,.0f} ({held_s / plain_s:.2f}x the CPU); no random pairs: {n / verify_s:,.0f} with them "
+              f"(the first line), {n / alone_s:,.0f} without ({verify_s / alone_s:.2f}x)")
     if not args.no_training and (BIBLE / "eng.tsv.gz").exists():
         train_s, lexicon = timed(lambda: train_lexicon("eng", "fra", read_aligned_files(
             BIBLE / "eng.tsv.gz", BIBLE / "fra.tsv.gz")))
