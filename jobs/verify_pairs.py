@@ -28,6 +28,7 @@ from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.verification import (
     BAD_REASONS,
     BOILERPLATE_IMAGE_SHARE,
+    CONFIDENT_SOURCES,
     DOCUMENT_REASONS,
     FEATURES_SCHEMA,
     FILTERED_REASONS,
@@ -158,8 +159,9 @@ class VerifyPairsJob(Job):
         else:
             candidates = features.where(F.col("role").isin("candidate", "random", "spliced")
                                         & F.col("tsim").isNotNull())
-            sample = candidates.where(F.col("role").isin("random", "spliced") | F.col("source").rlike("link|handle")
-                                      | F.col("mutual_best"))
+            # the rows self labels come from (verify_host gives them held-out scores: held_out_features)
+            sample = candidates.where(F.col("role").isin("random", "spliced")
+                                      | F.col("source").rlike("|".join(CONFIDENT_SOURCES)) | F.col("mutual_best"))
             rows, stats = self_labels(sample.limit(self.args.max_train).toPandas())  # bounded by --max-train
             fitted = with_held_out_scores(rows)
             stats["held_out_label_rows"] = len(fitted) - len(rows)

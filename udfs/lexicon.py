@@ -588,18 +588,13 @@ def with_held_out(lexicon: Lexicon, archive_rows: list[tuple[str, str, str, str]
 
 
 # ---- the lexicon directory -----------------------------------------------------------------
-def _write_atomically(path: Path, write) -> None:
-    """Write a file through a staging file beside it (write(staging_path)), then replace it."""
-    staging = path.parent / f".{path.name}.tmp-{uuid.uuid4().hex[:8]}"
-    write(staging)
-    staging.replace(path)
-
-
 def _write_table(rows: Iterable[str], path: Path) -> None:
-    def write(staging: Path) -> None:
-        with gzip.open(staging, "wt", encoding="utf-8") as handle:
-            handle.writelines(rows)
-    _write_atomically(path, write)
+    """Gzipped lines, written under a temporary name and moved into place (storage.open_output)."""
+    from parascout.udfs import storage
+
+    with storage.open_output(str(path), compression="gzip") as handle, \
+            io.TextIOWrapper(handle, encoding="utf-8") as text:
+        text.writelines(rows)
 
 
 def _table_lines(table: dict[str, dict[str, float]]) -> Iterator[str]:
@@ -622,6 +617,8 @@ def write_lexicon(lexicon: Lexicon, path: str | Path) -> str:
     """Write `lexicon.tsv.gz` and `parascout_lexicon.json` into a local directory, each file replaced
     atomically (other files there, such as a job's `_reports/`, are left alone); held-out lexicons go to
     `held_out/` (`<fold>.tsv.gz` and `pages.tsv.gz`: url, fold), the metadata (written last) counting them."""
+    from parascout.udfs import storage
+
     target = Path(path)
     target.mkdir(parents=True, exist_ok=True)
     if any(p.is_file() for p in target.iterdir()) and not (target / METADATA_FILE).exists():
@@ -639,8 +636,7 @@ def write_lexicon(lexicon: Lexicon, path: str | Path) -> str:
                         "format_version": FORMAT_VERSION, "held_out_folds": len(lexicon.held_out),
                         "version": now.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6],
                         "date": now.isoformat(timespec="seconds")}
-    _write_atomically(target / METADATA_FILE,
-                      lambda staging: staging.write_text(json.dumps(lexicon.metadata, indent=2, default=str)))
+    storage.write_text(str(target / METADATA_FILE), json.dumps(lexicon.metadata, indent=2, default=str))
     return str(target)
 
 

@@ -340,6 +340,15 @@ def own_text_features(src_text, trg_text, src_own, trg_own, lexicon: Lexicon | N
     return {"own_tsim_idf": result["tsim_idf"] or 0.0, "own_coverage_idf": result["best_side_coverage_idf"] or 0.0}
 
 
+def text_features(texts: tuple, lexicon: Lexicon | None, pages: HostPages) -> dict:
+    """content_features and own_text_features of a pair's texts (source, target and their own texts) under a
+    lexicon."""
+    src_text, trg_text, src_own, trg_own = texts
+    features = content_features(src_text, trg_text, lexicon, pages.idf, pages.idf, pages.unseen_idf, pages.rare)
+    features.update(own_text_features(src_text, trg_text, src_own, trg_own, lexicon, pages, features))
+    return features
+
+
 def verify_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, lexicon: Lexicon | None,
                 rng: random.Random | None = None) -> dict:
     """Structural and content features of one pair, the structural rule's verdict, and lang_ok
@@ -375,9 +384,7 @@ def _judged_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, l
     texts = None
     if src_text is not None and trg_text is not None and min(src_text.words, trg_text.words) >= MIN_TEXT_WORDS:
         texts = (src_text, trg_text, src_own, trg_own)
-        features.update(content_features(src_text, trg_text, lexicon, pages.idf, pages.idf, pages.unseen_idf,
-                                         pages.rare))
-        features.update(own_text_features(src_text, trg_text, src_own, trg_own, lexicon, pages, features))
+        features.update(text_features(texts, lexicon, pages))
         shares = (features["src_lang_share"], features["trg_lang_share"])
         # a page CLD2 found in its language but not reliably (a short text in a template of another language)
         # is in it when its main paragraphs CLD2 labelled are mostly in it
@@ -404,9 +411,7 @@ def held_out_features(result: pd.DataFrame, records: list[dict], texts: list[tup
         held_out = lexicon.held_out_for(pair["src_url"], pair["trg_url"]) if lexicon is not None else None
         if held_out is None or pair_texts is None:
             continue
-        src_text, trg_text, src_own, trg_own = pair_texts
-        features = content_features(src_text, trg_text, held_out, pages.idf, pages.idf, pages.unseen_idf, pages.rare)
-        features.update(own_text_features(src_text, trg_text, src_own, trg_own, held_out, pages, features))
+        features = text_features(pair_texts, held_out, pages)
         for name in LEXICON_FEATURES:
             scores[f"held_out_{name}"][row] = features[name]
     return result.assign(**scores)
