@@ -78,8 +78,9 @@ class ExportBitextJob(Job):
         return pairs
 
     def with_texts(self, pairs):
-        texts = self.read_table("texts").where(F.col("duplicate_of").isNull() | (F.col("duplicate_of") == F.col("url")))
-        texts = texts.dropDuplicates(["url"]).select("url", *TEXT_COLUMNS)
+        """Each side's own text, near-duplicates included: verify-pairs already made a page and its copies one
+        page for the 1-1 alignment, so a pair it accepted on a copy is exported, not lost between the jobs."""
+        texts = self.read_table("texts").dropDuplicates(["url"]).select("url", *TEXT_COLUMNS)
         for side in ("src", "trg"):
             renamed = texts.select(F.col("url").alias(f"{side}_url"),
                                    *[F.col(c).alias(f"{side}_{c}") for c in TEXT_COLUMNS])

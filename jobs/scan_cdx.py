@@ -19,7 +19,7 @@ from parascout.jobs.base import ConfigError, Job, language_pair_option
 from parascout.udfs import cdx, cdx_records, storage
 from parascout.udfs.cdx_api import DEFAULT_MIRROR, fetch_cdx_lines
 
-URL_COLUMNS = ("url", "surt", "host", "domain", "lang", "langs", "status", "mime", "digest", "fetch_time",
+URL_COLUMNS = ("url", "surt", "host", "domain", "lang", "lang_source", "cdx_lang", "langs", "status", "mime", "digest", "fetch_time",
                "warc_filename", "warc_offset", "warc_length", "crawl", "record_type", "redirect", "charset",
                "truncated")
 #: urls columns with about one value per URL: a Parquet dictionary for them is built only to be dropped at its

@@ -41,7 +41,8 @@ class TrainUrl2LangJob(TrainingJob):
         if frame["lang"].nunique() < 2:
             raise ConfigError(f"--urls {args.urls}: need URLs of at least two languages, found "
                               f"{sorted(frame['lang'].unique())}")
-        frame["split"] = split_by_host(frame["host"], args.dev_fraction, args.test_fraction, args.seed).to_numpy()
+        frame["split"] = split_by_host(frame["host"], args.dev_fraction, args.test_fraction, args.seed,
+                                      rows=frame["url"]).to_numpy()
         return frame, {"source": args.urls, "cap_per_language": args.cap_per_language,
                        "unknown_from_null": args.unknown_from_null}
 

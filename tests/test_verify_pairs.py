@@ -388,12 +388,12 @@ def test_too_little_text_or_text_in_another_language_is_not_judged_as_a_translat
     features = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON]).set_index("trg_url")
     untranslated, title_only = features.loc[f"http://{HOST}/de/a"], features.loc[f"http://{HOST}/de/b"]
     assert untranslated.tsim == 1.0 and untranslated.trg_lang_share == 0.0 and not untranslated.lang_ok
-    assert untranslated.reason == "lang_mismatch"
+    assert untranslated.reason == "untranslated"
     assert title_only.lang_ok and pd.isna(title_only.tsim)  # 2 words a side: no text to judge
     model = ContentModel(None, 0.0, (), (), 0.1, "null-threshold")
     decided = decide(features.reset_index(), model).set_index("trg_url")
     assert decided.loc[f"http://{HOST}/de/b", "reason"] == "no_text"
-    assert decided.loc[f"http://{HOST}/de/a", "reason"] == "lang_mismatch"
+    assert decided.loc[f"http://{HOST}/de/a", "reason"] == "untranslated"
 
 
 FRENCH = ("Le comité a publié son rapport annuel sur la protection des eaux côtières. "
@@ -473,7 +473,38 @@ def test_a_page_cld2_found_in_its_language_unreliably_passes_by_its_main_text():
     assert verify_host(pairs, untexted, ThresholdRule().to_dict(), [LEXICON]).iloc[0].reason == "lang_mismatch"
     mixed = pages.copy()
     mixed.at[1, "text_paragraphs"] = [{**p, "lang": "eng"} for p in mixed.at[1, "text_paragraphs"]]
-    assert verify_host(pairs, mixed, ThresholdRule().to_dict(), [LEXICON]).iloc[0].reason == "lang_mismatch"
+    assert verify_host(pairs, mixed, ThresholdRule().to_dict(), [LEXICON]).iloc[0].reason == "untranslated"
+    elsewhere = pages.copy()
+    elsewhere.at[1, "text_paragraphs"] = [{**p, "lang": "spa"} for p in elsewhere.at[1, "text_paragraphs"]]
+    assert verify_host(pairs, elsewhere, ThresholdRule().to_dict(), [LEXICON]).iloc[0].reason == "lang_mismatch"
+
+
+def test_a_half_translated_page_or_one_quoting_code_is_in_its_language_a_mostly_untranslated_one_is_not():
+    # the language of a side is the language of most of its main prose: English leftovers below half of it, or
+    # English code blocks of any size, keep a German page German; English prose over half of it is untranslated
+    english = sentences(random.Random(8), 6)
+    src, trg = f"http://{HOST}/en/a", f"http://{HOST}/de/a"
+
+    def judged(german_paragraphs: list[dict]):
+        pages = pd.DataFrame([
+            {**doc_row(src, [text_of(ENGLISH, 300)] * 6), **text_columns("eng", english)},
+            {**doc_row(trg, [text_of(GERMAN, 300)] * 6), **text_columns("deu", []),
+             "text_paragraphs": german_paragraphs, "main_text": "\n".join(p["text"] for p in german_paragraphs)}])
+        pairs = pd.DataFrame([{"host": HOST, "src_url": src, "trg_url": trg, "src_lang": "eng", "trg_lang": "deu",
+                               "source": "handle"}])
+        return verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON]).iloc[0]
+
+    def paragraph(text: str, lang: str, kind: str = "text") -> dict:
+        return {"text": text, "type": kind, "lang": lang, "boilerplate": False, "hash": paragraph_hash(text)}
+
+    partial = [paragraph(translate(t), "deu") for t in english[:4]] + [paragraph(t + " v2", "eng") for t in english[4:]]
+    assert judged(partial).lang_ok and judged(partial).trg_lang_share > 0.5
+    code = [paragraph(translate(t), "deu") for t in english[:2]] + [
+        paragraph("sudo apt-get install the-package --with-every-option and then run make install " * 3, "eng", kind)
+        for kind in ("code", "code", "code")]
+    assert judged(code).lang_ok and judged(code).trg_lang_share == 1.0
+    mostly_english = [paragraph(translate(english[0]), "deu")] + [paragraph(t + " v2", "eng") for t in english[1:]]
+    assert judged(mostly_english).reason == "untranslated" and not judged(mostly_english).lang_ok
 
 
 def test_a_self_labelled_model_accepts_from_its_own_p_a_labelled_one_from_half():
@@ -502,7 +533,7 @@ def test_a_copy_of_the_other_pages_text_is_no_translation():
                            "src_lang": "eng", "trg_lang": "deu", "source": "handle"} for k in "ab"])
     features = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON]).set_index("src_url")
     copy, translation = features.loc[f"http://{HOST}/en/a"], features.loc[f"http://{HOST}/en/b"]
-    assert copy.tsim > 0.9 and copy.src_lang_share == 1.0 and copy.reason == "lang_mismatch" and not copy.lang_ok
+    assert copy.tsim > 0.9 and copy.reason == "untranslated" and not copy.lang_ok
     assert translation.tsim > 0.9 and translation.lang_ok and translation.reason != "lang_mismatch"
 
 

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from parascout.udfs.cdx import READ_PROBLEMS
 from parascout.udfs.jvm import java_function_available
+from parascout.udfs.url_language import sibling_key_column, url_marker_columns
 from parascout.udfs.urls import CONTROL_CHARACTERS, MAX_URL_CHARS, public_suffix_spec, registered_domain
 
 BAD_REASONS = frozenset({"non_utf8", "malformed_line", "bad_json", "missing_url", "url_too_long",
@@ -268,12 +269,15 @@ def reason_counters(reasons: tuple[str, ...], column: str = "reason") -> list[Co
 
 
 def latest_captures(records: DataFrame, langs: tuple[str, str] | None, partitions: int | None) -> DataFrame:
-    """Records laid out by host and sorted by (host, surt), with `domain` and `capture_reason`.
+    """Records laid out by host and sorted by (host, surt), with `domain`, the page language and `capture_reason`.
 
     `capture_reason` is ok, older_capture or host_not_bilingual.
 
-    The latest capture of a URL (host + SURT key, so http/https variants collapse) is kept; with a
-    language pair, a host needs a kept URL whose primary language is each of the pair.
+    The latest capture of a URL (host + SURT key, so http/https variants collapse) is kept. Its language
+    (`lang`) is the one its URL declares in a slot the host uses for languages (udfs.url_language), else the
+    CDX's primary language (`cdx_lang`); `lang_source` says which. With a language pair, a site (hosts of one
+    registered domain's name: en.example.com, fr.example.com, example.de, example.fr) needs a kept URL in
+    each language of the pair.
     """
     # domains are looked up before the shuffle: after it, the Python step would hide the window's sort
     # order from Spark and cost a second sort of the output
@@ -282,22 +286,65 @@ def latest_captures(records: DataFrame, langs: tuple[str, str] | None, partition
     by_host = with_languages(by_host)  # after the shuffle: a short string moves, not an array
     newest_first = Window.partitionBy("host", "surt").orderBy(
         F.desc("fetch_time"), F.desc("warc_filename"), F.desc("warc_offset"))
-    ranked = by_host.withColumn("capture_rank", F.row_number().over(newest_first))
+    ranked = with_url_languages(by_host.withColumn("capture_rank", F.row_number().over(newest_first)))
     latest = F.col("capture_rank") == 1
     rules = [(~latest, "older_capture")]
     if langs:
-        whole_host = Window.partitionBy("host")
-        has_both = reduce(lambda both, lang: both & (F.max((latest & (F.col("lang") == lang)).cast("int"))
-                                                     .over(whole_host) == 1), langs, F.lit(True))
-        rules.append((~has_both, "host_not_bilingual"))
+        rules.append((~F.col("site_bilingual"), "host_not_bilingual"))
+        ranked = with_site_bilingual(ranked, langs)
     reason = _first_reason([(condition, F.lit(name)) for condition, name in rules], F.lit("ok"))
-    return ranked.withColumn("capture_reason", reason).drop("capture_rank")
+    return ranked.withColumn("capture_reason", reason).drop("capture_rank", "site_bilingual")
+
+
+def with_url_languages(ranked: DataFrame) -> DataFrame:
+    """`lang` from the URL where its marker's slot is a language slot of the host, else the CDX's (`cdx_lang`).
+
+    Among the host's latest captures, a code in a slot is the page's language when CLD2 (the CDX `languages`)
+    names it on at least half the pages carrying that code there, or when the page has a sibling (the same URL
+    with another code in that slot) and CLD2 confirms some code of the slot: properties of the site, so a page
+    whose whole-HTML CLD2 label is wrong still gets the language its URL says."""
+    slot, marker = url_marker_columns(F.col("url"))
+    ranked = (ranked.withColumn("url_marker_slot", slot).withColumn("url_marker_lang", marker)
+              .withColumn("sibling_key", sibling_key_column(F.col("url"))))
+    marked = (F.col("capture_rank") == 1) & F.col("url_marker_lang").isNotNull()
+    agrees = F.when(marked, F.coalesce(F.array_contains(F.col("langs"), F.col("url_marker_lang")),
+                                       F.lit(False)).cast("double"))
+    code_confirmed = F.avg(agrees).over(Window.partitionBy("host", "url_marker_slot", "url_marker_lang")) >= 0.5
+    ranked = ranked.withColumn("code_confirmed", F.coalesce(code_confirmed, F.lit(False)))
+    slot_confirmed = F.max(F.when(marked, F.col("code_confirmed"))).over(Window.partitionBy("host", "url_marker_slot"))
+    siblings = F.size(F.collect_set(F.when(marked, F.col("url_marker_lang"))).over(
+        Window.partitionBy("host", "url_marker_slot", "sibling_key")))
+    valid = F.col("url_marker_lang").isNotNull() & (
+        F.col("code_confirmed") | (F.coalesce(slot_confirmed, F.lit(False)) & (siblings >= 2)))
+    lang = F.when(valid, F.col("url_marker_lang")).otherwise(F.col("cdx_lang"))
+    source = F.when(valid, F.lit("url")).when(F.col("cdx_lang").isNotNull(), F.lit("cdx"))
+    return (ranked.withColumn("lang", lang).withColumn("lang_source", source)
+            .drop("url_marker_slot", "url_marker_lang", "sibling_key", "code_confirmed"))
+
+
+def with_site_bilingual(ranked: DataFrame, langs: tuple[str, str]) -> DataFrame:
+    """Add `site_bilingual`: the hosts of the URL's site hold a latest capture in each language of `langs`.
+
+    The site is the registered domain's name without its public suffix, so a site whose languages live on
+    other hosts (fr.example.com) or other domains (example.fr) is kept whole; one row per host is joined back."""
+    latest = F.col("capture_rank") == 1
+    per_host = ranked.groupBy("host", "domain").agg(
+        *[F.max((latest & (F.col("lang") == lang)).cast("int")).alias(f"has_{index}")
+          for index, lang in enumerate(langs)])
+    name = F.coalesce(F.substring_index(F.col("domain"), ".", 1), F.col("host"))
+    per_site = per_host.withColumn("site_name", name).groupBy("site_name").agg(
+        *[F.max(f"has_{index}").alias(f"site_has_{index}") for index in range(len(langs))])
+    bilingual = reduce(lambda both, index: both & (F.col(f"site_has_{index}") == 1), range(len(langs)), F.lit(True))
+    hosts = (per_host.withColumn("site_name", name).join(per_site, "site_name")
+             .select("host", bilingual.alias("site_bilingual")))
+    return ranked.join(hosts, "host", "left").withColumn(
+        "site_bilingual", F.coalesce(F.col("site_bilingual"), F.lit(False)))
 
 
 def with_languages(records: DataFrame) -> DataFrame:
-    """Add `langs` (CDX `languages` split) and `lang` (its first, the primary language)."""
+    """Add `langs` (CDX `languages` split) and `cdx_lang` (its first, the primary language)."""
     langs = F.when(F.col("languages") != "", F.split(F.col("languages"), ","))
-    return records.withColumn("langs", langs).withColumn("lang", F.get(F.col("langs"), 0)).drop("languages")
+    return records.withColumn("langs", langs).withColumn("cdx_lang", F.get(F.col("langs"), 0)).drop("languages")
 
 
 # ---- registered domains: one lookup per distinct host -------------------------------------

@@ -118,9 +118,13 @@ MIN_RESIDUAL_IMAGE_JACCARD = 0.5
 RESIDUAL_METHOD = "residual-mutual-best"
 #: a side with fewer words of main text than this gives no text to judge (a title alone proves nothing)
 MIN_TEXT_WORDS = 10
-#: a side whose main text CLD2 finds mostly in another language (an untranslated copy in the other
-#: language's template) fails the language check
+#: a side is in its pair language when most of its main text (characters of the paragraphs CLD2 labelled) is:
+#: a page half translated is a translation (its untranslated sentences drop out at export), a page mostly in
+#: the other pair language is an untranslated copy
 MIN_MAIN_LANG_SHARE = 0.5
+#: texts.paragraphs types that hold code, not prose: their language says nothing of the page's (a French
+#: manual quotes English commands), and a copy of them is no untranslated text
+CODE_TYPES = frozenset({"code", "pre"})
 #: texts.paragraphs type of a list item (a teaser, a link list): not the page's own text
 LIST_ITEM = "list_item"
 #: a side whose main text (characters) is at least this share paragraphs of the other side's main text, the same
@@ -159,8 +163,10 @@ FEATURE_COLUMNS = [part.strip().split(" ", 1)[0] for part in FEATURES_SCHEMA.spl
 #: reasons that mean the pair could not be judged (bad input), not that it was judged non-parallel
 DOCUMENT_REASONS = ("missing_src_doc", "missing_trg_doc", "failed_src_doc", "failed_trg_doc")
 BAD_REASONS = frozenset(DOCUMENT_REASONS)
-FILTERED_REASONS = frozenset({"lang_mismatch", "content_rejected", "not_one_to_one", "no_text",
+FILTERED_REASONS = frozenset({"lang_mismatch", "untranslated", "content_rejected", "not_one_to_one", "no_text",
                               "dp_too_high", "too_few_chunks", "p_too_high", "rule_rejected"})
+#: reasons of the language check: a side not in its pair language, or mostly the other side's language or text
+LANGUAGE_REASONS = ("lang_mismatch", "untranslated")
 #: the decision's features and the value used when one is missing (no text, no numbers on either page ...)
 CONTENT_FEATURES = {"tsim": 0.0, "tsim_idf": 0.0, "short_side_coverage": 0.0, "diagonal_share": 0.0,
                     "best_side_coverage_idf": 0.0, "own_tsim_idf": 0.0, "own_coverage_idf": 0.0,
@@ -245,7 +251,7 @@ class HostPages:
         if key not in self._texts:
             hashes: dict[str, int] = {}
             for p in main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs")):
-                if p.get("hash"):
+                if p.get("hash") and p.get("type") not in CODE_TYPES:
                     hashes[p["hash"]] = hashes.get(p["hash"], 0) + len(p["text"])
             self._texts[key] = hashes
         return self._texts[key]
@@ -385,15 +391,44 @@ def _judged_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, l
     if src_text is not None and trg_text is not None and min(src_text.words, trg_text.words) >= MIN_TEXT_WORDS:
         texts = (src_text, trg_text, src_own, trg_own)
         features.update(text_features(texts, lexicon, pages))
-        shares = (features["src_lang_share"], features["trg_lang_share"])
-        # a page CLD2 found in its language but not reliably (a short text in a template of another language)
-        # is in it when its main paragraphs CLD2 labelled are mostly in it
-        lang_ok = features["lang_ok"] = (lang_ok or (found and not any(map(_missing, shares)))) and all(
-            _missing(share) or share >= MIN_MAIN_LANG_SHARE for share in shares) and bool(
-            pages.copied_share(pair["src_url"], pair["trg_url"]) < MAX_COPIED_SHARE)
+    language_reason = None
+    if texts is not None:
+        language_reason = _main_text_language(pair, pages, features, found)
+        lang_ok = features["lang_ok"] = language_reason is None
     structure_ok, reason = rule.decide(features)
     return {**out, **features, "structure_ok": structure_ok, "parallel": structure_ok and lang_ok,
-            "reason": "lang_mismatch" if not lang_ok else reason}, texts
+            "reason": (language_reason or "lang_mismatch") if not lang_ok else reason}, texts
+
+
+def _main_text_language(pair: dict, pages: HostPages, features: dict, found: bool) -> str | None:
+    """None when each side's main text is mostly in its pair language, else the reason it is not: untranslated
+    (a side mostly in the other pair language, or mostly the other side's paragraphs word for word) or
+    lang_mismatch. Sets src/trg_lang_share (share of the main text in the pair language; code left out). A
+    page whose main paragraphs carry no language falls back on CLD2's language of the whole page (`found`)."""
+    src_rows, trg_rows = (main_paragraphs((pages.pages.get(pair[f"{side}_url"]) or {}).get("text_paragraphs"))
+                          for side in ("src", "trg"))
+    src_share, src_other = language_shares(src_rows, pair.get("src_lang"), pair.get("trg_lang"))
+    trg_share, trg_other = language_shares(trg_rows, pair.get("trg_lang"), pair.get("src_lang"))
+    features["src_lang_share"], features["trg_lang_share"] = src_share, trg_share
+    if pages.copied_share(pair["src_url"], pair["trg_url"]) >= MAX_COPIED_SHARE:
+        return "untranslated"
+    if src_share is None or trg_share is None:
+        return None if found else "lang_mismatch"
+    if src_share >= MIN_MAIN_LANG_SHARE and trg_share >= MIN_MAIN_LANG_SHARE:
+        return None
+    return "untranslated" if max(src_other, trg_other) >= MIN_MAIN_LANG_SHARE else "lang_mismatch"
+
+
+def language_shares(paragraphs: list[dict], lang: str | None, other: str | None) -> tuple[float | None, float]:
+    """(share of the prose in `lang`, share in `other`) by characters of the paragraphs CLD2 labelled, code
+    paragraphs left out; (None, 0) when none is labelled."""
+    labelled = [(len(p["text"]), p.get("lang")) for p in paragraphs
+                if p.get("lang") and p.get("type") not in CODE_TYPES]
+    total = sum(length for length, _ in labelled)
+    if not total or not lang:
+        return None, 0.0
+    return (sum(length for length, code in labelled if code == lang) / total,
+            sum(length for length, code in labelled if code == other) / total)
 
 
 def held_out_features(result: pd.DataFrame, records: list[dict], texts: list[tuple | None],
@@ -764,7 +799,7 @@ def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
     are parallel.
     With no model (no texts table) the structural rule's verdict stands."""
     frame = frame.copy()
-    judged = frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS + ("lang_mismatch",))
+    judged = frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS + LANGUAGE_REASONS)
     if model is None:
         frame["p_parallel_content"] = np.nan
         return frame

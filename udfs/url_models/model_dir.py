@@ -108,7 +108,9 @@ def write_model_dir(result: TrainingResult, out: str) -> str:
         return out
     target = Path(local_out)
     if target.exists():
-        if any(target.iterdir()) and not (target / METADATA_FILE).exists():
+        # a failed training leaves only its job report behind: that folder is ours to replace
+        foreign = [entry for entry in target.iterdir() if entry.name != "_reports"]
+        if foreign and not (target / METADATA_FILE).exists():
             shutil.rmtree(staging)
             raise ValueError(f"--out {out} exists and is not a parascout model directory; choose another path")
         retired = parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"

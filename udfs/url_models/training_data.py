@@ -1,7 +1,7 @@
-"""Training data of the URL models: url2lang examples from the `urls` table (label = the CDX CLD2 language,
-capped per language by the smallest seeded hashes, so memory stays bounded while reading), pair examples
-(positives plus synthetic negatives, negatives.py), and the train/dev/test split by registered domain (hosts
-of one site never cross splits)."""
+"""Training data of the URL models: url2lang examples from the `urls` table (label = its `lang`: the language
+the URL declares where the site uses URL markers, else CLD2's; capped per language by the smallest seeded
+hashes, so memory stays bounded while reading), pair examples (positives plus synthetic negatives,
+negatives.py), and the train/dev/test split by registered domain (hosts of one site never cross splits)."""
 from __future__ import annotations
 
 import logging
@@ -25,21 +25,36 @@ COMPACTION_ROWS = 2_000_000
 
 
 # ---- splits -------------------------------------------------------------------------
-def split_by_host(hosts: pd.Series, dev_fraction: float, test_fraction: float, seed: int = 0) -> pd.Series:
-    """'train' / 'dev' / 'test' per row; all hosts of one registered domain land in the same split."""
+def split_by_host(hosts: pd.Series, dev_fraction: float, test_fraction: float, seed: int = 0,
+                  rows: pd.Series | None = None) -> pd.Series:
+    """'train' / 'dev' / 'test' per row; all hosts of one registered domain land in the same split.
+
+    With too few domains to hold out any and still train (an archive of one or two sites), the rows are split
+    by a hash of `rows` (e.g. the URL) instead, within the sites: the model then adapts to the archive's own
+    URL conventions, and its dev/test figures say how well it knows these sites, not new ones."""
     domains = hosts.fillna("").map(_split_key)
-    sizes = domains.value_counts()
+    names = _split(domains, dev_fraction, test_fraction, seed)
+    if (names == "train").any() or rows is None:
+        return names
+    log.warning("%d site(s): too few to hold whole sites out; splitting their URLs instead (dev/test figures "
+                "measure these sites' URLs, not unseen sites)", domains.nunique())
+    return _split(rows.fillna("").reset_index(drop=True).set_axis(hosts.index), dev_fraction, test_fraction, seed)
+
+
+def _split(keys: pd.Series, dev_fraction: float, test_fraction: float, seed: int) -> pd.Series:
+    """'train' / 'dev' / 'test' per row by seeded hash order of its key; rows of one key share a split."""
+    sizes = keys.value_counts()
     key = f"{seed % 10**16:016d}"
     order = np.argsort(pd.util.hash_pandas_object(pd.Series(sizes.index), index=False, hash_key=key).to_numpy(),
                        kind="stable")
     ordered = sizes.iloc[order]
-    before = np.cumsum(ordered.to_numpy()) - ordered.to_numpy()      # rows in domains earlier in hash order
-    test_target, dev_target = test_fraction * len(hosts), dev_fraction * len(hosts)
+    before = np.cumsum(ordered.to_numpy()) - ordered.to_numpy()      # rows in keys earlier in hash order
+    test_target, dev_target = test_fraction * len(keys), dev_fraction * len(keys)
     is_test = before < test_target
     test_rows = ordered.to_numpy()[is_test].sum()
     is_dev = ~is_test & (before - test_rows < dev_target)
     names = np.where(is_test, "test", np.where(is_dev, "dev", "train"))
-    return domains.map(dict(zip(ordered.index, names)))
+    return keys.map(dict(zip(ordered.index, names)))
 
 
 def _split_key(host: str) -> str:
