@@ -375,7 +375,6 @@ TABLES: dict[str, Table] = {table.name: table for table in (
     )),
     Table("replay_curves", "replay-crawl", "The yield curve of each host and policy, one row per point.", columns_from(
         *REPLAY_KEYS,
-        ("position*", "int", "point of the curve"),
         ("fetched*", "bigint", "fetches so far"),
         ("pairs_found*", "bigint", "truth pairs found so far"),
         ("docs_found*", "bigint", "parallel documents found so far"),
@@ -383,11 +382,11 @@ TABLES: dict[str, Table] = {table.name: table for table in (
     )),
     Table("replay_deciles", "replay-crawl", "Parallel documents found per decile of the crawl.", columns_from(
         *REPLAY_KEYS,
-        ("position*", "int", "decile (0-9)"),
+        ("decile*", "int", "decile of the crawl (1-10)"),
         ("fetched", "bigint", "fetches at the decile's end"),
         ("docs_found", "bigint", "parallel documents found by then"),
         ("docs_in_decile", "bigint", "parallel documents found in the decile"),
-        ("share", "double", "docs_in_decile / all parallel documents"),
+        ("share_of_parallel_docs", "double", "docs_in_decile / all parallel documents"),
     )),
 )}
 
