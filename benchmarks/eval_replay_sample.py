@@ -1,6 +1,6 @@
 """Crawl policies replayed on held-out sample-archive hosts, with URL models trained on other hosts.
 
-The replay issue's quality target: on held-out hosts, smart reaches 80% of the parallel documents
+The replay quality target: on held-out hosts, smart reaches 80% of the parallel documents
 with at most half the fetches bfs needs. This script trains the n-gram url2lang and pair models on a
 cdx-only sample archive of --train-hosts hosts (seed --seed + N: no host is shared with the test
 archive), builds each test site's link graph from the test archive's WAT files (page languages from

@@ -19,7 +19,7 @@ its original's partner is that true pair, once.
         [--candidates pipeline|synthetic] [--lexicons bible,bootstrap] [--reuse]
 
 `--pool DIR [DIR ...]` runs nothing: it sums the counts of earlier runs' eval_verify.json (each DIR a seed's folder,
-e.g. /tmp/eval-verify/seed42) per setting, decision and language pair, and checks issue 20's target on the pooled
+e.g. /tmp/eval-verify/seed42) per setting, decision and language pair, and checks the bootstrap target on the pooled
 default decision: the bootstrapped lexicon's precision and recall within TARGET_POINTS of the Bible's per language
 pair. A language pair has a few dozen true pairs per 12-host archive, so one error moves a seed's figure by 2-8 points;
 pooled over seeds, a figure moves by well under one.
@@ -47,7 +47,7 @@ BIBLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "parallel-text
 TARGETS = ("fra", "deu", "ara", "zho", "eus")
 #: the archive the pair model of `--candidates pipeline` learns from (host-disjoint from every evaluated seed)
 PAIR_MODEL_SEED = 5000
-#: issue 20: the bootstrapped lexicon's pooled precision and recall per language pair within this of the Bible's
+#: the bootstrap target: the bootstrapped lexicon's pooled precision and recall per language pair within this of the Bible's
 TARGET_POINTS = 0.03
 ISO1 = {"eng": "en", "fra": "fr", "deu": "de", "ara": "ar", "zho": "zh", "eus": "eu"}
 

@@ -356,6 +356,8 @@ class Job:
 
         The job's later steps read the new version; readers elsewhere keep the current one until the job
         succeeds and `commit_outputs` switches the manifest (see parascout.udfs.tables)."""
+        for problem in tables.check_columns(table, df.columns):  # raises on a missing required column (tests: any)
+            self.log.warning("%s", problem)
         table_dir = self.table_path(table)
         self._remove_versions(table_dir, keep=self._current_version(table_dir))  # stale: failed or killed runs
         version = tables.new_version()

@@ -5,6 +5,7 @@ Jobs are discovered: every module in jobs/ that defines a `Job` subclass with a
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import inspect
 import pkgutil
@@ -38,6 +39,37 @@ def discover() -> dict[str, type[Job]]:
     return dict(sorted(found.items()))
 
 
+def load_job(name: str) -> type[Job] | None:
+    """The job called `name`, importing only its own module (jobs/<name with _>.py), so `parascout <job> --help`
+    does not pay for every other job's imports; None when that module defines no such job."""
+    try:
+        module = importlib.import_module(f"parascout.jobs.{name.replace('-', '_')}")
+    except ImportError:
+        return None
+    found = [cls for _, cls in inspect.getmembers(module, inspect.isclass)
+             if issubclass(cls, Job) and cls is not Job and cls.__module__ == module.__name__ and cls.name == name]
+    return found[0] if found else None
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Help that says each option's default (when it has one) and which options are required."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.required:
+            return f"{text} (required)".strip()
+        default = action.default
+        if "%(default)" in text or default in (None, False, argparse.SUPPRESS) or default == [] or not action.option_strings:
+            return text
+        return f"{text} (default: %(default)s)".strip()
+
+
+def print_help(job_class: type[Job]) -> None:
+    parser = job_class().build_parser()
+    parser.formatter_class = HelpFormatter
+    parser.print_help()
+
+
 def usage(registry: dict[str, type[Job]]) -> str:
     width = max((len(n) for n in registry), default=10)
     lines = ["usage: parascout <job> [--help] [arguments]", "", "jobs:"]
@@ -51,10 +83,14 @@ def usage(registry: dict[str, type[Job]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    registry = discover()
     if not argv or argv[0] in ("-h", "--help", "help"):
-        print(usage(registry))
+        print(usage(discover()))
         return 0
+    job_class = load_job(argv[0])
+    if job_class is not None and any(word in ("-h", "--help") for word in argv[1:]):
+        print_help(job_class)
+        return 0
+    registry = {argv[0]: job_class} if job_class is not None else discover()
     name, rest = argv[0], argv[1:]
     if name == "spark-properties" and len(rest) == 1:
         print(spark_properties(rest[0]), end="")

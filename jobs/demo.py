@@ -51,8 +51,8 @@ class Demo(Job):
                             help="epochs of each URL model's training (early stopping may end it sooner): the same "
                                  "numbers on a busy and an idle machine")
         parser.add_argument("--train-minutes", type=float, default=30.0,
-                            help="safety cap on each model's training time (the epochs are the budget; 6 epochs "
-                                 "took 28 s idle and 641 s at load average 20-26, so 30 keeps the numbers equal)")
+                            help="safety cap on each model's training time (the epochs are the budget; the cap only "
+                                 "guards against a stalled machine, so its results stay those of an idle one)")
         parser.add_argument("--text-corpus", default=None, metavar="DIR",
                             help="real parallel text for the sample archives' pages (make-sample-archive "
                                  "--text-corpus, e.g. ../shared/data/parallel-text/bible); default: built-in word lists")

@@ -51,28 +51,22 @@ FILTERED_REASONS = frozenset({"unaligned_id", "metadata_entry", "no_paragraph_pa
 CONFIDENT_SOURCES = r"(^|,)(link|handle)(,|$)"
 #: a page in more of the second round's training page pairs (verify-pairs' accepted pairs, 1-1 per host) than this
 #: is a hub, a page pages of other sites link to: its pairs teach the words of unrelated pages, and a wrong pair
-#: learned from confirms itself (seed 99: three pages of three sites paired with one French home page reached
-#: tsim_idf 0.51-0.54 under the bootstrap, 0.18-0.22 under the Bible, and stayed accepted)
+#: learned from confirms itself
 MAX_PAGE_PAIRS = 2
 #: ... and of the first round's confident pairs: there a translation's page is also in its switcher's pairs with the
-#: other language's home and section pages (hubs themselves), and 2 left too little to learn from (seed 42 zho 207 ->
-#: 76 page pairs, recall 0.952 -> 0.904)
+#: other language's home and section pages (hubs themselves), and 2 left too little to learn from
 MAX_CONFIDENT_PAGE_PAIRS = 5
 #: the second round also proposes the rejected pairs that are their two pages' best partner by their own text
 #: (own_tsim_idf, the best of every judged pair of the source page and of the target page), on one host, whose
 #: paragraphs agree: lengths correlated at least this much (paragraph_length_r) or, with too few paragraphs to
 #: correlate, as many paragraphs on both sides. A host no switcher link or handle taught is one whose words the first
-#: lexicon barely knows, so its translations fall below the random pairs' null (seed 401 eng-deu: 20 of 31 true pairs
-#: on such a host; recall 0.742 vs Bible 1.000). Learned as they are, the wrong ones confirm themselves (held-out
-#: precision fell, 8383 eng-fra 1.000 -> 0.933), so a proposed pair is learned only when cross-fitted: scored by a
+#: lexicon barely knows, so its translations fall below the random pairs' null. Learned as they are, the wrong ones confirm themselves, so a proposed pair is learned only when cross-fitted: scored by a
 #: lexicon trained without it (udfs.tsim.cross_fitted_pairs), it must still beat every other page of its host in the
-#: other language (tuning seeds 42/99/401/402/88/301/501-503: 41 of 103 true proposed pairs kept, 1 of 11 wrong)
+#: other language
 MIN_PARAGRAPH_LENGTH_R = 0.9
-#: ... yet those proposals are few (seed 401 eng-deu: 8 true pairs among the rejected pairs whose paragraphs agree, 12
-#: among all the rejected pairs of one host), so the cross-fit JUDGES every rejected pair of one host: the proposed ones
+#: ... yet those proposals are few, so the cross-fit JUDGES every rejected pair of one host: the proposed ones
 #: teach the other fold's lexicon, and a judged pair is learned when that lexicon finds it its pages' best against their
-#: host (tuning seeds 42/99/401/402/88/301/501-503 against judging the proposals alone: recall up on 8 of 9, 401
-#: 0.894 -> 0.933, 503 0.939 -> 0.948; one more wrong pair accepted on 3 of 9, precision -0.003/-0.004)
+#: host (more recall than judging the proposals alone, at the cost of an occasional wrong pair)
 #: the cross-fit runs on the driver (a lexicon per fold, tsim of each judged pair's pages against their host's pages):
 #: above this many judged pairs, this many pages on their hosts in the two languages or this many such page pairs to
 #: score, it is skipped and the report says so

@@ -12,6 +12,7 @@ SHARED_DATA = Path(os.environ.get("PARASCOUT_SHARED_DATA", REPO.parent / "shared
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+os.environ.setdefault("PARASCOUT_STRICT_TABLES", "1")  # a written column the table registry does not know fails
 
 
 def pytest_configure(config):

@@ -7,6 +7,12 @@ from parascout.jobs.cli import discover, main
 from parascout.udfs import tables
 from tests.conftest import run_job
 
+NUMBERS = (("id*", "bigint", "a number"), ("reason*", "string", "why it was kept or dropped"))
+for test_table in (tables.Table("numbers", "count-test", "kept numbers", tables.columns_from(*NUMBERS)),
+                   tables.Table("extras", "extras-test", "more numbers", tables.columns_from(*NUMBERS)),
+                   tables.Table("sums", "sum-test", "their sum", tables.columns_from(("sum(id)*", "bigint", "the sum")))):
+    tables.register(test_table)
+
 
 class CountJob(Job):
     name = "count-test"

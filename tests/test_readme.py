@@ -12,8 +12,15 @@ from tests.readme_check import job_and_arguments, plan, readme_commands, readme_
 COMMANDS = readme_commands()
 
 
-def test_the_readme_has_commands():
-    assert len(COMMANDS) > 30
+WALK_THROUGH = ["scan-cdx", "bucket-handles", "train-url2lang", "train-pairs", "fetch-docs", "rank-pairs",
+                "train-lexicon", "verify-pairs", "export-bitext", "shortlist", "replay-crawl"]
+
+
+def test_the_readme_walks_through_the_pipeline_in_an_order_that_works():
+    """fetch-docs before rank-pairs: ranking uses the documents' links, images and paragraph profiles."""
+    jobs = [job_and_arguments(command)[0] for command in COMMANDS]
+    firsts = [job for index, job in enumerate(jobs) if job in WALK_THROUGH and job not in jobs[:index]]
+    assert firsts == WALK_THROUGH
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -20,7 +20,7 @@ and URLs left with identical "handles" are candidate translations. Here:
   variant learned substitution patterns): a path/query token present in most URLs
   of one language on a host and almost none of the other's.
 
-Why one module (~440 lines): the LSS lists, the one regex built from them for both engines (Python re and
+Why one module: the LSS lists, the one regex built from them for both engines (Python re and
 java.util.regex), its Spark column and the learned LSS share one token grammar; split, they drift apart.
 """
 from __future__ import annotations

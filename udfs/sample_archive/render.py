@@ -5,7 +5,7 @@ text (with noise: a dropped paragraph, a few words more or less); other pages of
 the host share only the template. `render_page` also returns what a WAT records
 of the page: title, metas, head links and every link in document order.
 
-Why one module (~410 lines): every page kind shares one template, one vocabulary and one link order
+Why one module: every page kind shares one template, one vocabulary and one link order
 (what the WAT records); the boilerplate blocks and the body are rendered together.
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@
 the seed; `build_site` expands one outline into pages, URLs and captures. A host
 depends only on (seed, index), so hosts can be built one group at a time.
 
-Why one module (~470 lines): a host's outline, its pages and its URLs are drawn from one seeded stream in
+Why one module: a host's outline, its pages and its URLs are drawn from one seeded stream in
 a fixed order; byte-identical archives for a seed depend on that order staying in one place.
 """
 from __future__ import annotations
