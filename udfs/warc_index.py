@@ -229,7 +229,7 @@ def index_record(framed: FramedRecord, filename: str, settings: IndexSettings) -
         return "non_http_response", None  # a dns: or ftp: capture, as Heritrix writes them
     if record.status not in BODY_STATUSES or record.http_status is None:
         return record.status, None
-    url = (record.target_uri or "").strip().strip("<>")
+    url = record.target_uri
     if not url:
         return "missing_url", None
     key, timestamp = surt(url), cdx_timestamp(record.warc_date)

@@ -169,7 +169,8 @@ def _warc_headers(raw: bytes, record: DecodedRecord) -> WarcRecord:
         raise RecordProblem("not_warc", str(error)) from None
     headers = fast.headers
     record.warc_type = (headers.get("WARC-Type") or "").strip().lower() or None
-    record.target_uri = headers.get("WARC-Target-URI")
+    target = headers.get("WARC-Target-URI")
+    record.target_uri = target.strip().removeprefix("<").removesuffix(">") if target else target  # WARC 1.0: <uri>
     record.warc_truncated = headers.get("WARC-Truncated")
     record.warc_date = headers.get("WARC-Date")
     record.payload_digest = headers.get("WARC-Payload-Digest")
