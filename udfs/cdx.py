@@ -62,28 +62,38 @@ def write_zipnum(lines: Iterable[str], out_dir: str, block_lines: int = ZIPNUM_B
     os.makedirs(out_dir, exist_ok=True)
     cluster_entries: list[str] = []
     stream = (line.rstrip("\n") for line in lines)
-    files = seq = total = 0
-    while True:
-        file_lines = itertools.islice(stream, lines_per_file)
-        block = list(itertools.islice(file_lines, block_lines))
-        if not block:
-            break
+    files = total = 0
+    while (first := next(stream, None)) is not None:
         name = f"cdx-{files:05d}.gz"
         with open(os.path.join(out_dir, name), "wb") as handle:
-            offset = 0
-            while block:
-                member = gzip.compress(("\n".join(block) + "\n").encode("utf-8"), compresslevel=6, mtime=0)
-                handle.write(member)
-                first_key = " ".join(block[0].split(" ", 2)[:2])
-                cluster_entries.append(f"{first_key}\t{name}\t{offset}\t{len(member)}\t{seq}")
-                offset += len(member)
-                seq += 1
-                total += len(block)
-                block = list(itertools.islice(file_lines, block_lines))
+            blocks = write_zipnum_blocks(itertools.chain([first], itertools.islice(stream, lines_per_file - 1)),
+                                         handle, block_lines)
+        cluster_entries += cluster_lines(blocks, name, len(cluster_entries))
+        total += sum(count for *_, count in blocks)
         files += 1
     with open(os.path.join(out_dir, "cluster.idx"), "w", encoding="utf-8") as index:
         index.write("".join(entry + "\n" for entry in cluster_entries))
     return {"files": files, "blocks": len(cluster_entries), "lines": total}
+
+
+def write_zipnum_blocks(lines: Iterable[str], handle, block_lines: int = ZIPNUM_BLOCK_LINES
+                        ) -> list[tuple[str, int, int, int]]:
+    """Sorted CDX lines into an open binary file as independent gzip members of `block_lines` lines;
+    (first `SURT TIMESTAMP`, offset, length, lines) per member, what cluster.idx lists."""
+    stream = (line.rstrip("\n") for line in lines)
+    blocks, offset = [], 0
+    while block := list(itertools.islice(stream, block_lines)):
+        member = gzip.compress(("\n".join(block) + "\n").encode("utf-8"), compresslevel=6, mtime=0)
+        handle.write(member)
+        blocks.append((" ".join(block[0].split(" ", 2)[:2]), offset, len(member), len(block)))
+        offset += len(member)
+    return blocks
+
+
+def cluster_lines(blocks: Iterable[tuple[str, int, int, int]], name: str, first_seq: int = 0) -> list[str]:
+    """cluster.idx lines of one cdx-NNNNN.gz's blocks, numbered from first_seq."""
+    return [f"{key}\t{name}\t{offset}\t{length}\t{seq}"
+            for seq, (key, offset, length, _) in enumerate(blocks, first_seq)]
 
 
 # ---- ZipNum: which blocks can hold a host, domain or TLD --------------------------------

@@ -73,11 +73,18 @@ def empty_doc(status: str, error: str | None = None) -> dict:
 def parse_record(data: bytes, url: str | None = None, record_seconds: float | None = RECORD_SECONDS,
                  max_text_chars: int = MAX_TEXT_CHARS) -> dict:
     """Features of one WARC response record; status 'ok' or the reason it cannot be used (`timeout` included)."""
+    return parse_record_and_headers(data, url, record_seconds, max_text_chars)[1]
+
+
+def parse_record_and_headers(data: bytes, url: str | None = None, record_seconds: float | None = RECORD_SECONDS,
+                             max_text_chars: int = MAX_TEXT_CHARS) -> tuple[DecodedRecord | None, dict]:
+    """parse_record's features and the decoded record they came from (None after a timeout), for index-warcs,
+    which needs the WARC headers too."""
     try:
         with TimeLimit(record_seconds):
             return _record_features(data, url, max_text_chars)
     except RecordTimeout:
-        return empty_doc("timeout", f"parsing the record took longer than {record_seconds} s")
+        return None, empty_doc("timeout", f"parsing the record took longer than {record_seconds} s")
 
 
 def _wants_body(record: DecodedRecord) -> bool:
@@ -85,8 +92,13 @@ def _wants_body(record: DecodedRecord) -> bool:
     return 200 <= (record.http_status or 0) < 300 and record.content_type in (*HTML_TYPES, None)
 
 
-def _record_features(data: bytes, url: str | None, max_text_chars: int = MAX_TEXT_CHARS) -> dict:
+def _record_features(data: bytes, url: str | None, max_text_chars: int = MAX_TEXT_CHARS
+                     ) -> tuple[DecodedRecord, dict]:
     record = decode_record(data, wants_body=_wants_body)
+    return record, _features(record, url, max_text_chars)
+
+
+def _features(record: DecodedRecord, url: str | None, max_text_chars: int) -> dict:
     doc = {**empty_doc(record.status, record.error), "warc_truncated": record.warc_truncated,
            "http_status": record.http_status, "content_type": record.content_type,
            "refers_to_url": record.refers_to_uri, "refers_to_date": record.refers_to_date}

@@ -84,6 +84,10 @@ class DecodedRecord:
     warc_truncated: str | None = None
     refers_to_uri: str | None = None
     refers_to_date: str | None = None
+    #: WARC-Date, WARC-Payload-Digest and WARC-Identified-Payload-Type as written (what a CDX line reports)
+    warc_date: str | None = None
+    payload_digest: str | None = None
+    identified_type: str | None = None
     http_status: int | None = None
     http_headers: dict[str, str] = field(default_factory=dict)  # lower-case names, first value
     body: bytes | None = None
@@ -165,8 +169,12 @@ def _warc_headers(raw: bytes, record: DecodedRecord) -> WarcRecord:
         raise RecordProblem("not_warc", str(error)) from None
     headers = fast.headers
     record.warc_type = (headers.get("WARC-Type") or "").strip().lower() or None
-    record.target_uri = headers.get("WARC-Target-URI")
+    target = headers.get("WARC-Target-URI")
+    record.target_uri = target.strip().removeprefix("<").removesuffix(">") if target else target  # WARC 1.0: <uri>
     record.warc_truncated = headers.get("WARC-Truncated")
+    record.warc_date = headers.get("WARC-Date")
+    record.payload_digest = headers.get("WARC-Payload-Digest")
+    record.identified_type = headers.get("WARC-Identified-Payload-Type")
     declared = (headers.get("Content-Length") or "").strip(" \t")
     if not DIGITS.fullmatch(declared):
         raise RecordProblem("not_warc", f"Content-Length {declared!r}")
