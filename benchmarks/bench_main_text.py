@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from parascout.udfs.html_text import WALK_ENGINE, html_features  # noqa: E402
+from parascout.udfs.html_text import WALK_ENGINE, html_features
 
 FIXTURES = ROOT / "tests" / "data" / "main_text"
 REAL_SITES = ROOT.parent / "shared" / "data" / "real-sites"
@@ -125,8 +125,9 @@ def quality(extract, labelled: list[tuple[str, str, str]]) -> dict:
 
 def report(results: dict, speed: dict, real_count: int, fixture_count: int) -> str:
     """The figures as a Markdown table."""
-    lines = ["| extractor | F1 (mean of pages) | P | R | F1 (pooled) | pages/CPU-s fixtures | "
-             f"pages/CPU-s real-sites ({real_count}) |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    header = ("| extractor | F1 (mean of pages) | P | R | F1 (pooled) | pages/CPU-s fixtures | "
+              f"pages/CPU-s real-sites ({real_count}) |")
+    lines = [header, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, result in results.items():
         p, r, f = result["macro"]
         fixture_speed, real_speed = speed[name]
