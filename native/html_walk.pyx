@@ -1145,7 +1145,7 @@ def paragraph_key_hashes(str folded) -> list:
 cdef tuple _notice_phrases = ()
 cdef object _block_language = None
 cdef object _dense_script_langs = frozenset()
-cdef Py_ssize_t _short_chars = 0, _good_chars = 0, _max_notice_chars = 0, _min_lang_chars = 0
+cdef Py_ssize_t _short_chars = 0, _good_chars = 0, _max_notice_chars = 0, _min_lang_chars = 0, _min_short_run = 0
 cdef double _max_link_density = 0.0, _max_good_link_density = 0.0
 
 # justext's classes of a block
@@ -1153,18 +1153,20 @@ DEF BAD = 0
 DEF SHORT = 1
 DEF NEAR_GOOD = 2
 DEF GOOD = 3
+DEF SHORT_LINK = 4  # short and mostly link: bad unless in a run of short blocks (html_text._merge_short_runs)
 
 
 def configure_paragraphs(notice_phrases: tuple, block_language, dense_script_langs: frozenset, rules: dict) -> None:
     """Hand over udfs.html_text's paragraph helpers and thresholds (page_paragraphs' rules)."""
     global _notice_phrases, _block_language, _dense_script_langs, _short_chars, _good_chars
-    global _max_notice_chars, _min_lang_chars, _max_link_density, _max_good_link_density
+    global _max_notice_chars, _min_lang_chars, _max_link_density, _max_good_link_density, _min_short_run
     if any("\n" in phrase or not phrase for phrase in notice_phrases):
         raise ValueError("a notice phrase is empty or spans two texts")
     _notice_phrases, _block_language = notice_phrases, block_language
     _dense_script_langs = dense_script_langs
     _short_chars, _good_chars = rules["SHORT_CHARS"], rules["GOOD_CHARS"]
     _max_notice_chars, _min_lang_chars = rules["MAX_NOTICE_CHARS"], rules["MIN_LANG_CHARS"]
+    _min_short_run = rules["MIN_SHORT_RUN"]
     _max_link_density, _max_good_link_density = rules["MAX_LINK_DENSITY"], rules["MAX_GOOD_LINK_DENSITY"]
 
 
@@ -1244,6 +1246,26 @@ cdef void resolve_classes(int *classes, const bint *headings, const bint *titles
             final[i] = BAD if before[i] == BAD and after[i] == BAD else GOOD
 
 
+cdef void merge_short_runs(int *classes, list blocks, Py_ssize_t weight, Py_ssize_t count):
+    """html_text._merge_short_runs: runs of short blocks as one medium block; other short_link blocks bad."""
+    cdef Py_ssize_t start = 0, end, i, chars, links
+    for end in range(count + 1):
+        if end < count and (classes[end] == SHORT or classes[end] == SHORT_LINK):
+            continue
+        chars = links = 0
+        for i in range(start, end):
+            chars += len(blocks[i][0])
+            links += blocks[i][2]
+        if end - start >= _min_short_run and chars * weight >= _good_chars and links <= _max_link_density * chars:
+            for i in range(start, end):
+                classes[i] = NEAR_GOOD
+        else:
+            for i in range(start, end):
+                if classes[i] == SHORT_LINK:
+                    classes[i] = BAD
+        start = end + 1
+
+
 def page_paragraphs(list blocks, title, page_lang, single_language=False) -> list:
     """udfs.html_text.page_paragraphs: the same paragraph structs (text, type, lang, boilerplate, hash)."""
     if _block_language is None:
@@ -1279,17 +1301,21 @@ def page_paragraphs(list blocks, title, page_lang, single_language=False) -> lis
             line_end = PyUnicode_FindChar(folded, 10, line_start, len(folded), 1)
             if line_end < 0:
                 line_end = len(folded)
-            if kind == "heading" and title_key and paragraph_keys(folded[line_start:line_end])[0] in title_key:
-                kind = "title"
+            if kind == "heading" and title_key:
+                key = paragraph_keys(folded[line_start:line_end])[0]
+                if key in title_key:
+                    kind = "title"
+                    region = region and key != title_key
             kinds.append(kind)
             headings[index], titles[index] = kind == "heading", kind == "title"
             size = len(text)
             if size == 0:
                 raise ZeroDivisionError("division by zero")
             length, density = size * weight, <double> link_chars / <double> size
-            if region or density > _max_link_density or length < _max_notice_chars \
-                    and has_notice(folded, line_start, line_end) or linked_headline:
+            if region or length < _max_notice_chars and has_notice(folded, line_start, line_end) or linked_headline:
                 classes[index] = BAD
+            elif density > _max_link_density:
+                classes[index] = BAD if length >= _short_chars else SHORT_LINK
             elif length < _short_chars:
                 classes[index] = SHORT
             elif length >= _good_chars and density <= _max_good_link_density:
@@ -1297,6 +1323,7 @@ def page_paragraphs(list blocks, title, page_lang, single_language=False) -> lis
             else:
                 classes[index] = NEAR_GOOD
             linked_headline = headings[index] and density > _max_link_density
+        merge_short_runs(classes, blocks, weight, count)
         resolve_classes(classes, headings, titles, final, before, after, count)
         for index in range(count):
             text = texts[index]

@@ -86,6 +86,10 @@ SHORT_CHARS, GOOD_CHARS = 25, 70
 MAX_LINK_DENSITY, MAX_GOOD_LINK_DENSITY = 0.75, 0.5
 #: a block holding a cookie/copyright notice phrase is boilerplate below this length (weighted like SHORT_CHARS)
 MAX_NOTICE_CHARS = 400
+#: this many short blocks in a row, together GOOD_CHARS or longer and at most MAX_LINK_DENSITY link text, are
+#: a table's cells or a list's items (a menu's are mostly links): they read as one medium block, so the text around
+#: them decides
+MIN_SHORT_RUN = 3
 DENSE_SCRIPT_LANGS = frozenset({"zho", "jpn", "kor", "tha", "yue", "lzh"})
 CLD2_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 WHITESPACE = re.compile(r"\s+")
@@ -553,6 +557,10 @@ PROBE_PARAGRAPHS = (
       ("A_b \u00e9t\u00e9 \u4e2d", "text", 0, False)], " Die  Seite ", "deu", False),
     ([("\u4e2d\u6587\u6bb5\u843d" * 6, "text", 0, False), ("\u4e2d" * 10, "text", 0, False)], None, "zho", True),
     ([], "t", None, False),
+    ([("Kopf", "heading", 0, True), ("Zelle eins", "text", 0, False), ("Zelle zwei", "text", 10, False),
+      ("Zelle drei x", "text", 12, False), ("Zelle vier hier", "text", 0, False), ("Zelle fünf da", "text", 0, False),
+      ("Menü", "list_item", 4, False), ("Ein langer Absatz mit genug Text, um als guter Text zu gelten, Ende.", "text",
+                                         0, False)], "Kopf", "deu", True),
 )
 
 
@@ -580,6 +588,7 @@ def compiled_extension() -> tuple[object | None, str]:
              "TITLE": TITLE, "FURNITURE": FURNITURE, "HINTED": HINTED, "ANCHOR": ANCHOR, "IMAGE": IMAGE,
              "TEXT_NODE": TEXT_NODE, "FIRST_ELEMENT_ID": FIRST_ELEMENT_ID, "MAX_STATIC_TAG_ID": MAX_STATIC_TAG_ID}
     rules = {"SHORT_CHARS": SHORT_CHARS, "GOOD_CHARS": GOOD_CHARS, "MAX_NOTICE_CHARS": MAX_NOTICE_CHARS,
+             "MIN_SHORT_RUN": MIN_SHORT_RUN,
              "MIN_LANG_CHARS": MIN_LANG_CHARS, "MAX_LINK_DENSITY": MAX_LINK_DENSITY,
              "MAX_GOOD_LINK_DENSITY": MAX_GOOD_LINK_DENSITY}
     try:
@@ -651,11 +660,14 @@ def page_paragraphs(blocks: list[tuple], title: str | None, page_lang: str | Non
     for index, (text, kind, link_chars, region) in enumerate(blocks):
         if kind == "heading" and title_key and keys[index] in title_key:
             kind = "title"
+            region = region and keys[index] != title_key  # the page's headline, though its template calls it header
         kinds.append(kind)
         size = len(text)
         length, density = size * weight, link_chars / size
-        if region or density > MAX_LINK_DENSITY or length < MAX_NOTICE_CHARS and index in notices or linked_headline:
+        if region or length < MAX_NOTICE_CHARS and index in notices or linked_headline:
             classes.append("bad")
+        elif density > MAX_LINK_DENSITY:
+            classes.append("bad" if length >= SHORT_CHARS else "short_link")
         elif length < SHORT_CHARS:
             classes.append("short")
         elif length >= GOOD_CHARS and density <= MAX_GOOD_LINK_DENSITY:
@@ -663,6 +675,7 @@ def page_paragraphs(blocks: list[tuple], title: str | None, page_lang: str | Non
         else:
             classes.append("near_good")
         linked_headline = kind == "heading" and density > MAX_LINK_DENSITY
+    _merge_short_runs(classes, blocks, weight)
     boilerplate = [label != "good" for label in _resolve_classes(classes, kinds)]
     if single_language:
         langs = [page_lang if len(text) >= MIN_LANG_CHARS else None for text in texts]
@@ -689,6 +702,22 @@ def paragraph_keys(folded: str) -> list[str]:
     """What the hashes of case-folded, newline-separated texts are of: each text with punctuation, underscores
     and spacing as one space."""
     return [key.strip() for key in KEY_BREAKS.sub(" ", folded.replace("_", " ")).split("\n")]
+
+
+def _merge_short_runs(classes: list[str], blocks: list[tuple], weight: int) -> None:
+    """Runs of MIN_SHORT_RUN or more short blocks, GOOD_CHARS together and at most MAX_LINK_DENSITY link text,
+    become near-good; the other short blocks that are mostly link (short_link) are bad."""
+    start = 0
+    for end in range(len(classes) + 1):
+        if end < len(classes) and classes[end] in ("short", "short_link"):
+            continue
+        chars = sum(len(blocks[i][0]) for i in range(start, end))
+        if end - start >= MIN_SHORT_RUN and chars * weight >= GOOD_CHARS and \
+                sum(blocks[i][2] for i in range(start, end)) <= MAX_LINK_DENSITY * chars:
+            classes[start:end] = ["near_good"] * (end - start)
+        else:
+            classes[start:end] = ["bad" if label == "short_link" else label for label in classes[start:end]]
+        start = end + 1
 
 
 def _resolve_classes(classes: list[str], kinds: list[str]) -> list[str]:

@@ -1,0 +1,180 @@
+"""Main-text quality and speed of parascout's extractor against trafilatura and resiliparse, in the same run.
+
+Quality: on the hand-labelled pages of tests/data/main_text, word-level precision, recall and F1 of each
+extractor's main text against the label (bags of words, multiset overlap; CJK characters count one word each),
+per page and pooled. parascout's main text is what fetch-docs stores before its per-site pass: the text of the
+page's paragraphs not marked boilerplate, one a line (udfs.html_text.html_features -> page_paragraphs).
+Speed: pages per CPU-second (time.process_time) of each extractor over the fixtures and over ~300 real-sites
+pages (../shared/data/real-sites, read at their CDX offsets), and parascout / trafilatura measured here.
+
+    .venv/bin/python benchmarks/bench_main_text.py [--real-pages 300] [--repeat 3] [--markdown docs/main-text.md]
+
+trafilatura and resiliparse are dev-only (requirements-dev.txt); a missing one is reported and skipped.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from parascout.udfs.html_text import WALK_ENGINE, html_features
+
+FIXTURES = ROOT / "tests" / "data" / "main_text"
+REAL_SITES = ROOT.parent / "shared" / "data" / "real-sites"
+#: a word: one CJK character (those scripts put no spaces between words), or a run of other word characters
+WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|"
+                  r"[^\W\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+
+
+def words(text: str) -> Counter:
+    """The bag of case-folded words of a text."""
+    return Counter(WORD.findall(text.casefold()))
+
+
+def scores(found: Counter, truth: Counter) -> tuple[int, int, int]:
+    """(overlap, found words, true words) of two bags."""
+    return sum((found & truth).values()), sum(found.values()), sum(truth.values())
+
+
+def f1(overlap: int, found: int, truth: int) -> tuple[float, float, float]:
+    precision = overlap / found if found else 0.0
+    recall = overlap / truth if truth else 0.0
+    return precision, recall, 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def parascout_main_text(html: str, url: str | None = None) -> str:
+    """What fetch-docs stores as a page's main text before the per-site pass."""
+    return "\n".join(p["text"] for p in html_features(html, url)["page_paragraphs"] if not p["boilerplate"])
+
+
+def extractors() -> dict:
+    """name -> function(html) -> main text, for the extractors installed."""
+    found = {"parascout": parascout_main_text}
+    try:
+        import trafilatura
+
+        found["trafilatura"] = lambda html: trafilatura.extract(html) or ""
+    except ImportError:
+        print("trafilatura not installed (requirements-dev.txt): skipped")
+    try:
+        from resiliparse.extract.html2text import extract_plain_text
+        from resiliparse.parse.html import HTMLTree
+
+        found["resiliparse"] = lambda html: extract_plain_text(HTMLTree.parse(html), main_content=True)
+    except ImportError:
+        print("resiliparse not installed (requirements-dev.txt): skipped")
+    return found
+
+
+def fixtures() -> list[tuple[str, str, str]]:
+    """(name, html, labelled main text) of every fixture."""
+    return [(path.stem, path.read_text(encoding="utf-8"), path.with_suffix(".txt").read_text(encoding="utf-8"))
+            for path in sorted(FIXTURES.glob("*.html"))]
+
+
+def real_site_pages(limit: int) -> list[str]:
+    """Decoded HTML of `limit` real-sites pages spread over the CDX (every n-th 200 text/html capture)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    from parascout.udfs.documents import decode_html
+
+    index = REAL_SITES / "indexes" / "cdx-00000.gz"
+    if not index.exists():
+        return []
+    with gzip.open(index, "rt", encoding="utf-8") as lines:
+        records = [json.loads(line.split(" ", 2)[2]) for line in lines]
+    records = [r for r in records if r.get("status") == "200" and r.get("mime") == "text/html"]
+    step = max(1, len(records) // limit)
+    pages = []
+    for record in records[::step][:limit]:
+        with open(REAL_SITES / record["filename"], "rb") as stream:
+            stream.seek(int(record["offset"]))
+            pages.append(decode_html(next(iter(ArchiveIterator(stream))).content_stream().read())[0])
+    return pages
+
+
+def pages_per_cpu_second(extract, pages: list[str], repeat: int) -> float:
+    """Best of `repeat` passes: pages / CPU-seconds."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        for html in pages:
+            extract(html)
+        best = min(best, time.process_time() - start)
+    return len(pages) / best if best > 0 else float("inf")
+
+
+def quality(extract, labelled: list[tuple[str, str, str]]) -> dict:
+    """Per-page (precision, recall, F1), their mean (macro) and the pooled (micro) figures."""
+    per_page, totals = {}, [0, 0, 0]
+    for name, html, truth in labelled:
+        counts = scores(words(extract(html)), words(truth))
+        per_page[name] = f1(*counts)
+        totals = [a + b for a, b in zip(totals, counts)]
+    macro = tuple(sum(values[i] for values in per_page.values()) / len(per_page) for i in range(3))
+    return {"per_page": per_page, "macro": macro, "micro": f1(*totals)}
+
+
+def report(results: dict, speed: dict, real_count: int, fixture_count: int) -> str:
+    """The figures as a Markdown table."""
+    header = ("| extractor | F1 (mean of pages) | P | R | F1 (pooled) | pages/CPU-s fixtures | "
+              f"pages/CPU-s real-sites ({real_count}) |")
+    lines = [header, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for name, result in results.items():
+        p, r, f = result["macro"]
+        fixture_speed, real_speed = speed[name]
+        lines.append(f"| {name} | {f:.3f} | {p:.3f} | {r:.3f} | {result['micro'][2]:.3f} | {fixture_speed:,.0f} | "
+                     + (f"{real_speed:,.0f} |" if real_speed else "– |"))
+    if "trafilatura" in speed:
+        ratios = [speed["parascout"][i] / speed["trafilatura"][i] for i in range(2) if speed["trafilatura"][i]]
+        lines.append("")
+        lines.append("parascout / trafilatura pages per CPU-second, same run: "
+                     + ", ".join(f"{ratio:.1f}x" for ratio in ratios) + f" (fixtures, real-sites); {fixture_count} "
+                     f"fixtures; parascout walk: {WALK_ENGINE}")
+    return "\n".join(lines)
+
+
+def per_page_table(results: dict) -> str:
+    names = list(results)
+    lines = ["| page | " + " | ".join(f"{name} F1" for name in names) + " |", "| --- |" + " ---: |" * len(names)]
+    for page in next(iter(results.values()))["per_page"]:
+        lines.append(f"| {page} | " + " | ".join(f"{results[n]['per_page'][page][2]:.3f}" for n in names) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--real-pages", type=int, default=300, help="real-sites pages timed (0: none)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed passes; the best counts")
+    parser.add_argument("--markdown", type=Path, help="also write the tables to this Markdown file")
+    args = parser.parse_args(argv)
+    labelled = fixtures()
+    real = real_site_pages(args.real_pages) if args.real_pages else []
+    results, speed = {}, {}
+    for name, extract in extractors().items():
+        results[name] = quality(extract, labelled)
+        speed[name] = (pages_per_cpu_second(extract, [html for _, html, _ in labelled], args.repeat),
+                       pages_per_cpu_second(extract, real, args.repeat) if real else 0.0)
+    table, pages = report(results, speed, len(real), len(labelled)), per_page_table(results)
+    print(table + "\n\n" + pages)
+    if args.markdown:
+        command = "    .venv/bin/python benchmarks/bench_main_text.py " + " ".join(argv or sys.argv[1:])
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text("# Main text: parascout against trafilatura and resiliparse\n\n"
+                                 "Word-level precision, recall and F1 of each extractor's main text against the "
+                                 "hand-labelled pages of tests/data/main_text (their README says what is main text), "
+                                 "and pages per CPU-second, measured in one run:\n\n" + command + "\n\n" + table
+                                 + "\n\nPer page:\n\n" + pages + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
