@@ -131,7 +131,10 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("surt*", "string", "SURT key, as CommonCrawl's CDX urlkey"),
         ("host*", "string", "host name, lower-cased"),
         ("domain*", "string", "registered domain (Public Suffix List)"),
-        ("lang*", "string", "primary language from the index's CLD2 `languages` field (ISO 639-3), null if absent"),
+        ("lang*", "string", "the page's language (ISO 639-3): the one its URL declares where the site uses URL "
+                            "language markers, else the primary language of the CDX `languages` field; null if none"),
+        ("lang_source", "string", "where `lang` comes from: url (a URL language marker) or cdx (CLD2)"),
+        ("cdx_lang", "string", "primary language of the CDX `languages` field (CLD2 on the whole page)"),
         ("langs*", "array<string>", "every language of the `languages` field"),
         ("status*", "int", "HTTP status of the capture"),
         ("mime*", "string", "MIME type (mime-detected preferred)"),
@@ -290,7 +293,8 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("p_parallel_content*", "double", "the decision model's P(parallel)"),
         ("parallel*", "boolean", "the pair is a translation and survived the 1-1 alignment"),
         ("method*", "string", "what decided (self-labelled model, labels, structural rule, residual mutual best)"),
-        ("reason*", "string", "why a pair is not parallel (content_rejected, lang_mismatch, not_one_to_one ...)"),
+        ("reason*", "string", "why a pair is not parallel (content_rejected, lang_mismatch, untranslated, "
+                                      "not_one_to_one ...)"),
     )),
     Table("bitext_documents", "export-bitext", "One row per exported document pair, with both texts.", columns_from(
         *PAIR_KEYS,
