@@ -86,14 +86,17 @@ def test_language_pair_keeps_bilingual_hosts_and_kept_revisits_are_labelled(spar
                                       "--langs", "en,is", "--keep-revisits"])
     assert report["balanced"] and report["inputs"]["index_records"] == 18 and report["bad"] == {}
     assert "reread_in_python" not in report["metrics"]
+    # a site is the hosts of one registered-domain name: blog.example.is (Icelandic only) and news.example.co.uk
+    # stay with www.example.is, which holds both languages; www.visitmalta.mt has no Icelandic
     assert report["filtered"] == {"crawl_not_selected": 1, "redirect": 1, "status": 1, "mime": 1,
-                                  "older_capture": 1, "host_not_bilingual": 6}
+                                  "older_capture": 1, "host_not_bilingual": 2}
     urls = urls_of(spark, tmp_path)
-    assert len(urls) == report["kept"] == 7 and set(urls["host"]) == {"www.example.is"}
-    revisit = urls.loc["https://www.example.is/is/"]
-    assert revisit["record_type"] == "revisit" and revisit["lang"] is None
-    assert hosts_of(spark, tmp_path) == {
-        "www.example.is": ("example.is", 7, {"isl": 3, "eng": 3, "und": 1}, True)}
+    assert len(urls) == report["kept"] == 11
+    assert set(urls["host"]) == {"www.example.is", "blog.example.is", "news.example.co.uk"}
+    revisit = urls.loc["https://www.example.is/is/"]  # no CDX language: its URL's, a slot the host uses for them
+    assert revisit["record_type"] == "revisit" and revisit["lang"] == "isl" and revisit["lang_source"] == "url"
+    assert revisit["cdx_lang"] is None
+    assert hosts_of(spark, tmp_path)["www.example.is"] == ("example.is", 7, {"isl": 4, "eng": 3}, True)
 
 
 def site_lines(sites: int = 40, pages: int = 30) -> list[str]:
