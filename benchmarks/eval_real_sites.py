@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     truth = truth_table(archive, run, args.l2)
     only = set(args.only.split(",")) if args.only else None
     log = run / "logs" / "steps.tsv"
+    if not log.exists():
+        log.write_text("step\trc\tseconds\n")  # the header the archive's scorer reads
     with log.open("a") as steps_log:
         for number, (step, arguments) in enumerate(steps(archive, run, args.l2, Path(args.positives), truth), 1):
             if only and step not in only:
@@ -76,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{number}/11] parascout {step}", flush=True)
             started = time.monotonic()
             rc = subprocess.call([sys.executable, "-m", "parascout.jobs.cli", step, *map(str, arguments)])
-            steps_log.write(f"{step}\t{rc}\t{time.monotonic() - started:.1f}\n")
+            steps_log.write(f"{step}\t{rc}\t{round(time.monotonic() - started)}\n")
             steps_log.flush()
     score = [sys.executable, str(archive / "score.py"), str(archive), str(run), "--json", str(run / "scores.json")]
     if args.l2 != "fr":

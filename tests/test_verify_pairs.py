@@ -471,40 +471,66 @@ def test_a_page_cld2_found_in_its_language_unreliably_passes_by_its_main_text():
     assert judged.trg_lang_share == 1.0 and judged.lang_ok and judged.reason != "lang_mismatch"
     untexted = pages.assign(text_paragraphs=None, main_text=None)
     assert verify_host(pairs, untexted, ThresholdRule().to_dict(), [LEXICON]).iloc[0].reason == "lang_mismatch"
-    mixed = pages.copy()
-    mixed.at[1, "text_paragraphs"] = [{**p, "lang": "eng"} for p in mixed.at[1, "text_paragraphs"]]
-    assert verify_host(pairs, mixed, ThresholdRule().to_dict(), [LEXICON]).iloc[0].reason == "untranslated"
-    elsewhere = pages.copy()
-    elsewhere.at[1, "text_paragraphs"] = [{**p, "lang": "spa"} for p in elsewhere.at[1, "text_paragraphs"]]
-    assert verify_host(pairs, elsewhere, ThresholdRule().to_dict(), [LEXICON]).iloc[0].reason == "lang_mismatch"
+
+
+REAL_ENGLISH = [
+    "The selection tools are designed to select regions from the active layer so you can work on them.",
+    "Each tool has its own options, which appear in the dialog when you double-click on the tool icon.",
+    "You can save the current settings of a tool and restore them later from the list of presets.",
+    "When the image is larger than the window, the navigation dialog shows which part of it you see.",
+    "Most filters can be applied to a selection only, leaving the rest of the layer as it was.",
+    "The history of your changes is kept in memory until you close the image or clear it yourself."]
+REAL_GERMAN = [
+    "Die Auswahlwerkzeuge dienen dazu, Bereiche der aktiven Ebene auszuwählen, um daran zu arbeiten.",
+    "Jedes Werkzeug hat eigene Einstellungen, die im Dialog erscheinen, wenn Sie doppelt auf das Symbol klicken.",
+    "Sie können die aktuellen Einstellungen eines Werkzeugs speichern und später aus der Liste wiederherstellen.",
+    "Wenn das Bild größer als das Fenster ist, zeigt der Navigationsdialog, welchen Teil Sie gerade sehen.",
+    "Die meisten Filter lassen sich nur auf eine Auswahl anwenden, der Rest der Ebene bleibt unverändert.",
+    "Der Verlauf Ihrer Änderungen bleibt im Speicher, bis Sie das Bild schließen oder ihn selbst leeren."]
+REAL_SPANISH = [
+    "Las herramientas de selección sirven para elegir regiones de la capa activa y trabajar sobre ellas.",
+    "Cada herramienta tiene sus propias opciones, que aparecen en el diálogo al pulsar dos veces el icono.",
+    "Puede guardar la configuración actual de una herramienta y recuperarla más tarde desde la lista.",
+    "Cuando la imagen es más grande que la ventana, el diálogo de navegación muestra qué parte está viendo."]
 
 
 def test_a_half_translated_page_or_one_quoting_code_is_in_its_language_a_mostly_untranslated_one_is_not():
-    # the language of a side is the language of most of its main prose: English leftovers below half of it, or
-    # English code blocks of any size, keep a German page German; English prose over half of it is untranslated
-    english = sentences(random.Random(8), 6)
+    # a side is in its language unless most of its main prose is the other side's words or prose CLD2 reliably
+    # finds in another language: English leftovers below half of it, English code blocks of any size, or short
+    # lines CLD2 cannot tell keep a German page German; English prose over half of it is untranslated, Spanish
+    # prose a language mismatch
     src, trg = f"http://{HOST}/en/a", f"http://{HOST}/de/a"
 
-    def judged(german_paragraphs: list[dict]):
+    def paragraph(text: str, kind: str = "text", lang: str | None = None) -> dict:
+        return {"text": text, "type": kind, "lang": lang, "boilerplate": False, "hash": paragraph_hash(text)}
+
+    def judged(target: list[dict]):
+        english = [paragraph(t, lang="eng") for t in REAL_ENGLISH]
         pages = pd.DataFrame([
-            {**doc_row(src, [text_of(ENGLISH, 300)] * 6), **text_columns("eng", english)},
-            {**doc_row(trg, [text_of(GERMAN, 300)] * 6), **text_columns("deu", []),
-             "text_paragraphs": german_paragraphs, "main_text": "\n".join(p["text"] for p in german_paragraphs)}])
+            {**doc_row(src, [text_of(ENGLISH, 300)] * 6), "text_paragraphs": english,
+             "main_text": "\n".join(REAL_ENGLISH), "duplicate_of": None},
+            {**doc_row(trg, [text_of(GERMAN, 300)] * 6), "text_paragraphs": target,
+             "main_text": "\n".join(p["text"] for p in target), "duplicate_of": None}])
         pairs = pd.DataFrame([{"host": HOST, "src_url": src, "trg_url": trg, "src_lang": "eng", "trg_lang": "deu",
                                "source": "handle"}])
         return verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON]).iloc[0]
 
-    def paragraph(text: str, lang: str, kind: str = "text") -> dict:
-        return {"text": text, "type": kind, "lang": lang, "boilerplate": False, "hash": paragraph_hash(text)}
-
-    partial = [paragraph(translate(t), "deu") for t in english[:4]] + [paragraph(t + " v2", "eng") for t in english[4:]]
-    assert judged(partial).lang_ok and judged(partial).trg_lang_share > 0.5
-    code = [paragraph(translate(t), "deu") for t in english[:2]] + [
-        paragraph("sudo apt-get install the-package --with-every-option and then run make install " * 3, "eng", kind)
-        for kind in ("code", "code", "code")]
+    leftovers = [paragraph(t) for t in REAL_GERMAN[:4]] + [paragraph(t + " See also.") for t in REAL_ENGLISH[4:]]
+    partial = judged(leftovers)
+    assert partial.lang_ok and 0.5 < partial.trg_lang_share < 0.8
+    # labels CLD2 gave the whole page are not evidence: a paragraph's own text is
+    mislabelled = judged([paragraph(t, lang="eng") for t in REAL_GERMAN])
+    assert mislabelled.lang_ok and mislabelled.trg_lang_share == 1.0
+    code = [paragraph(t) for t in REAL_GERMAN[:2]] + [paragraph(
+        "Use the command line to install the package and then run the program with every option you need.", "code")
+        for _ in range(4)] + [paragraph("Abbildung 17.53"), paragraph("5.2 Optionen")]
     assert judged(code).lang_ok and judged(code).trg_lang_share == 1.0
-    mostly_english = [paragraph(translate(english[0]), "deu")] + [paragraph(t + " v2", "eng") for t in english[1:]]
+    mostly_english = [paragraph(REAL_GERMAN[0])] + [paragraph(t + " See also.") for t in REAL_ENGLISH[1:]]
     assert judged(mostly_english).reason == "untranslated" and not judged(mostly_english).lang_ok
+    copied = [paragraph(t) for t in REAL_ENGLISH[:4]] + [paragraph(REAL_GERMAN[4])]
+    assert judged(copied).reason == "untranslated"
+    spanish = [paragraph(t) for t in REAL_SPANISH]
+    assert judged(spanish).reason == "lang_mismatch"
 
 
 def test_a_self_labelled_model_accepts_from_its_own_p_a_labelled_one_from_half():

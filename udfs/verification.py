@@ -265,6 +265,40 @@ class HostPages:
         shared = src.keys() & trg.keys()
         return max(sum(side[h] for h in shared) / max(1, sum(side.values())) for side in (src, trg))
 
+    def language_shares(self, url: str, lang: str | None, other: str | None, other_url: str
+                        ) -> tuple[float | None, float]:
+        """(share of the page's main prose in no language but `lang` as far as one can tell, share that is
+        `other`'s) by characters of the main paragraphs, code left out. A paragraph is `other`'s when the other
+        page holds it word for word or CLD2 reliably finds `other` in it; another language's when CLD2 reliably
+        finds that; else the page's (a short line CLD2 cannot tell is no evidence of an untranslated one).
+        (None, 0) when the page has no main prose."""
+        other_hashes = self.main_hashes(other_url)
+        total = other_chars = foreign_chars = 0
+        for paragraph in main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs")):
+            if paragraph.get("type") in CODE_TYPES:
+                continue
+            size = len(paragraph["text"])
+            total += size
+            if paragraph.get("hash") in other_hashes:
+                other_chars += size
+                continue
+            detected = self.paragraph_language(paragraph["text"])
+            if detected is not None and detected == other:
+                other_chars += size
+            elif detected is not None and detected != lang:
+                foreign_chars += size
+        if not total or not lang:
+            return None, 0.0
+        return 1.0 - (other_chars + foreign_chars) / total, other_chars / total
+
+    def paragraph_language(self, text: str) -> str | None:
+        """CLD2's language of one paragraph's own text when it is reliable, else None (cached per host)."""
+        key = ("paragraph_lang", text)
+        if key not in self._texts:
+            lang, reliable, _ = cld2_language(text)
+            self._texts[key] = lang if reliable else None
+        return self._texts[key]
+
     def template_lang(self, url: str) -> str | None:
         """CLD2's reliable language of a page's boilerplate (navigation, footer, teasers), None when unsure."""
         key = ("template", url)
@@ -402,33 +436,21 @@ def _judged_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, l
 
 def _main_text_language(pair: dict, pages: HostPages, features: dict, found: bool) -> str | None:
     """None when each side's main text is mostly in its pair language, else the reason it is not: untranslated
-    (a side mostly in the other pair language, or mostly the other side's paragraphs word for word) or
-    lang_mismatch. Sets src/trg_lang_share (share of the main text in the pair language; code left out). A
-    page whose main paragraphs carry no language falls back on CLD2's language of the whole page (`found`)."""
-    src_rows, trg_rows = (main_paragraphs((pages.pages.get(pair[f"{side}_url"]) or {}).get("text_paragraphs"))
-                          for side in ("src", "trg"))
-    src_share, src_other = language_shares(src_rows, pair.get("src_lang"), pair.get("trg_lang"))
-    trg_share, trg_other = language_shares(trg_rows, pair.get("trg_lang"), pair.get("src_lang"))
-    features["src_lang_share"], features["trg_lang_share"] = src_share, trg_share
-    if pages.copied_share(pair["src_url"], pair["trg_url"]) >= MAX_COPIED_SHARE:
+    (a side mostly the other side's paragraphs word for word or prose CLD2 reliably finds in the other pair
+    language) or lang_mismatch (mostly prose reliably in a third language). Sets src/trg_lang_share: the share of
+    a side's main prose (code left out) that is neither. A page without main prose falls back on CLD2's language
+    of the whole page (`found`)."""
+    src_url, trg_url = pair["src_url"], pair["trg_url"]
+    if pages.copied_share(src_url, trg_url) >= MAX_COPIED_SHARE:
         return "untranslated"
+    src_share, src_other = pages.language_shares(src_url, pair.get("src_lang"), pair.get("trg_lang"), trg_url)
+    trg_share, trg_other = pages.language_shares(trg_url, pair.get("trg_lang"), pair.get("src_lang"), src_url)
+    features["src_lang_share"], features["trg_lang_share"] = src_share, trg_share
     if src_share is None or trg_share is None:
         return None if found else "lang_mismatch"
     if src_share >= MIN_MAIN_LANG_SHARE and trg_share >= MIN_MAIN_LANG_SHARE:
         return None
     return "untranslated" if max(src_other, trg_other) >= MIN_MAIN_LANG_SHARE else "lang_mismatch"
-
-
-def language_shares(paragraphs: list[dict], lang: str | None, other: str | None) -> tuple[float | None, float]:
-    """(share of the prose in `lang`, share in `other`) by characters of the paragraphs CLD2 labelled, code
-    paragraphs left out; (None, 0) when none is labelled."""
-    labelled = [(len(p["text"]), p.get("lang")) for p in paragraphs
-                if p.get("lang") and p.get("type") not in CODE_TYPES]
-    total = sum(length for length, _ in labelled)
-    if not total or not lang:
-        return None, 0.0
-    return (sum(length for length, code in labelled if code == lang) / total,
-            sum(length for length, code in labelled if code == other) / total)
 
 
 def held_out_features(result: pd.DataFrame, records: list[dict], texts: list[tuple | None],
@@ -817,9 +839,11 @@ def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
 
 
 def one_to_one(frame: pd.DataFrame) -> pd.DataFrame:
-    """Keep each page in at most one parallel pair (best p_parallel_content first; near-duplicates, which share
-    a src_key / trg_key, are one page: a copy's pair loses to its kept page's pair with the same partner whatever
-    their p, and a tie to a kept page); the other parallel pairs become reason not_one_to_one."""
+    """Keep each page (URL) in at most one parallel pair, best p_parallel_content first; a near-duplicate's pair
+    (src_key / trg_key: a copy of another page) loses to its kept page's pair with the same partner whatever their
+    p. Two pairs of four different URLs both stay, near-duplicates or not: a site's alias or print version and
+    its translation are a pair of their own (export-bitext counts their repeated sentences once). The other
+    parallel pairs become reason not_one_to_one."""
     from parascout.udfs.alignment import greedy_one_to_one
 
     frame = frame.copy()
@@ -835,7 +859,9 @@ def one_to_one(frame: pd.DataFrame) -> pd.DataFrame:
     beaten = copies & pd.Series([pair in originals for pair in zip(keyed["src_url"], keyed["trg_url"])],
                                 index=keyed.index)
     keyed = pd.concat([keyed[~copies], keyed[copies & ~beaten]])  # a tie goes to the kept page, not its copy
-    kept = set(greedy_one_to_one(keyed)["row"])
+    by_url = keyed.assign(src_url=parallel.loc[keyed["row"], "src_url"].to_numpy(),
+                          trg_url=parallel.loc[keyed["row"], "trg_url"].to_numpy())
+    kept = set(greedy_one_to_one(by_url)["row"])
     losers = [index for index in parallel.index if index not in kept]
     frame.loc[losers, "parallel"] = False
     frame.loc[losers, "reason"] = "not_one_to_one"
