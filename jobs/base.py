@@ -12,12 +12,14 @@ training-job skeleton are the framework every job subclasses; the table versions
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import re
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Collection
@@ -43,6 +45,10 @@ class JobFailed(RuntimeError):
     """The job ran but its result must not be trusted (e.g. too much bad input)."""
 
 
+class RootBusy(JobFailed):
+    """Another job is writing the same dataset root (one writer per root)."""
+
+
 class UnknownReason(JobFailed):
     """A status was counted that the modules emitting it declare neither bad nor filtered."""
 
@@ -52,6 +58,8 @@ SECRET_KEY = re.compile(r"secret|password|passwd|token|credential|access[._-]?ke
 #: the user:password@ part of a URL
 URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#@\s]+@")
 REDACTED = "***"
+#: (root lock path, thread) pairs this process holds: a job a job runs (the demo's steps) shares its lock
+_HELD_LOCKS: set[tuple[str, int]] = set()
 
 
 def redact(value: Any) -> Any:
@@ -215,6 +223,10 @@ class Job:
                             help="extra Spark property (repeatable)")
         parser.add_argument("--force", action="store_true",
                             help="rerun even when a finished report with the same arguments exists")
+        if self.root_option:
+            parser.add_argument("--wait-lock", type=float, nargs="?", const=float("inf"), default=0.0,
+                                metavar="SECONDS", help="when another job is writing --root, wait for it (for "
+                                                        "SECONDS, default: as long as it takes) instead of failing")
         parser.add_argument("--max-bad-fraction", type=float, default=self.default_max_bad_fraction,
                             help="fail when bad records exceed this fraction of the input")
         parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
@@ -369,7 +381,13 @@ class Job:
         return rows
 
     def commit_outputs(self) -> None:
-        """Switch every table this run wrote to its new version, then remove the versions it replaced."""
+        """Switch every table this run wrote to its new version, then remove the versions it replaced; nothing
+        is switched unless every new version is still complete."""
+        gone = [table for table, (version, _) in self._staged.items()
+                if not tables.version_complete(self.table_path(table), version)]
+        if gone:
+            raise JobFailed(f"the new versions of {gone} are gone before the switch (removed by another writer?); "
+                            "the tables keep their current versions")
         for table, (version, rows) in list(self._staged.items()):
             tables.write_manifest(self.table_path(table), version, rows=rows, job=self.name,
                                   run_id=self.report.data["run_id"])
@@ -451,7 +469,7 @@ class Job:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def _public_args(self) -> dict:
-        skip = {"force", "log_level", "spark_conf"}
+        skip = {"force", "log_level", "spark_conf", "wait_lock"}
         return {k: v for k, v in vars(self.args).items() if k not in skip}
 
     def already_done(self) -> dict | None:
@@ -467,7 +485,35 @@ class Job:
         written_by = [(tables.read_manifest(self.table_path(table)) or {}).get("run_id") for table in versioned]
         if any(run_id != previous.get("run_id") for run_id in written_by):
             return None  # an output is missing, or a later (or interrupted) run replaced it
+        for table in versioned:
+            problem = tables.table_problem(self.table_path(table))
+            if problem:
+                self.log.warning("%s: redoing the work: %s", self.name, problem)
+                return None
         return previous
+
+    @contextlib.contextmanager
+    def writer_lock(self):
+        """Hold ROOT/_locks/writer.lock while the job runs: a second writer on the root fails (RootBusy) or, with
+        --wait-lock, waits. A job run by a job holding the lock in the same thread (the demo's steps) shares it.
+        Roots on stores without a lock primitive run unlocked, with a warning."""
+        path = storage.join(self.args.root, "_locks", "writer.lock") if self.args.root else None
+        key = (path, threading.get_ident())
+        if path is None or key in _HELD_LOCKS:
+            yield
+            return
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(storage.exclusive_lock(path, {"job": self.name},
+                                                           wait_seconds=getattr(self.args, "wait_lock", 0.0)))
+            except storage.LockHeld as held:
+                raise RootBusy(f"another job is writing {self.args.root} ({storage.describe_holder(held.holder)}); "
+                               f"rerun when it ends, or pass --wait-lock to wait (lock: {path})") from None
+            except storage.LockUnsupported as error:
+                self.log.warning("%s: %s; run one job at a time on this root", self.name, error)
+            _HELD_LOCKS.add(key)
+            stack.callback(_HELD_LOCKS.discard, key)
+            yield
 
     def run(self, argv: list[str] | None = None) -> dict:
         """Parse arguments, run the job, switch its outputs in and write the report; returns the report."""
@@ -477,6 +523,11 @@ class Job:
         logging.getLogger("parascout").setLevel(self.args.log_level)
         self.validate_arguments(self.args)
         self.check_input_paths(self.args)  # after the arguments' own checks, before anything is written
+        with self.writer_lock():
+            return self._run_locked()
+
+    def _run_locked(self) -> dict:
+        """The run proper, while this job is the root's one writer."""
         self.resolve_inputs()
         previous = self.already_done()
         if previous:

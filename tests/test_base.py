@@ -1,10 +1,13 @@
 import json
+import shutil
+import threading
+import time
 
 import pytest
 
-from parascout.jobs.base import ConfigError, Job, JobFailed, JobReport, UnknownReason, redact
+from parascout.jobs.base import ConfigError, Job, JobFailed, JobReport, RootBusy, UnknownReason, redact
 from parascout.jobs.cli import discover, main
-from parascout.udfs import tables
+from parascout.udfs import storage, tables
 from tests.conftest import run_job
 
 
@@ -21,6 +24,8 @@ class CountJob(Job):
         parser.add_argument("--fail-after-write", action="store_true")
         parser.add_argument("--lose", type=int, default=0, help="count this many fewer records than were read")
         parser.add_argument("--endpoint", help="a URL that may carry credentials")
+        parser.add_argument("--lose-version", action="store_true",
+                            help="remove the new version before the switch, as a second writer's cleanup did")
 
     def process(self):
         from pyspark.sql import functions as F
@@ -34,6 +39,8 @@ class CountJob(Job):
         self.write_table(df.where("reason = 'ok'"), self.outputs[0])
         if self.args.fail_after_write:
             raise RuntimeError("killed after writing")
+        if self.args.lose_version:
+            shutil.rmtree(tables.version_path(self.table_path("numbers"), self._staged["numbers"][0]))
 
 
 def test_report_balances_and_is_written(spark, tmp_path):
@@ -230,6 +237,8 @@ def test_add_counts_refuses_a_reason_declared_neither_bad_nor_filtered():
 def test_cli_prints_where_a_table_s_current_version_is(tmp_path, capsys):
     table = tmp_path / "urls"
     assert main(["table-location", str(table)]) == 1
+    (table / "version=v1").mkdir(parents=True)
+    (table / "version=v1" / "_SUCCESS").touch()
     tables.write_manifest(str(table), "v1", rows=0)
     assert main(["table-location", str(table)]) == 0
     assert capsys.readouterr().out.strip() == str(table / "version=v1")
@@ -249,3 +258,65 @@ def test_model_arguments_that_may_be_hub_ids_are_left_to_the_loader(tmp_path):
     assert _maybe_hub_id("xlm-roberta-base") and _maybe_hub_id("org/model")
     assert not _maybe_hub_id("./models/pairs") and not _maybe_hub_id("s3://bucket/models/pairs")
     assert not _maybe_hub_id(str(tmp_path / "models" / "pairs"))
+
+
+def writer_lock_of(root) -> str:
+    return str(root / "_locks" / "writer.lock")
+
+
+def test_a_second_writer_on_a_root_fails_with_one_line_and_writes_nothing(spark, tmp_path):
+    with storage.exclusive_lock(writer_lock_of(tmp_path), {"job": "scan-cdx"}):
+        with pytest.raises(RootBusy) as raised:
+            run_job(CountJob, spark, ["--root", str(tmp_path), "--force"])
+        with pytest.raises(RootBusy):  # a bounded wait ends the same way
+            run_job(CountJob, spark, ["--root", str(tmp_path), "--wait-lock", "0.3"])
+    message = str(raised.value)
+    assert "\n" not in message and "another job is writing" in message and "scan-cdx pid" in message
+    assert "--wait-lock" in message
+    assert not (tmp_path / "numbers").exists() and not (tmp_path / "_reports").exists()
+    assert run_job(CountJob, spark, ["--root", str(tmp_path)])["status"] == "ok"  # released: the next one runs
+
+
+def test_wait_lock_waits_for_the_writer_to_finish(spark, tmp_path):
+    held, release = threading.Event(), threading.Event()
+
+    def other_writer():
+        with storage.exclusive_lock(writer_lock_of(tmp_path), {"job": "other"}):
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=other_writer)
+    thread.start()
+    held.wait(10)
+    threading.Timer(0.5, release.set).start()
+    report = run_job(CountJob, spark, ["--root", str(tmp_path), "--wait-lock", "30"])
+    thread.join()
+    assert report["status"] == "ok" and numbers_of(spark, tmp_path) == [0, 2, 4, 6, 8]
+    assert "wait_lock" not in report["args"] or report["fingerprint"] == run_job(
+        CountJob, spark, ["--root", str(tmp_path)])["fingerprint"]
+
+
+def test_the_manifest_never_names_a_version_that_is_gone(spark, tmp_path):
+    first = run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "4"])
+    with pytest.raises(JobFailed, match="gone before the switch"):
+        run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "8", "--lose-version"])
+    manifest = json.loads((tmp_path / "numbers" / "_manifest.json").read_text())
+    assert manifest["run_id"] == first["run_id"]
+    assert (tmp_path / "numbers" / f"version={manifest['version']}" / "_SUCCESS").exists()
+    with pytest.raises(FileNotFoundError):  # the switch itself refuses a missing version
+        tables.write_manifest(str(tmp_path / "numbers"), "v20000101T000000-deadbeef", rows=0)
+    assert numbers_of(spark, tmp_path) == [0, 2]
+
+
+@pytest.mark.parametrize("damage", ["version_removed", "file_truncated"])
+def test_a_rerun_checks_its_outputs_are_there_and_readable_before_calling_the_work_done(spark, tmp_path, damage):
+    run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "6"])
+    location = tmp_path / "numbers" / f"version={json.loads((tmp_path / 'numbers' / '_manifest.json').read_text())['version']}"
+    if damage == "version_removed":
+        shutil.rmtree(location)
+    else:
+        for part in location.glob("part-*.parquet"):
+            part.write_bytes(part.read_bytes()[:20])
+    again = run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "6"])
+    assert "skipped_rerun" not in again and again["outputs"]["numbers"] == 3
+    assert numbers_of(spark, tmp_path) == [0, 2, 4]

@@ -292,3 +292,14 @@ def test_a_line_over_the_length_limit_is_counted_on_both_paths_and_never_held(sp
     else:  # the jar's CdxFileReader counts it, as the Python tasks do
         assert jvm["inputs"] == report["inputs"] and jvm["bad"] == report["bad"]
         assert jvm["metrics"]["cdx_file_reader"] == "parascout.CdxFileReader"
+
+
+def test_a_second_scan_on_the_same_root_fails_with_one_line(tmp_path, capsys):
+    from parascout.jobs.cli import main
+    from parascout.udfs import storage
+
+    with storage.exclusive_lock(str(tmp_path / "_locks" / "writer.lock"), {"job": "scan-cdx"}):
+        code = main(["scan-cdx", "--root", str(tmp_path), "--cdx", str(CDX / "captures.cdx"), "--force"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "another job is writing" in lines[0]
+    assert not (tmp_path / "urls").exists()

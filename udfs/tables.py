@@ -39,10 +39,40 @@ def read_manifest(table_dir: str) -> dict | None:
     return json.loads(storage.read_text(path)) if storage.exists(path) else None
 
 
+def version_complete(table_dir: str, version: str) -> bool:
+    """Whether the version folder is there with its _SUCCESS marker (its writer finished it)."""
+    return storage.exists(storage.join(version_path(table_dir, version), "_SUCCESS"))
+
+
 def write_manifest(table_dir: str, version: str, **facts) -> None:
-    """Make `version` the table's current version: the switch, written after the version's data."""
+    """Make `version` the table's current version: the switch, written after the version's data; a version
+    that is not complete (removed by another writer, never finished) is refused, so a manifest never names
+    a missing folder."""
+    if not version_complete(table_dir, version):
+        raise FileNotFoundError(f"{version_path(table_dir, version)} is missing or unfinished: "
+                                f"the manifest of {table_dir} keeps its current version")
     manifest = {"version": version, "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **facts}
     storage.write_text(storage.join(table_dir, MANIFEST), json.dumps(manifest, indent=2, default=str))
+
+
+def table_problem(table_dir: str) -> str | None:
+    """Why the table's current version cannot be read as its manifest says (None: it can). Reads the Parquet
+    footers only: the row count must match the manifest's."""
+    import pyarrow.dataset as ds
+
+    manifest = read_manifest(table_dir)
+    if manifest is None:
+        return f"{table_dir} has no manifest"
+    if not version_complete(table_dir, manifest["version"]):
+        return f"{version_path(table_dir, manifest['version'])} is missing or unfinished"
+    filesystem, inner = storage.arrow_filesystem(version_path(table_dir, manifest["version"]))
+    try:
+        rows = ds.dataset(inner, filesystem=filesystem, format="parquet").count_rows()
+    except Exception as error:  # noqa: BLE001 - any unreadable file makes the table unreadable
+        return f"{table_dir} cannot be read: {type(error).__name__}: {error}"[:300]
+    if manifest.get("rows") is not None and rows != manifest["rows"]:
+        return f"{table_dir} holds {rows} rows, its manifest says {manifest['rows']}"
+    return None
 
 
 def table_location(table_dir: str) -> str | None:
