@@ -188,6 +188,9 @@ class Job:
     #: arguments naming files or folders the job reads (checked at start), and model directories (or hub ids)
     input_paths: tuple[str, ...] = ()
     model_paths: tuple[str, ...] = ()
+    #: arguments naming a folder or URL prefix the job reads files under (a prefix cannot be listed: not checked
+    #: for existence, only for lying outside the root's tables)
+    input_prefixes: tuple[str, ...] = ()
     #: values of those arguments that are not paths (replay-crawl's `--seeds home`, `--truth verified_pairs`)
     path_keywords: frozenset[str] = frozenset()
     #: outputs the job writes itself as plain folders (not versioned tables): a rerun checks they exist
@@ -242,19 +245,44 @@ class Job:
             raise ConfigError("--max-bad-fraction must be between 0 and 1")
 
     def check_input_paths(self, args: argparse.Namespace) -> None:
-        """Every file or directory named by `input_paths` / `model_paths` exists, before anything is written
-        (a model argument that may be a hub id, `org/name`, is left to the loader)."""
-        missing = []
-        for option in (*self.input_paths, *self.model_paths):
+        """Every file or directory named by `input_paths` / `model_paths` exists, and nothing the job reads
+        (those and `input_prefixes`) lies inside a table folder of --root, which a write would replace, before
+        anything is written (a model argument that may be a hub id, `org/name`, is left to the loader)."""
+        missing, inside = [], []
+        endpoint = getattr(args, "s3_endpoint", None)
+        for option in (*self.input_paths, *self.model_paths, *self.input_prefixes):
             values = getattr(args, option, None)
             for value in values if isinstance(values, list) else [values]:
                 if not value or value in self.path_keywords or (option in self.model_paths and _maybe_hub_id(value)):
                     continue
-                if not storage.exists(value):
-                    missing.append(f"--{option.replace('_', '-')} {value}")
+                flag = f"--{option.replace('_', '-')} {redact(value)}"
+                table_folder = self.root_table_containing(value)
+                if table_folder:
+                    inside.append(f"{flag} lies inside {table_folder}")
+                elif option not in self.input_prefixes and storage.scheme(value) not in storage.HTTP_SCHEMES \
+                        and not storage.exists(value, endpoint):
+                    missing.append(flag)
+        if inside:
+            raise ConfigError(f"{self.name}: {'; '.join(inside)}, a table folder of --root that jobs replace: "
+                              "put inputs outside the root's tables")
         if missing:
             raise ConfigError(f"{self.name}: no such file or directory: {', '.join(missing)} (relative paths are "
                               f"relative to {os.getcwd()})")
+
+    def root_table_containing(self, path: str) -> str | None:
+        """The folder under --root holding `path` when it is one jobs write: this job's outputs, reports, locks,
+        or any folder with a table manifest (None: outside them)."""
+        if not getattr(self.args, "root", None):
+            return None
+        root, target = _comparable(self.args.root), _comparable(path)
+        if not target.startswith(root.rstrip("/") + "/"):
+            return None
+        folder = target[len(root.rstrip("/")) + 1:].split("/", 1)[0]
+        written = {*self.outputs, *self.unversioned_outputs, "_reports", "_locks"}
+        table_dir = storage.join(self.args.root, folder)
+        if folder in written or storage.exists(storage.join(table_dir, tables.MANIFEST)):
+            return table_dir
+        return None
 
     def build_parser(self) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(prog=f"parascout {self.name}", description=self.description)
@@ -638,6 +666,14 @@ class TrainingJob(Job):
 
     def report_result(self, result) -> None:
         """Metrics of the trained model beyond macro-F1 (a subclass's choice)."""
+
+
+def _comparable(path: str) -> str:
+    """A path in one spelling for prefix comparison: local paths absolute with symlinks resolved, s3a/s3n as s3."""
+    if storage.is_local(path):
+        return os.path.realpath(storage.local_path(path))
+    kind = storage.scheme(path)
+    return ("s3" + path[len(kind):] if kind in storage.S3_SCHEMES else path).rstrip("/")
 
 
 def _maybe_hub_id(value: str) -> bool:

@@ -39,6 +39,7 @@ class ExportBitextJob(Job):
     description = "aligned documents and sentence pairs of verified pairs: Parquet, Bitextor TSV, TMX"
     outputs = ("bitext_documents", "bitext_sentences", "bitext_sites")
     inputs = ("verified_pairs", "texts")
+    input_paths = ("lexicon",)
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)

@@ -45,6 +45,8 @@ class FetchDocsJob(Job):
     outputs = ("docs", "texts")
     inputs = ("urls",)
     optional_inputs = ("scored_pairs", "candidates", "shortlist", "discovered_sites")
+    input_paths = ("wat", "domain_terms", "domain_lexicon")
+    input_prefixes = ("warc_prefix",)
     BAD_REASONS = ("truncated", "bad_gzip", "not_warc", "not_http", "bad_payload", "parse_error", "fetch_failed",
                    "missing_file", "not_in_index", "no_warc_location", "bad_warc_location", "bad_wat_json",
                    "bad_wat_file", "bad_location", "bad_url")

@@ -320,3 +320,36 @@ def test_a_rerun_checks_its_outputs_are_there_and_readable_before_calling_the_wo
     again = run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "6"])
     assert "skipped_rerun" not in again and again["outputs"]["numbers"] == 3
     assert numbers_of(spark, tmp_path) == [0, 2, 4]
+
+
+class ReadsAFileJob(CountJob):
+    name = "reads-a-file-test"
+    input_paths = ("input",)
+
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        parser.add_argument("--input")
+
+
+@pytest.mark.parametrize("where", ["numbers", "_reports", "docs"])
+def test_inputs_inside_a_table_folder_of_the_root_are_refused(tmp_path, where):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "_manifest.json").write_text("{}")  # another job's table
+    target = tmp_path / where / "input.txt"
+    target.parent.mkdir(exist_ok=True)
+    target.write_text("data")
+    with pytest.raises(ConfigError, match="lies inside"):
+        ReadsAFileJob().run(["--root", str(tmp_path), "--input", str(target)])
+    beside = tmp_path / "inputs" / "input.txt"  # a plain folder of the root is not a table
+    beside.parent.mkdir()
+    beside.write_text("data")
+    job = ReadsAFileJob()
+    job.args = job.parse_arguments(["--root", str(tmp_path), "--input", str(beside)])
+    job.check_input_paths(job.args)
+
+
+def test_inputs_in_a_remote_root_s_tables_are_refused_whatever_the_s3_spelling():
+    job = ReadsAFileJob()
+    job.args = job.parse_arguments(["--root", "s3a://bucket/root/"])
+    assert job.root_table_containing("s3://bucket/root/numbers/part-0.parquet") == "s3a://bucket/root/numbers"
+    assert job.root_table_containing("s3://bucket/other/numbers/x") is None

@@ -262,7 +262,7 @@ def test_filters_that_keep_nothing_give_empty_tables_and_a_balanced_report(spark
 @pytest.mark.parametrize("argv, message", [
     ([], "give a source"),
     (["--cdx-api", "--crawl", CRAWL], "--cdx-api needs --url"),
-    (["--cdx", "/no/such/folder"], "does not exist"),
+    (["--cdx", "/no/such/folder"], "no such file or directory: --cdx /no/such/folder"),
     (["--cdx", str(CDX), "--langs", "en,xx"], "unknown language"),
     (["--cdx", str(CDX), "--status", "ok"], "--status expects"),
 ])
@@ -303,3 +303,14 @@ def test_a_second_scan_on_the_same_root_fails_with_one_line(tmp_path, capsys):
     lines = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and len(lines) == 1 and "another job is writing" in lines[0]
     assert not (tmp_path / "urls").exists()
+
+
+def test_an_input_inside_the_root_s_tables_is_refused_and_kept(tmp_path):
+    table_dir = tmp_path / "urls" / "version=v20240101T000000-0123abcd"
+    table_dir.mkdir(parents=True)
+    inside = table_dir / "captures.cdx"
+    inside.write_bytes((CDX / "captures.cdx").read_bytes())
+    with pytest.raises(ConfigError, match=r"--cdx .*captures.cdx lies inside .*urls, a table folder"):
+        ScanCdx().run(["--root", str(tmp_path), "--cdx", str(inside), "--force"])
+    assert inside.read_bytes() == (CDX / "captures.cdx").read_bytes()
+    assert not (tmp_path / "_reports").exists()
