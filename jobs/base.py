@@ -45,6 +45,10 @@ class JobFailed(RuntimeError):
     """The job ran but its result must not be trusted (e.g. too much bad input)."""
 
 
+class StoreUnreachable(JobFailed):
+    """Every record the job asked a store for was lost in transport: the store, not the data, failed."""
+
+
 class RootBusy(JobFailed):
     """Another job is writing the same dataset root (one writer per root)."""
 
@@ -133,6 +137,15 @@ class JobReport:
     def output(self, table: str, count: int) -> None:
         self.data["outputs"][table] = int(count)
 
+    def store_reads(self, records_sent: int, example_error: str | None = None) -> None:
+        """Records this run asked a store for. Those bad for a reason in storage.TRANSPORT_FAILURES were lost to
+        the store; the report keeps them apart from the records that are bad themselves."""
+        self.data["store"] = {"records_sent": int(records_sent), "example_error": redact(example_error)}
+
+    @property
+    def lost_to_store(self) -> int:
+        return sum(self.data["bad"].get(reason, 0) for reason in storage.TRANSPORT_FAILURES)
+
     def metric(self, key: str, value: Any) -> None:
         self.data["metrics"][key] = value
 
@@ -166,6 +179,8 @@ class JobReport:
         if primary is not None:
             self.data["accounted"] = self.accounted
             self.data["balanced"] = self.accounted == primary
+        if "store" in self.data:
+            self.data["store"].update(records_lost=self.lost_to_store, bad_records_own=self.total_bad - self.lost_to_store)
         self.data["status"] = status
         if error:
             self.data["error"] = redact(error)
@@ -201,6 +216,9 @@ class Job:
     optional_inputs: tuple[str, ...] = ()
     #: a fraction of bad input above which the job fails (None: never)
     default_max_bad_fraction: float | None = None
+    #: a share of the records sent to a store lost in transport above which the run warns (a flaky store
+    #: loses a few; more means the data is incomplete for the store's sake, and a rerun may recover them)
+    store_warning_fraction: float = 0.05
 
     def __init__(self) -> None:
         self.args: argparse.Namespace | None = None
@@ -571,6 +589,7 @@ class Job:
             with SparkProgress(self.name):  # a line every few seconds while Spark stages run
                 self.process()
             self.report.check_balance()
+            self._check_store()
             self._check_bad_fraction()
             self.commit_outputs()
         except Exception as error:
@@ -585,6 +604,22 @@ class Job:
     def outcome_line(self, data: dict) -> str:
         """What the closing log line says the run did (a job whose counts mean something else overrides it)."""
         return f"kept {data['kept']}, filtered {self.report.total_filtered}, bad {self.report.total_bad}"
+
+    def _check_store(self) -> None:
+        """Fail when every record sent to a store was lost in transport; warn when a high share was."""
+        store, lost = self.report.data.get("store"), self.report.lost_to_store
+        if not store or not lost:
+            return
+        sent = store["records_sent"]
+        example = f" (e.g. {store['example_error']})" if store.get("example_error") else ""
+        if lost >= sent:
+            raise StoreUnreachable(f"the store is unreachable: all {sent} records asked for were lost in transport"
+                                   f"{example}; check the prefix, the endpoint and credentials, then rerun")
+        if lost / sent > self.store_warning_fraction:
+            warning = (f"{lost} of {sent} records ({lost / sent:.1%}) were lost to the store in transport{example}; "
+                       "a rerun fetches them again")
+            self.log.warning("%s: %s", self.name, warning)
+            self.report.data.setdefault("warnings", []).append(warning)
 
     def _check_bad_fraction(self) -> None:
         limit, total = self.args.max_bad_fraction, self.report.primary_count

@@ -374,6 +374,12 @@ class FetchDocsJob(Job):
         self.cached.append(frame.persist(level))
         return frame
 
+    @staticmethod
+    def transport_error(fresh: DataFrame) -> str | None:
+        """The error of one record lost to the store (None when none was): what the report shows of the cause."""
+        lost = fresh.where(F.col("status").isin(*storage.TRANSPORT_FAILURES)).select("error").first()
+        return lost["error"] if lost else None
+
     def summarise_fresh(self, fresh: DataFrame) -> int:
         """One pass over the new rows: GETs, bytes, WAT records; returns the WAT records that are documents."""
         fetched = F.col("range_records") > 0
@@ -393,6 +399,7 @@ class FetchDocsJob(Job):
                 wat_other += row["rows"] if row["other"] else 0
                 wat_records += 0 if row["other"] else row["rows"]
         self.report.metric("records_fetched", sum(int(row["records"] or 0) for row in rows))
+        self.report.store_reads(self.report.data["metrics"]["records_fetched"], self.transport_error(fresh))
         self.report.metric("get_requests", round(sum(float(row["requests"] or 0) for row in rows)))
         self.report.metric("get_retries", round(sum(float(row["retries"] or 0) for row in rows)))
         self.report.metric("record_bytes", sum(int(row["bytes"] or 0) for row in rows))

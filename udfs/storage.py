@@ -43,6 +43,9 @@ STREAM_CHUNK_BYTES = 8 << 20
 MAX_RETRY_AFTER_SECONDS = 30.0
 #: what a failed range read becomes (docs status / CDX read status)
 READ_FAILURES = ("missing_file", "bad_location", "fetch_failed")
+#: the read failures that are the store's, not the record's (it did not answer, or only with errors, after
+#: every retry): a record lost to them is not bad itself
+TRANSPORT_FAILURES = frozenset({"fetch_failed"})
 _CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)-(\d+)/(\d+|\*)\s*$", re.IGNORECASE)
 
 
