@@ -1,7 +1,6 @@
 import json
 import shutil
 import threading
-import time
 
 import pytest
 
