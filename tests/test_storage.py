@@ -104,13 +104,11 @@ def test_a_lock_has_one_holder_at_a_time_on_local_disk_and_on_s3(tmp_path, moto_
     for path, endpoint in ((str(tmp_path / "_locks" / "writer.lock"), None),
                            ("s3://locks/root/_locks/writer.lock", moto_endpoint)):
         with storage.exclusive_lock(path, {"job": "first"}, endpoint=endpoint):
-            with pytest.raises(storage.LockHeld) as held:
-                with storage.exclusive_lock(path, {"job": "second"}, wait_seconds=0.2, poll_seconds=0.05,
-                                            endpoint=endpoint):
-                    pass
+            with pytest.raises(storage.LockHeld) as held, storage.exclusive_lock(
+                    path, {"job": "second"}, wait_seconds=0.2, poll_seconds=0.05, endpoint=endpoint):
+                pass
             assert held.value.holder["job"] == "first" and held.value.holder["pid"] == os.getpid()
         with storage.exclusive_lock(path, {"job": "third"}, endpoint=endpoint):  # released at the block's end
             pass
-    with pytest.raises(storage.LockUnsupported):
-        with storage.exclusive_lock("gs://bucket/root/_locks/writer.lock", {}):
-            pass
+    with pytest.raises(storage.LockUnsupported), storage.exclusive_lock("gs://bucket/root/_locks/writer.lock", {}):
+        pass
