@@ -17,7 +17,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import sys
 import threading
 import time
@@ -33,6 +32,7 @@ import yaml
 from parascout.udfs import storage, tables
 from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.progress import SparkProgress
+from parascout.udfs.redaction import install_log_filter, redact, url_credentials
 
 log = logging.getLogger("parascout")
 
@@ -57,25 +57,8 @@ class UnknownReason(JobFailed):
     """A status was counted that the modules emitting it declare neither bad nor filtered."""
 
 
-#: keys whose values are credentials, at any depth of the arguments and the --conf YAML (its `spark:` section too)
-SECRET_KEY = re.compile(r"secret|password|passwd|token|credential|access[._-]?key", re.IGNORECASE)
-#: the user:password@ part of a URL
-URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#@\s]+@")
-REDACTED = "***"
 #: (root lock path, thread) pairs this process holds: a job a job runs (the demo's steps) shares its lock
 _HELD_LOCKS: set[tuple[str, int]] = set()
-
-
-def redact(value: Any) -> Any:
-    """A copy of a report value with credentials replaced: secret-looking keys and userinfo in URLs."""
-    if isinstance(value, dict):
-        return {key: REDACTED if SECRET_KEY.search(str(key)) and item is not None else redact(item)
-                for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact(item) for item in value]
-    if isinstance(value, str):
-        return URL_USERINFO.sub(rf"\g<scheme>{REDACTED}@", value)
-    return value
 
 
 class JobReport:
@@ -330,6 +313,7 @@ class Job:
         parser.set_defaults(**defaults)
         args = parser.parse_args(argv)
         self.conf = conf
+        refuse_url_credentials(args)
         self.spark_conf = {str(k): str(v) for k, v in (conf.get("spark") or {}).items()}
         for item in args.spark_conf:
             if "=" not in item:
@@ -567,6 +551,7 @@ class Job:
                             stream=sys.stderr)
         self.args = self.parse_arguments(argv)
         logging.getLogger("parascout").setLevel(self.args.log_level)
+        install_log_filter()
         self.validate_arguments(self.args)
         self.check_input_paths(self.args)  # after the arguments' own checks, before anything is written
         with self.writer_lock():
@@ -701,6 +686,18 @@ class TrainingJob(Job):
 
     def report_result(self, result) -> None:
         """Metrics of the trained model beyond macro-F1 (a subclass's choice)."""
+
+
+def refuse_url_credentials(args: argparse.Namespace) -> None:
+    """ConfigError for an argument holding a URL with credentials: they would reach reports, logs and data."""
+    for dest, values in vars(args).items():
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, str) and url_credentials(value):
+                raise ConfigError(
+                    f"--{dest.replace('_', '-')} {redact(value)}: credentials in a URL are refused (they would be "
+                    "written to reports, logs and tables); pass them through the environment (AWS_ACCESS_KEY_ID / "
+                    "AWS_SECRET_ACCESS_KEY), an AWS profile (AWS_PROFILE) or a --conf file's spark: section "
+                    "(spark.hadoop.fs.s3a.access.key / secret.key)")
 
 
 def _comparable(path: str) -> str:

@@ -149,14 +149,43 @@ def test_reports_redact_credentials(spark, tmp_path):
     conf = tmp_path / "c.yaml"
     conf.write_text("spark:\n  spark.hadoop.fs.s3a.secret.key: SECRET1\n  spark.hadoop.fs.s3a.access.key: AKIA1\n"
                     "  spark.sql.shuffle.partitions: '3'\nstorage:\n  nested: {db_password: SECRET2, api_token: SECRET3}\n")
-    run_job(CountJob, spark, ["--root", str(tmp_path), "--conf", str(conf), "--n", "2",
-                              "--endpoint", "https://user:SECRET4@minio.local:9000/bucket"])
+    run_job(CountJob, spark, ["--root", str(tmp_path), "--conf", str(conf), "--n", "2"])
     text = (tmp_path / "_reports" / "count-test.json").read_text()
-    assert not any(secret in text for secret in ("SECRET1", "AKIA1", "SECRET2", "SECRET3", "SECRET4"))
+    assert not any(secret in text for secret in ("SECRET1", "AKIA1", "SECRET2", "SECRET3"))
     report = json.loads(text)
     assert report["conf"]["spark"] == {"spark.hadoop.fs.s3a.secret.key": "***",
                                        "spark.hadoop.fs.s3a.access.key": "***", "spark.sql.shuffle.partitions": "3"}
-    assert report["args"]["endpoint"] == "https://***@minio.local:9000/bucket"
+
+
+@pytest.mark.parametrize("url", ["https://user:SECRET4@minio.local:9000/bucket", "s3://AKIAKEY:SECRET4@bucket/x",
+                                 "s3a://SECRET4@bucket/x"])
+def test_credentials_in_url_arguments_are_refused_at_start_with_how_to_pass_them(tmp_path, url):
+    with pytest.raises(ConfigError) as raised:
+        CountJob().run(["--root", str(tmp_path), "--endpoint", url])
+    message = str(raised.value)
+    assert "SECRET4" not in message and "credentials in a URL are refused" in message
+    assert "AWS_PROFILE" in message and "--conf" in message and "\n" not in message
+    assert not (tmp_path / "_reports").exists()
+
+
+def test_key_names_and_scheme_less_userinfo_are_redacted():
+    secrets = {"fs.azure.account.key.acct.blob.core.windows.net": "S1", "private.key": "S2", "api_key": "S3",
+               "apikey": "S4", "sas_key": "S5", "Authorization": "S6"}
+    assert set(redact(secrets).values()) == {"***"}
+    assert redact({"partitions": 4, "sort": "host"}) == {"partitions": 4, "sort": "host"}
+    message = 'An error occurred (InvalidBucketName): The specified bucket is not valid: "AKIAKEY:S7@bucket/a.warc.gz"'
+    assert "S7" not in redact(message) and "***@bucket/a.warc.gz" in redact(message)
+    assert redact("at 10:30 user x@y.org wrote a:b") == "at 10:30 user x@y.org wrote a:b"
+
+
+def test_log_records_are_redacted(caplog):
+    import logging
+
+    from parascout.udfs.redaction import install_log_filter
+
+    install_log_filter()  # on the root logger's handlers, caplog's among them
+    logging.getLogger("parascout.test").warning("reading %s", "s3://AKIAKEY:S8@bucket/x and KEY:S9@bucket/y")
+    assert "S8" not in caplog.text and "S9" not in caplog.text and "s3://***@bucket/x" in caplog.text
 
 
 def test_redact_walks_any_nesting():

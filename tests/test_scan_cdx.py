@@ -314,3 +314,9 @@ def test_an_input_inside_the_root_s_tables_is_refused_and_kept(tmp_path):
         ScanCdx().run(["--root", str(tmp_path), "--cdx", str(inside), "--force"])
     assert inside.read_bytes() == (CDX / "captures.cdx").read_bytes()
     assert not (tmp_path / "_reports").exists()
+
+
+def test_credentials_in_a_cdx_url_are_refused_before_anything_is_read(tmp_path):
+    with pytest.raises(ConfigError, match="credentials in a URL are refused") as raised:
+        ScanCdx().run(["--root", str(tmp_path), "--cdx", "s3://AKIAKEY:TopSecret@bucket/indexes/"])
+    assert "TopSecret" not in str(raised.value) and not (tmp_path / "_reports").exists()
