@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
 HTTP_SCHEMES = ("http", "https")
@@ -82,11 +82,12 @@ class BadLocation(ValueError):
 
 
 def resolve_under(prefix: str, name: str) -> str:
-    """PREFIX + name (one slash between), refusing names that leave the prefix: a `..` segment anywhere,
-    and for local prefixes any path whose real location (symlinks resolved) is outside the prefix's."""
+    """PREFIX + name (one slash between), refusing names that leave the prefix on any scheme: a `..` segment
+    anywhere, percent-encoded or not, and for local prefixes any path whose real location (symlinks
+    resolved) is outside the prefix's."""
     if not prefix:
         return name
-    if any(part == ".." for part in re.split(r"[/\\]", name)) or "\x00" in name:
+    if any(any(part == ".." for part in re.split(r"[/\\]", form)) or "\x00" in form for form in _decodings(name)):
         raise BadLocation(f"{name!r} leaves the prefix {prefix}")
     joined = f"{prefix.rstrip('/')}/{name.lstrip('/')}"
     if is_local(prefix):
@@ -95,6 +96,18 @@ def resolve_under(prefix: str, name: str) -> str:
         if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
             raise BadLocation(f"{name!r} resolves to {real}, outside {root}")
     return joined
+
+
+def _decodings(name: str, rounds: int = 3) -> list[str]:
+    """The name and its percent-decodings, once and again: an HTTP server (or a proxy before it) decodes
+    `%2e%2e%2f` into `../`, some twice (`%252e`); every form must stay under the prefix."""
+    forms = [name]
+    for _ in range(rounds):
+        decoded = unquote(forms[-1])
+        if decoded == forms[-1]:
+            break
+        forms.append(decoded)
+    return forms
 
 
 def open_regular_file(path: str):
