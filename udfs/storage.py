@@ -181,7 +181,7 @@ def open_output(path: str, compression: str | None = None):
     filesystem, inner = arrow_filesystem(path)
     parent = inner.rsplit("/", 1)[0]
     filesystem.create_dir(parent, recursive=True)
-    temporary = f"{parent}/.tmp-{uuid.uuid4().hex[:8]}-{inner.rsplit('/', 1)[1]}"
+    temporary = f"{parent}/{TEMPORARY_PREFIX}{uuid.uuid4().hex[:8]}-{inner.rsplit('/', 1)[1]}"
     try:
         with filesystem.open_output_stream(temporary, compression=compression) as handle:
             yield handle
@@ -189,6 +189,45 @@ def open_output(path: str, compression: str | None = None):
         filesystem.delete_file(temporary)
         raise
     filesystem.move(temporary, inner)
+
+
+TEMPORARY_PREFIX = ".tmp-"
+
+
+def file_sizes(folder: str) -> dict[str, int]:
+    """{name: bytes} of the files directly in a local, s3:// or gs:// folder ({} when it is absent)."""
+    from pyarrow import fs
+
+    filesystem, inner = arrow_filesystem(folder)
+    if filesystem.get_file_info(inner).type == fs.FileType.NotFound:
+        return {}
+    return {info.base_name: info.size for info in filesystem.get_file_info(fs.FileSelector(inner))
+            if info.type == fs.FileType.File}
+
+
+def remove_temporaries(folder: str) -> int:
+    """Delete what open_output left under temporary names in a folder (a killed writer's files); how many."""
+    filesystem, inner = arrow_filesystem(folder)
+    leftovers = [name for name in file_sizes(folder) if name.startswith(TEMPORARY_PREFIX)]
+    for name in leftovers:
+        filesystem.delete_file(f"{inner}/{name}")
+    return len(leftovers)
+
+
+def delete_file(path: str) -> None:
+    """Delete a file when it is there."""
+    if exists(path):
+        filesystem, inner = arrow_filesystem(path)
+        filesystem.delete_file(inner)
+
+
+def modified_at(path: str):
+    """When a file was last written (a UTC datetime), None when it is absent."""
+    from pyarrow import fs
+
+    filesystem, inner = arrow_filesystem(path)
+    info = filesystem.get_file_info(inner)
+    return None if info.type == fs.FileType.NotFound else info.mtime
 
 
 def delete_dir(path: str) -> None:

@@ -81,3 +81,21 @@ def table_location(table_dir: str) -> str | None:
     if manifest is not None:
         return version_path(table_dir, manifest["version"])
     return table_dir if storage.exists(storage.join(table_dir, "_SUCCESS")) else None
+
+
+def write_files_manifest(folder: str, run_id: str) -> None:
+    """Mark a folder of plain files complete: the manifest, written after them, names the run and each file's size."""
+    files = {name: size for name, size in storage.file_sizes(folder).items()
+             if name != MANIFEST and not name.startswith(storage.TEMPORARY_PREFIX)}
+    storage.write_text(storage.join(folder, MANIFEST), json.dumps({"run_id": run_id, "files": files}, indent=2))
+
+
+def files_problem(folder: str, run_id: str) -> str | None:
+    """Why a folder of plain files is not what run `run_id` completed (None: it is): no manifest (a run was
+    killed while writing), another run's, or a file missing or of another size."""
+    manifest = read_manifest(folder)
+    if manifest is None or manifest.get("run_id") != run_id:
+        return f"{folder} has no completion manifest of run {run_id}"
+    sizes = storage.file_sizes(folder)
+    changed = sorted(name for name, size in manifest["files"].items() if sizes.get(name) != size)
+    return f"{folder}: {changed} missing or of another size than written" if changed else None
