@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from parascout.jobs.base import ConfigError, Job
 from parascout.udfs import documents, domain_focus, storage, warc_fetch, warc_record
 from parascout.udfs.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
-from parascout.udfs.html_text import MAX_TEXT_CHARS, WALK_ENGINE
+from parascout.udfs.html_text import MAX_NESTING_DEPTH, MAX_TAG_ATTRIBUTES, MAX_TEXT_CHARS, WALK_ENGINE
 from parascout.udfs.lexicon import load_lexicon
 from parascout.udfs.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
 from parascout.udfs.sites import with_site
@@ -82,6 +82,10 @@ class FetchDocsJob(Job):
         parser.add_argument("--partitions", type=int, default=0, help="fetch tasks (default: Spark parallelism)")
         parser.add_argument("--record-seconds", type=float, default=warc_record.RECORD_SECONDS,
                             help="time limit to parse one record (status timeout); 0: none")
+        parser.add_argument("--max-tag-attributes", type=int, default=MAX_TAG_ATTRIBUTES,
+                            help="a page with a tag holding more attributes is not parsed (html_too_complex)")
+        parser.add_argument("--max-nesting-depth", type=int, default=MAX_NESTING_DEPTH,
+                            help="a page whose elements nest deeper is not parsed (html_too_complex)")
         parser.add_argument("--max-text-chars", type=int, default=MAX_TEXT_CHARS,
                             help="paragraphs kept per page stop at this many characters (text_truncated, counted)")
         parser.add_argument("--site-boilerplate-share", type=float, default=SiteTextSettings.min_share,
@@ -122,7 +126,8 @@ class FetchDocsJob(Job):
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
         if args.record_seconds < 0:
             raise ConfigError("--record-seconds must be 0 (no limit) or positive")
-        for name in ("max_text_chars", "site_boilerplate_pages", "max_site_pages"):
+        for name in ("max_text_chars", "site_boilerplate_pages", "max_site_pages", "max_tag_attributes",
+                     "max_nesting_depth"):
             if getattr(args, name) <= 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
         if not 0 < args.site_boilerplate_share <= 1 or args.near_duplicate_overlap <= 0:
@@ -205,7 +210,8 @@ class FetchDocsJob(Job):
                 .sortWithinPartitions("warc_filename", "warc_offset")
                 .mapInPandas(functools.partial(fetch_documents, settings=self.settings(), parse=functools.partial(
                     parse_record, record_seconds=self.args.record_seconds or None,
-                    max_text_chars=self.args.max_text_chars)), RECORD_SCHEMA))
+                    max_text_chars=self.args.max_text_chars, max_tag_attributes=self.args.max_tag_attributes,
+                    max_nesting_depth=self.args.max_nesting_depth)), RECORD_SCHEMA))
 
     def resolve_revisits(self, fresh: DataFrame) -> DataFrame:
         """Each revisit row replaced by its original's doc where `urls` holds the original capture (same URL and
