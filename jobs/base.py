@@ -522,12 +522,16 @@ class Job:
                 return None
         return previous
 
+    def lock_path(self) -> str:
+        """The root's writer lock."""
+        return storage.join(self.args.root, "_locks", "writer.lock")
+
     @contextlib.contextmanager
     def writer_lock(self):
         """Hold ROOT/_locks/writer.lock while the job runs: a second writer on the root fails (RootBusy) or, with
         --wait-lock, waits. A job run by a job holding the lock in the same thread (the demo's steps) shares it.
         Roots on stores without a lock primitive run unlocked, with a warning."""
-        path = storage.join(self.args.root, "_locks", "writer.lock") if self.args.root else None
+        path = self.lock_path() if self.args.root else None
         key = (path, threading.get_ident())
         if path is None or key in _HELD_LOCKS:
             yield
@@ -642,6 +646,11 @@ class TrainingJob(Job):
 
     def add_source_arguments(self, parser: argparse.ArgumentParser) -> None:
         raise NotImplementedError
+
+    def lock_path(self) -> str:
+        """Beside the model directory: it is replaced whole by a rename, which would take a lock inside with it."""
+        parent, _, name = self.args.out.rstrip("/").rpartition("/")
+        return storage.join(parent or ".", f".{name}.writer.lock")
 
     def source_problems(self, args: argparse.Namespace) -> list[str]:
         return []
