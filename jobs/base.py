@@ -12,12 +12,13 @@ training-job skeleton are the framework every job subclasses; the table versions
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import logging
 import os
-import re
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Collection
@@ -31,6 +32,7 @@ import yaml
 from parascout.udfs import storage, tables
 from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.progress import SparkProgress
+from parascout.udfs.redaction import install_log_filter, redact, url_credentials
 
 log = logging.getLogger("parascout")
 
@@ -43,27 +45,20 @@ class JobFailed(RuntimeError):
     """The job ran but its result must not be trusted (e.g. too much bad input)."""
 
 
+class StoreUnreachable(JobFailed):
+    """Every record the job asked a store for was lost in transport: the store, not the data, failed."""
+
+
+class RootBusy(JobFailed):
+    """Another job is writing the same dataset root (one writer per root)."""
+
+
 class UnknownReason(JobFailed):
     """A status was counted that the modules emitting it declare neither bad nor filtered."""
 
 
-#: keys whose values are credentials, at any depth of the arguments and the --conf YAML (its `spark:` section too)
-SECRET_KEY = re.compile(r"secret|password|passwd|token|credential|access[._-]?key", re.IGNORECASE)
-#: the user:password@ part of a URL
-URL_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#@\s]+@")
-REDACTED = "***"
-
-
-def redact(value: Any) -> Any:
-    """A copy of a report value with credentials replaced: secret-looking keys and userinfo in URLs."""
-    if isinstance(value, dict):
-        return {key: REDACTED if SECRET_KEY.search(str(key)) and item is not None else redact(item)
-                for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact(item) for item in value]
-    if isinstance(value, str):
-        return URL_USERINFO.sub(rf"\g<scheme>{REDACTED}@", value)
-    return value
+#: (root lock path, thread) pairs this process holds: a job a job runs (the demo's steps) shares its lock
+_HELD_LOCKS: set[tuple[str, int]] = set()
 
 
 class JobReport:
@@ -125,6 +120,15 @@ class JobReport:
     def output(self, table: str, count: int) -> None:
         self.data["outputs"][table] = int(count)
 
+    def store_reads(self, records_sent: int, example_error: str | None = None) -> None:
+        """Records this run asked a store for. Those bad for a reason in storage.TRANSPORT_FAILURES were lost to
+        the store; the report keeps them apart from the records that are bad themselves."""
+        self.data["store"] = {"records_sent": int(records_sent), "example_error": redact(example_error)}
+
+    @property
+    def lost_to_store(self) -> int:
+        return sum(self.data["bad"].get(reason, 0) for reason in storage.TRANSPORT_FAILURES)
+
     def metric(self, key: str, value: Any) -> None:
         self.data["metrics"][key] = value
 
@@ -158,6 +162,8 @@ class JobReport:
         if primary is not None:
             self.data["accounted"] = self.accounted
             self.data["balanced"] = self.accounted == primary
+        if "store" in self.data:
+            self.data["store"].update(records_lost=self.lost_to_store, bad_records_own=self.total_bad - self.lost_to_store)
         self.data["status"] = status
         if error:
             self.data["error"] = redact(error)
@@ -180,6 +186,9 @@ class Job:
     #: arguments naming files or folders the job reads (checked at start), and model directories (or hub ids)
     input_paths: tuple[str, ...] = ()
     model_paths: tuple[str, ...] = ()
+    #: arguments naming a folder or URL prefix the job reads files under (a prefix cannot be listed: not checked
+    #: for existence, only for lying outside the root's tables)
+    input_prefixes: tuple[str, ...] = ()
     #: values of those arguments that are not paths (replay-crawl's `--seeds home`, `--truth verified_pairs`)
     path_keywords: frozenset[str] = frozenset()
     #: outputs the job writes itself as plain folders (not versioned tables): a rerun checks they exist
@@ -190,6 +199,9 @@ class Job:
     optional_inputs: tuple[str, ...] = ()
     #: a fraction of bad input above which the job fails (None: never)
     default_max_bad_fraction: float | None = None
+    #: a share of the records sent to a store lost in transport above which the run warns (a flaky store
+    #: loses a few; more means the data is incomplete for the store's sake, and a rerun may recover them)
+    store_warning_fraction: float = 0.05
 
     def __init__(self) -> None:
         self.args: argparse.Namespace | None = None
@@ -215,6 +227,10 @@ class Job:
                             help="extra Spark property (repeatable)")
         parser.add_argument("--force", action="store_true",
                             help="rerun even when a finished report with the same arguments exists")
+        if self.root_option:
+            parser.add_argument("--wait-lock", type=float, nargs="?", const=float("inf"), default=0.0,
+                                metavar="SECONDS", help="when another job is writing --root, wait for it (for "
+                                                        "SECONDS, default: as long as it takes) instead of failing")
         parser.add_argument("--max-bad-fraction", type=float, default=self.default_max_bad_fraction,
                             help="fail when bad records exceed this fraction of the input")
         parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
@@ -230,19 +246,44 @@ class Job:
             raise ConfigError("--max-bad-fraction must be between 0 and 1")
 
     def check_input_paths(self, args: argparse.Namespace) -> None:
-        """Every file or directory named by `input_paths` / `model_paths` exists, before anything is written
-        (a model argument that may be a hub id, `org/name`, is left to the loader)."""
-        missing = []
-        for option in (*self.input_paths, *self.model_paths):
+        """Every file or directory named by `input_paths` / `model_paths` exists, and nothing the job reads
+        (those and `input_prefixes`) lies inside a table folder of --root, which a write would replace, before
+        anything is written (a model argument that may be a hub id, `org/name`, is left to the loader)."""
+        missing, inside = [], []
+        endpoint = getattr(args, "s3_endpoint", None)
+        for option in (*self.input_paths, *self.model_paths, *self.input_prefixes):
             values = getattr(args, option, None)
             for value in values if isinstance(values, list) else [values]:
                 if not value or value in self.path_keywords or (option in self.model_paths and _maybe_hub_id(value)):
                     continue
-                if not storage.exists(value):
-                    missing.append(f"--{option.replace('_', '-')} {value}")
+                flag = f"--{option.replace('_', '-')} {redact(value)}"
+                table_folder = self.root_table_containing(value)
+                if table_folder:
+                    inside.append(f"{flag} lies inside {table_folder}")
+                elif option not in self.input_prefixes and storage.scheme(value) not in storage.HTTP_SCHEMES \
+                        and not storage.exists(value, endpoint):
+                    missing.append(flag)
+        if inside:
+            raise ConfigError(f"{self.name}: {'; '.join(inside)}, a table folder of --root that jobs replace: "
+                              "put inputs outside the root's tables")
         if missing:
             raise ConfigError(f"{self.name}: no such file or directory: {', '.join(missing)} (relative paths are "
                               f"relative to {os.getcwd()})")
+
+    def root_table_containing(self, path: str) -> str | None:
+        """The folder under --root holding `path` when it is one jobs write: this job's outputs, reports, locks,
+        or any folder with a table manifest (None: outside them)."""
+        if not getattr(self.args, "root", None):
+            return None
+        root, target = _comparable(self.args.root), _comparable(path)
+        if not target.startswith(root.rstrip("/") + "/"):
+            return None
+        folder = target[len(root.rstrip("/")) + 1:].split("/", 1)[0]
+        written = {*self.outputs, *self.unversioned_outputs, "_reports", "_locks"}
+        table_dir = storage.join(self.args.root, folder)
+        if folder in written or storage.exists(storage.join(table_dir, tables.MANIFEST)):
+            return table_dir
+        return None
 
     def build_parser(self) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(prog=f"parascout {self.name}", description=self.description)
@@ -272,6 +313,7 @@ class Job:
         parser.set_defaults(**defaults)
         args = parser.parse_args(argv)
         self.conf = conf
+        refuse_url_credentials(args)
         self.spark_conf = {str(k): str(v) for k, v in (conf.get("spark") or {}).items()}
         for item in args.spark_conf:
             if "=" not in item:
@@ -371,7 +413,13 @@ class Job:
         return rows
 
     def commit_outputs(self) -> None:
-        """Switch every table this run wrote to its new version, then remove the versions it replaced."""
+        """Switch every table this run wrote to its new version, then remove the versions it replaced; nothing
+        is switched unless every new version is still complete."""
+        gone = [table for table, (version, _) in self._staged.items()
+                if not tables.version_complete(self.table_path(table), version)]
+        if gone:
+            raise JobFailed(f"the new versions of {gone} are gone before the switch (removed by another writer?); "
+                            "the tables keep their current versions")
         for table, (version, rows) in list(self._staged.items()):
             tables.write_manifest(self.table_path(table), version, rows=rows, job=self.name,
                                   run_id=self.report.data["run_id"])
@@ -453,7 +501,7 @@ class Job:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def _public_args(self) -> dict:
-        skip = {"force", "log_level", "spark_conf"}
+        skip = {"force", "log_level", "spark_conf", "wait_lock"}
         return {k: v for k, v in vars(self.args).items() if k not in skip}
 
     def already_done(self) -> dict | None:
@@ -469,7 +517,39 @@ class Job:
         written_by = [(tables.read_manifest(self.table_path(table)) or {}).get("run_id") for table in versioned]
         if any(run_id != previous.get("run_id") for run_id in written_by):
             return None  # an output is missing, or a later (or interrupted) run replaced it
+        for table in versioned:
+            problem = tables.table_problem(self.table_path(table))
+            if problem:
+                self.log.warning("%s: redoing the work: %s", self.name, problem)
+                return None
         return previous
+
+    def lock_path(self) -> str:
+        """The root's writer lock."""
+        return storage.join(self.args.root, "_locks", "writer.lock")
+
+    @contextlib.contextmanager
+    def writer_lock(self):
+        """Hold ROOT/_locks/writer.lock while the job runs: a second writer on the root fails (RootBusy) or, with
+        --wait-lock, waits. A job run by a job holding the lock in the same thread (the demo's steps) shares it.
+        Roots on stores without a lock primitive run unlocked, with a warning."""
+        path = self.lock_path() if self.args.root else None
+        key = (path, threading.get_ident())
+        if path is None or key in _HELD_LOCKS:
+            yield
+            return
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(storage.exclusive_lock(path, {"job": self.name},
+                                                           wait_seconds=getattr(self.args, "wait_lock", 0.0)))
+            except storage.LockHeld as held:
+                raise RootBusy(f"another job is writing {self.args.root} ({storage.describe_holder(held.holder)}); "
+                               f"rerun when it ends, or pass --wait-lock to wait (lock: {path})") from None
+            except storage.LockUnsupported as error:
+                self.log.warning("%s: %s; run one job at a time on this root", self.name, error)
+            _HELD_LOCKS.add(key)
+            stack.callback(_HELD_LOCKS.discard, key)
+            yield
 
     def run(self, argv: list[str] | None = None) -> dict:
         """Parse arguments, run the job, switch its outputs in and write the report; returns the report."""
@@ -477,8 +557,14 @@ class Job:
                             stream=sys.stderr)
         self.args = self.parse_arguments(argv)
         logging.getLogger("parascout").setLevel(self.args.log_level)
+        install_log_filter()
         self.validate_arguments(self.args)
         self.check_input_paths(self.args)  # after the arguments' own checks, before anything is written
+        with self.writer_lock():
+            return self._run_locked()
+
+    def _run_locked(self) -> dict:
+        """The run proper, while this job is the root's one writer."""
         self.resolve_inputs()
         previous = self.already_done()
         if previous:
@@ -494,6 +580,7 @@ class Job:
             with SparkProgress(self.name):  # a line every few seconds while Spark stages run
                 self.process()
             self.report.check_balance()
+            self._check_store()
             self._check_bad_fraction()
             self.commit_outputs()
         except Exception as error:
@@ -508,6 +595,22 @@ class Job:
     def outcome_line(self, data: dict) -> str:
         """What the closing log line says the run did (a job whose counts mean something else overrides it)."""
         return f"kept {data['kept']}, filtered {self.report.total_filtered}, bad {self.report.total_bad}"
+
+    def _check_store(self) -> None:
+        """Fail when every record sent to a store was lost in transport; warn when a high share was."""
+        store, lost = self.report.data.get("store"), self.report.lost_to_store
+        if not store or not lost:
+            return
+        sent = store["records_sent"]
+        example = f" (e.g. {store['example_error']})" if store.get("example_error") else ""
+        if lost >= sent:
+            raise StoreUnreachable(f"the store is unreachable: all {sent} records asked for were lost in transport"
+                                   f"{example}; check the prefix, the endpoint and credentials, then rerun")
+        if lost / sent > self.store_warning_fraction:
+            warning = (f"{lost} of {sent} records ({lost / sent:.1%}) were lost to the store in transport{example}; "
+                       "a rerun fetches them again")
+            self.log.warning("%s: %s", self.name, warning)
+            self.report.data.setdefault("warnings", []).append(warning)
 
     def _check_bad_fraction(self) -> None:
         limit, total = self.args.max_bad_fraction, self.report.primary_count
@@ -545,6 +648,11 @@ class TrainingJob(Job):
 
     def add_source_arguments(self, parser: argparse.ArgumentParser) -> None:
         raise NotImplementedError
+
+    def lock_path(self) -> str:
+        """Beside the model directory: it is replaced whole by a rename, which would take a lock inside with it."""
+        parent, _, name = self.args.out.rstrip("/").rpartition("/")
+        return storage.join(parent or ".", f".{name}.writer.lock")
 
     def source_problems(self, args: argparse.Namespace) -> list[str]:
         return []
@@ -589,6 +697,26 @@ class TrainingJob(Job):
 
     def report_result(self, result) -> None:
         """Metrics of the trained model beyond macro-F1 (a subclass's choice)."""
+
+
+def refuse_url_credentials(args: argparse.Namespace) -> None:
+    """ConfigError for an argument holding a URL with credentials: they would reach reports, logs and data."""
+    for dest, values in vars(args).items():
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, str) and url_credentials(value):
+                raise ConfigError(
+                    f"--{dest.replace('_', '-')} {redact(value)}: credentials in a URL are refused (they would be "
+                    "written to reports, logs and tables); pass them through the environment (AWS_ACCESS_KEY_ID / "
+                    "AWS_SECRET_ACCESS_KEY), an AWS profile (AWS_PROFILE) or a --conf file's spark: section "
+                    "(spark.hadoop.fs.s3a.access.key / secret.key)")
+
+
+def _comparable(path: str) -> str:
+    """A path in one spelling for prefix comparison: local paths absolute with symlinks resolved, s3a/s3n as s3."""
+    if storage.is_local(path):
+        return os.path.realpath(storage.local_path(path))
+    kind = storage.scheme(path)
+    return ("s3" + path[len(kind):] if kind in storage.S3_SCHEMES else path).rstrip("/")
 
 
 def _maybe_hub_id(value: str) -> bool:

@@ -16,13 +16,14 @@ missing or empty, too many sentences).
 from __future__ import annotations
 
 import functools
+from datetime import datetime
 
 from pyspark import StorageLevel
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job, language_pair_option
-from parascout.udfs import domain_focus, storage
+from parascout.udfs import domain_focus, storage, tables
 from parascout.udfs.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, FILTERED_REASONS, export_batches
 from parascout.udfs.bitext.formats import TMX_FOOTER, document_line, sentence_line, tmx_header, tmx_unit
 from parascout.udfs.bitext.sentences import MAX_SENTENCES
@@ -39,6 +40,8 @@ class ExportBitextJob(Job):
     description = "aligned documents and sentence pairs of verified pairs: Parquet, Bitextor TSV, TMX"
     outputs = ("bitext_documents", "bitext_sentences", "bitext_sites")
     inputs = ("verified_pairs", "texts")
+    input_paths = ("lexicon",)
+    unversioned_outputs = ("bitext",)  # the TSV and TMX files, complete when bitext/_manifest.json names them
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
@@ -148,28 +151,52 @@ class ExportBitextJob(Job):
                                      for row in top})
         return sites.withColumn("src_lang", F.lit(a)).withColumn("trg_lang", F.lit(b))
 
+    def already_done(self) -> dict | None:
+        """The base class's answer, when the bitext files are also the ones the previous run completed."""
+        previous = super().already_done()
+        problem = previous and tables.files_problem(storage.join(self.args.root, "bitext"), previous["run_id"])
+        if problem:
+            self.log.warning("%s: redoing the work: %s", self.name, problem)
+            return None
+        return previous
+
+    def data_time(self):
+        """When the newest input table was written: the TMX's creation date, the same on every rerun."""
+        times = []
+        for table in self.inputs:
+            manifest = tables.read_manifest(self.table_path(table))
+            times.append(datetime.fromisoformat(manifest["written_at"]) if manifest and manifest.get("written_at")
+                         else storage.modified_at(storage.join(self.table_path(table), "_SUCCESS")))
+        return max((time for time in times if time is not None), default=None)
+
     def write_files(self, documents, sentences) -> None:
-        """The Bitextor TSVs and the TMX, streamed from the tables partition by partition."""
+        """The Bitextor TSVs and the TMX, streamed from the tables partition by partition in a fixed order; the
+        folder's manifest goes first and comes back last, so a kill in between leaves files a rerun redoes."""
         a, b = self.languages
         folder = storage.join(self.args.root, "bitext")
+        storage.delete_file(storage.join(folder, tables.MANIFEST))
+        storage.remove_temporaries(folder)
         languages = load_languages()
         src_code, trg_code = (languages[code].iso639_1 or code for code in (a, b))
-        ok = documents.where(F.col("status") == "ok").select("src_url", "trg_url", "src_text", "trg_text")
+        ok = (documents.where(F.col("status") == "ok").select("src_url", "trg_url", "src_text", "trg_text")
+              .orderBy("src_url", "trg_url"))
         lines = (document_line(*row) for row in ok.toLocalIterator())
         self.report.output("bitext/documents.tsv", self.write_gzip(storage.join(folder, f"{a}-{b}.documents.tsv.gz"), lines))
         kept = sentences.where(F.col("reason").isNull())
         lines = (sentence_line(r["src_url"], r["trg_url"], r["src_text"], r["trg_text"], r["score"])
-                 for r in kept.select("src_url", "trg_url", "src_text", "trg_text", "score").toLocalIterator())
+                 for r in kept.orderBy("src_url", "trg_url", "bead")
+                 .select("src_url", "trg_url", "src_text", "trg_text", "score").toLocalIterator())
         self.report.output("bitext/sent.tsv", self.write_gzip(storage.join(folder, f"{a}-{b}.sent.tsv.gz"), lines))
         unique = kept.groupBy("src_text", "trg_text").agg(
             F.count("*").alias("count"), F.max("score").alias("score"),
-            F.min(F.struct("src_url", "trg_url")).alias("first")).orderBy(F.desc("count"), "src_text")
+            F.min(F.struct("src_url", "trg_url")).alias("first")).orderBy(F.desc("count"), "src_text", "trg_text")
         units = (tmx_unit(number, src_code, trg_code, r["src_text"], r["trg_text"], r["count"], r["score"],
                           r["first"]["src_url"], r["first"]["trg_url"])
                  for number, r in enumerate(unique.toLocalIterator(), 1))
         written = self.write_gzip(storage.join(folder, f"{a}-{b}.tmx.gz"), units,
-                                  header=tmx_header(src_code, "0.2.0"), footer=TMX_FOOTER)
+                                  header=tmx_header(src_code, "0.2.0", self.data_time()), footer=TMX_FOOTER)
         self.report.output("bitext/tmx (unique pairs)", written)
+        tables.write_files_manifest(folder, self.report.data["run_id"])
 
     @staticmethod
     def write_gzip(path: str, lines, header: str = "", footer: str = "") -> int:

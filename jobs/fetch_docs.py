@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from parascout.jobs.base import ConfigError, Job
 from parascout.udfs import documents, domain_focus, storage, warc_fetch, warc_record
 from parascout.udfs.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
-from parascout.udfs.html_text import MAX_TEXT_CHARS, WALK_ENGINE
+from parascout.udfs.html_text import MAX_NESTING_DEPTH, MAX_TAG_ATTRIBUTES, MAX_TEXT_CHARS, WALK_ENGINE
 from parascout.udfs.lexicon import load_lexicon
 from parascout.udfs.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
 from parascout.udfs.sites import with_site
@@ -45,6 +45,8 @@ class FetchDocsJob(Job):
     outputs = ("docs", "texts")
     inputs = ("urls",)
     optional_inputs = ("scored_pairs", "candidates", "shortlist", "discovered_sites")
+    input_paths = ("wat", "domain_terms", "domain_lexicon")
+    input_prefixes = ("warc_prefix",)
     BAD_REASONS = ("truncated", "bad_gzip", "not_warc", "not_http", "bad_payload", "parse_error", "fetch_failed",
                    "missing_file", "not_in_index", "no_warc_location", "bad_warc_location", "bad_wat_json",
                    "bad_wat_file", "bad_location", "bad_url")
@@ -80,6 +82,10 @@ class FetchDocsJob(Job):
         parser.add_argument("--partitions", type=int, default=0, help="fetch tasks (default: Spark parallelism)")
         parser.add_argument("--record-seconds", type=float, default=warc_record.RECORD_SECONDS,
                             help="time limit to parse one record (status timeout); 0: none")
+        parser.add_argument("--max-tag-attributes", type=int, default=MAX_TAG_ATTRIBUTES,
+                            help="a page with a tag holding more attributes is not parsed (html_too_complex)")
+        parser.add_argument("--max-nesting-depth", type=int, default=MAX_NESTING_DEPTH,
+                            help="a page whose elements nest deeper is not parsed (html_too_complex)")
         parser.add_argument("--max-text-chars", type=int, default=MAX_TEXT_CHARS,
                             help="paragraphs kept per page stop at this many characters (text_truncated, counted)")
         parser.add_argument("--site-boilerplate-share", type=float, default=SiteTextSettings.min_share,
@@ -120,7 +126,8 @@ class FetchDocsJob(Job):
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
         if args.record_seconds < 0:
             raise ConfigError("--record-seconds must be 0 (no limit) or positive")
-        for name in ("max_text_chars", "site_boilerplate_pages", "max_site_pages"):
+        for name in ("max_text_chars", "site_boilerplate_pages", "max_site_pages", "max_tag_attributes",
+                     "max_nesting_depth"):
             if getattr(args, name) <= 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
         if not 0 < args.site_boilerplate_share <= 1 or args.near_duplicate_overlap <= 0:
@@ -203,7 +210,8 @@ class FetchDocsJob(Job):
                 .sortWithinPartitions("warc_filename", "warc_offset")
                 .mapInPandas(functools.partial(fetch_documents, settings=self.settings(), parse=functools.partial(
                     parse_record, record_seconds=self.args.record_seconds or None,
-                    max_text_chars=self.args.max_text_chars)), RECORD_SCHEMA))
+                    max_text_chars=self.args.max_text_chars, max_tag_attributes=self.args.max_tag_attributes,
+                    max_nesting_depth=self.args.max_nesting_depth)), RECORD_SCHEMA))
 
     def resolve_revisits(self, fresh: DataFrame) -> DataFrame:
         """Each revisit row replaced by its original's doc where `urls` holds the original capture (same URL and
@@ -372,6 +380,12 @@ class FetchDocsJob(Job):
         self.cached.append(frame.persist(level))
         return frame
 
+    @staticmethod
+    def transport_error(fresh: DataFrame) -> str | None:
+        """The error of one record lost to the store (None when none was): what the report shows of the cause."""
+        lost = fresh.where(F.col("status").isin(*storage.TRANSPORT_FAILURES)).select("error").first()
+        return lost["error"] if lost else None
+
     def summarise_fresh(self, fresh: DataFrame) -> int:
         """One pass over the new rows: GETs, bytes, WAT records; returns the WAT records that are documents."""
         fetched = F.col("range_records") > 0
@@ -391,6 +405,7 @@ class FetchDocsJob(Job):
                 wat_other += row["rows"] if row["other"] else 0
                 wat_records += 0 if row["other"] else row["rows"]
         self.report.metric("records_fetched", sum(int(row["records"] or 0) for row in rows))
+        self.report.store_reads(self.report.data["metrics"]["records_fetched"], self.transport_error(fresh))
         self.report.metric("get_requests", round(sum(float(row["requests"] or 0) for row in rows)))
         self.report.metric("get_retries", round(sum(float(row["retries"] or 0) for row in rows)))
         self.report.metric("record_bytes", sum(int(row["bytes"] or 0) for row in rows))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
-import os
 from functools import reduce
 
 from pyspark.sql import DataFrame
@@ -59,6 +58,7 @@ class ScanCdx(Job):
     name = "scan-cdx"
     description = "CDX files / ZipNum / columnar index / CDX API -> urls and hosts (filtered, latest capture per URL)"
     outputs = ("urls", "hosts")
+    input_paths = ("cdx", "index_parquet")
     default_max_bad_fraction = 0.1
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -94,9 +94,6 @@ class ScanCdx(Job):
             raise ConfigError("scan-cdx: give a source: --cdx PATH, --index-parquet PATH or --cdx-api --url PATTERN")
         if args.cdx_api and not (args.url and args.crawl):
             raise ConfigError("--cdx-api needs --url PATTERN (e.g. 'example.is/*') and --crawl CC-MAIN-YYYY-WW")
-        for path in args.cdx + args.index_parquet:
-            if storage.is_local(path) and not os.path.exists(storage.local_path(path)):
-                raise ConfigError(f"input {path} does not exist")
         if not all(status.isdigit() for status in comma_list(args.status)):
             raise ConfigError(f"--status expects HTTP status codes like 200,203; got {args.status!r}")
         self.langs = language_pair_option(args.langs)

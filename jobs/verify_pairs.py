@@ -56,7 +56,7 @@ class VerifyPairsJob(Job):
     description = "verify candidate pairs by structure (STRAND) and content (tsim under a lexicon), 1-1 aligned"
     outputs = ("verified_pairs",)
     inputs = ("docs",)
-    input_paths = ("learn_from",)
+    input_paths = ("learn_from", "lexicon")
     optional_inputs = ("texts", "scored_pairs", "candidates")
 
     def add_arguments(self, parser) -> None:

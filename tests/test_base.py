@@ -1,10 +1,12 @@
 import json
+import shutil
+import threading
 
 import pytest
 
-from parascout.jobs.base import ConfigError, Job, JobFailed, JobReport, UnknownReason, redact
+from parascout.jobs.base import ConfigError, Job, JobFailed, JobReport, RootBusy, UnknownReason, redact
 from parascout.jobs.cli import discover, main
-from parascout.udfs import tables
+from parascout.udfs import storage, tables
 from tests.conftest import run_job
 
 NUMBERS = (("id*", "bigint", "a number"), ("reason*", "string", "why it was kept or dropped"))
@@ -27,6 +29,8 @@ class CountJob(Job):
         parser.add_argument("--fail-after-write", action="store_true")
         parser.add_argument("--lose", type=int, default=0, help="count this many fewer records than were read")
         parser.add_argument("--endpoint", help="a URL that may carry credentials")
+        parser.add_argument("--lose-version", action="store_true",
+                            help="remove the new version before the switch, as a second writer's cleanup did")
 
     def process(self):
         from pyspark.sql import functions as F
@@ -40,6 +44,8 @@ class CountJob(Job):
         self.write_table(df.where("reason = 'ok'"), self.outputs[0])
         if self.args.fail_after_write:
             raise RuntimeError("killed after writing")
+        if self.args.lose_version:
+            shutil.rmtree(tables.version_path(self.table_path("numbers"), self._staged["numbers"][0]))
 
 
 def test_report_balances_and_is_written(spark, tmp_path):
@@ -149,14 +155,43 @@ def test_reports_redact_credentials(spark, tmp_path):
     conf = tmp_path / "c.yaml"
     conf.write_text("spark:\n  spark.hadoop.fs.s3a.secret.key: SECRET1\n  spark.hadoop.fs.s3a.access.key: AKIA1\n"
                     "  spark.sql.shuffle.partitions: '3'\nstorage:\n  nested: {db_password: SECRET2, api_token: SECRET3}\n")
-    run_job(CountJob, spark, ["--root", str(tmp_path), "--conf", str(conf), "--n", "2",
-                              "--endpoint", "https://user:SECRET4@minio.local:9000/bucket"])
+    run_job(CountJob, spark, ["--root", str(tmp_path), "--conf", str(conf), "--n", "2"])
     text = (tmp_path / "_reports" / "count-test.json").read_text()
-    assert not any(secret in text for secret in ("SECRET1", "AKIA1", "SECRET2", "SECRET3", "SECRET4"))
+    assert not any(secret in text for secret in ("SECRET1", "AKIA1", "SECRET2", "SECRET3"))
     report = json.loads(text)
     assert report["conf"]["spark"] == {"spark.hadoop.fs.s3a.secret.key": "***",
                                        "spark.hadoop.fs.s3a.access.key": "***", "spark.sql.shuffle.partitions": "3"}
-    assert report["args"]["endpoint"] == "https://***@minio.local:9000/bucket"
+
+
+@pytest.mark.parametrize("url", ["https://user:SECRET4@minio.local:9000/bucket", "s3://AKIAKEY:SECRET4@bucket/x",
+                                 "s3a://SECRET4@bucket/x"])
+def test_credentials_in_url_arguments_are_refused_at_start_with_how_to_pass_them(tmp_path, url):
+    with pytest.raises(ConfigError) as raised:
+        CountJob().run(["--root", str(tmp_path), "--endpoint", url])
+    message = str(raised.value)
+    assert "SECRET4" not in message and "credentials in a URL are refused" in message
+    assert "AWS_PROFILE" in message and "--conf" in message and "\n" not in message
+    assert not (tmp_path / "_reports").exists()
+
+
+def test_key_names_and_scheme_less_userinfo_are_redacted():
+    secrets = {"fs.azure.account.key.acct.blob.core.windows.net": "S1", "private.key": "S2", "api_key": "S3",
+               "apikey": "S4", "sas_key": "S5", "Authorization": "S6"}
+    assert set(redact(secrets).values()) == {"***"}
+    assert redact({"partitions": 4, "sort": "host"}) == {"partitions": 4, "sort": "host"}
+    message = 'An error occurred (InvalidBucketName): The specified bucket is not valid: "AKIAKEY:S7@bucket/a.warc.gz"'
+    assert "S7" not in redact(message) and "***@bucket/a.warc.gz" in redact(message)
+    assert redact("at 10:30 user x@y.org wrote a:b") == "at 10:30 user x@y.org wrote a:b"
+
+
+def test_log_records_are_redacted(caplog):
+    import logging
+
+    from parascout.udfs.redaction import install_log_filter
+
+    install_log_filter()  # on the root logger's handlers, caplog's among them
+    logging.getLogger("parascout.test").warning("reading %s", "s3://AKIAKEY:S8@bucket/x and KEY:S9@bucket/y")
+    assert "S8" not in caplog.text and "S9" not in caplog.text and "s3://***@bucket/x" in caplog.text
 
 
 def test_redact_walks_any_nesting():
@@ -236,6 +271,8 @@ def test_add_counts_refuses_a_reason_declared_neither_bad_nor_filtered():
 def test_cli_prints_where_a_table_s_current_version_is(tmp_path, capsys):
     table = tmp_path / "urls"
     assert main(["table-location", str(table)]) == 1
+    (table / "version=v1").mkdir(parents=True)
+    (table / "version=v1" / "_SUCCESS").touch()
     tables.write_manifest(str(table), "v1", rows=0)
     assert main(["table-location", str(table)]) == 0
     assert capsys.readouterr().out.strip() == str(table / "version=v1")
@@ -255,3 +292,98 @@ def test_model_arguments_that_may_be_hub_ids_are_left_to_the_loader(tmp_path):
     assert _maybe_hub_id("xlm-roberta-base") and _maybe_hub_id("org/model")
     assert not _maybe_hub_id("./models/pairs") and not _maybe_hub_id("s3://bucket/models/pairs")
     assert not _maybe_hub_id(str(tmp_path / "models" / "pairs"))
+
+
+def writer_lock_of(root) -> str:
+    return str(root / "_locks" / "writer.lock")
+
+
+def test_a_second_writer_on_a_root_fails_with_one_line_and_writes_nothing(spark, tmp_path):
+    with storage.exclusive_lock(writer_lock_of(tmp_path), {"job": "scan-cdx"}):
+        with pytest.raises(RootBusy) as raised:
+            run_job(CountJob, spark, ["--root", str(tmp_path), "--force"])
+        with pytest.raises(RootBusy):  # a bounded wait ends the same way
+            run_job(CountJob, spark, ["--root", str(tmp_path), "--wait-lock", "0.3"])
+    message = str(raised.value)
+    assert "\n" not in message and "another job is writing" in message and "scan-cdx pid" in message
+    assert "--wait-lock" in message
+    assert not (tmp_path / "numbers").exists() and not (tmp_path / "_reports").exists()
+    assert run_job(CountJob, spark, ["--root", str(tmp_path)])["status"] == "ok"  # released: the next one runs
+
+
+def test_wait_lock_waits_for_the_writer_to_finish(spark, tmp_path):
+    held, release = threading.Event(), threading.Event()
+
+    def other_writer():
+        with storage.exclusive_lock(writer_lock_of(tmp_path), {"job": "other"}):
+            held.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=other_writer)
+    thread.start()
+    held.wait(10)
+    threading.Timer(0.5, release.set).start()
+    report = run_job(CountJob, spark, ["--root", str(tmp_path), "--wait-lock", "30"])
+    thread.join()
+    assert report["status"] == "ok" and numbers_of(spark, tmp_path) == [0, 2, 4, 6, 8]
+    assert "wait_lock" not in report["args"] or report["fingerprint"] == run_job(
+        CountJob, spark, ["--root", str(tmp_path)])["fingerprint"]
+
+
+def test_the_manifest_never_names_a_version_that_is_gone(spark, tmp_path):
+    first = run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "4"])
+    with pytest.raises(JobFailed, match="gone before the switch"):
+        run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "8", "--lose-version"])
+    manifest = json.loads((tmp_path / "numbers" / "_manifest.json").read_text())
+    assert manifest["run_id"] == first["run_id"]
+    assert (tmp_path / "numbers" / f"version={manifest['version']}" / "_SUCCESS").exists()
+    with pytest.raises(FileNotFoundError):  # the switch itself refuses a missing version
+        tables.write_manifest(str(tmp_path / "numbers"), "v20000101T000000-deadbeef", rows=0)
+    assert numbers_of(spark, tmp_path) == [0, 2]
+
+
+@pytest.mark.parametrize("damage", ["version_removed", "file_truncated"])
+def test_a_rerun_checks_its_outputs_are_there_and_readable_before_calling_the_work_done(spark, tmp_path, damage):
+    run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "6"])
+    location = tmp_path / "numbers" / f"version={json.loads((tmp_path / 'numbers' / '_manifest.json').read_text())['version']}"
+    if damage == "version_removed":
+        shutil.rmtree(location)
+    else:
+        for part in location.glob("part-*.parquet"):
+            part.write_bytes(part.read_bytes()[:20])
+    again = run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "6"])
+    assert "skipped_rerun" not in again and again["outputs"]["numbers"] == 3
+    assert numbers_of(spark, tmp_path) == [0, 2, 4]
+
+
+class ReadsAFileJob(CountJob):
+    name = "reads-a-file-test"
+    input_paths = ("input",)
+
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        parser.add_argument("--input")
+
+
+@pytest.mark.parametrize("where", ["numbers", "_reports", "docs"])
+def test_inputs_inside_a_table_folder_of_the_root_are_refused(tmp_path, where):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "_manifest.json").write_text("{}")  # another job's table
+    target = tmp_path / where / "input.txt"
+    target.parent.mkdir(exist_ok=True)
+    target.write_text("data")
+    with pytest.raises(ConfigError, match="lies inside"):
+        ReadsAFileJob().run(["--root", str(tmp_path), "--input", str(target)])
+    beside = tmp_path / "inputs" / "input.txt"  # a plain folder of the root is not a table
+    beside.parent.mkdir()
+    beside.write_text("data")
+    job = ReadsAFileJob()
+    job.args = job.parse_arguments(["--root", str(tmp_path), "--input", str(beside)])
+    job.check_input_paths(job.args)
+
+
+def test_inputs_in_a_remote_root_s_tables_are_refused_whatever_the_s3_spelling():
+    job = ReadsAFileJob()
+    job.args = job.parse_arguments(["--root", "s3a://bucket/root/"])
+    assert job.root_table_containing("s3://bucket/root/numbers/part-0.parquet") == "s3a://bucket/root/numbers"
+    assert job.root_table_containing("s3://bucket/other/numbers/x") is None

@@ -11,6 +11,7 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from parascout.udfs import documents
 from parascout.udfs.documents import decode_html, html_features, normalise_link, parse_record
 from parascout.udfs.wat import read_wat
 
@@ -215,3 +216,36 @@ def test_wat_records_with_relative_links_base_and_bad_json():
     writer.write_record(writer.create_warc_record("http://a.com/", "metadata", payload=io.BytesIO(b"{not json"),
                                                   warc_content_type="application/json"))
     assert next(read_wat(io.BytesIO(out.getvalue())))["status"] == "bad_wat_json"
+
+
+def attribute_heavy_page(attributes: int) -> str:
+    return html_page("Heavy", [ENGLISH]).replace(
+        "<body>", "<body><div " + " ".join(f'data-a{n}="x"' for n in range(attributes)) + ">x</div>", 1)
+
+
+def deeply_nested_page(depth: int) -> str:
+    return html_page("Deep", [ENGLISH]).replace("<body>", "<body>" + "<div>" * depth + "x" + "</div>" * depth, 1)
+
+
+@pytest.mark.parametrize("page, reason", [
+    (attribute_heavy_page(20_000), "has over 1000 attributes"),
+    (deeply_nested_page(20_000), "nest deeper than 2000"),
+])
+def test_markup_past_the_parser_bounds_is_counted_not_parsed(page, reason):
+    from parascout.udfs.html_text import markup_problem
+
+    assert reason in markup_problem(page)
+    doc = parse_record(record_bytes("http://a.example/heavy", page), "http://a.example/heavy", record_seconds=None)
+    assert doc["status"] == "html_too_complex" and reason in doc["error"]
+    assert "html_too_complex" in documents.BAD_REASONS
+
+
+def test_markup_within_the_bounds_parses_and_the_bounds_are_parameters():
+    from parascout.udfs.html_text import markup_problem
+
+    for page in (attribute_heavy_page(900), deeply_nested_page(1_500), html_page("Plain", [ENGLISH] * 50)):
+        assert markup_problem(page) is None
+        assert parse_record(record_bytes("http://a.example/p", page), "http://a.example/p")["status"] == "ok"
+    tight = parse_record(record_bytes("http://a.example/p", deeply_nested_page(50)), "http://a.example/p",
+                         max_nesting_depth=20)
+    assert tight["status"] == "html_too_complex"

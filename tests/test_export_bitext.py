@@ -120,8 +120,9 @@ def sites_words_fra(root) -> int:
     return int(pd.read_parquet(root / "bitext_sites", columns=["trg_words"])["trg_words"].iloc[0])
 
 
-@pytest.mark.slow
-def test_export_bitext_job_writes_every_format_and_balances(spark, tmp_path):
+def write_inputs(spark, tmp_path) -> None:
+    """verified_pairs and texts of three document pairs (one missing a text, one with identical sides) and two
+    pairs of no interest (another language pair, not parallel)."""
     root = str(tmp_path)
     rows = [document(EN, FR), {**document(None, FR), "src_url": "http://a.example/en2", "trg_url": "http://a.example/fr2"},
             {**document(["Same words here."], ["Same words here."]), "src_url": "http://b.example/en",
@@ -143,6 +144,12 @@ def test_export_bitext_job_writes_every_format_and_balances(spark, tmp_path):
                           "lang:string, boilerplate:boolean, hash:string>>, duplicate_of string, main_text string"
                           ).write.parquet(f"{root}/texts")
     (tmp_path / "texts" / "_SUCCESS").touch()
+
+
+@pytest.mark.slow
+def test_export_bitext_job_writes_every_format_and_balances(spark, tmp_path):
+    root = str(tmp_path)
+    write_inputs(spark, tmp_path)
     report = run_job(ExportBitextJob, spark, ["--root", root, "--langs", "en,fr"])
     assert report["balanced"] and report["inputs"]["verified_pairs (parallel)"] == 4
     assert report["kept"] == 1 and report["bad"] == {"missing_src_text": 1}
@@ -174,3 +181,30 @@ def test_export_bitext_job_writes_every_format_and_balances(spark, tmp_path):
     assert ranked.loc["a.example", ["bitext_documents", "bitext_sentence_pairs", "bitext_words_trg"]].tolist() == [1, 3, 15]
     assert ranked.loc["a.example", "bitext_words_src"] == sites_words_fra(tmp_path)
     assert ranked.loc["b.example", ["bitext_documents", "bitext_words_src"]].tolist() == [0, 0]
+
+
+def bitext_contents(folder) -> dict[str, bytes]:
+    return {path.name: gzip.decompress(path.read_bytes()) for path in sorted(folder.glob("*.gz"))}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kill", ["while_writing", "marker_left_beside_a_cut_file"])
+def test_a_rerun_after_a_killed_export_rewrites_the_bitext_files_whole(spark, tmp_path, kill):
+    write_inputs(spark, tmp_path)
+    argv = ["--root", str(tmp_path), "--langs", "en,fr"]
+    first = run_job(ExportBitextJob, spark, argv)
+    folder = tmp_path / "bitext"
+    whole = bitext_contents(folder)
+    assert set(whole) == {"eng-fra.documents.tsv.gz", "eng-fra.sent.tsv.gz", "eng-fra.tmx.gz"}
+    assert json.loads((folder / "_manifest.json").read_text())["run_id"] == first["run_id"]
+    tmx = folder / "eng-fra.tmx.gz"
+    tmx.write_bytes(tmx.read_bytes()[: tmx.stat().st_size // 2])  # a file cut as a kill during a copy leaves it
+    if kill == "while_writing":
+        (folder / "_manifest.json").unlink()
+        (folder / ".tmp-0badf00d-eng-fra.sent.tsv.gz").write_bytes(b"\x1f\x8b half a file")
+    again = run_job(ExportBitextJob, spark, argv)
+    assert "skipped_rerun" not in again and again["run_id"] != first["run_id"]
+    assert bitext_contents(folder) == whole  # byte for byte, the TMX's creation date included
+    assert not list(folder.glob(".tmp-*"))
+    assert json.loads((folder / "_manifest.json").read_text())["run_id"] == again["run_id"]
+    assert run_job(ExportBitextJob, spark, argv).get("skipped_rerun") is True  # whole now: nothing to redo

@@ -7,6 +7,7 @@ ends ok (with its own bytes) or with a reason, retries cost exactly --attempts G
 from __future__ import annotations
 
 import http.client
+import json
 import random
 import threading
 import time
@@ -19,6 +20,7 @@ import boto3
 import pandas as pd
 import pytest
 
+from parascout.jobs.base import JobFailed, StoreUnreachable
 from parascout.jobs.fetch_docs import FetchDocsJob
 from parascout.udfs.warc_fetch import FetchSettings, fetch_documents
 from tests.conftest import run_job
@@ -287,3 +289,73 @@ def test_fetch_docs_job_through_the_fault_proxy(spark, tmp_path, moto_endpoint):
     assert metrics["get_requests"] == proxy.range_gets and sum(proxy.injected.values()) > 0
     fetched = sum(n for s, n in by_status.items() if s != "too_large")  # one range per record (no coalescing)
     assert metrics["get_retries"] == metrics["get_requests"] - fetched > 0
+
+
+class DeadStore:
+    """An S3 endpoint on 127.0.0.1 that answers 503 SlowDown to every request."""
+
+    def __init__(self):
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def answer(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                FaultProxy.reply(self, 503, {"Content-Type": "application/xml"}, SLOWDOWN_XML)
+
+            do_GET = do_PUT = do_HEAD = answer
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+
+
+@pytest.mark.slow
+def test_a_store_that_never_answers_fails_the_job_with_one_line(spark, tmp_path):
+    root = tmp_path / "out"
+    rows = [{"url": f"http://site.example.com/page-{n}.html", "warc_filename": f"crawl-data/file-{n % 2}.warc.gz",
+             "warc_offset": 1000 * n, "warc_length": 500} for n in range(4)]
+    write_table(root, "urls", urls_rows(rows))
+    with DeadStore() as store, pytest.raises(StoreUnreachable) as raised:
+        run_job(FetchDocsJob, spark, ["--root", str(root), "--select", "all", "--warc-prefix", "s3://archive/",
+                                      "--s3-endpoint", store.endpoint, "--attempts", "2", "--no-coalesce"])
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith("the store is unreachable: all 4 records")
+    assert "503" in message or "SlowDown" in message
+    report = json.loads((root / "_reports" / "fetch-docs.json").read_text())
+    assert report["status"] == "failed" and report["balanced"] and report["bad"] == {"fetch_failed": 4}
+    assert report["store"]["records_sent"] == report["store"]["records_lost"] == 4
+    assert report["store"]["bad_records_own"] == 0
+    assert not (root / "docs" / "_manifest.json").exists()  # nothing switched in
+
+
+@pytest.mark.slow
+def test_records_lost_to_the_store_are_counted_apart_warned_of_and_held_to_max_bad_fraction(spark, tmp_path,
+                                                                                             moto_endpoint):
+    archive, root = tmp_path / "archive", tmp_path / "out"
+    archive.mkdir()
+    rows, expected = upload_archive(archive, moto_endpoint, "half-dead", files=1)
+    doomed = [{"url": f"http://doomed.example.com/{n}", "warc_filename": "crawl-data/doomed.warc.gz",
+               "warc_offset": 1000 * n, "warc_length": 500} for n in range(6)]
+    write_table(root, "urls", urls_rows(rows + doomed))
+    argv = ["--root", str(root), "--select", "all", "--warc-prefix", "s3://half-dead/", "--attempts", "2",
+            "--max-record-bytes", "16384", "--no-coalesce"]
+    with FaultProxy(moto_endpoint) as proxy:  # every range GET of doomed.warc.gz answers 503
+        report = run_job(FetchDocsJob, spark, [*argv, "--s3-endpoint", proxy.endpoint])
+        own_bad = sum(1 for status in expected.values() if status in report["bad"])
+        assert report["status"] == "ok" and report["balanced"] and report["bad"]["fetch_failed"] == 6
+        assert report["store"]["records_lost"] == 6 and report["store"]["bad_records_own"] == own_bad
+        assert any("lost to the store" in warning for warning in report["warnings"])
+        with pytest.raises(JobFailed, match="over --max-bad-fraction"):
+            run_job(FetchDocsJob, spark, [*argv, "--s3-endpoint", proxy.endpoint, "--force",
+                                          "--max-bad-fraction", "0.1"])

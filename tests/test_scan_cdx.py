@@ -265,7 +265,7 @@ def test_filters_that_keep_nothing_give_empty_tables_and_a_balanced_report(spark
 @pytest.mark.parametrize("argv, message", [
     ([], "give a source"),
     (["--cdx-api", "--crawl", CRAWL], "--cdx-api needs --url"),
-    (["--cdx", "/no/such/folder"], "does not exist"),
+    (["--cdx", "/no/such/folder"], "no such file or directory: --cdx /no/such/folder"),
     (["--cdx", str(CDX), "--langs", "en,xx"], "unknown language"),
     (["--cdx", str(CDX), "--status", "ok"], "--status expects"),
 ])
@@ -295,3 +295,31 @@ def test_a_line_over_the_length_limit_is_counted_on_both_paths_and_never_held(sp
     else:  # the jar's CdxFileReader counts it, as the Python tasks do
         assert jvm["inputs"] == report["inputs"] and jvm["bad"] == report["bad"]
         assert jvm["metrics"]["cdx_file_reader"] == "parascout.CdxFileReader"
+
+
+def test_a_second_scan_on_the_same_root_fails_with_one_line(tmp_path, capsys):
+    from parascout.jobs.cli import main
+    from parascout.udfs import storage
+
+    with storage.exclusive_lock(str(tmp_path / "_locks" / "writer.lock"), {"job": "scan-cdx"}):
+        code = main(["scan-cdx", "--root", str(tmp_path), "--cdx", str(CDX / "captures.cdx"), "--force"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "another job is writing" in lines[0]
+    assert not (tmp_path / "urls").exists()
+
+
+def test_an_input_inside_the_root_s_tables_is_refused_and_kept(tmp_path):
+    table_dir = tmp_path / "urls" / "version=v20240101T000000-0123abcd"
+    table_dir.mkdir(parents=True)
+    inside = table_dir / "captures.cdx"
+    inside.write_bytes((CDX / "captures.cdx").read_bytes())
+    with pytest.raises(ConfigError, match=r"--cdx .*captures.cdx lies inside .*urls, a table folder"):
+        ScanCdx().run(["--root", str(tmp_path), "--cdx", str(inside), "--force"])
+    assert inside.read_bytes() == (CDX / "captures.cdx").read_bytes()
+    assert not (tmp_path / "_reports").exists()
+
+
+def test_credentials_in_a_cdx_url_are_refused_before_anything_is_read(tmp_path):
+    with pytest.raises(ConfigError, match="credentials in a URL are refused") as raised:
+        ScanCdx().run(["--root", str(tmp_path), "--cdx", "s3://AKIAKEY:TopSecret@bucket/indexes/"])
+    assert "TopSecret" not in str(raised.value) and not (tmp_path / "_reports").exists()

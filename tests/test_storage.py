@@ -97,3 +97,18 @@ def test_directories_sync_both_ways_and_reads_take_the_endpoint_as_a_parameter(t
         reader.read("s3://sync/models/none", 0, 10)
     assert error.value.reason == "missing_file" and error.value.attempts == 1
     assert "AWS_ENDPOINT_URL" not in os.environ
+
+
+def test_a_lock_has_one_holder_at_a_time_on_local_disk_and_on_s3(tmp_path, moto_endpoint):
+    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket="locks")
+    for path, endpoint in ((str(tmp_path / "_locks" / "writer.lock"), None),
+                           ("s3://locks/root/_locks/writer.lock", moto_endpoint)):
+        with storage.exclusive_lock(path, {"job": "first"}, endpoint=endpoint):
+            with pytest.raises(storage.LockHeld) as held, storage.exclusive_lock(
+                    path, {"job": "second"}, wait_seconds=0.2, poll_seconds=0.05, endpoint=endpoint):
+                pass
+            assert held.value.holder["job"] == "first" and held.value.holder["pid"] == os.getpid()
+        with storage.exclusive_lock(path, {"job": "third"}, endpoint=endpoint):  # released at the block's end
+            pass
+    with pytest.raises(storage.LockUnsupported), storage.exclusive_lock("gs://bucket/root/_locks/writer.lock", {}):
+        pass

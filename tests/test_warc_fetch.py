@@ -334,3 +334,72 @@ def test_s3_range_reads_against_moto(tmp_path):
         assert dict(zip(docs["url"], docs["status"])) == expected
     finally:
         server.stop()
+
+
+def test_docs_errors_never_hold_the_credentials_of_a_prefix():
+    rows = pd.DataFrame([{"url": "http://a.example.com/x", "warc_filename": "../other/x.warc.gz", "warc_offset": 0,
+                          "warc_length": 100},
+                         {"url": "http://a.example.com/y", "warc_filename": "%2e%2e/other/y.warc.gz", "warc_offset": 0,
+                          "warc_length": 100}])
+    settings = FetchSettings(warc_prefix="s3://AKIAKEY:TopSecret@bucket/crawl-data")
+    docs = pd.concat(list(fetch_documents(iter([rows]), settings)), ignore_index=True)
+    assert docs["status"].tolist() == ["bad_location", "bad_location"]
+    assert not docs["error"].str.contains("TopSecret").any() and docs["error"].str.contains("***@bucket", regex=False).all()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--warc-prefix", "s3://AKIAKEY:TopSecret@bucket/crawl-data/"],
+    ["--warc-prefix", "https://user:TopSecret@data.example.org/"],
+])
+def test_fetch_docs_refuses_credentials_in_its_prefix(tmp_path, argv):
+    from parascout.jobs.base import ConfigError
+    from parascout.jobs.fetch_docs import FetchDocsJob
+
+    with pytest.raises(ConfigError, match="credentials in a URL are refused") as raised:
+        FetchDocsJob().run(["--root", str(tmp_path), *argv])
+    assert "TopSecret" not in str(raised.value) and not (tmp_path / "_reports").exists()
+
+
+class DecodingRangeServer(RangeServer):
+    """A RangeServer that decodes and normalises the request path, as real HTTP servers do."""
+
+    def do_GET(self):
+        from posixpath import normpath
+        from urllib.parse import unquote
+
+        self.path = normpath(unquote(unquote(self.path.split("?")[0])))
+        super().do_GET()
+
+
+@pytest.mark.parametrize("name", ["%2e%2e/private/mixed.warc.gz", "%2E%2E%2Fprivate/mixed.warc.gz",
+                                  "sub/%2e%2e%2f%2e%2e/private/mixed.warc.gz", "%252e%252e/private/mixed.warc.gz",
+                                  "..%5cprivate/mixed.warc.gz"])
+def test_percent_encoded_dot_segments_never_reach_the_server(tmp_path, name):
+    (tmp_path / "warc").mkdir()
+    rows, expected = build_mixed_warc(tmp_path / "warc", good=1)
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "mixed.warc.gz").write_bytes((tmp_path / "warc" / "mixed.warc.gz").read_bytes())
+    handler = type("Handler", (DecodingRangeServer,), {"root": tmp_path, "seen": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        good = next(row for row in rows if expected[row["url"]] == "ok")
+        evil = {**good, "url": good["url"] + "?evil", "warc_filename": name}
+        settings = FetchSettings(warc_prefix=f"http://127.0.0.1:{server.server_address[1]}/warc/",
+                                 max_record_bytes=16 * 1024, backoff_seconds=0.0)
+        docs = fetch_all([good, evil], settings)
+    finally:
+        server.shutdown()
+    assert dict(zip(docs["url"], docs["status"])) == {good["url"]: "ok", evil["url"]: "bad_location"}
+    assert len(handler.seen) == 1  # the good record's GET only
+
+
+@pytest.mark.parametrize("prefix", ["s3://bucket/crawl-data/", "https://data.example.org/crawl-data/", "LOCAL"])
+def test_encoded_dot_segments_are_refused_on_every_scheme(tmp_path, prefix):
+    from parascout.udfs.storage import BadLocation, resolve_under
+
+    prefix = str(tmp_path) if prefix == "LOCAL" else prefix
+    for name in ("%2e%2e/x.warc.gz", "a/%2E%2E%2F%2E%2E%2Fx.warc.gz", "%252E%252E/x.warc.gz", "%2e./x", ".%2e/x"):
+        with pytest.raises(BadLocation):
+            resolve_under(prefix, name)
+    assert resolve_under(prefix, "a/%2e/b%20c.warc.gz").endswith("a/%2e/b%20c.warc.gz")  # a dot alone stays put

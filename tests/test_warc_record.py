@@ -342,3 +342,47 @@ def test_fetch_docs_refuses_a_negative_record_time_limit(tmp_path):
 
     with pytest.raises(ConfigError, match="--record-seconds"):
         FetchDocsJob().run(["--root", str(tmp_path), "--warc-prefix", str(tmp_path), "--record-seconds", "-1"])
+
+
+CHUNK_BOUND_SCRIPT = r"""
+import random, resource, sys
+from parascout.udfs.warc_record import RecordProblem, dechunk, decode_record
+from tests.test_warc_record import http_response, warc_record
+
+size_kib = int(next(line for line in open("/proc/self/status") if line.startswith("VmSize")).split()[1])
+limit = (size_kib << 10) + (64 << 20)  # what the interpreter holds now, and 64 MiB for the records
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+body = b"10\r\n" + b"a" * 16 + b"\r\n-5\r\n" + b"b" * 5600 + b"\r\n0\r\n\r\n"
+record = warc_record("response", "http://a.example/x", http_response(body, (("Transfer-Encoding", "chunked"),)))
+print(decode_record(record).status)
+rng = random.Random(5)
+for _ in range(3000):  # fuzzed chunk sizes: the output never outgrows the input
+    parts = [rng.choice([b"-5", b"0", b"3", b"ff", b"+2", b"0x1", b"1_0", b"f" * 17, b"-0", b"z"]) + b"\r\n"
+             + rng.randbytes(rng.randrange(0, 40)) + b"\r\n" for _ in range(rng.randrange(1, 6))]
+    fuzzed = b"".join(parts)
+    try:
+        assert len(dechunk(fuzzed, [])) <= len(fuzzed)
+    except RecordProblem as problem:
+        assert problem.reason == "bad_payload"
+print("bounded")
+"""
+
+
+def test_a_negative_chunk_size_is_bad_payload_and_memory_stays_bounded(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    result = subprocess.run([sys.executable, "-c", CHUNK_BOUND_SCRIPT], capture_output=True, text=True, timeout=300, check=False,
+                            cwd=Path(__file__).resolve().parent.parent)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["bad_payload", "bounded"]
+
+
+@pytest.mark.parametrize("size", [b"0x10", b"+10", b"1_0", b"f" * 17, b"-0"])
+def test_chunk_sizes_only_python_would_read_are_bad_payload(size):
+    body = b"10\r\n" + b"a" * 16 + b"\r\n" + size + b"\r\n" + b"b" * 16 + b"\r\n0\r\n\r\n"
+    record = decode_record(warc_record("response", "http://a.example/x",
+                                       http_response(body, (("Transfer-Encoding", "chunked"),))))
+    assert record.status == "bad_payload" and "chunk size" in record.error
+    assert "bad_payload" in BAD_REASONS

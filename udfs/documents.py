@@ -17,9 +17,12 @@ import re
 
 from parascout.udfs.html_text import (
     EMPTY_TEXT_FIELDS,
+    MAX_NESTING_DEPTH,
+    MAX_TAG_ATTRIBUTES,
     MAX_TEXT_CHARS,
     TEXT_FIELDS_SCHEMA,
     html_features,
+    markup_problem,
     normalise_link,
 )
 from parascout.udfs.urls import url_host
@@ -49,7 +52,7 @@ RECORD_COLUMNS = [part.strip().split(" ", 1)[0] for part in RECORD_SCHEMA.split(
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 #: document statuses this module gives (records that are not ok keep udfs.warc_record's reason)
-BAD_REASONS = frozenset({"parse_error"})
+BAD_REASONS = frozenset({"parse_error", "html_too_complex"})
 FILTERED_REASONS = frozenset({"http_redirect", "http_error", "not_html"})
 WHATWG_CHARSETS = {"iso-8859-1": "cp1252", "latin-1": "cp1252", "latin1": "cp1252", "ascii": "cp1252",
                    "us-ascii": "cp1252", "gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030",
@@ -71,18 +74,22 @@ def empty_doc(status: str, error: str | None = None) -> dict:
 
 
 def parse_record(data: bytes, url: str | None = None, record_seconds: float | None = RECORD_SECONDS,
-                 max_text_chars: int = MAX_TEXT_CHARS) -> dict:
-    """Features of one WARC response record; status 'ok' or the reason it cannot be used (`timeout` included)."""
-    return parse_record_and_headers(data, url, record_seconds, max_text_chars)[1]
+                 max_text_chars: int = MAX_TEXT_CHARS, max_tag_attributes: int = MAX_TAG_ATTRIBUTES,
+                 max_nesting_depth: int = MAX_NESTING_DEPTH) -> dict:
+    """Features of one WARC response record; status 'ok' or the reason it cannot be used (`timeout` included;
+    `html_too_complex` for markup past the bounds the parser's time grows with)."""
+    return parse_record_and_headers(data, url, record_seconds, max_text_chars, max_tag_attributes,
+                                    max_nesting_depth)[1]
 
 
 def parse_record_and_headers(data: bytes, url: str | None = None, record_seconds: float | None = RECORD_SECONDS,
-                             max_text_chars: int = MAX_TEXT_CHARS) -> tuple[DecodedRecord | None, dict]:
+                             max_text_chars: int = MAX_TEXT_CHARS, max_tag_attributes: int = MAX_TAG_ATTRIBUTES,
+                             max_nesting_depth: int = MAX_NESTING_DEPTH) -> tuple[DecodedRecord | None, dict]:
     """parse_record's features and the decoded record they came from (None after a timeout), for index-warcs,
     which needs the WARC headers too."""
     try:
         with TimeLimit(record_seconds):
-            return _record_features(data, url, max_text_chars)
+            return _record_features(data, url, max_text_chars, max_tag_attributes, max_nesting_depth)
     except RecordTimeout:
         return None, empty_doc("timeout", f"parsing the record took longer than {record_seconds} s")
 
@@ -92,13 +99,15 @@ def _wants_body(record: DecodedRecord) -> bool:
     return 200 <= (record.http_status or 0) < 300 and record.content_type in (*HTML_TYPES, None)
 
 
-def _record_features(data: bytes, url: str | None, max_text_chars: int = MAX_TEXT_CHARS
+def _record_features(data: bytes, url: str | None, max_text_chars: int = MAX_TEXT_CHARS,
+                     max_tag_attributes: int = MAX_TAG_ATTRIBUTES, max_nesting_depth: int = MAX_NESTING_DEPTH
                      ) -> tuple[DecodedRecord, dict]:
     record = decode_record(data, wants_body=_wants_body)
-    return record, _features(record, url, max_text_chars)
+    return record, _features(record, url, max_text_chars, max_tag_attributes, max_nesting_depth)
 
 
-def _features(record: DecodedRecord, url: str | None, max_text_chars: int) -> dict:
+def _features(record: DecodedRecord, url: str | None, max_text_chars: int, max_tag_attributes: int,
+              max_nesting_depth: int) -> dict:
     doc = {**empty_doc(record.status, record.error), "warc_truncated": record.warc_truncated,
            "http_status": record.http_status, "content_type": record.content_type,
            "refers_to_url": record.refers_to_uri, "refers_to_date": record.refers_to_date}
@@ -117,6 +126,9 @@ def _features(record: DecodedRecord, url: str | None, max_text_chars: int) -> di
     if payload is None or (doc["content_type"] is None and not _looks_like_html(payload)):
         return {**doc, "status": "not_html"}
     text, doc["charset"], doc["charset_source"] = decode_html(payload, record.http_headers.get("content-type", ""))
+    problem = markup_problem(text, max_tag_attributes, max_nesting_depth)
+    if problem:
+        return {**doc, "status": "html_too_complex", "error": problem}
     try:
         return {**doc, **html_features(text, url, max_text_chars)}
     except Exception as error:  # noqa: BLE001 - a bad page becomes a status, never a crash

@@ -57,6 +57,17 @@ MAX_KEYWORDS = 50
 #: what separates meta keywords: commas and semicolons (Latin, Arabic, CJK full-width, ideographic)
 KEYWORD_SEPARATORS = re.compile("[,;\u060c\u061b\u3001\uff0c\uff1b]")
 
+#: Lexbor's parse time grows with the square of one tag's attributes and of the nesting depth (8,000 of
+#: either: ~0.1 s, 32,000: 2-3 s) inside one C call no time limit can interrupt; pages past these are refused
+MAX_TAG_ATTRIBUTES = 1_000
+MAX_NESTING_DEPTH = 2_000
+MARKUP_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)([^<>]*)")
+MARKUP_ATTRIBUTE = re.compile(r"""[^\s"'=<>/]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?""")
+#: elements that never nest (void) or that the parser closes by itself when a sibling opens
+UNNESTED_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+                           "track", "wbr", "param", "p", "li", "dt", "dd", "option", "optgroup", "tr", "td", "th",
+                           "thead", "tbody", "tfoot", "rb", "rt", "rp", "!doctype"})
+
 SKIPPED_CONTENT_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "title"})
 VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
                        "param", "source", "track", "wbr"})
@@ -612,6 +623,27 @@ def compiled_extension() -> tuple[object | None, str]:
     except Exception as error:  # noqa: BLE001 - a broken build falls back, and says why
         return None, f"udfs/html_walk failed on a probe page ({error!r}): rebuild it with `make walk`"
     return html_walk, f"compiled (selectolax {html_walk.SELECTOLAX_VERSION}, Lexbor {html_walk.LEXBOR_VERSION})"
+
+
+def markup_problem(html: str, max_attributes: int = MAX_TAG_ATTRIBUTES,
+                   max_depth: int = MAX_NESTING_DEPTH) -> str | None:
+    """Why the page must not reach the parser (one tag with too many attributes, elements nested too deep), from
+    a scan of its tags; None when it is within the bounds. Pages with fewer `<` and `=` than the bounds skip it."""
+    if html.count("<") <= max_depth and html.count("=") + html.count(" ") <= max_attributes:
+        return None
+    depth = deepest = 0
+    for match in MARKUP_TAG.finditer(html):
+        closing, name, attributes = match.groups()
+        if not closing and len(attributes) > max_attributes and \
+                len(MARKUP_ATTRIBUTE.findall(attributes)) > max_attributes:
+            return f"<{name[:40]}> has over {max_attributes} attributes"
+        if name.lower() in UNNESTED_TAGS or attributes.rstrip().endswith("/"):
+            continue
+        depth = max(depth - 1, 0) if closing else depth + 1
+        deepest = max(deepest, depth)
+        if deepest > max_depth:
+            return f"elements nest deeper than {max_depth}"
+    return None
 
 
 def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHARS) -> dict:

@@ -8,6 +8,8 @@
   own retries are off for these GETs), and failures classified (`ReadError.reason`).
 - Locations named by index lines are untrusted: `resolve_under` keeps a file name under its prefix
   (`..` and symlinks included) and only regular files are opened (a FIFO never blocks a task).
+- `exclusive_lock` holds a lock file (local: flock; s3://: an object created only if absent) so one writer
+  at a time works on a dataset root.
 
 S3 clients come from one factory, `s3_client(endpoint, ...)`; the endpoint is a parameter (None: boto3's
 own resolution, AWS_ENDPOINT_URL included), never set in the environment by parascout.
@@ -20,16 +22,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import json
 import os
 import random
 import re
+import socket
 import stat
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
 HTTP_SCHEMES = ("http", "https")
@@ -39,6 +43,9 @@ STREAM_CHUNK_BYTES = 8 << 20
 MAX_RETRY_AFTER_SECONDS = 30.0
 #: what a failed range read becomes (docs status / CDX read status)
 READ_FAILURES = ("missing_file", "bad_location", "fetch_failed")
+#: the read failures that are the store's, not the record's (it did not answer, or only with errors, after
+#: every retry): a record lost to them is not bad itself
+TRANSPORT_FAILURES = frozenset({"fetch_failed"})
 _CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)-(\d+)/(\d+|\*)\s*$", re.IGNORECASE)
 
 
@@ -75,11 +82,12 @@ class BadLocation(ValueError):
 
 
 def resolve_under(prefix: str, name: str) -> str:
-    """PREFIX + name (one slash between), refusing names that leave the prefix: a `..` segment anywhere,
-    and for local prefixes any path whose real location (symlinks resolved) is outside the prefix's."""
+    """PREFIX + name (one slash between), refusing names that leave the prefix on any scheme: a `..` segment
+    anywhere, percent-encoded or not, and for local prefixes any path whose real location (symlinks
+    resolved) is outside the prefix's."""
     if not prefix:
         return name
-    if any(part == ".." for part in re.split(r"[/\\]", name)) or "\x00" in name:
+    if any(any(part == ".." for part in re.split(r"[/\\]", form)) or "\x00" in form for form in _decodings(name)):
         raise BadLocation(f"{name!r} leaves the prefix {prefix}")
     joined = f"{prefix.rstrip('/')}/{name.lstrip('/')}"
     if is_local(prefix):
@@ -88,6 +96,18 @@ def resolve_under(prefix: str, name: str) -> str:
         if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
             raise BadLocation(f"{name!r} resolves to {real}, outside {root}")
     return joined
+
+
+def _decodings(name: str, rounds: int = 3) -> list[str]:
+    """The name and its percent-decodings, once and again: an HTTP server (or a proxy before it) decodes
+    `%2e%2e%2f` into `../`, some twice (`%252e`); every form must stay under the prefix."""
+    forms = [name]
+    for _ in range(rounds):
+        decoded = unquote(forms[-1])
+        if decoded == forms[-1]:
+            break
+        forms.append(decoded)
+    return forms
 
 
 def open_regular_file(path: str):
@@ -161,7 +181,7 @@ def open_output(path: str, compression: str | None = None):
     filesystem, inner = arrow_filesystem(path)
     parent = inner.rsplit("/", 1)[0]
     filesystem.create_dir(parent, recursive=True)
-    temporary = f"{parent}/.tmp-{uuid.uuid4().hex[:8]}-{inner.rsplit('/', 1)[1]}"
+    temporary = f"{parent}/{TEMPORARY_PREFIX}{uuid.uuid4().hex[:8]}-{inner.rsplit('/', 1)[1]}"
     try:
         with filesystem.open_output_stream(temporary, compression=compression) as handle:
             yield handle
@@ -169,6 +189,45 @@ def open_output(path: str, compression: str | None = None):
         filesystem.delete_file(temporary)
         raise
     filesystem.move(temporary, inner)
+
+
+TEMPORARY_PREFIX = ".tmp-"
+
+
+def file_sizes(folder: str) -> dict[str, int]:
+    """{name: bytes} of the files directly in a local, s3:// or gs:// folder ({} when it is absent)."""
+    from pyarrow import fs
+
+    filesystem, inner = arrow_filesystem(folder)
+    if filesystem.get_file_info(inner).type == fs.FileType.NotFound:
+        return {}
+    return {info.base_name: info.size for info in filesystem.get_file_info(fs.FileSelector(inner))
+            if info.type == fs.FileType.File}
+
+
+def remove_temporaries(folder: str) -> int:
+    """Delete what open_output left under temporary names in a folder (a killed writer's files); how many."""
+    filesystem, inner = arrow_filesystem(folder)
+    leftovers = [name for name in file_sizes(folder) if name.startswith(TEMPORARY_PREFIX)]
+    for name in leftovers:
+        filesystem.delete_file(f"{inner}/{name}")
+    return len(leftovers)
+
+
+def delete_file(path: str) -> None:
+    """Delete a file when it is there."""
+    if exists(path):
+        filesystem, inner = arrow_filesystem(path)
+        filesystem.delete_file(inner)
+
+
+def modified_at(path: str):
+    """When a file was last written (a UTC datetime), None when it is absent."""
+    from pyarrow import fs
+
+    filesystem, inner = arrow_filesystem(path)
+    info = filesystem.get_file_info(inner)
+    return None if info.type == fs.FileType.NotFound else info.mtime
 
 
 def delete_dir(path: str) -> None:
@@ -258,6 +317,105 @@ def download_dir(remote: str, local: str | Path, endpoint: str | None = None) ->
             client.download_file(bucket, item["Key"], str(destination))
             found += 1
     return found
+
+
+# ---- locks -------------------------------------------------------------------------------
+class LockHeld(Exception):
+    """Another process holds the lock; `holder` is what it wrote about itself (job, pid, host, since)."""
+
+    def __init__(self, path: str, holder: dict):
+        super().__init__(f"{path} is held by {describe_holder(holder)}")
+        self.path = path
+        self.holder = holder
+
+
+class LockUnsupported(Exception):
+    """The store offers no primitive parascout can lock with (gs:// and others)."""
+
+
+def describe_holder(holder: dict) -> str:
+    parts = [holder.get("job") or "a writer", f"pid {holder['pid']}" if holder.get("pid") else "",
+             f"on {holder['host']}" if holder.get("host") else "", f"since {holder['since']}" if holder.get("since") else ""]
+    return " ".join(part for part in parts if part)
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: str, owner: dict, wait_seconds: float = 0.0, poll_seconds: float = 0.5,
+                   endpoint: str | None = None):
+    """Hold the lock `path` for the block, waiting up to `wait_seconds` for another holder; LockHeld after that.
+
+    Local paths: flock on the file (the OS releases it when the holder dies, so a killed run leaves no stale
+    lock). s3://: an object PUT with If-None-Match: * (S3's conditional create), deleted at the end; a run
+    killed before it deletes leaves the object, which the next writer's LockHeld names. Other schemes:
+    LockUnsupported."""
+    holder = {"pid": os.getpid(), "host": socket.gethostname(),
+              "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **owner}
+    if is_local(path):
+        lock = _local_lock
+    elif scheme(path) in S3_SCHEMES:
+        lock = functools.partial(_s3_lock, endpoint=endpoint)
+    else:
+        raise LockUnsupported(f"no writer lock on {scheme(path)}:// stores")
+    with lock(path, holder, time.monotonic() + wait_seconds, poll_seconds):
+        yield holder
+
+
+@contextlib.contextmanager
+def _local_lock(path: str, holder: dict, deadline: float, poll_seconds: float):
+    import fcntl
+
+    path = local_path(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockHeld(path, _holder_of(lambda: os.pread(descriptor, 4096, 0))) from None
+                time.sleep(poll_seconds)
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, json.dumps(holder).encode(), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(descriptor, 0)
+            fcntl.flock(descriptor, fcntl.LOCK_UN)
+    finally:
+        os.close(descriptor)
+
+
+@contextlib.contextmanager
+def _s3_lock(path: str, holder: dict, deadline: float, poll_seconds: float, endpoint: str | None):
+    from botocore.exceptions import ClientError
+
+    client, (bucket, key) = s3_client(endpoint), bucket_key(path)
+    while True:
+        try:
+            client.put_object(Bucket=bucket, Key=key, Body=json.dumps(holder).encode(), IfNoneMatch="*")
+            break
+        except ClientError as error:
+            code = str(error.response.get("Error", {}).get("Code", ""))
+            if code not in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
+                raise
+            if time.monotonic() >= deadline:
+                raise LockHeld(path, _holder_of(lambda: client.get_object(Bucket=bucket, Key=key)["Body"].read())) \
+                    from None
+            time.sleep(poll_seconds)
+    try:
+        yield
+    finally:
+        client.delete_object(Bucket=bucket, Key=key)
+
+
+def _holder_of(read) -> dict:
+    """What the holder wrote about itself ({} when it cannot be read: being written, or just released)."""
+    try:
+        return json.loads(read() or b"{}")
+    except Exception:  # noqa: BLE001 - the lock is held either way; who holds it is a courtesy
+        return {}
 
 
 # ---- byte ranges -------------------------------------------------------------------------

@@ -41,10 +41,40 @@ def read_manifest(table_dir: str) -> dict | None:
     return json.loads(storage.read_text(path)) if storage.exists(path) else None
 
 
+def version_complete(table_dir: str, version: str) -> bool:
+    """Whether the version folder is there with its _SUCCESS marker (its writer finished it)."""
+    return storage.exists(storage.join(version_path(table_dir, version), "_SUCCESS"))
+
+
 def write_manifest(table_dir: str, version: str, **facts) -> None:
-    """Make `version` the table's current version: the switch, written after the version's data."""
+    """Make `version` the table's current version: the switch, written after the version's data; a version
+    that is not complete (removed by another writer, never finished) is refused, so a manifest never names
+    a missing folder."""
+    if not version_complete(table_dir, version):
+        raise FileNotFoundError(f"{version_path(table_dir, version)} is missing or unfinished: "
+                                f"the manifest of {table_dir} keeps its current version")
     manifest = {"version": version, "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **facts}
     storage.write_text(storage.join(table_dir, MANIFEST), json.dumps(manifest, indent=2, default=str))
+
+
+def table_problem(table_dir: str) -> str | None:
+    """Why the table's current version cannot be read as its manifest says (None: it can). Reads the Parquet
+    footers only: the row count must match the manifest's."""
+    import pyarrow.dataset as ds
+
+    manifest = read_manifest(table_dir)
+    if manifest is None:
+        return f"{table_dir} has no manifest"
+    if not version_complete(table_dir, manifest["version"]):
+        return f"{version_path(table_dir, manifest['version'])} is missing or unfinished"
+    filesystem, inner = storage.arrow_filesystem(version_path(table_dir, manifest["version"]))
+    try:
+        rows = ds.dataset(inner, filesystem=filesystem, format="parquet").count_rows()
+    except Exception as error:  # noqa: BLE001 - any unreadable file makes the table unreadable
+        return f"{table_dir} cannot be read: {type(error).__name__}: {error}"[:300]
+    if manifest.get("rows") is not None and rows != manifest["rows"]:
+        return f"{table_dir} holds {rows} rows, its manifest says {manifest['rows']}"
+    return None
 
 
 def table_location(table_dir: str) -> str | None:
@@ -53,6 +83,24 @@ def table_location(table_dir: str) -> str | None:
     if manifest is not None:
         return version_path(table_dir, manifest["version"])
     return table_dir if storage.exists(storage.join(table_dir, "_SUCCESS")) else None
+
+
+def write_files_manifest(folder: str, run_id: str) -> None:
+    """Mark a folder of plain files complete: the manifest, written after them, names the run and each file's size."""
+    files = {name: size for name, size in storage.file_sizes(folder).items()
+             if name != MANIFEST and not name.startswith(storage.TEMPORARY_PREFIX)}
+    storage.write_text(storage.join(folder, MANIFEST), json.dumps({"run_id": run_id, "files": files}, indent=2))
+
+
+def files_problem(folder: str, run_id: str) -> str | None:
+    """Why a folder of plain files is not what run `run_id` completed (None: it is): no manifest (a run was
+    killed while writing), another run's, or a file missing or of another size."""
+    manifest = read_manifest(folder)
+    if manifest is None or manifest.get("run_id") != run_id:
+        return f"{folder} has no completion manifest of run {run_id}"
+    sizes = storage.file_sizes(folder)
+    changed = sorted(name for name, size in manifest["files"].items() if sizes.get(name) != size)
+    return f"{folder}: {changed} missing or of another size than written" if changed else None
 
 
 # ---- the registry: every table a job writes, its columns, types and meanings ---------------------------------
@@ -131,8 +179,8 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("surt*", "string", "SURT key, as CommonCrawl's CDX urlkey"),
         ("host*", "string", "host name, lower-cased"),
         ("domain*", "string", "registered domain (Public Suffix List)"),
-        ("lang*", "string", "the page's language (ISO 639-3): the one its URL declares where the site uses URL "
-                            "language markers, else the primary language of the CDX `languages` field; null if none"),
+        ("lang*", "string", ("the page's language (ISO 639-3): the one its URL declares where the site uses URL "
+                            "language markers, else the primary language of the CDX `languages` field; null if none")),
         ("lang_source", "string", "where `lang` comes from: url (a URL language marker) or cdx (CLD2)"),
         ("cdx_lang", "string", "primary language of the CDX `languages` field (CLD2 on the whole page)"),
         ("langs*", "array<string>", "every language of the `languages` field"),
@@ -293,8 +341,8 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("p_parallel_content*", "double", "the decision model's P(parallel)"),
         ("parallel*", "boolean", "the pair is a translation and survived the 1-1 alignment"),
         ("method*", "string", "what decided (self-labelled model, labels, structural rule, residual mutual best)"),
-        ("reason*", "string", "why a pair is not parallel (content_rejected, lang_mismatch, untranslated, "
-                                      "not_one_to_one ...)"),
+        ("reason*", "string", ("why a pair is not parallel (content_rejected, lang_mismatch, untranslated, "
+                                      "not_one_to_one ...)")),
     )),
     Table("bitext_documents", "export-bitext", "One row per exported document pair, with both texts.", columns_from(
         *PAIR_KEYS,

@@ -22,6 +22,7 @@ import pandas as pd
 
 from parascout.udfs import storage, warc_record
 from parascout.udfs.documents import RECORD_COLUMNS, empty_doc, parse_record
+from parascout.udfs.redaction import redact
 from parascout.udfs.storage import BadLocation, ByteRange, RangeReader, ReadError, ReadSettings
 from parascout.udfs.urls import has_control_characters, url_host
 
@@ -100,7 +101,7 @@ def _doc_row(row, doc: dict, attempts: int = 0, range_records: int = 0) -> dict:
                 "warc_offset": None if pd.isna(row.warc_offset) else int(row.warc_offset),
                 "warc_length": None if pd.isna(row.warc_length) else int(row.warc_length),
                 "fetch_attempts": attempts, "range_records": range_records}
-    return {**doc, **location}
+    return {**doc, **location, "error": redact(doc.get("error"))}  # errors quote locations, prefix included
 
 
 def fetch_range(reader: RangeReader, byte_range: ByteRange, rows: list,

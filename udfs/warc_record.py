@@ -58,6 +58,9 @@ ARC_HEADER = re.compile(rb"[a-z][a-z0-9+.\-]*:\S* \d{1,3}(?:\.\d{1,3}){3} \d{8,1
 STREAM_CHUNK = 64 * 1024
 INFLATE_CHUNK = 1024 * 1024  # zlib copies the unconsumed input at each step: small steps cost O(n^2) on big records
 DIGITS = re.compile("[0-9]{1,15}")
+CHUNK_SIZE = re.compile(rb"[0-9a-fA-F]{1,16}")
+#: a chunk size with a sign or in another notation Python's int() would take: a fuzzed body, never plain text
+SIGNED_NUMBER = re.compile(rb"[+-]\s*[0-9a-fA-FxX_]+|0[xX][0-9a-fA-F_]+|[0-9a-fA-F]+_[0-9a-fA-F_]+|[0-9a-fA-F]{17,}")
 
 
 class RecordTimeout(BaseException):
@@ -220,18 +223,20 @@ def decode_body(body: bytes, http_headers: dict[str, str], limit: int = MAX_UNCO
 
 
 def dechunk(body: bytes, flags: list[str]) -> bytes:
-    """Chunked transfer coding -> bytes (never longer than the input); not chunked at all -> as is."""
+    """Chunked transfer coding -> bytes (never longer than the input: every step moves forward); not chunked at
+    all -> as is. A chunk size that is not plain hex (`-5`, `0x10`, `1_0`, over 16 digits) is bad_payload."""
     pieces, position = [], 0
     while position < len(body):
         line_end = body.find(b"\n", position, position + 1024)
         size_text = body[position:line_end].split(b";")[0].strip() if line_end >= 0 else b""
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            if position == 0:
+        if not CHUNK_SIZE.fullmatch(size_text):
+            if position == 0 and not SIGNED_NUMBER.fullmatch(size_text):
                 return body  # declared chunked but sent plain, as servers and proxies do
+            if SIGNED_NUMBER.fullmatch(size_text):
+                raise RecordProblem("bad_payload", f"chunk size {size_text[:40]!r} at byte {position}")
             flags.append("body_cut")
             break
+        size = int(size_text, 16)
         if size == 0:
             break
         start = line_end + 1

@@ -50,9 +50,10 @@ def _xml_text(text: str) -> str:
     return escape(_XML_INVALID.sub("", text or ""))
 
 
-def tmx_header(src_code: str, tool_version: str) -> str:
-    """The opening of a TMX 1.4b file (`src_code`: the source language tag, e.g. 'en')."""
-    created = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+def tmx_header(src_code: str, tool_version: str, created_at: datetime | None = None) -> str:
+    """The opening of a TMX 1.4b file (`src_code`: the source language tag, e.g. 'en'; `created_at`: the data's
+    time, so the same data gives the same file, default now)."""
+    created = (created_at or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE tmx SYSTEM "tmx14.dtd">\n<tmx version="1.4">\n'
             f'  <header creationtool="parascout" creationtoolversion={quoteattr(tool_version)} segtype="sentence" '
             f'o-tmf="parascout" adminlang="en" srclang={quoteattr(src_code)} datatype="plaintext" '
