@@ -65,6 +65,10 @@ class ExportCrawlPlanJob(Job):
     def process(self) -> None:
         top = self.top_sites()
         self.report.input("shortlist (top sites)", len(top))
+        if top.empty:  # no site of the pair shortlisted: an empty plan, no files
+            self.report.kept(0)
+            self.write_table(self.spark.createDataFrame([], PLAN_SCHEMA), "crawl_plan")
+            return
         replayed = set(self.read_table("replay_summary").select("host").distinct().toPandas()["host"])  # sites
         name = self.replay_name(replayed)
         top = top.assign(replay_site=top["site"].map(name)).drop_duplicates("replay_site")

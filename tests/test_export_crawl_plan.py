@@ -1,5 +1,6 @@
 """export-crawl-plan on the replay's sample sites: the plan's files, and its ranked URLs replayed as a crawl order."""
 import gzip
+import shutil
 from urllib.parse import urlsplit
 
 import pandas as pd
@@ -95,6 +96,16 @@ def test_the_ranked_urls_replayed_reach_80_percent_as_predicted(planned):
         reached = metrics.fetches_to_share(crawl.doc_events, crawl.n_parallel_docs, 0.8)
         print(f"{row.site}: plan replay {reached} fetches to 80%, replay-crawl predicted {row.fetches_to_80}")
         assert reached is not None and abs(reached - row.fetches_to_80) <= 0.1 * row.fetches_to_80
+
+
+@pytest.mark.slow
+def test_a_shortlist_without_the_pair_plans_nothing(spark, planned, tmp_path):
+    root = planned[0]
+    for table in ("shortlist", "replay_summary", "replay_frontier"):
+        shutil.copytree(root / table, tmp_path / table)
+    report = run_job(ExportCrawlPlanJob, spark, ["--root", str(tmp_path), "--langs", "fr,de"])
+    assert report["status"] == "ok" and report["balanced"] and report["outputs"] == {"crawl_plan": 0}
+    assert not (tmp_path / "crawl-plan").exists()
 
 
 def test_plan_arguments_fail_at_start(tmp_path):
