@@ -6,7 +6,8 @@ host without www and language labels (www.x.com, fr.x.com, x.com -> x.com), so a
 between language subdomains as a website-scoped crawler does; `--group-by host` keeps hosts apart.
 Truth pairs join the site of their src_url's host, whatever their `host` column says. Outputs: replay_summary (host × policy metrics),
 replay_curves (yield curve sampled every 1% of the budget), replay_deciles (the paper's Fig. 7
-view) and <root>/replay/report.{md,html} with PNG plots. The report is built on the driver from
+view), replay_frontier (per site, the fetch order of the policy planned for it: udfs/replay/frontier.py; what
+export-crawl-plan hands a crawler) and <root>/replay/report.{md,html} with PNG plots. The report is built on the driver from
 the summary rows, which are bounded by hosts × policies, and from Spark-side means.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from parascout.udfs import storage
 from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.replay import POLICY_NAMES
 from parascout.udfs.replay.batch import RESULT_SCHEMA, SUMMARY_COLUMNS, ReplayConfig, replay_host, seed_urls_by_host
+from parascout.udfs.replay.frontier import FRONTIER_FIELDS
 from parascout.udfs.replay.metrics import headline, prediction_agreement
 from parascout.udfs.replay.policies import MODEL_POLICIES
 from parascout.udfs.replay.report import build_report, write_report
@@ -45,7 +47,7 @@ FILTERED_REASONS = frozenset({"duplicate_url", *SKIP_REASONS})
 class ReplayCrawlJob(Job):
     name = "replay-crawl"
     description = ("replay crawl policies (" + ", ".join(POLICY_NAMES) + ") over archived link graphs")
-    outputs = ("replay_summary", "replay_curves", "replay_deciles")
+    outputs = ("replay_summary", "replay_curves", "replay_deciles", "replay_frontier")
     inputs = ("docs",)
     input_paths = ("seeds", "truth")
     model_paths = ("lang_model", "pair_model")
@@ -127,6 +129,9 @@ class ReplayCrawlJob(Job):
         self.write_table(_exploded(results, "decile_", ["fetched", "docs_found", "docs_in_decile", "share"])
                          .select("host", "policy", (F.col("position") + 1).alias("decile"), "fetched", "docs_found",
                                  "docs_in_decile", F.col("share").alias("share_of_parallel_docs")), "replay_deciles")
+        self.write_table(_exploded(results.where(F.col("planned")), "frontier_", list(FRONTIER_FIELDS))
+                         .select("host", "policy", (F.col("position") + 1).alias("rank"), *FRONTIER_FIELDS),
+                         "replay_frontier")
         summary = self.read_table("replay_summary").toPandas()  # hosts × policies rows
         means = _means(results.where(F.col("status") == "ok")).toPandas()  # policies × 111 rows
         results.unpersist()

@@ -59,7 +59,7 @@ def test_replay_without_models_skips_smart_and_reports(spark, dataset):
     assert "smart" in report["metrics"]["skipped_policies"]
     assert report["metrics"]["hosts_replayed"] == 3 and report["metrics"]["hosts_failed"] == 0
     assert report["outputs"] == {"replay_summary": 18, "replay_curves": report["outputs"]["replay_curves"],
-                                 "replay_deciles": 180}
+                                 "replay_deciles": 180, "replay_frontier": report["outputs"]["replay_frontier"]}
 
     summary = spark.read.parquet(str(root / "replay_summary")).toPandas()
     assert sorted(summary["policy"].unique()) == ["bfs", "bfs+cld2", "ilsp", "oracle", "random", "strand"]

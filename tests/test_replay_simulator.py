@@ -244,3 +244,30 @@ def test_a_rescoring_policy_runs_past_the_archived_documents(budget, n_articles)
     result = simulate(graph, policy, pairs(*[(f"/a{i}", f"/a{i}?l=2") for i in range(n_articles)]), budget=budget)
     assert result.fetched == graph.n_docs == 2 * n_articles + 1 and result.stopped == "frontier_exhausted"
     assert result.budget_fetches == round(budget * graph.n_docs) and result.pairs_found == n_articles
+
+
+def test_fetched_priorities_are_the_priorities_pages_were_queued_with():
+    from parascout.udfs.replay.simulator import priority_order, priority_values
+
+    values = np.array([0.95, -0.25, 0.0, 1e-12, -3.5, 7.0])
+    assert priority_values(priority_order(values)).tolist() == values.tolist()
+    graph = build_graph(site({"/": ["/a", "/b"], "/a": [], "/b": ["/a"]}))
+    table = {"/a": 0.2, "/b": 0.9}
+    policy = make_policy("random")
+    policy.priority = lambda g, sources, targets: np.array([table.get(url_key(g.urls[t])[len(HOST) + 2:], 0.0)
+                                                            for t in targets])
+    result = simulate(graph, policy, NO_PAIRS)
+    assert result.fetched_urls() == urls("/", "/b", "/a") and result.seeds == [0]
+    assert np.isnan(result.fetched_priorities()[0]) and result.fetched_priorities()[1:].tolist() == [0.9, 0.2]
+    assert np.isnan(simulate(graph, "bfs", NO_PAIRS).fetched_priorities()).all()  # FIFO: no priorities
+
+
+def test_replay_order_fetches_a_list_in_its_order():
+    from parascout.udfs.replay.simulator import replay_order
+
+    graph = build_graph(site({"/": ["/a", "/b"], "/a": [], "/b": []}))
+    truth = pairs(("/a", "/b"))
+    crawl = replay_order(graph, urls("/b", "/missing", "/b", "/a", "/"), truth)
+    assert crawl.fetched_urls() == urls("/b", "/missing", "/a", "/")  # a URL listed twice is fetched once
+    assert crawl.wasted_fetches == 1 and crawl.doc_events == [3, 3] and crawl.stopped == "list_exhausted"
+    assert replay_order(graph, urls("/b", "/a", "/"), truth, budget=1).fetched == 1

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from parascout.udfs.replay import metrics
+from parascout.udfs.replay.frontier import frontier_columns, plan_policy
 from parascout.udfs.replay.graph import build_graph, build_truth
 from parascout.udfs.replay.policies import MODEL_POLICIES, make_policy
 from parascout.udfs.replay.simulator import simulate
@@ -27,12 +28,15 @@ SUMMARY_SCHEMA = (
     "budget_fetches long, fetched long, wasted_fetches long, bytes_fetched long, pairs_found long, docs_found long, "
     "recall double, pair_recall double, auc double, fetches_to_50 long, fetches_to_80 long, fetches_to_90 long, "
     "share_fetches_to_50 double, share_fetches_to_80 double, share_fetches_to_90 double, stopped string, "
-    "seconds double"
+    "seconds double, planned boolean"
 )
 ARRAY_SCHEMA = (
     "curve_fetched array<long>, curve_pairs_found array<long>, curve_docs_found array<long>, "
     "curve_bytes_fetched array<long>, decile_fetched array<long>, decile_docs_found array<long>, "
-    "decile_docs_in_decile array<long>, decile_share array<double>, grid_recall array<double>"
+    "decile_docs_in_decile array<long>, decile_share array<double>, grid_recall array<double>, "
+    "frontier_url array<string>, frontier_priority array<double>, frontier_seed array<boolean>, "
+    "frontier_archived array<boolean>, frontier_cld2_lang array<string>, frontier_predicted_lang array<string>, "
+    "frontier_p_lang array<double>, frontier_partner_url array<string>"
 )
 RESULT_SCHEMA = f"{SUMMARY_SCHEMA}, {ARRAY_SCHEMA}"
 SUMMARY_COLUMNS = [part.strip().split(" ", 1)[0] for part in SUMMARY_SCHEMA.split(", ")]
@@ -76,7 +80,7 @@ def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayConfig) -
     seeds = config.seeds.get(host) or [url for name in sorted(graph.scope) for url in config.seeds.get(name, [])] or None
     base = {"host": host, "n_rows": len(docs), "n_truth_pairs": truth_index.n_input_pairs,
             "n_unusable_truth_pairs": truth_index.n_unusable_pairs}
-    rows = []
+    rows, crawls = [], {}
     for name in config.policies:
         try:
             policy = make_policy(name, langs=config.langs, random_seed=config.random_seed,
@@ -88,6 +92,12 @@ def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayConfig) -
             rows.append({**base, "policy": name, "status": f"failed: {type(error).__name__}: {error}"[:500]})
             continue
         rows.append({**base, **_result_row(result, graph)})
+        crawls[name] = (result, policy)
+    planned = plan_policy(rows)
+    for row in rows:  # only the planned policy's fetch order is kept: the frontier a crawler is handed
+        row["planned"] = row["policy"] == planned
+        if row["planned"]:
+            row.update(frontier_columns(*crawls[planned]))
     log.info("replayed %s (%d docs, %d parallel) with %d policies in %.2fs", host, graph.n_docs,
              truth_index.n_parallel_docs, len(config.policies), time.perf_counter() - started)
     return _typed(pd.DataFrame(rows, columns=RESULT_COLUMNS))

@@ -19,6 +19,7 @@ import re
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 from scipy import sparse
@@ -32,6 +33,14 @@ HandleFunction = Callable[[list[str], tuple[str, str]], tuple[list[str], list["s
 POLICY_NAMES = ("bfs", "bfs+cld2", "ilsp", "smart", "smart+lang", "smart+site", "strand", "random", "oracle")
 #: policies that score links with the URL models
 MODEL_POLICIES = frozenset({"smart", "smart+lang", "smart+site"})
+
+
+class UrlPredictions(NamedTuple):
+    """What a policy guessed about each page before fetching it (arrays over the graph's nodes)."""
+
+    lang: np.ndarray      # object: the predicted language (ISO 639-3), None where the policy has no guess
+    p_lang: np.ndarray    # float: its probability, NaN where the policy gives none
+    partner: np.ndarray   # int: the node of the predicted translation, -1 where none
 
 
 class Policy:
@@ -65,6 +74,10 @@ class Policy:
     def rescore(self, graph: SiteGraph, fetched: np.ndarray, discovered: np.ndarray) -> np.ndarray:
         """New priorities of every scored link (same order as the per-edge `priority` call), for `rescores`."""
         raise NotImplementedError(f"{self.name} does not rescore")
+
+    def url_predictions(self, graph: SiteGraph) -> UrlPredictions | None:
+        """Per page, after a crawl: its predicted language and translation (None: the policy predicts neither)."""
+        return None
 
 
 class Bfs(Policy):
@@ -114,6 +127,23 @@ class Ilsp(Policy):
                                                   self.langs)
 
 
+def _padded(values: np.ndarray, size: int, fill) -> np.ndarray:
+    """`values` cut or extended with `fill` to `size` (pages added to the graph after scoring)."""
+    return np.concatenate([values[:size], np.full(max(0, size - len(values)), fill, dtype=values.dtype)])
+
+
+def best_linking_page(n_nodes: int, sources: np.ndarray, targets: np.ndarray, p_parallel: np.ndarray,
+                      min_p: float) -> np.ndarray:
+    """Per node: the page linking to it with the highest P(parallel) >= min_p (-1 where none)."""
+    partner = np.full(n_nodes, -1, dtype=np.int64)
+    keep = np.flatnonzero(np.asarray(p_parallel) >= min_p)
+    if len(keep):
+        order = keep[np.lexsort((-np.asarray(p_parallel)[keep], targets[keep]))]
+        first = np.concatenate([[True], targets[order][1:] != targets[order][:-1]])
+        partner[targets[order][first]] = sources[order][first]
+    return partner
+
+
 def page_language_classes(graph: SiteGraph, langs: Sequence[str]) -> np.ndarray:
     """Per page: 0 in the pair's first language, 1 in its second, 2 in another or none."""
     first, second = langs
@@ -139,6 +169,8 @@ class Smart(Policy):
     per_edge = True
     #: weight of max(P(v in A), P(v in B)) added to every link's priority (0: the paper's formula)
     language_focus = 0.0
+    #: a linking page is named a page's predicted translation from this P(parallel) on (the pair model's decision)
+    partner_min_p = 0.5
 
     def __init__(self, langs: tuple[str, str], lang_scorer: LangScorer, pair_scorer: PairScorer,
                  batch_size: int = 65_536):
@@ -146,6 +178,8 @@ class Smart(Policy):
 
     def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
         self._page_lang = page_language_classes(graph, self.langs)
+        self._edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._p_langs: tuple[np.ndarray, np.ndarray] | None = None
 
     def priority(self, graph: SiteGraph, sources: np.ndarray | None, targets: np.ndarray) -> np.ndarray:
         if len(targets) == 0:
@@ -154,11 +188,25 @@ class Smart(Policy):
         linked = np.zeros(graph.n_nodes, dtype=bool)
         linked[targets] = True
         unique = np.flatnonzero(linked)  # each linked page scored once (a mask: cheaper than np.unique's sort)
-        p_first, p_second = np.zeros(graph.n_nodes), np.zeros(graph.n_nodes)
+        p_first, p_second = np.full(graph.n_nodes, np.nan), np.full(graph.n_nodes, np.nan)
         p_first[unique], p_second[unique] = self._lang_probabilities(urls[unique].tolist())
+        self._p_langs = (p_first, p_second)
         p_first, p_second = p_first[targets], p_second[targets]
         p_parallel = self._pair_probabilities(urls[sources].tolist(), urls[targets].tolist())
+        self._edges = (sources, targets, p_parallel)
         return self._link_scores(self._page_lang[sources], p_first, p_second, p_parallel)
+
+    def url_predictions(self, graph: SiteGraph) -> UrlPredictions | None:
+        """The URL model's likelier language of the pair per linked page, and as its translation the page linking
+        to it with the highest P(parallel), when that is at least `partner_min_p`."""
+        if self._p_langs is None or self._edges is None:
+            return None
+        p_first, p_second = (_padded(p, graph.n_nodes, np.nan) for p in self._p_langs)
+        scored = ~np.isnan(p_first)
+        lang = np.where(p_first >= p_second, self.langs[0], self.langs[1]).astype(object)
+        lang[~scored] = None
+        partner = best_linking_page(graph.n_nodes, *self._edges, self.partner_min_p)
+        return UrlPredictions(lang, np.fmax(p_first, p_second), partner)
 
     def _link_scores(self, page_lang: np.ndarray, p_first: np.ndarray, p_second: np.ndarray,
                      p_parallel: np.ndarray, focus_weights: tuple[float, float] = (1.0, 1.0)) -> np.ndarray:
@@ -312,6 +360,7 @@ class SmartSite(SmartLang):
         linked[targets] = True
         unique = np.flatnonzero(linked)
         self._prior[unique] = self._class_prior(urls[unique].tolist())
+        self._p_langs = (self._prior[:, 0], self._prior[:, 1])
         p_parallel = self._pair_probabilities(urls[sources].tolist(), urls[targets].tolist())
         self._edges = (sources, targets, p_parallel)
         self._slots = link_positions(graph, sources, targets)
@@ -333,6 +382,7 @@ class SmartSite(SmartLang):
         posterior = site_class_posterior(features, self._classes, fetched, self._prior, self.smoothing,
                                          self.class_rate_smoothing if self.class_rate_smoothing >= 0 else None)
         p_first, p_second = posterior[:, 0], posterior[:, 1]
+        self._p_langs = (p_first, p_second)
         self._focus_weights = self._translation_shares(posterior, discovered)
         left, right, p_pair = self._candidates
         value = p_pair * (p_first[left] * p_second[right] + p_second[left] * p_first[right])
@@ -534,6 +584,16 @@ class Strand(Policy):
             buckets.setdefault(handle, []).append(node)
         self._bucket = [buckets[handle] if len(buckets[handle]) > 1 else None for handle in handles]
         self._boosted: set[tuple[int, str]] = set()  # (bucket, language fetched): each bucket is walked once per side
+
+    def url_predictions(self, graph: SiteGraph) -> UrlPredictions:
+        """The language each URL names, and as its translation the first page of its handle's bucket whose URL
+        names another language (or none, when its own names one)."""
+        lang = np.array([*self._url_langs, *[None] * (graph.n_nodes - len(self._url_langs))], dtype=object)
+        partner = np.full(graph.n_nodes, -1, dtype=np.int64)
+        for node, bucket in enumerate(self._bucket):
+            if bucket is not None:
+                partner[node] = next((other for other in bucket if other != node and lang[other] != lang[node]), -1)
+        return UrlPredictions(lang, np.full(graph.n_nodes, np.nan), partner)
 
     def on_fetch(self, node: int, node_priorities: list[float]) -> list[int]:
         bucket = self._bucket[node]

@@ -49,6 +49,8 @@ class CrawlResult:
     bytes_fetched: int
     stopped: str
     order: list[int]
+    priority_orders: list[int]  # per fetch in `order`: the order of the priority it was queued with
+    seeds: list[int]
     doc_events: list[int]
     pair_events: list[int]
     samples: list[tuple[int, int, int, int]]
@@ -69,6 +71,10 @@ class CrawlResult:
     def fetched_urls(self) -> list[str]:
         """The fetched URLs in crawl order."""
         return [self.graph.urls[node] for node in self.order]
+
+    def fetched_priorities(self) -> np.ndarray:
+        """Per fetch in crawl order: the priority the page was queued with (NaN for seeds and FIFO policies)."""
+        return priority_values(self.priority_orders)
 
     def curve(self) -> pd.DataFrame:
         """The sampled yield curve: fetched, pairs_found, docs_found, bytes_fetched."""
@@ -97,6 +103,7 @@ class _Tally:
         "order",
         "pair_events",
         "partners",
+        "priority_orders",
         "samples",
         "sizes",
         "wasted",
@@ -109,19 +116,22 @@ class _Tally:
         self.found = bytearray(graph.n_docs)
         self.count = self.wasted = self.bytes = 0
         self.order: list[int] = []
+        self.priority_orders: list[int] = []
         self.doc_events: list[int] = []
         self.pair_events: list[int] = []
         self.samples: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)]
         self.checkpoints = checkpoints
         self.next_checkpoint = checkpoints.pop(0) if checkpoints else 0
 
-    def fetch(self, node: int) -> None:
-        """Account for one fetch: a document (maybe completing truth pairs) or a wasted one."""
+    def fetch(self, node: int, order: int = NEVER_SEEN) -> None:
+        """Account for one fetch: a document (maybe completing truth pairs) or a wasted one; `order` is the
+        priority it was queued with (kept for the frontier a crawler is handed)."""
         self.fetched[node] = 1
         if node < self.n_docs:
             self.count += 1
             self.bytes += self.sizes[node]
             self.order.append(node)
+            self.priority_orders.append(order)
             partners = self.partners[node]
             if partners:
                 self._complete_pairs(node, partners)
@@ -130,6 +140,7 @@ class _Tally:
             self.wasted += 1
             self.bytes += self.sizes[node]
             self.order.append(node)
+            self.priority_orders.append(order)
         else:
             return
         if self.count == self.next_checkpoint:
@@ -211,7 +222,7 @@ def simulate(graph: SiteGraph, policy: Policy | str, truth_pairs, budget: float 
         host=graph.host, policy=policy.name, n_docs=graph.n_docs, n_parallel_docs=truth.n_parallel_docs,
         n_pairs=truth.n_pairs, budget_fetches=budget_fetches, fetched=tally.count, wasted_fetches=tally.wasted,
         bytes_fetched=tally.bytes, stopped="budget" if tally.count >= budget_fetches else "frontier_exhausted",
-        order=tally.order, doc_events=tally.doc_events, pair_events=tally.pair_events, samples=tally.samples,
+        order=tally.order, priority_orders=tally.priority_orders, seeds=seed_ids, doc_events=tally.doc_events, pair_events=tally.pair_events, samples=tally.samples,
         seconds_prepare=prepared - started, seconds_crawl=time.perf_counter() - prepared,
         cpu_seconds_prepare=cpu_prepared - cpu_started, cpu_seconds_crawl=time.process_time() - cpu_prepared,
         graph=graph)
@@ -225,6 +236,40 @@ def priority_order(values) -> np.ndarray:
     """
     bits = np.ascontiguousarray(np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0)).view(np.int64)
     return np.where(bits < 0, -(bits & MAGNITUDE_BITS), bits)
+
+
+def priority_values(orders) -> np.ndarray:
+    """The floats back from `priority_order`'s ints; NaN for NEVER_SEEN and SEED_ORDER (no priority)."""
+    orders = np.asarray(orders, dtype=np.int64)
+    unset = (orders == NEVER_SEEN) | (orders == SEED_ORDER)
+    safe = np.where(unset, 0, orders)
+    bits = np.where(safe < 0, (-safe) | np.int64(-TOP), safe)
+    values = np.ascontiguousarray(bits).view(np.float64).copy()
+    values[unset] = np.nan
+    return values
+
+
+def replay_order(graph: SiteGraph, urls: Iterable[str], truth_pairs, budget: int | None = None,
+                 count_missing_as_fetch: bool = True) -> CrawlResult:
+    """Fetch `urls` in the order given (a crawl plan's ranked list), as a crawler fed the list does: the yield of
+    that order on the archived graph. URLs the graph lacks are pages missing from the archive."""
+    truth = truth_pairs if isinstance(truth_pairs, TruthIndex) else build_truth(graph, truth_pairs)
+    nodes = [graph.node(url, add=True) for url in urls]
+    budget_fetches = budget or max(1, len(nodes))
+    tally = _Tally(graph, truth, checkpoints_for(budget_fetches), count_missing_as_fetch)
+    for node in nodes:
+        if tally.count >= budget_fetches:
+            break
+        if not tally.fetched[node]:
+            tally.fetch(node)
+    tally.sample()
+    return CrawlResult(
+        host=graph.host, policy="plan", n_docs=graph.n_docs, n_parallel_docs=truth.n_parallel_docs,
+        n_pairs=truth.n_pairs, budget_fetches=budget_fetches, fetched=tally.count, wasted_fetches=tally.wasted,
+        bytes_fetched=tally.bytes, stopped="budget" if tally.count >= budget_fetches else "list_exhausted",
+        order=tally.order, priority_orders=tally.priority_orders, seeds=[], doc_events=tally.doc_events,
+        pair_events=tally.pair_events, samples=tally.samples, seconds_prepare=0.0, seconds_crawl=0.0,
+        cpu_seconds_prepare=0.0, cpu_seconds_crawl=0.0, graph=graph)
 
 
 def _order_of(value: float) -> int:
@@ -308,7 +353,7 @@ def _crawl_priority(graph: SiteGraph, policy, seeds: list[int], follows, priorit
         if best[node] != TOP - (key >> 32):
             continue
         best[node] = FETCHED
-        fetch(node)
+        fetch(node, TOP - (key >> 32))
         if on_fetch is not None:
             for raised in on_fetch(node, node_priorities):
                 order = _order_of(node_priorities[raised])

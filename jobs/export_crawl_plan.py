@@ -1,0 +1,186 @@
+"""export-crawl-plan: what a crawler starts from, for the shortlist's top sites: seeds, ranked URLs, hosts, yield.
+
+Reads the shortlist (its `--top N` sites of the language pair), replay_summary (per site the planned policy:
+fewest fetches to 80% of the parallel documents, then AUC) and replay_frontier (that policy's fetch order).
+Writes the `crawl_plan` table (one row per planned site with its expected yield) and, under
+<root>/crawl-plan/ (docs/crawl-plan.md says how each crawler reads them):
+- seeds.txt: every planned site's entry pages, one URL per line (wget --input-file, Heritrix seeds.txt);
+- hosts.txt and hosts.gz: the hosts a crawl of each site stays on, one per line (Bitextor `hostsFile`),
+  bitextor.yaml: a config fragment naming it;
+- sites/<site>/seeds.txt, ranked_urls.txt (the planned crawl order, one URL per line), frontier.tsv (rank, url,
+  priority, predicted language and partner), hosts.txt;
+- plan.md: per site the policy and "80% of the site's parallel pages after ~N fetches".
+Shortlist rows in = planned + filtered (not_replayed: no replay of the site; no_plannable_policy: only oracle
+or failed replays).
+"""
+from __future__ import annotations
+
+import contextlib
+import gzip
+
+import pandas as pd
+from pyspark.sql import functions as F
+
+from parascout.jobs.base import ConfigError, Job, language_pair_option
+from parascout.jobs.replay_crawl import shortlist_site_of
+from parascout.udfs import storage
+from parascout.udfs.crawl_plan import (
+    FRONTIER_TSV_COLUMNS,
+    YIELD_COLUMNS,
+    bitextor_config,
+    expected_yield,
+    frontier_line,
+    site_folder,
+)
+from parascout.udfs.urls import url_host
+
+FILTERED_REASONS = frozenset({"not_replayed", "no_plannable_policy"})
+PLAN_FOLDER = "crawl-plan"
+PLAN_SCHEMA = (
+    "site string, shortlist_rank int, src_lang string, trg_lang string, predicted_pairs long, replay_site string, "
+    "policy string, n_docs long, n_parallel_docs long, budget_fetches long, fetched long, docs_found long, "
+    "recall double, auc double, fetches_to_50 long, fetches_to_80 long, fetches_to_90 long, "
+    "share_fetches_to_80 double, expected_yield string, folder string, n_seeds long, n_urls long, n_hosts long"
+)
+PLAN_TYPES = dict(part.split(" ") for part in PLAN_SCHEMA.split(", "))
+
+
+class ExportCrawlPlanJob(Job):
+    name = "export-crawl-plan"
+    description = "seed lists, ranked URLs and Bitextor hosts files for the shortlist's top sites, from the replay"
+    outputs = ("crawl_plan",)
+    inputs = ("shortlist", "replay_summary", "replay_frontier")
+
+    def add_arguments(self, parser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--top", type=int, default=20, help="plan the shortlist's N best-ranked sites")
+        parser.add_argument("--langs", help="language pair (default: the shortlist's first row's)")
+
+    def validate_arguments(self, args) -> None:
+        super().validate_arguments(args)
+        self.languages = language_pair_option(args.langs)
+        if args.top < 1:
+            raise ConfigError("--top must be at least 1")
+
+    def process(self) -> None:
+        top = self.top_sites()
+        self.report.input("shortlist (top sites)", len(top))
+        if top.empty:  # no site of the pair shortlisted: an empty plan, no files
+            self.report.kept(0)
+            self.write_table(self.spark.createDataFrame([], PLAN_SCHEMA), "crawl_plan")
+            return
+        replayed = set(self.read_table("replay_summary").select("host").distinct().toPandas()["host"])  # sites
+        name = self.replay_name(replayed)
+        top = top.assign(replay_site=top["site"].map(name)).drop_duplicates("replay_site")
+        planned = top.merge(self.planned_summary(), on="replay_site", how="inner")
+        missing = top[~top["replay_site"].isin(planned["replay_site"])]
+        not_replayed = int((~missing["replay_site"].isin(replayed)).sum())
+        self.report.kept(len(planned))
+        self.report.add_counts({"not_replayed": not_replayed, "no_plannable_policy": len(missing) - not_replayed},
+                               bad_reasons=frozenset(), filtered_reasons=FILTERED_REASONS)
+        planned = planned.assign(expected_yield=[expected_yield(row) for row in planned.to_dict("records")],
+                                 folder=[storage.join(PLAN_FOLDER, "sites", site_folder(s)) for s in planned["site"]])
+        counts = self.write_files(planned)
+        for position, column in enumerate(("n_seeds", "n_urls", "n_hosts")):
+            planned[column] = planned["replay_site"].map(lambda site, k=position: counts[site][k])
+        records = [{column: _plain(row.get(column), kind) for column, kind in PLAN_TYPES.items()}
+                   for row in planned.to_dict("records")]
+        self.write_table(self.spark.createDataFrame(records, PLAN_SCHEMA), "crawl_plan")
+
+    def top_sites(self):
+        """The shortlist's `--top` sites of the language pair, best first (N rows to the driver)."""
+        shortlist = self.read_table("shortlist")
+        if self.languages:
+            pair = F.array_sort(F.array("src_lang", "trg_lang"))
+            shortlist = shortlist.where(pair == F.array_sort(F.array(*[F.lit(c) for c in self.languages])))
+        top = (shortlist.orderBy("rank", "host").limit(self.args.top)
+               .select(F.col("host").alias("site"), F.col("rank").alias("shortlist_rank"), "src_lang", "trg_lang",
+                       "predicted_pairs").toPandas())
+        if not self.languages and len(top):
+            self.languages = (top["src_lang"].iloc[0], top["trg_lang"].iloc[0])
+        return top
+
+    def replay_name(self, replayed: set[str]):
+        """A shortlist site -> the replay's name for it: itself, or its site (replay-crawl groups hosts by site)."""
+        site_of = shortlist_site_of((), self.languages or ("", ""))
+        return lambda site: site if site in replayed else site_of(site)
+
+    def planned_summary(self):
+        """The planned policy's replay_summary row of every replayed site (one row per site)."""
+        return (self.read_table("replay_summary").where(F.col("planned") & (F.col("status") == "ok"))
+                .select(F.col("host").alias("replay_site"), *YIELD_COLUMNS).toPandas())
+
+    def write_files(self, planned) -> dict[str, tuple[int, int, int]]:
+        """Per-site files streamed from replay_frontier (site by site, in rank order), then the combined seeds,
+        hosts, Bitextor fragment and plan.md; returns replay site -> (seeds, urls, hosts)."""
+        folder = storage.join(self.args.root, PLAN_FOLDER)
+        frontier = (self.read_table("replay_frontier").where(F.col("host").isin(list(planned["replay_site"])))
+                    .orderBy("host", "rank"))
+        folders = dict(zip(planned["replay_site"], planned["folder"]))
+        seeds: dict[str, list[str]] = {site: [] for site in folders}
+        hosts: dict[str, dict[str, None]] = {site: {} for site in folders}
+        urls = dict.fromkeys(folders, 0)
+        files, current, ranked, table = contextlib.ExitStack(), None, None, None
+        with files:
+            for row in frontier.toLocalIterator():
+                if row["host"] != current:  # the next site: its files replace the last one's
+                    files.close()
+                    current, base = row["host"], storage.join(self.args.root, folders[row["host"]])
+                    ranked = files.enter_context(storage.open_output(storage.join(base, "ranked_urls.txt")))
+                    table = files.enter_context(storage.open_output(storage.join(base, "frontier.tsv")))
+                    table.write(("\t".join(FRONTIER_TSV_COLUMNS) + "\n").encode())
+                record = row.asDict()
+                ranked.write(f"{record['url']}\n".encode())
+                table.write(frontier_line(record).encode())
+                urls[current] += 1
+                hosts[current].setdefault(url_host(record["url"]) or "")
+                if record["seed"]:
+                    seeds[current].append(record["url"])
+        for site, base in folders.items():
+            self.write_lines(storage.join(self.args.root, base, "seeds.txt"), seeds[site])
+            self.write_lines(storage.join(self.args.root, base, "hosts.txt"), [h for h in hosts[site] if h])
+        all_hosts = list(dict.fromkeys(h for site in folders for h in hosts[site] if h))
+        self.report.output(f"{PLAN_FOLDER}/seeds.txt",
+                           self.write_lines(storage.join(folder, "seeds.txt"), [u for s in folders for u in seeds[s]]))
+        self.report.output(f"{PLAN_FOLDER}/hosts.txt", self.write_lines(storage.join(folder, "hosts.txt"), all_hosts))
+        with storage.open_output(storage.join(folder, "hosts.gz")) as out:
+            out.write(gzip.compress("".join(f"{h}\n" for h in all_hosts).encode()))
+        storage.write_text(storage.join(folder, "bitextor.yaml"),
+                           bitextor_config(storage.join(folder, "hosts.gz"), self.iso639_1_pair()))
+        storage.write_text(storage.join(folder, "plan.md"), self.plan_markdown(planned, urls))
+        self.report.output(f"{PLAN_FOLDER}/sites/*/ranked_urls.txt", sum(urls.values()))
+        return {site: (len(seeds[site]), urls[site], len([h for h in hosts[site] if h])) for site in folders}
+
+    def iso639_1_pair(self) -> tuple[str, str]:
+        """The pair as Bitextor's lang1/lang2 want it (two-letter codes where the language has one)."""
+        from parascout.udfs.langs import load_languages
+
+        languages = load_languages()
+        return tuple(languages[code].iso639_1 or code if code in languages else code for code in self.languages)
+
+    @staticmethod
+    def plan_markdown(planned, urls: dict[str, int]) -> str:
+        lines = ["# Crawl plan", "", "| rank | site | policy | ranked URLs | expected yield | files |",
+                 "|---|---|---|---|---|---|"]
+        for row in planned.sort_values("shortlist_rank").to_dict("records"):
+            lines.append(f"| {row['shortlist_rank']} | {row['site']} | {row['policy']} | {urls[row['replay_site']]} "
+                         f"| {row['expected_yield']} | {row['folder']}/ |")
+        return "\n".join(lines) + "\n"
+
+    @staticmethod
+    def write_lines(path: str, lines: list[str]) -> int:
+        storage.write_text(path, "".join(f"{line}\n" for line in lines))
+        return len(lines)
+
+
+def _plain(value, spark_type: str):
+    """A pandas cell as Spark takes it under `spark_type`: None for NaN / NA, Python ints and floats."""
+    if not isinstance(value, str) and pd.isna(value):
+        return None
+    if spark_type in ("int", "long"):
+        return int(value)
+    return float(value) if spark_type == "double" else value
+
+
+if __name__ == "__main__":
+    ExportCrawlPlanJob().run()

@@ -1,0 +1,121 @@
+"""export-crawl-plan on the replay's sample sites: the plan's files, and its ranked URLs replayed as a crawl order."""
+import gzip
+import shutil
+from urllib.parse import urlsplit
+
+import pandas as pd
+import pytest
+
+from parascout.jobs.base import ConfigError
+from parascout.jobs.export_crawl_plan import ExportCrawlPlanJob
+from parascout.jobs.replay_crawl import ReplayCrawlJob
+from parascout.udfs import crawl_plan
+from parascout.udfs.replay import metrics
+from parascout.udfs.replay.graph import build_graph
+from parascout.udfs.replay.simulator import replay_order
+from parascout.udfs.storage import write_parquet_table
+from tests.conftest import run_job
+from tests.test_replay_crawl_job import HOSTS, dataset  # noqa: F401  (the replay's module-scoped sample sites)
+
+
+@pytest.fixture(scope="module")
+def planned(spark, dataset, tmp_path_factory):  # noqa: F811
+    """replay-crawl, then export-crawl-plan --top 4 over a shortlist of the three sites and one never replayed."""
+    source, _ = dataset
+    root = tmp_path_factory.mktemp("crawl-plan")
+    docs = pd.read_parquet(source / "docs")
+    write_parquet_table(docs, str(root / "docs"))
+    shortlist = pd.DataFrame({"host": ["www.gamma.is", "www.beta.is", "www.alpha.is", "www.unseen.is"],
+                              "src_lang": "eng", "trg_lang": "isl", "predicted_pairs": [41, 30, 12, 3],
+                              "predicted_ratio": [0.6, 0.5, 0.2, 0.1], "rank": [1, 2, 3, 4]})
+    write_parquet_table(shortlist, str(root / "shortlist"))
+    truth = str(source / "truth" / "pairs.parquet")
+    replay = run_job(ReplayCrawlJob, spark, ["--root", str(root), "--langs", "en,is", "--truth", truth])
+    report = run_job(ExportCrawlPlanJob, spark, ["--root", str(root), "--top", "4"])
+    return root, docs, pd.read_parquet(truth), replay, report
+
+
+@pytest.mark.slow
+def test_replay_keeps_the_planned_policys_fetch_order(spark, planned):
+    root, _, _, replay, _ = planned
+    summary = spark.read.parquet(str(root / "replay_summary")).toPandas()
+    chosen = summary[summary["planned"]]
+    assert sorted(chosen["host"]) == ["alpha.is", "beta.is", "gamma.is"] and "oracle" not in set(chosen["policy"])
+    for _, row in chosen.iterrows():  # the planned policy is the fastest plannable one to 80%
+        others = summary[(summary["host"] == row["host"]) & (summary["policy"] != "oracle")]
+        assert row["fetches_to_80"] == others["fetches_to_80"].min()
+    frontier = spark.read.parquet(str(root / "replay_frontier")).toPandas()
+    assert replay["outputs"]["replay_frontier"] == len(frontier)
+    sizes = frontier.groupby("host")["rank"].agg(["min", "max", "count"])
+    assert (sizes["min"] == 1).all() and (sizes["max"] == sizes["count"]).all()
+    fetched = chosen.set_index("host")["fetched"]
+    assert sizes["count"].to_dict() == fetched.to_dict()
+    assert frontier.loc[frontier["rank"] == 1, "seed"].all()
+    strand = frontier[frontier["policy"] == "strand"]
+    assert strand["partner_url"].notna().any() and set(strand["predicted_lang"].dropna()) <= {"eng", "isl"}
+
+
+@pytest.mark.slow
+def test_plan_files_parse_and_report_balances(planned):
+    root, _, _, _, report = planned
+    assert report["status"] == "ok" and report["balanced"], report
+    assert report["kept"] == 3 and report["filtered"] == {"not_replayed": 1}
+    plan = pd.read_parquet(root / "crawl_plan")
+    assert report["outputs"]["crawl_plan"] == 3 and list(plan.sort_values("shortlist_rank")["site"]) == list(HOSTS[::-1])
+    folder = root / "crawl-plan"
+    seeds = (folder / "seeds.txt").read_text().splitlines()
+    hosts = (folder / "hosts.txt").read_text().splitlines()
+    assert gzip.decompress((folder / "hosts.gz").read_bytes()).decode().splitlines() == hosts
+    assert len(seeds) == plan["n_seeds"].sum() >= 3
+    for url in seeds:  # wget --input-file / Heritrix seeds.txt: absolute http(s) URLs on the planned hosts
+        parts = urlsplit(url)
+        assert parts.scheme in ("http", "https") and parts.hostname in hosts, url
+    assert "hostsFile:" in (folder / "bitextor.yaml").read_text() and "lang2: is" in (folder / "bitextor.yaml").read_text()
+    markdown = (folder / "plan.md").read_text()
+    for row in plan.itertuples():
+        site = root / row.folder
+        ranked = (site / "ranked_urls.txt").read_text().splitlines()
+        assert len(ranked) == row.n_urls and ranked[:row.n_seeds] == (site / "seeds.txt").read_text().splitlines()
+        table = pd.read_csv(site / "frontier.tsv", sep="\t", keep_default_na=False)
+        assert list(table.columns) == list(crawl_plan.FRONTIER_TSV_COLUMNS)
+        assert table["url"].tolist() == ranked and table["rank"].tolist() == list(range(1, len(ranked) + 1))
+        assert f"after ~{row.fetches_to_80} fetches" in row.expected_yield and row.expected_yield in markdown
+
+
+@pytest.mark.slow
+def test_the_ranked_urls_replayed_reach_80_percent_as_predicted(planned):
+    """A crawler fed ranked_urls.txt in order reaches 80% of the site's parallel pages within ±10% of the
+    fetches replay-crawl predicted."""
+    root, docs, truth, _, _ = planned
+    plan = pd.read_parquet(root / "crawl_plan")
+    for row in plan.itertuples():
+        site_docs = docs[docs["host"].isin([f"www.{row.replay_site}", row.replay_site]) & docs["url"].notna()]
+        graph = build_graph(site_docs, row.replay_site)
+        ranked = (root / row.folder / "ranked_urls.txt").read_text().splitlines()
+        crawl = replay_order(graph, ranked, truth)
+        reached = metrics.fetches_to_share(crawl.doc_events, crawl.n_parallel_docs, 0.8)
+        print(f"{row.site}: plan replay {reached} fetches to 80%, replay-crawl predicted {row.fetches_to_80}")
+        assert reached is not None and abs(reached - row.fetches_to_80) <= 0.1 * row.fetches_to_80
+
+
+@pytest.mark.slow
+def test_a_shortlist_without_the_pair_plans_nothing(spark, planned, tmp_path):
+    root = planned[0]
+    for table in ("shortlist", "replay_summary", "replay_frontier"):
+        shutil.copytree(root / table, tmp_path / table)
+    report = run_job(ExportCrawlPlanJob, spark, ["--root", str(tmp_path), "--langs", "fr,de"])
+    assert report["status"] == "ok" and report["balanced"] and report["outputs"] == {"crawl_plan": 0}
+    assert not (tmp_path / "crawl-plan").exists()
+
+
+def test_plan_arguments_fail_at_start(tmp_path):
+    with pytest.raises(ConfigError, match="--top"):
+        ExportCrawlPlanJob().run(["--root", str(tmp_path), "--top", "0"])
+
+
+def test_expected_yield_in_words():
+    assert crawl_plan.expected_yield({"policy": "smart", "fetches_to_80": 120, "share_fetches_to_80": 0.3}) == (
+        "80% of the site's parallel pages after ~120 fetches (30% of its archived pages) with smart")
+    assert crawl_plan.expected_yield({"policy": "bfs", "fetches_to_80": None, "recall": 0.5, "fetched": 40}) == (
+        "80% not reached: 50% of the site's parallel pages after 40 fetches with bfs")
+    assert crawl_plan.site_folder("www.a.is:8080/x") == "www.a.is_8080_x"
