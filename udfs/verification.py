@@ -119,7 +119,7 @@ MIN_RESIDUAL_IMAGE_JACCARD = 0.5
 RESIDUAL_METHOD = "residual-mutual-best"
 #: a side with fewer words of main text than this gives no text to judge (a title alone proves nothing)
 MIN_TEXT_WORDS = 10
-#: a side is in its pair language when most of its main text (characters of the paragraphs CLD2 labelled) is:
+#: a side is in its pair language when most (more than this share) of its main prose is:
 #: a page half translated is a translation (its untranslated sentences drop out at export), a page mostly in
 #: the other pair language is an untranslated copy
 MIN_MAIN_LANG_SHARE = 0.5
@@ -138,9 +138,6 @@ MIN_SHARED_WORD_SHARE = 0.5
 WORD = re.compile(r"[^\W\d_]{2,}")
 #: texts.paragraphs type of a list item (a teaser, a link list): not the page's own text
 LIST_ITEM = "list_item"
-#: a side whose main text (characters) is at least this share paragraphs of the other side's main text, the same
-#: words (paragraph hashes), is an untranslated copy, not a translation: it fails the language check
-MAX_COPIED_SHARE = 0.5
 #: a page shares at least this share of its main paragraphs (by hash, of the smaller page's) with a same-language
 #: page of its host: a near-copy of it (a copy whose date line alone differs is not a texts.duplicate_of)
 NEAR_COPY_SHARE = 0.6
@@ -256,25 +253,12 @@ class HostPages:
             return url  # (texts may keep a template copy's URL for the page it copies)
         return duplicate_of
 
-    def main_hashes(self, url: str) -> dict[str, int]:
-        """hash -> characters of a page's main prose paragraphs (boilerplate, code, names and labels left out)."""
+    def main_hashes(self, url: str) -> frozenset[str]:
+        """The hashes of a page's main prose paragraphs (boilerplate, code, names and labels left out)."""
         key = ("hashes", url)
         if key not in self._texts:
-            hashes: dict[str, int] = {}
-            for p in self.main_prose(url):
-                if p.get("hash"):
-                    hashes[p["hash"]] = hashes.get(p["hash"], 0) + len(p["text"])
-            self._texts[key] = hashes
+            self._texts[key] = frozenset(p["hash"] for p in self.main_prose(url) if p.get("hash"))
         return self._texts[key]
-
-    def copied_share(self, src_url: str, trg_url: str) -> float:
-        """The larger share, over the two sides, of a side's main text in paragraphs the other side's main text holds
-        word for word (0 when a side has no main paragraphs)."""
-        src, trg = self.main_hashes(src_url), self.main_hashes(trg_url)
-        if not src or not trg:
-            return 0.0
-        shared = src.keys() & trg.keys()
-        return max(sum(side[h] for h in shared) / max(1, sum(side.values())) for side in (src, trg))
 
     def language_shares(self, url: str, lang: str | None, other: str | None, other_url: str
                         ) -> tuple[float | None, float]:
@@ -486,14 +470,12 @@ def _main_text_language(pair: dict, pages: HostPages, features: dict, found: boo
     a side's main prose (code left out) that is neither. A page without main prose falls back on CLD2's language
     of the whole page (`found`)."""
     src_url, trg_url = pair["src_url"], pair["trg_url"]
-    if pages.copied_share(src_url, trg_url) >= MAX_COPIED_SHARE:
-        return "untranslated"
     src_share, src_other = pages.language_shares(src_url, pair.get("src_lang"), pair.get("trg_lang"), trg_url)
     trg_share, trg_other = pages.language_shares(trg_url, pair.get("trg_lang"), pair.get("src_lang"), src_url)
     features["src_lang_share"], features["trg_lang_share"] = src_share, trg_share
     if src_share is None or trg_share is None:
         return None if found else "lang_mismatch"
-    if src_share >= MIN_MAIN_LANG_SHARE and trg_share >= MIN_MAIN_LANG_SHARE:
+    if src_share > MIN_MAIN_LANG_SHARE and trg_share > MIN_MAIN_LANG_SHARE:
         return None
     return "untranslated" if max(src_other, trg_other) >= MIN_MAIN_LANG_SHARE else "lang_mismatch"
 
