@@ -515,7 +515,10 @@ def test_a_half_translated_page_or_one_quoting_code_is_in_its_language_a_mostly_
                                "source": "handle"}])
         return verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON]).iloc[0]
 
-    leftovers = [paragraph(t) for t in REAL_GERMAN[:4]] + [paragraph(t + " See also.") for t in REAL_ENGLISH[4:]]
+    def english(index: int) -> str:  # an untranslated paragraph long enough for CLD2 to tell
+        return f"{REAL_ENGLISH[index]} {REAL_ENGLISH[(index + 1) % len(REAL_ENGLISH)]}"
+
+    leftovers = [paragraph(t) for t in REAL_GERMAN] + [paragraph(english(index)) for index in (4, 5)]
     partial = judged(leftovers)
     assert partial.lang_ok and 0.5 < partial.trg_lang_share < 0.8
     # labels CLD2 gave the whole page are not evidence: a paragraph's own text is
@@ -525,7 +528,7 @@ def test_a_half_translated_page_or_one_quoting_code_is_in_its_language_a_mostly_
         "Use the command line to install the package and then run the program with every option you need.", "code")
         for _ in range(4)] + [paragraph("Abbildung 17.53"), paragraph("5.2 Optionen")]
     assert judged(code).lang_ok and judged(code).trg_lang_share == 1.0
-    mostly_english = [paragraph(REAL_GERMAN[0])] + [paragraph(t + " See also.") for t in REAL_ENGLISH[1:]]
+    mostly_english = [paragraph(REAL_GERMAN[0])] + [paragraph(english(index)) for index in range(1, 6)]
     assert judged(mostly_english).reason == "untranslated" and not judged(mostly_english).lang_ok
     copied = [paragraph(t) for t in REAL_ENGLISH[:4]] + [paragraph(REAL_GERMAN[4])]
     assert judged(copied).reason == "untranslated"

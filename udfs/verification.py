@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass
@@ -118,18 +119,25 @@ MIN_RESIDUAL_IMAGE_JACCARD = 0.5
 RESIDUAL_METHOD = "residual-mutual-best"
 #: a side with fewer words of main text than this gives no text to judge (a title alone proves nothing)
 MIN_TEXT_WORDS = 10
-#: a side is in its pair language when most of its main text (characters of the paragraphs CLD2 labelled) is:
+#: a side is in its pair language when most (more than this share) of its main prose is:
 #: a page half translated is a translation (its untranslated sentences drop out at export), a page mostly in
 #: the other pair language is an untranslated copy
 MIN_MAIN_LANG_SHARE = 0.5
 #: texts.paragraphs types that hold code, not prose: their language says nothing of the page's (a French
 #: manual quotes English commands), and a copy of them is no untranslated text
 CODE_TYPES = frozenset({"code", "pre"})
+#: a paragraph of fewer words is a name, a label or a number ("Gaussian Blur", "GIMP", "5.2"), not prose: a copy of
+#: it is no untranslated text and CLD2 cannot tell its language
+MIN_PROSE_WORDS = 3
+#: CLD2's language of a text shorter than this is no evidence, even when CLD2 calls it reliable: it calls short
+#: French lines English ("5. Filtres de distorsion", reliable, 95%)
+MIN_DETECT_CHARS = 150
+#: a paragraph most of whose words are on the other page is that page's text left untranslated (edited or not),
+#: unless CLD2 finds it in its page's language
+MIN_SHARED_WORD_SHARE = 0.5
+WORD = re.compile(r"[^\W\d_]{2,}")
 #: texts.paragraphs type of a list item (a teaser, a link list): not the page's own text
 LIST_ITEM = "list_item"
-#: a side whose main text (characters) is at least this share paragraphs of the other side's main text, the same
-#: words (paragraph hashes), is an untranslated copy, not a translation: it fails the language check
-MAX_COPIED_SHARE = 0.5
 #: a page shares at least this share of its main paragraphs (by hash, of the smaller page's) with a same-language
 #: page of its host: a near-copy of it (a copy whose date line alone differs is not a texts.duplicate_of)
 NEAR_COPY_SHARE = 0.6
@@ -245,45 +253,40 @@ class HostPages:
             return url  # (texts may keep a template copy's URL for the page it copies)
         return duplicate_of
 
-    def main_hashes(self, url: str) -> dict[str, int]:
-        """hash -> characters of a page's main paragraphs (boilerplate left out)."""
+    def main_hashes(self, url: str) -> frozenset[str]:
+        """The hashes of a page's main prose paragraphs (boilerplate, code, names and labels left out)."""
         key = ("hashes", url)
         if key not in self._texts:
-            hashes: dict[str, int] = {}
-            for p in main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs")):
-                if p.get("hash") and p.get("type") not in CODE_TYPES:
-                    hashes[p["hash"]] = hashes.get(p["hash"], 0) + len(p["text"])
-            self._texts[key] = hashes
+            self._texts[key] = frozenset(p["hash"] for p in self.main_prose(url) if p.get("hash"))
         return self._texts[key]
-
-    def copied_share(self, src_url: str, trg_url: str) -> float:
-        """The larger share, over the two sides, of a side's main text in paragraphs the other side's main text holds
-        word for word (0 when a side has no main paragraphs)."""
-        src, trg = self.main_hashes(src_url), self.main_hashes(trg_url)
-        if not src or not trg:
-            return 0.0
-        shared = src.keys() & trg.keys()
-        return max(sum(side[h] for h in shared) / max(1, sum(side.values())) for side in (src, trg))
 
     def language_shares(self, url: str, lang: str | None, other: str | None, other_url: str
                         ) -> tuple[float | None, float]:
         """(share of the page's main prose in no language but `lang` as far as one can tell, share that is
-        `other`'s) by characters of the main paragraphs, code left out. A paragraph is `other`'s when the other
-        page holds it word for word or CLD2 reliably finds `other` in it; another language's when CLD2 reliably
-        finds that; else the page's (a short line CLD2 cannot tell is no evidence of an untranslated one).
+        `other`'s) by characters of the main prose paragraphs (main_prose). A paragraph is `other`'s when CLD2
+        finds `other` in it, or when the other page holds it or most of its words (is_shared) and CLD2 finds
+        `lang` neither in it nor in the two pages' shared paragraphs together (the copy is on the page whose
+        language the shared text is not); another language's when CLD2 finds that; else the page's (a short line
+        CLD2 cannot tell is no evidence of an untranslated one).
         (None, 0) when the page has no main prose."""
-        other_hashes = self.main_hashes(other_url)
+        shared_lang = self.paragraph_language("\n".join(
+            p["text"] for page, partner in ((url, other_url), (other_url, url)) for p in self.main_prose(page)
+            if self.is_shared(p, partner)))
+        # short lines are judged together, and only as a third language: CLD2 confuses the two pair languages'
+        # shared vocabulary in headings and captions ("Figure 17.53. Le menu « Filtres de distorsion »": English)
+        short = [p["text"] for p in self.main_prose(url)
+                 if len(p["text"]) < MIN_DETECT_CHARS and not self.is_shared(p, other_url)]
+        short_lang = self.paragraph_language("\n".join(short))
+        third = short_lang if short_lang not in (lang, other) else None
         total = other_chars = foreign_chars = 0
-        for paragraph in main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs")):
-            if paragraph.get("type") in CODE_TYPES:
-                continue
+        for paragraph in self.main_prose(url):
             size = len(paragraph["text"])
             total += size
-            if paragraph.get("hash") in other_hashes:
-                other_chars += size
-                continue
             detected = self.paragraph_language(paragraph["text"])
-            if detected is not None and detected == other:
+            if detected is None and size < MIN_DETECT_CHARS and not self.is_shared(paragraph, other_url):
+                detected = third
+            if (detected is not None and detected == other) or (
+                    detected != lang and shared_lang != lang and self.is_shared(paragraph, other_url)):
                 other_chars += size
             elif detected is not None and detected != lang:
                 foreign_chars += size
@@ -291,11 +294,32 @@ class HostPages:
             return None, 0.0
         return 1.0 - (other_chars + foreign_chars) / total, other_chars / total
 
+    def is_shared(self, paragraph: dict, other_url: str) -> bool:
+        """The other page holds the paragraph word for word, or most of its words."""
+        if paragraph.get("hash") in self.main_hashes(other_url):
+            return True
+        words, other_words = WORD.findall(paragraph["text"].lower()), self.prose_words(other_url)
+        return bool(words) and sum(word in other_words for word in words) / len(words) >= MIN_SHARED_WORD_SHARE
+
+    def prose_words(self, url: str) -> frozenset[str]:
+        """The lower-cased words of the page's main prose."""
+        key = ("prose_words", url)
+        if key not in self._texts:
+            self._texts[key] = frozenset(WORD.findall("\n".join(p["text"] for p in self.main_prose(url)).lower()))
+        return self._texts[key]
+
+    def main_prose(self, url: str) -> list[dict]:
+        """The page's main paragraphs that are prose: not code, and MIN_PROSE_WORDS words or more (a text without
+        spaces, as Chinese or Japanese write, when it is longer than a label)."""
+        return [p for p in main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs"))
+                if p.get("type") not in CODE_TYPES and _is_prose(p["text"])]
+
     def paragraph_language(self, text: str) -> str | None:
-        """CLD2's language of one paragraph's own text when it is reliable, else None (cached per host)."""
+        """CLD2's language of a text when it is reliable and the text MIN_DETECT_CHARS long, else None (cached per
+        host)."""
         key = ("paragraph_lang", text)
         if key not in self._texts:
-            lang, reliable, _ = cld2_language(text)
+            lang, reliable, _ = cld2_language(text) if len(text) >= MIN_DETECT_CHARS else (None, False, 0)
             self._texts[key] = lang if reliable else None
         return self._texts[key]
 
@@ -360,6 +384,11 @@ class HostPages:
             self._texts[key] = _own_text(main_paragraphs(row.get("text_paragraphs")), row.get("cld2_lang"),
                                          self.vocabulary)
         return self._texts[key]
+
+
+def _is_prose(text: str) -> bool:
+    words = len(text.split())
+    return words >= MIN_PROSE_WORDS or (words == 1 and len(text.strip()) >= 4 * MIN_PROSE_WORDS)
 
 
 def _own_text(paragraphs: list[dict] | None, lang: str | None, vocabulary: Vocabulary | None = None):
@@ -441,14 +470,12 @@ def _main_text_language(pair: dict, pages: HostPages, features: dict, found: boo
     a side's main prose (code left out) that is neither. A page without main prose falls back on CLD2's language
     of the whole page (`found`)."""
     src_url, trg_url = pair["src_url"], pair["trg_url"]
-    if pages.copied_share(src_url, trg_url) >= MAX_COPIED_SHARE:
-        return "untranslated"
     src_share, src_other = pages.language_shares(src_url, pair.get("src_lang"), pair.get("trg_lang"), trg_url)
     trg_share, trg_other = pages.language_shares(trg_url, pair.get("trg_lang"), pair.get("src_lang"), src_url)
     features["src_lang_share"], features["trg_lang_share"] = src_share, trg_share
     if src_share is None or trg_share is None:
         return None if found else "lang_mismatch"
-    if src_share >= MIN_MAIN_LANG_SHARE and trg_share >= MIN_MAIN_LANG_SHARE:
+    if src_share > MIN_MAIN_LANG_SHARE and trg_share > MIN_MAIN_LANG_SHARE:
         return None
     return "untranslated" if max(src_other, trg_other) >= MIN_MAIN_LANG_SHARE else "lang_mismatch"
 
@@ -853,15 +880,19 @@ def one_to_one(frame: pd.DataFrame) -> pd.DataFrame:
     copies = (parallel["src_key"].notna() & (parallel["src_key"] != parallel["src_url"])) | (
         parallel["trg_key"].notna() & (parallel["trg_key"] != parallel["trg_url"]))
     pages = page_keys(parallel)
-    keyed = pd.DataFrame({"src_url": pages["src"], "trg_url": pages["trg"],
-                          "score": parallel["p_parallel_content"].fillna(1.0), "row": parallel.index})
-    originals = set(zip(keyed["src_url"][~copies], keyed["trg_url"][~copies]))
-    beaten = copies & pd.Series([pair in originals for pair in zip(keyed["src_url"], keyed["trg_url"])],
-                                index=keyed.index)
-    keyed = pd.concat([keyed[~copies], keyed[copies & ~beaten]])  # a tie goes to the kept page, not its copy
-    by_url = keyed.assign(src_url=parallel.loc[keyed["row"], "src_url"].to_numpy(),
-                          trg_url=parallel.loc[keyed["row"], "trg_url"].to_numpy())
-    kept = set(greedy_one_to_one(by_url)["row"])
+    keys = list(zip(pages["src"], pages["trg"]))
+    by_key: dict[tuple, list[tuple[str, str]]] = {}
+    for key, src, trg, copy in zip(keys, parallel["src_url"], parallel["trg_url"], copies):
+        if not copy:
+            by_key.setdefault(key, []).append((src, trg))
+    # a copy's pair that shares a URL with its original's pair of the same pages
+    beaten = copies & pd.Series([any(src == kept_src or trg == kept_trg for kept_src, kept_trg in by_key.get(key, ()))
+                                 for key, src, trg in zip(keys, parallel["src_url"], parallel["trg_url"])],
+                                index=parallel.index)
+    urls = pd.DataFrame({"src_url": parallel["src_url"], "trg_url": parallel["trg_url"],
+                         "score": parallel["p_parallel_content"].fillna(1.0), "row": parallel.index})
+    urls = pd.concat([urls[~copies], urls[copies & ~beaten]])  # a tie goes to the kept page, not its copy
+    kept = set(greedy_one_to_one(urls)["row"])
     losers = [index for index in parallel.index if index not in kept]
     frame.loc[losers, "parallel"] = False
     frame.loc[losers, "reason"] = "not_one_to_one"
