@@ -2,8 +2,16 @@ import json
 
 import pytest
 
-from parascout.jobs.base import (ConfigError, Job, JobFailed, JobReport, PairSkipped, UnknownReason,
-                                 language_pairs_option, redact)
+from parascout.jobs.base import (
+    ConfigError,
+    Job,
+    JobFailed,
+    JobReport,
+    PairSkipped,
+    UnknownReason,
+    language_pairs_option,
+    redact,
+)
 from parascout.jobs.cli import discover, main
 from parascout.udfs import tables
 from tests.conftest import run_job
