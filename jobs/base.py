@@ -426,7 +426,8 @@ class Job:
 
         The job's later steps read the new version; readers elsewhere keep the current one until the job
         succeeds and `commit_outputs` switches the manifest (see parascout.udfs.tables). While a pair is processed
-        the rows go to the version's `lang_pair=<src>-<trg>` partition, and every pair of the run shares the version."""
+        the rows go to the version's `lang_pair=<src>-<trg>` partition, and every pair of the run shares the version;
+        a frame with a `lang_pair` column written outside a pair is partitioned by it the same way."""
         if self.pair is not None and PAIR_COLUMN in df.columns:
             df = df.drop(PAIR_COLUMN)  # a pair's rows read from a per-pair input: the partition path says it
         columns = [*df.columns, PAIR_COLUMN] if self.pair is not None else df.columns
@@ -442,7 +443,10 @@ class Job:
         if self.pair is not None:
             location = storage.join(location, f"{PAIR_COLUMN}={pair_label(self.pair)}")
             self._pair_writes.setdefault(pair_label(self.pair), []).append(location)
-        df.write.mode("errorifexists").parquet(location)
+        writer = df.write.mode("errorifexists")
+        if self.pair is None and PAIR_COLUMN in df.columns:
+            writer = writer.partitionBy(PAIR_COLUMN)  # every pair in one pass: the same layout as for_each_pair's
+        writer.parquet(location)
         rows = self.spark.read.parquet(location).count()
         self._staged[table] = (version, rows_before + rows)
         if self.report:
