@@ -392,8 +392,8 @@ class Job:
         return self.table_location(table) is not None
 
     def read_table(self, table: str):
-        """The table's data; while a pair is processed, the pair's rows of a table that has `lang_pair` (either
-        direction), and of this run's own per-pair outputs the pair's partition."""
+        """The table's data; while a pair is processed, of a table this run wrote per pair the pair's partition
+        (inputs are read whole: each job picks its pair's rows by src_lang / trg_lang, in either direction)."""
         location = self.table_location(table)
         if location is None:
             raise ConfigError(f"{self.name}: table {table!r} not found at {self.table_path(table)}; "
@@ -404,12 +404,15 @@ class Job:
         partition = storage.join(location, f"{PAIR_COLUMN}={label}")
         if table in self._staged and storage.exists(partition):
             return self.spark.read.option("basePath", location).parquet(partition)
-        frame = self.spark.read.parquet(location)
-        if PAIR_COLUMN not in frame.columns:
+        return self.spark.read.parquet(location)
+
+    def pair_rows(self, frame):
+        """The rows of the pair being processed (either direction) of a table written per pair; others whole."""
+        if self.pair is None or PAIR_COLUMN not in frame.columns:
             return frame
         from pyspark.sql import functions as F
 
-        return frame.where(F.col(PAIR_COLUMN).isin(label, pair_label(self.pair[::-1])))
+        return frame.where(F.col(PAIR_COLUMN).isin(pair_label(self.pair), pair_label(self.pair[::-1])))
 
     def pairs_in_domain(self, pairs):
         """--in-domain-only (shortlist, replay-crawl, export-bitext): the pairs with a page in the domain by the
