@@ -21,7 +21,8 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -30,11 +31,13 @@ from typing import Any
 import yaml
 
 from parascout.udfs import storage, tables
-from parascout.udfs.langs import parse_lang_pair
+from parascout.udfs.langs import LangPair, pair_label, parse_lang_pair, parse_lang_pairs
 from parascout.udfs.progress import SparkProgress
 from parascout.udfs.redaction import install_log_filter, redact, url_credentials
 
 log = logging.getLogger("parascout")
+#: the column (and partition folder) naming a row's language pair in the tables of per-pair jobs
+PAIR_COLUMN = "lang_pair"
 
 
 class ConfigError(ValueError):
@@ -55,6 +58,15 @@ class RootBusy(JobFailed):
 
 class UnknownReason(JobFailed):
     """A status was counted that the modules emitting it declare neither bad nor filtered."""
+
+
+class PairSkipped(Exception):
+    """One language pair of the run cannot be processed (no lexicon, no pages of a language): its input is counted
+    filtered as `pair_<reason>` and the other pairs go on."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
 
 
 #: (root lock path, thread) pairs this process holds: a job a job runs (the demo's steps) shares its lock
@@ -79,23 +91,46 @@ class JobReport:
             "metrics": {},
         }
         self._started = time.monotonic()
+        self.pair: str | None = None  # the language pair (eng-fra) being counted, in a many-pair run
+        self.single_pair = True  # one pair: its metrics also go to the top level, as before pairs were listed
+
+    @contextmanager
+    def pair_scope(self, label: str, single_pair: bool):
+        """Count into `by_pair[label]` too, and send metrics to `metrics.by_pair[label]` (also to the top level
+        when the run has one pair), while the block runs."""
+        self.pair, self.single_pair = label, single_pair
+        self.data.setdefault("by_pair", {})[label] = {"status": "ok", "inputs": {}, "kept": 0, "filtered": {},
+                                                       "bad": {}}
+        self.data["metrics"].setdefault("by_pair", {})[label] = {}
+        try:
+            yield self.data["by_pair"][label]
+        finally:
+            self.pair = None
+
+    def _scopes(self) -> list[dict]:
+        """The count holders a count goes to: the run's, and the pair's while one is counted."""
+        return [self.data, self.data["by_pair"][self.pair]] if self.pair else [self.data]
 
     def input(self, name: str, count: int, primary: bool = True) -> None:
-        """Record an input count; the primary input is the one that must balance."""
-        self.data["inputs"][name] = int(count)
+        """Record an input count; the primary input is the one that must balance. In a pair scope the pairs'
+        counts add up (a table read once per pair counts once per pair)."""
+        self.data["inputs"][name] = int(count) + (self.data["inputs"].get(name, 0) if self.pair else 0)
+        if self.pair:
+            self.data["by_pair"][self.pair]["inputs"][name] = int(count)
         if primary:
             self.data["primary_input"] = name
 
     def kept(self, count: int) -> None:
-        self.data["kept"] += int(count)
+        for scope in self._scopes():
+            scope["kept"] += int(count)
 
     def filtered(self, reason: str, count: int) -> None:
-        if count:
-            self.data["filtered"][reason] = self.data["filtered"].get(reason, 0) + int(count)
+        for scope in self._scopes() if count else ():
+            scope["filtered"][reason] = scope["filtered"].get(reason, 0) + int(count)
 
     def bad(self, reason: str, count: int) -> None:
-        if count:
-            self.data["bad"][reason] = self.data["bad"].get(reason, 0) + int(count)
+        for scope in self._scopes() if count else ():
+            scope["bad"][reason] = scope["bad"].get(reason, 0) + int(count)
 
     def add_counts(self, counts: dict[str, int], *, bad_reasons: Collection[str], filtered_reasons: Collection[str],
                    kept_key: str = "ok") -> None:
@@ -130,7 +165,26 @@ class JobReport:
         return sum(self.data["bad"].get(reason, 0) for reason in storage.TRANSPORT_FAILURES)
 
     def metric(self, key: str, value: Any) -> None:
-        self.data["metrics"][key] = value
+        """A metric of the run, or of the pair being counted (metrics.by_pair; the top level too with one pair)."""
+        if self.pair:
+            self.data["metrics"]["by_pair"][self.pair][key] = value
+        if not self.pair or self.single_pair:
+            self.data["metrics"][key] = value
+
+    def pair_metric(self, label: str, key: str) -> Any:
+        """A metric recorded for the pair `label` (None when it has none)."""
+        return self.data["metrics"].get("by_pair", {}).get(label, {}).get(key)
+
+    def skip_pair(self, reason: str) -> int:
+        """The pair being counted is skipped: what of its primary input is not yet accounted for is filtered as
+        `pair_<reason>`, so the run still balances. Returns that count."""
+        counts = self.data["by_pair"][self.pair]
+        primary = counts["inputs"].get(self.data.get("primary_input"), 0)
+        rest = primary - counts["kept"] - sum(counts["filtered"].values()) - sum(counts["bad"].values())
+        self.filtered(f"pair_{reason}", rest)
+        counts["status"] = f"skipped: {reason}"
+        self.data["metrics"].setdefault("pairs_skipped", {})[self.pair] = reason
+        return rest
 
     @property
     def total_bad(self) -> int:
@@ -211,6 +265,9 @@ class Job:
         self._spark = None
         self._staged: dict[str, tuple[str, int]] = {}  # table -> (version written by this run, rows)
         self.tables_read: dict[str, dict] = {}  # input table -> {"used", "choice", "version"}
+        self.pairs: list[LangPair] = []  # --langs of a job that runs per language pair
+        self.pair: LangPair | None = None  # the pair being processed: its tables go to lang_pair=<src>-<trg>/
+        self._pair_writes: dict[str, list[str]] = {}  # pair label -> partition folders it wrote
         self.log = logging.getLogger(f"parascout.{self.name}")
 
     # ---- arguments -------------------------------------------------------------------
@@ -377,11 +434,27 @@ class Job:
         return self.table_location(table) is not None
 
     def read_table(self, table: str):
+        """The table's data; while a pair is processed, of a table this run wrote per pair the pair's partition
+        (inputs are read whole: each job picks its pair's rows by src_lang / trg_lang, in either direction)."""
         location = self.table_location(table)
         if location is None:
             raise ConfigError(f"{self.name}: table {table!r} not found at {self.table_path(table)}; "
                               "run the job that writes it first")
+        if self.pair is None:
+            return self.spark.read.parquet(location)
+        label = pair_label(self.pair)
+        partition = storage.join(location, f"{PAIR_COLUMN}={label}")
+        if table in self._staged and storage.exists(partition):
+            return self.spark.read.option("basePath", location).parquet(partition)
         return self.spark.read.parquet(location)
+
+    def pair_rows(self, frame):
+        """The rows of the pair being processed (either direction) of a table written per pair; others whole."""
+        if self.pair is None or PAIR_COLUMN not in frame.columns:
+            return frame
+        from pyspark.sql import functions as F
+
+        return frame.where(F.col(PAIR_COLUMN).isin(pair_label(self.pair), pair_label(self.pair[::-1])))
 
     def pairs_in_domain(self, pairs):
         """--in-domain-only (shortlist, replay-crawl, export-bitext): the pairs with a page in the domain by the
@@ -397,20 +470,67 @@ class Job:
         """Write a DataFrame as a new version of `table` beside the current one and return its row count.
 
         The job's later steps read the new version; readers elsewhere keep the current one until the job
-        succeeds and `commit_outputs` switches the manifest (see parascout.udfs.tables)."""
-        for problem in tables.check_columns(table, df.columns):  # raises on a missing required column (tests: any)
+        succeeds and `commit_outputs` switches the manifest (see parascout.udfs.tables). While a pair is processed
+        the rows go to the version's `lang_pair=<src>-<trg>` partition, and every pair of the run shares the version;
+        a frame with a `lang_pair` column written outside a pair is partitioned by it the same way."""
+        if self.pair is not None and PAIR_COLUMN in df.columns:
+            df = df.drop(PAIR_COLUMN)  # a pair's rows read from a per-pair input: the partition path says it
+        columns = [*df.columns, PAIR_COLUMN] if self.pair is not None else df.columns
+        for problem in tables.check_columns(table, columns):  # raises on a missing required column (tests: any)
             self.log.warning("%s", problem)
         table_dir = self.table_path(table)
-        self._remove_versions(table_dir, keep=self._current_version(table_dir))  # stale: failed or killed runs
-        version = tables.new_version()
+        if self.pair is not None and table in self._staged:
+            version, rows_before = self._staged[table]
+        else:
+            self._remove_versions(table_dir, keep=self._current_version(table_dir))  # stale: failed or killed runs
+            version, rows_before = tables.new_version(), 0
         location = tables.version_path(table_dir, version)
-        df.write.mode("errorifexists").parquet(location)
+        if self.pair is not None:
+            location = storage.join(location, f"{PAIR_COLUMN}={pair_label(self.pair)}")
+            self._pair_writes.setdefault(pair_label(self.pair), []).append(location)
+        writer = df.write.mode("errorifexists")
+        if self.pair is None and PAIR_COLUMN in df.columns:
+            writer = writer.partitionBy(PAIR_COLUMN)  # every pair in one pass: the same layout as for_each_pair's
+        writer.parquet(location)
         rows = self.spark.read.parquet(location).count()
-        self._staged[table] = (version, rows)
+        self._staged[table] = (version, rows_before + rows)
         if self.report:
-            self.report.output(table, rows)
+            self.report.output(table, rows_before + rows)
         self.log.info("wrote %s: %d rows -> %s", table, rows, location)
         return rows
+
+    # ---- language pairs --------------------------------------------------------------
+    def for_each_pair(self, work: Callable[[LangPair], None]) -> None:
+        """Run `work` for each pair of --langs: its counts and metrics go to the report's by_pair, its tables to
+        the pair's partitions; a pair that raises PairSkipped is a counted skip and the others go on."""
+        done = []
+        for pair in self.pairs:
+            label = pair_label(pair)
+            with self.report.pair_scope(label, single_pair=len(self.pairs) == 1):
+                self.pair = pair
+                try:
+                    work(pair)
+                    done.append(label)
+                except PairSkipped as skip:
+                    skipped = self.report.skip_pair(skip.reason)
+                    self._remove_pair_writes(label)
+                    self.log.warning("%s: pair %s skipped (%s); %d input rows counted filtered as pair_%s",
+                                     self.name, label, skip, skipped, skip.reason)
+                finally:
+                    self.pair = None
+        self.report.metric("lang_pairs", [pair_label(pair) for pair in self.pairs])
+        if not done:
+            raise JobFailed(f"{self.name}: every language pair was skipped: {self.report.data['metrics']['pairs_skipped']}")
+
+    def _remove_pair_writes(self, label: str) -> None:
+        """A skipped pair's partitions, written before it was skipped (the table's rows count without them)."""
+        for location in self._pair_writes.pop(label, []):
+            for table, (version, rows) in list(self._staged.items()):
+                if location.startswith(tables.version_path(self.table_path(table), version) + "/"):
+                    removed = self.spark.read.parquet(location).count()
+                    self._staged[table] = (version, rows - removed)
+                    self.report.output(table, rows - removed)
+            self._hadoop_fs(location).delete(self._hadoop_path(location), True)
 
     def commit_outputs(self) -> None:
         """Switch every table this run wrote to its new version, then remove the versions it replaced; nothing
@@ -723,6 +843,17 @@ def _maybe_hub_id(value: str) -> bool:
     """`xlm-roberta-base` or `org/name`: what from_pretrained may fetch from a hub rather than read from disk."""
     return "://" not in value and not value.startswith(("/", ".", "~")) and value.count("/") <= 1 \
         and not os.path.exists(value)
+
+
+def language_pairs_option(value: str | None) -> list[LangPair]:
+    """`--langs en,is`, `en:fr,de` or `en-fr,de-fr` as ISO 639-3 pairs; [] when not given; a ConfigError that
+    names the option."""
+    if not value:
+        return []
+    try:
+        return parse_lang_pairs(value)
+    except ValueError as error:  # UnknownLanguage included
+        raise ConfigError(f"--langs {value}: {error}") from error
 
 
 def language_pair_option(value: str | None) -> tuple[str, str] | None:

@@ -9,12 +9,13 @@ caps each bucket at --max-bucket URLs per language, and writes `candidates`
 Each URL ends as: ok (in a pair), capped, no_partner, duplicate_url, no_language,
 other_language, redirect (record_type, else a 3xx status; filtered), or empty_url /
 url_too_long / unparsable_url (bad). Statuses are scan-cdx's filter (--status).
+Several pairs (--langs en:fr,de) are bucketed one after the other, each into its lang_pair partition; the
+report then counts each URL once per pair.
 """
 from __future__ import annotations
 
-from parascout.jobs.base import ConfigError, Job
+from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
 from parascout.udfs import handles
-from parascout.udfs.langs import parse_lang_pair
 
 #: URLs left out of the buckets (bad ones are handles.BAD_URL_REASONS)
 FILTERED_REASONS = frozenset({"no_language", "other_language", "redirect", "duplicate_url", "no_partner", "capped"})
@@ -30,7 +31,8 @@ class BucketHandlesJob(Job):
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
-        parser.add_argument("--langs", required=True, help="the language pair, e.g. en,is (ISO 639-1 or 639-3)")
+        parser.add_argument("--langs", required=True, help="the language pair, e.g. en,is (ISO 639-1 or 639-3), or "
+                                                            "several: en:fr,de or en-fr,de-fr")
         parser.add_argument("--max-bucket", type=int, default=50, help="at most this many URLs per language per bucket")
         parser.add_argument("--lss-conf", action="append", default=[], metavar="YAML",
                             help="extra LSS YAML merged over conf/lss.yaml (repeatable)")
@@ -42,9 +44,9 @@ class BucketHandlesJob(Job):
 
     def validate_arguments(self, args):
         super().validate_arguments(args)
+        self.pairs = language_pairs_option(args.langs)
         try:
-            self.langs = parse_lang_pair(args.langs)
-            self.stripper = handles.build_stripper(self.langs, tuple(args.lss_conf))
+            self.strippers = {pair: handles.build_stripper(pair, tuple(args.lss_conf)) for pair in self.pairs}
         except (ValueError, FileNotFoundError) as error:
             raise ConfigError(f"{self.name}: {error}") from error
         if args.max_bucket < 1:
@@ -53,10 +55,15 @@ class BucketHandlesJob(Job):
             raise ConfigError("--learn-min-frac in (0, 1], --learn-max-other-frac in [0, 1), --learn-min-support >= 1")
 
     def process(self):
+        self.for_each_pair(self.bucket_pair)
+
+    def bucket_pair(self, pair):
+        """One language pair: classify, bucket and pair the URLs, into the pair's partition of candidates."""
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
-        src, trg = self.langs
+        src, trg = pair
+        self.stripper = self.strippers[pair]
         urls = self.read_table("urls")
         self.report.input("urls", urls.count())
         self.report.metric("langs", [src, trg])
@@ -117,11 +124,15 @@ class BucketHandlesJob(Job):
         from pyspark.sql import functions as F
 
         totals = classified.agg(F.sum(F.col("lang").isin(src, trg).cast("long")).alias("wanted"),
+                                *[F.sum((F.col("lang") == lang).cast("long")).alias(lang) for lang in (src, trg)],
                                 F.sum(F.col("idn_host").cast("long")).alias("idn_host"),
                                 F.sum(F.col("percent_encoded").cast("long")).alias("percent_encoded")).first()
         self.report.metric("urls_in_wanted_langs", int(totals["wanted"] or 0))
         self.report.metric("url_flags", {"idn_host": int(totals["idn_host"] or 0),
                                          "percent_encoded": int(totals["percent_encoded"] or 0)})
+        missing = [lang for lang in (src, trg) if not totals[lang]]
+        if missing and len(self.pairs) > 1:
+            raise PairSkipped("no_pages", f"no URL in {', '.join(missing)}")
 
     def bucket(self, valid, src, trg):
         """Per URL: bucket sizes by language, rank inside its side of the bucket, and its reason."""

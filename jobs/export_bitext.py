@@ -12,6 +12,9 @@ plus, with --lexicon, the translation lexicon: udfs/bitext/align.py) and filters
   `bitext/<A>-<B>.tmx.gz` (TMX 1.4b, one unit per unique pair with its count).
 Input document pairs = exported + filtered (no sentence pair kept, other language pair) + bad (a text
 missing or empty, too many sentences).
+Several pairs (--langs en:fr,de) are exported one after the other: the tables get a lang_pair partition per
+pair, the files stay `<A>-<B>.*` per pair, and the report holds each pair's yield (metrics.by_pair) and a
+summary across pairs; a pair without a lexicon in --lexicon is a counted skip.
 """
 from __future__ import annotations
 
@@ -22,12 +25,13 @@ from pyspark import StorageLevel
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import ConfigError, Job, language_pair_option
+from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
 from parascout.udfs import domain_focus, storage, tables
 from parascout.udfs.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, FILTERED_REASONS, export_batches
 from parascout.udfs.bitext.formats import TMX_FOOTER, document_line, sentence_line, tmx_header, tmx_unit
 from parascout.udfs.bitext.sentences import MAX_SENTENCES
-from parascout.udfs.langs import load_languages
+from parascout.udfs.langs import load_languages, pair_label
+from parascout.udfs.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.sites import with_site
 
 TEXT_COLUMNS = ["paragraphs", "main_text"]
@@ -45,9 +49,11 @@ class ExportBitextJob(Job):
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
-        parser.add_argument("--langs", required=True, help="language pair A,B (A is the source side of the output)")
-        parser.add_argument("--lexicon", metavar="DIR", help="lexicon directory (train-lexicon); without it the "
-                                                             "sentence aligner uses lengths only")
+        parser.add_argument("--langs", required=True, help="language pair A,B (A is the source side of the output), "
+                                                            "or several: A:B,C or A-B,C-B")
+        parser.add_argument("--lexicon", metavar="DIR", help="lexicon directory (train-lexicon), or a folder of one "
+                                                             "per pair (DIR/eng-fra/ ...); without it the sentence "
+                                                             "aligner uses lengths only")
         parser.add_argument("--in-domain-only", action="store_true",
                             help="export only pairs with a page in the domain (texts.in_domain: fetch-docs "
                                  "--domain-terms); the others are filtered off_domain / no_domain_text")
@@ -56,9 +62,17 @@ class ExportBitextJob(Job):
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
-        self.languages = language_pair_option(args.langs)
-        if args.lexicon and not storage.exists(storage.join(args.lexicon, "parascout_lexicon.json")):
-            raise ConfigError(f"--lexicon {args.lexicon}: not a lexicon directory; run train-lexicon first")
+        self.pairs = language_pairs_option(args.langs)
+        self.lexicons: dict[frozenset, str] = {}
+        if args.lexicon:
+            try:
+                found = lexicon_dirs(args.lexicon)
+            except FileNotFoundError as error:
+                raise ConfigError(f"--lexicon {args.lexicon}: not a lexicon directory; run train-lexicon first") \
+                    from error
+            for path in found:
+                lexicon = load_lexicon(path)
+                self.lexicons[frozenset((lexicon.src_lang, lexicon.trg_lang))] = path
         if args.max_sentences < 1:
             raise ConfigError("--max-sentences must be at least 1")
 
@@ -91,15 +105,32 @@ class ExportBitextJob(Job):
         return pairs
 
     def process(self) -> None:
+        self.for_each_pair(self.export_pair)
+        self.report.metric("summary", self.summary())
+
+    def summary(self) -> dict:
+        """The yield summed over the pairs exported (skipped pairs listed apart)."""
+        keys = ("documents", "sentence_pairs", "unique_sentence_pairs", "words")
+        by_pair = self.report.data["metrics"]["by_pair"]
+        done = [label for label in by_pair if label not in self.report.data["metrics"].get("pairs_skipped", {})]
+        return {"pairs": done, "pairs_skipped": sorted(self.report.data["metrics"].get("pairs_skipped", {})),
+                **{key: sum(by_pair[label].get(key, 0) for label in done) for key in keys}}
+
+    def export_pair(self, pair: tuple[str, str]) -> None:
+        """One language pair: align, write its partitions of the tables and its bitext files."""
+        self.languages = pair
+        self.lexicon_path = self.lexicons.get(frozenset(pair)) if self.args.lexicon else None
         all_parallel, pairs = self.oriented_pairs()
         parallel = all_parallel.count()
         self.report.input("verified_pairs (parallel)", parallel)
         wanted = pairs.count()
         self.report.filtered("other_language_pair", parallel - wanted)
+        if self.args.lexicon and self.lexicon_path is None:
+            raise PairSkipped("no_lexicon", f"{self.args.lexicon} holds no {pair_label(pair)} lexicon")
         if self.args.in_domain_only:
             pairs = self.in_domain(pairs)
         documents = self.with_texts(pairs).mapInPandas(
-            functools.partial(export_batches, lexicon_path=self.args.lexicon, max_sentences=self.args.max_sentences),
+            functools.partial(export_batches, lexicon_path=self.lexicon_path, max_sentences=self.args.max_sentences),
             DOCUMENT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)  # aligned once, written as two tables
         self.write_table(with_site(documents.drop("sentences"), self.languages), "bitext_documents")
         sentences = documents.select("host", "src_url", "trg_url", "src_lang", "trg_lang",
@@ -113,7 +144,7 @@ class ExportBitextJob(Job):
         self.report_sentences(self.read_table("bitext_sentences"))
         self.write_table(self.site_yield(written), "bitext_sites")
         self.write_files(written, self.read_table("bitext_sentences"))
-        self.report.metric("lexicon", self.args.lexicon or "none: lengths only (Gale-Church)")
+        self.report.metric("lexicon", self.lexicon_path or "none: lengths only (Gale-Church)")
 
     def report_sentences(self, sentences) -> None:
         outcome = sentences.withColumn("outcome", F.coalesce("reason", F.lit("exported")))
@@ -128,6 +159,7 @@ class ExportBitextJob(Job):
         self.report.metric("unique_sentence_pairs", int(totals["unique"]))
         self.report.metric(f"words_{a}", int(totals["src_words"] or 0))
         self.report.metric(f"words_{b}", int(totals["trg_words"] or 0))
+        self.report.metric("words", int(totals["src_words"] or 0) + int(totals["trg_words"] or 0))
         # examples a reader learns from: whole sentences (headings and "Asia (2)" items score highest), each once,
         # from different documents
         sentences_only = kept.where(F.col("src_words") >= EXAMPLE_MIN_WORDS).dropDuplicates(["src_text"])
@@ -141,6 +173,7 @@ class ExportBitextJob(Job):
     def site_yield(self, documents):
         """Per site: exported documents, sentence pairs, words in each language (the shortlist joins it)."""
         ok = documents.where(F.col("status") == "ok")
+        self.report.metric("documents", ok.count())
         sites = ok.groupBy("site").agg(F.count("*").alias("documents"),
                                        F.sum("sentence_pairs").alias("sentence_pairs"),
                                        F.sum("src_words").alias("src_words"), F.sum("trg_words").alias("trg_words"))
@@ -181,12 +214,13 @@ class ExportBitextJob(Job):
         ok = (documents.where(F.col("status") == "ok").select("src_url", "trg_url", "src_text", "trg_text")
               .orderBy("src_url", "trg_url"))
         lines = (document_line(*row) for row in ok.toLocalIterator())
-        self.report.output("bitext/documents.tsv", self.write_gzip(storage.join(folder, f"{a}-{b}.documents.tsv.gz"), lines))
+        name = "bitext/" if len(self.pairs) == 1 else f"bitext/{a}-{b}."
+        self.report.output(f"{name}documents.tsv", self.write_gzip(storage.join(folder, f"{a}-{b}.documents.tsv.gz"), lines))
         kept = sentences.where(F.col("reason").isNull())
         lines = (sentence_line(r["src_url"], r["trg_url"], r["src_text"], r["trg_text"], r["score"])
                  for r in kept.orderBy("src_url", "trg_url", "bead")
                  .select("src_url", "trg_url", "src_text", "trg_text", "score").toLocalIterator())
-        self.report.output("bitext/sent.tsv", self.write_gzip(storage.join(folder, f"{a}-{b}.sent.tsv.gz"), lines))
+        self.report.output(f"{name}sent.tsv", self.write_gzip(storage.join(folder, f"{a}-{b}.sent.tsv.gz"), lines))
         unique = kept.groupBy("src_text", "trg_text").agg(
             F.count("*").alias("count"), F.max("score").alias("score"),
             F.min(F.struct("src_url", "trg_url")).alias("first")).orderBy(F.desc("count"), "src_text", "trg_text")
@@ -195,7 +229,7 @@ class ExportBitextJob(Job):
                  for number, r in enumerate(unique.toLocalIterator(), 1))
         written = self.write_gzip(storage.join(folder, f"{a}-{b}.tmx.gz"), units,
                                   header=tmx_header(src_code, "0.2.0", self.data_time()), footer=TMX_FOOTER)
-        self.report.output("bitext/tmx (unique pairs)", written)
+        self.report.output(f"{name}tmx (unique pairs)", written)
         tables.write_files_manifest(folder, self.report.data["run_id"])
 
     @staticmethod

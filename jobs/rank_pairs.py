@@ -22,9 +22,10 @@ import uuid
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import ConfigError, Job, language_pair_option
+from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
 from parascout.udfs import blocking, ranking, storage
 from parascout.udfs.blocking import bind
+from parascout.udfs.langs import pair_label
 from parascout.udfs.sites import with_site
 
 URL_BAD = "missing_url_or_host"
@@ -49,7 +50,8 @@ class RankPairs(Job):
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
-        parser.add_argument("--langs", required=True, help="language pair, e.g. en,is (src first)")
+        parser.add_argument("--langs", required=True, help="language pair, e.g. en,is (src first), or several: "
+                                                            "en:fr,de or en-fr,de-fr (ranked one after the other)")
         parser.add_argument("--lang-model", help="url2lang model dir, for URLs without a CDX language")
         parser.add_argument("--pair-model", required=True, help="fast pair model dir: scores every candidate")
         parser.add_argument("--rescore-model", help="slow pair model dir: rescores the top-k per URL")
@@ -87,7 +89,7 @@ class RankPairs(Job):
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
-        self.languages = language_pair_option(args.langs)
+        self.pairs = language_pairs_option(args.langs)
         if args.top_k < 1 or args.max_group_urls < 2 or args.split_depth < 0:
             raise ConfigError("--top-k must be >= 1, --max-group-urls >= 2, --split-depth >= 0")
         if not 0 <= args.lang_threshold <= 1:
@@ -99,16 +101,23 @@ class RankPairs(Job):
     def process(self) -> None:
         self.staged: dict[str, str] = {}
         try:
-            self.rank(self.read_table("urls"))
+            self.for_each_pair(self.rank_pair)
         finally:
             for path in self.staged.values():
                 storage.delete_dir(path)
+
+    def rank_pair(self, pair: tuple[str, str]) -> None:
+        """One language pair, into its lang_pair partitions (the URL models serve every pair)."""
+        self.languages = pair
+        self.rank(self.read_table("urls"))
 
     def rank(self, urls: DataFrame) -> None:
         labelled = self.stage(self.label_urls(urls), "urls")
         statuses = self.count_by(labelled, "url_status")
         self.report.input("urls", sum(statuses.values()))
         self.report.add_counts(statuses, bad_reasons=BAD_REASONS, filtered_reasons=FILTERED_REASONS)
+        if len(self.pairs) > 1 and not statuses.get("ok"):
+            raise PairSkipped("no_bilingual_site", "no site holds URLs of both languages")
         kept = self.stage(blocking.bounded_groups(labelled.filter(F.col("url_status") == "ok"), self.languages,
                                                   self.args.max_group_urls, self.args.split_depth), "groups")
         pairs = self.stage(self.candidate_pairs(kept), "pairs")
@@ -132,7 +141,7 @@ class RankPairs(Job):
         """Materialise an intermediate table under <root>/_tmp and read it back: a short plan, no recomputation."""
         path = storage.join(self.args.root, "_tmp", f"rank-pairs-{name}-{uuid.uuid4().hex[:8]}")
         frame.write.mode("overwrite").parquet(storage.to_hadoop(path))
-        self.staged[name] = path
+        self.staged[f"{name}-{'-'.join(self.languages)}"] = path
         return self.spark.read.parquet(storage.to_hadoop(path))
 
     # ---- URLs: status, language, site ----------------------------------------------------
@@ -290,7 +299,7 @@ class RankPairs(Job):
         return pairs.select(F.col("src_url").alias("url")).union(pairs.select("trg_url")).distinct()
 
     def report_metrics(self, kept: DataFrame, scored: DataFrame) -> None:
-        metric, data = self.report.metric, self.report.data["metrics"]
+        metric, data = self.report.metric, self.report.data["metrics"]["by_pair"][pair_label(self.languages)]
         by_language = kept.groupBy("lang", "lang_source").count().collect()
         metric("urls_per_language", self.sum_by(by_language, "lang"))
         metric("urls_language_source", self.sum_by(by_language, "lang_source"))

@@ -14,9 +14,10 @@ from functools import reduce
 
 from pyspark.sql import DataFrame
 
-from parascout.jobs.base import ConfigError, Job, language_pair_option
+from parascout.jobs.base import ConfigError, Job, language_pairs_option
 from parascout.udfs import cdx, cdx_records, storage
 from parascout.udfs.cdx_api import DEFAULT_MIRROR, fetch_cdx_lines
+from parascout.udfs.langs import pair_label
 
 URL_COLUMNS = ("url", "surt", "host", "domain", "lang", "lang_source", "cdx_lang", "langs", "status", "mime", "digest", "fetch_time",
                "warc_filename", "warc_offset", "warc_length", "crawl", "record_type", "redirect", "charset",
@@ -81,7 +82,8 @@ class ScanCdx(Job):
         filters.add_argument("--hosts", type=comma_list, default=[], help="allowed hosts")
         filters.add_argument("--domains", type=comma_list, default=[], help="allowed registered domains")
         filters.add_argument("--tlds", type=comma_list, default=[], help="allowed TLDs, e.g. is,mt")
-        filters.add_argument("--langs", help="language pair, e.g. en,is: keep hosts with URLs in both")
+        filters.add_argument("--langs", help="language pair(s): keep sites with URLs in both languages of a pair; "
+                                             "en,is, or several in one scan: en:fr,de,is or en-fr,de-fr")
         filters.add_argument("--keep-redirects", action="store_true", help="keep 3xx captures (record_type=redirect)")
         filters.add_argument("--keep-revisits", action="store_true", help="keep revisit records (record_type=revisit)")
         parser.add_argument("--partitions", type=int, help="output partitions of urls (default: Spark decides)")
@@ -96,7 +98,7 @@ class ScanCdx(Job):
             raise ConfigError("--cdx-api needs --url PATTERN (e.g. 'example.is/*') and --crawl CC-MAIN-YYYY-WW")
         if not all(status.isdigit() for status in comma_list(args.status)):
             raise ConfigError(f"--status expects HTTP status codes like 200,203; got {args.status!r}")
-        self.langs = language_pair_option(args.langs)
+        self.pairs = language_pairs_option(args.langs)
 
     def filters(self) -> cdx_records.CaptureFilters:
         mimes = comma_list(self.args.mime)
@@ -201,7 +203,9 @@ class ScanCdx(Job):
                              "broken gzip members", str(error).splitlines()[0][:300])
             self.report.metric("reread_in_python", True)
             self.scan(self.records(filters, ranges, api_lines, jvm_reader=False), filters)
-        self.write_table(cdx_records.host_table(self.read_table("urls"), self.langs), "hosts")
+        self.write_table(cdx_records.host_table(self.read_table("urls"), self.pairs), "hosts")
+        if self.pairs:
+            self.report.metric("lang_pairs", [pair_label(pair) for pair in self.pairs])
         executors = self.spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
         self.report.metric("executors", max(executors - 1, 1))  # the driver is listed too, except in local mode
 
@@ -214,7 +218,7 @@ class ScanCdx(Job):
         record_counters = cdx_records.reason_counters((*cdx_records.BAD_REASONS, *cdx_records.RECORD_FILTERS, "ok"))
         record_counts = Observation("records")
         kept = records.observe(record_counts, *record_counters).where(F.col("reason") == "ok").drop("reason")
-        captures = cdx_records.latest_captures(kept, self.langs, self.args.partitions)
+        captures = cdx_records.latest_captures(kept, self.pairs, self.args.partitions)
         capture_counters = cdx_records.reason_counters(cdx_records.CAPTURE_FILTERS, "capture_reason")
         capture_counts = Observation("captures")
         urls = (captures.observe(capture_counts, *capture_counters).where(F.col("capture_reason") == "ok")

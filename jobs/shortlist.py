@@ -11,12 +11,10 @@ with --domain-terms), only aligned pairs with a page in the domain count (udfs/d
 """
 from __future__ import annotations
 
-import functools
-
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import ConfigError, Job, language_pair_option
+from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
 from parascout.udfs.shortlist import (
     BITEXT_YIELD_COLUMNS,
     DEFAULT_PRECISION_KS,
@@ -24,6 +22,9 @@ from parascout.udfs.shortlist import (
     evaluate_shortlist,
 )
 from parascout.udfs.sites import with_site
+
+#: a pair's shortlist yield in the report (metrics.by_pair) and its sum over the pairs (metrics.summary)
+SUMMARY_KEYS = ("sites_to_crawl", "predicted_pairs", *BITEXT_YIELD_COLUMNS)
 
 
 class ShortlistJob(Job):
@@ -36,7 +37,8 @@ class ShortlistJob(Job):
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
-        parser.add_argument("--langs", help="language pair to shortlist (default: the pair rank-pairs ranked)")
+        parser.add_argument("--langs", help="language pair(s) to shortlist: en,fr, en:fr,de or en-fr,de-fr (default: "
+                                            "the pair rank-pairs ranked)")
         parser.add_argument("--min-score", type=float, default=0.5, help="score of an aligned pair counted")
         parser.add_argument("--truth", metavar="PARQUET", help="true pairs (host, src_url, trg_url, src_lang, "
                                                                 "trg_lang), e.g. ARCHIVE/truth/pairs.parquet")
@@ -50,7 +52,7 @@ class ShortlistJob(Job):
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
-        self.languages = language_pair_option(args.langs)
+        self.pairs = language_pairs_option(args.langs)
         if not 0 <= args.min_score <= 1 or args.relevant_min_pairs < 1:
             raise ConfigError("--min-score must be in [0, 1] and --relevant-min-pairs >= 1")
         if args.in_domain_only and args.use_texts == "no":
@@ -58,14 +60,25 @@ class ShortlistJob(Job):
         args.use_texts = "yes" if args.in_domain_only else "no"  # read for --in-domain-only alone
 
     def process(self) -> None:
+        self.languages = None
+        if not self.pairs:
+            self.pairs = [self.languages_ranked()]
+        self.for_each_pair(self.shortlist_pair)
+        by_pair = self.report.data["metrics"]["by_pair"]
+        done = [label for label in by_pair if label not in self.report.data["metrics"].get("pairs_skipped", {})]
+        self.report.metric("summary", {"pairs": done, **{key: sum(by_pair[label][key] for label in done)
+                                                         for key in SUMMARY_KEYS}})
+
+    def shortlist_pair(self, languages: tuple[str, str]) -> None:
+        """One language pair's shortlist, into its lang_pair partition, with the pair's yield in the report."""
+        self.languages, self._ranked = languages, None
         hosts = self.read_table("rank_hosts")
         self.report.input("rank_hosts", hosts.count())
-        if self.languages:
-            pair = F.array_sort(F.array("src_lang", "trg_lang"))
-            wanted = hosts.filter(pair == F.array_sort(F.array(*[F.lit(code) for code in self.languages])))
-        else:
-            wanted = hosts
+        pair = F.array_sort(F.array("src_lang", "trg_lang"))
+        wanted = hosts.filter(pair == F.array_sort(F.array(*[F.lit(code) for code in self.languages])))
         kept = wanted.count()
+        if not kept and len(self.pairs) > 1:
+            raise PairSkipped("no_sites", "rank-pairs ranked no site of the pair")
         self.report.kept(kept)
         self.report.filtered("other_language_pair", self.report.primary_count - kept)
         aligned = (self.aligned_pairs().groupBy("host").agg(
@@ -80,10 +93,19 @@ class ShortlistJob(Job):
         rows = self.write_table(shortlist.withColumn("rank", F.row_number().over(order))
                                 .select(*SHORTLIST_COLUMNS), "shortlist")
         self.evaluate(self.read_table("shortlist"), rows)
+        self.report_yield(self.read_table("shortlist"))
+
+    def report_yield(self, shortlist: DataFrame) -> None:
+        """The pair's sites to crawl (a predicted pair), predicted pairs and the yield export-bitext measured."""
+        totals = shortlist.agg(F.sum((F.col("predicted_pairs") > 0).cast("long")).alias("sites_to_crawl"),
+                               F.sum("predicted_pairs").alias("predicted_pairs"),
+                               *[F.sum(column).alias(column) for column in BITEXT_YIELD_COLUMNS]).first()
+        for key in SUMMARY_KEYS:
+            self.report.metric(key, int(totals[key] or 0))
 
     def aligned_pairs(self) -> DataFrame:
         """rank-pairs' 1-1 alignment; with --in-domain-only the pairs with a page in the domain (counts reported)."""
-        alignment = self.read_table("alignment")
+        alignment = self.pair_rows(self.read_table("alignment"))
         if not self.args.in_domain_only:
             return alignment
         kept, counts = self.pairs_in_domain(alignment)
@@ -95,7 +117,7 @@ class ShortlistJob(Job):
         if not self.uses("bitext_documents"):
             return shortlist.select("*", *[F.lit(0).cast("long").alias(c) for c in BITEXT_YIELD_COLUMNS])
         src_lang = self.languages_ranked()[0]
-        documents = with_site(self.read_table("bitext_documents").where(F.col("status") == "ok").drop("site"),
+        documents = with_site(self.pair_rows(self.read_table("bitext_documents")).where(F.col("status") == "ok").drop("site"),
                               self.languages_ranked(), self.ranked["grouped_by"])
         same_side = F.col("src_lang") == src_lang
         exported = documents.groupBy(F.col("site").alias("host")).agg(
@@ -114,15 +136,17 @@ class ShortlistJob(Job):
                                      & (F.col("src_lang") != F.col("trg_lang")))
             return self.site_counts(truth), True
         if self.uses("verified_pairs"):
-            verified = self.read_table("verified_pairs").filter(F.col("parallel"))
+            verified = self.pair_rows(self.read_table("verified_pairs")).filter(F.col("parallel"))
             return self.site_counts(verified), False
         return None, False
 
-    @functools.cached_property
+    @property
     def ranked(self) -> dict:
-        """Language pair and site definition ('site' | 'host' | 'domain') of the rank-pairs run."""
-        first = self.read_table("rank_hosts").select("src_lang", "trg_lang", "grouped_by").first()
-        return first.asDict() if first else {"src_lang": "", "trg_lang": "", "grouped_by": "site"}
+        """Language pair and site definition ('site' | 'host' | 'domain') of the rank-pairs run (of the pair)."""
+        if getattr(self, "_ranked", None) is None:
+            first = self.pair_rows(self.read_table("rank_hosts")).select("src_lang", "trg_lang", "grouped_by").first()
+            self._ranked = first.asDict() if first else {"src_lang": "", "trg_lang": "", "grouped_by": "site"}
+        return self._ranked
 
     def languages_ranked(self) -> tuple[str, str]:
         return self.languages or (self.ranked["src_lang"], self.ranked["trg_lang"])

@@ -13,6 +13,8 @@ as a lexicon that never learned from its pages scores it); `--learn-from` labell
 the self labels; `--decision strand` (or no `texts` table) keeps Resnik & Smith's structural rule
 dp < --max-dp and p < --max-p. Parallel pairs are then aligned 1-1 per host and language pair.
 Pairs whose documents are missing or failed stay in `verified_pairs` with that reason (bad input).
+Every language pair of the input is verified in one pass (the model is fitted per language pair) and written to its
+lang_pair partition; `--langs en:fr,de` keeps those pairs only and counts a listed pair without candidates as skipped.
 """
 from __future__ import annotations
 
@@ -22,8 +24,9 @@ import functools
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import ConfigError, Job
-from parascout.udfs.lexicon import load_lexicon
+from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, language_pairs_option
+from parascout.udfs.langs import pair_label
+from parascout.udfs.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.verification import (
     BAD_REASONS,
@@ -64,7 +67,10 @@ class VerifyPairsJob(Job):
         parser.add_argument("--pairs", choices=["scored_pairs", "candidates"],
                             help="pairs table to verify (default: scored_pairs if it exists, else candidates)")
         parser.add_argument("--lexicon", action="append", default=[], metavar="DIR",
-                            help="lexicon directory from train-lexicon (repeatable, one per language pair)")
+                            help="lexicon directory from train-lexicon (repeatable, one per language pair), or a "
+                                 "folder of them (train-lexicon with several pairs: DIR/eng-fra/ ...)")
+        parser.add_argument("--langs", help="verify these pairs only: en,fr, en:fr,de or en-fr,de-fr "
+                                            "(default: every pair of the input)")
         parser.add_argument("--decision", choices=["content", "strand"], default="content",
                             help="content: the self-labelled model over structure + tsim (needs texts); "
                                  "strand: the structural rule alone")
@@ -85,11 +91,13 @@ class VerifyPairsJob(Job):
             raise ConfigError("--max-dp and --max-p must be in (0, 1]")
         if args.random_pairs < 0 or args.max_train < 1:
             raise ConfigError("--random-pairs must be >= 0 and --max-train >= 1")
-        for path in args.lexicon:
-            try:
+        self.pairs = language_pairs_option(args.langs)
+        try:
+            self.lexicon_paths = [found for path in args.lexicon for found in lexicon_dirs(path)]
+            for path in self.lexicon_paths:
                 load_lexicon(path)
-            except FileNotFoundError as error:
-                raise ConfigError(f"--lexicon: {error}") from error
+        except FileNotFoundError as error:
+            raise ConfigError(f"--lexicon: {error}") from error
 
     def documents(self) -> DataFrame:
         """docs with `images` reduced to the host-distinctive ones (boilerplate images removed)."""
@@ -127,7 +135,7 @@ class VerifyPairsJob(Job):
             if column not in pairs.columns:
                 pairs = pairs.withColumn(column, F.lit("candidate" if column == "role" else None).cast("string"))
         pairs = pairs.select("host", "src_url", "trg_url", "src_lang", "trg_lang", "source", "role")
-        lexicons = [load_lexicon(path) for path in self.args.lexicon]
+        lexicons = [load_lexicon(path) for path in self.lexicon_paths]
         body = functools.partial(verify_cogroup, rule=ThresholdRule(self.args.max_dp, self.args.max_p).to_dict(),
                                  lexicons=lexicons, random_count=random_count, seed=self.args.seed)
         return (pairs.groupBy("host").cogroup(self.pages(pairs, docs).groupBy("pair_host"))
@@ -190,15 +198,23 @@ class VerifyPairsJob(Job):
             else:
                 self.spark.conf.set(key, before)
 
+    def selected_pairs(self, pairs: DataFrame) -> DataFrame:
+        """The input pairs of the --langs pairs (either direction; all without --langs), with `lang_pair`."""
+        label = F.concat_ws("-", "src_lang", "trg_lang")
+        if self.pairs:
+            wanted = [pair_label(pair) for pair in self.pairs] + [pair_label(pair[::-1]) for pair in self.pairs]
+            pairs = pairs.where(label.isin(*wanted))
+        return pairs.withColumn(PAIR_COLUMN, label)
+
     def process(self) -> None:
         table = self.args.pairs or ("scored_pairs" if self.uses("scored_pairs") else "candidates")
-        pairs = self.read_table(table)
+        pairs = self.selected_pairs(self.read_table(table)).drop(PAIR_COLUMN)
         self.report.input(table, pairs.count())
         docs = self.documents()
         content = self.args.decision == "content" and (self.uses("texts") or bool(self.args.learn_from))
         if self.args.decision == "content" and not content:
             self.log.warning("no texts table under --root: deciding by the structural rule alone")
-        self.report.metric("lexicons", [load_lexicon(path).metadata.get("version") for path in self.args.lexicon])
+        self.report.metric("lexicons", [load_lexicon(path).metadata.get("version") for path in self.lexicon_paths])
         with self.arrow_batch_rows(ARROW_BATCH_ROWS):  # two token sequences per row: keep batches small
             features = self.features(pairs, docs, self.args.random_pairs if content else 0).persist()
             model = self.fit_model(features, docs) if content else None
@@ -208,12 +224,30 @@ class VerifyPairsJob(Job):
                         .groupBy("host", "src_lang", "trg_lang")
                         .applyInPandas(functools.partial(decide_host, model=model.to_dict() if model else None),
                                        VERIFIED_SCHEMA))
-            self.write_table(verified, "verified_pairs")
+            self.write_table(verified.withColumn(PAIR_COLUMN, F.concat_ws("-", "src_lang", "trg_lang")),
+                             "verified_pairs")
             features.unpersist()
-        written = self.read_table("verified_pairs")
-        reasons = written.withColumn("outcome", F.when(F.col("parallel"), F.lit("ok")).otherwise(F.col("reason")))
-        self.report.add_counts(self.count_by(reasons, "outcome"), bad_reasons=BAD_REASONS,
-                               filtered_reasons=FILTERED_REASONS)
+        self.count_outcomes(self.read_table("verified_pairs"))
+
+    def count_outcomes(self, written: DataFrame) -> None:
+        """Outcomes counted per language pair (report.by_pair) and in all; a --langs pair with no input pair is
+        a skip."""
+        outcome = F.when(F.col("parallel"), F.lit("ok")).otherwise(F.col("reason"))
+        rows = written.groupBy(PAIR_COLUMN, outcome.alias("outcome")).count().collect()
+        by_pair: dict[str, dict[str, int]] = {}
+        for row in rows:
+            by_pair.setdefault(row[PAIR_COLUMN], {})[str(row["outcome"])] = int(row["count"])
+        labels = {pair_label(pair) for pair in self.pairs}
+        present = sorted(by_pair) + sorted(label for label in labels if label not in by_pair
+                                           and pair_label(tuple(label.split("-"))[::-1]) not in by_pair)
+        for label in present:
+            with self.report.pair_scope(label, single_pair=len(present) == 1):
+                counts = by_pair.get(label, {})
+                if not counts:
+                    self.report.skip_pair("no_candidates")
+                    continue
+                self.report.add_counts(counts, bad_reasons=BAD_REASONS, filtered_reasons=FILTERED_REASONS)
+                self.report.metric("parallel_pairs", counts.get("ok", 0))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,17 @@ import threading
 
 import pytest
 
-from parascout.jobs.base import ConfigError, Job, JobFailed, JobReport, RootBusy, UnknownReason, redact
+from parascout.jobs.base import (
+    ConfigError,
+    Job,
+    JobFailed,
+    JobReport,
+    PairSkipped,
+    RootBusy,
+    UnknownReason,
+    language_pairs_option,
+    redact,
+)
 from parascout.jobs.cli import discover, main
 from parascout.udfs import storage, tables
 from tests.conftest import run_job
@@ -12,7 +22,9 @@ from tests.conftest import run_job
 NUMBERS = (("id*", "bigint", "a number"), ("reason*", "string", "why it was kept or dropped"))
 for test_table in (tables.Table("numbers", "count-test", "kept numbers", tables.columns_from(*NUMBERS)),
                    tables.Table("extras", "extras-test", "more numbers", tables.columns_from(*NUMBERS)),
-                   tables.Table("sums", "sum-test", "their sum", tables.columns_from(("sum(id)*", "bigint", "the sum")))):
+                   tables.Table("sums", "sum-test", "their sum", tables.columns_from(("sum(id)*", "bigint", "the sum"))),
+                   tables.Table("pair_numbers", "pair-test", "numbers per pair",
+                                (*tables.columns_from(*NUMBERS), tables.LANG_PAIR))):
     tables.register(test_table)
 
 
@@ -387,3 +399,62 @@ def test_inputs_in_a_remote_root_s_tables_are_refused_whatever_the_s3_spelling()
     job.args = job.parse_arguments(["--root", "s3a://bucket/root/"])
     assert job.root_table_containing("s3://bucket/root/numbers/part-0.parquet") == "s3a://bucket/root/numbers"
     assert job.root_table_containing("s3://bucket/other/numbers/x") is None
+
+
+class PairJob(Job):
+    name = "pair-test"
+    description = "numbers per language pair; a pair with German is skipped"
+    outputs = ("pair_numbers",)
+
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        parser.add_argument("--langs", required=True)
+
+    def validate_arguments(self, args):
+        super().validate_arguments(args)
+        self.pairs = language_pairs_option(args.langs)
+
+    def process(self):
+        self.for_each_pair(self.count_pair)
+
+    def count_pair(self, pair):
+        from pyspark.sql import functions as F
+
+        n = 4 + 2 * self.pairs.index(pair)
+        self.report.input("numbers", n)
+        if "deu" in pair:
+            self.report.filtered("odd", 1)
+            raise PairSkipped("no_lexicon", "no lexicon for German")
+        df = self.spark.range(n).withColumn("reason", F.when(F.col("id") % 2 == 1, "odd").otherwise("ok"))
+        self.report.add_counts(self.count_by(df, "reason"), bad_reasons=(), filtered_reasons={"odd"})
+        self.write_table(df.where("reason = 'ok'"), "pair_numbers")
+        assert self.read_table("pair_numbers").count() == n // 2  # this pair's partition only
+        self.report.metric("even", n // 2)
+
+
+def test_a_many_pair_run_writes_lang_pair_partitions_and_counts_a_skipped_pair(spark, tmp_path):
+    report = run_job(PairJob, spark, ["--root", str(tmp_path), "--langs", "en:fr,de,is"])
+    assert report["status"] == "ok" and report["balanced"]
+    assert report["inputs"] == {"numbers": 4 + 6 + 8}
+    assert report["kept"] == 2 + 4 and report["filtered"] == {"odd": 2 + 1 + 4, "pair_no_lexicon": 5}
+    assert report["by_pair"]["eng-deu"]["status"] == "skipped: no_lexicon"
+    assert report["metrics"]["pairs_skipped"] == {"eng-deu": "no_lexicon"}
+    assert report["metrics"]["by_pair"]["eng-isl"] == {"even": 4} and "even" not in report["metrics"]
+    assert report["metrics"]["lang_pairs"] == ["eng-fra", "eng-deu", "eng-isl"]
+    location = tables.table_location(str(tmp_path / "pair_numbers"))
+    assert sorted(p.name for p in (tmp_path / "pair_numbers").glob("version=*/lang_pair=*")) == [
+        "lang_pair=eng-fra", "lang_pair=eng-isl"]
+    counts = {row["lang_pair"]: row["count"] for row in spark.read.parquet(location).groupBy("lang_pair").count().collect()}
+    assert counts == {"eng-fra": 2, "eng-isl": 4} and report["outputs"]["pair_numbers"] == 6
+
+
+def test_a_single_pair_run_keeps_its_metrics_at_the_top(spark, tmp_path):
+    report = run_job(PairJob, spark, ["--root", str(tmp_path), "--langs", "en,fr"])
+    assert report["metrics"]["even"] == 2 and report["metrics"]["by_pair"]["eng-fra"] == {"even": 2}
+    assert spark.read.parquet(tables.table_location(str(tmp_path / "pair_numbers"))).columns == [
+        "id", "reason", "lang_pair"]
+
+
+def test_a_run_whose_every_pair_is_skipped_fails(spark, tmp_path):
+    with pytest.raises(JobFailed, match="every language pair was skipped"):
+        run_job(PairJob, spark, ["--root", str(tmp_path), "--langs", "de,fr"])

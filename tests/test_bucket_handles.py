@@ -72,6 +72,23 @@ def test_bucket_handles_pairs_caps_and_counts(spark, tmp_path):
 
 
 @pytest.mark.slow
+def test_several_pairs_in_one_run_write_lang_pair_partitions_and_skip_a_pair_without_pages(spark, tmp_path):
+    _urls_table(spark, tmp_path, ROWS)
+    report = run_job(BucketHandlesJob, spark, ["--root", str(tmp_path), "--langs", "en:fr,de,is", "--max-bucket", "2"])
+    assert report["balanced"] and report["inputs"] == {"urls": 3 * len(ROWS)}
+    by_pair = report["by_pair"]
+    assert by_pair["eng-fra"]["kept"] == 2 * 6 + 4 and report["metrics"]["by_pair"]["eng-fra"]["pairs_emitted"] == 10
+    assert report["metrics"]["by_pair"]["eng-deu"]["pairs_emitted"] == 1
+    assert by_pair["eng-isl"] == {"status": "skipped: no_pages", "inputs": {"urls": len(ROWS)}, "kept": 0,
+                                  "filtered": {"pair_no_pages": len(ROWS)}, "bad": {}}
+    assert report["metrics"]["pairs_skipped"] == {"eng-isl": "no_pages"}
+    rows = spark.read.parquet(str(tmp_path / "candidates")).collect()
+    assert {(r["lang_pair"], r["trg_lang"]) for r in rows} == {("eng-fra", "fra"), ("eng-deu", "deu")}
+    assert [(r["src_url"], r["trg_url"]) for r in rows if r["lang_pair"] == "eng-deu"] == [
+        ("http://a.com/en/about.html", "http://a.com/de/about.html")]
+
+
+@pytest.mark.slow
 def test_learned_lss_pairs_a_host_with_its_own_markers(spark, tmp_path):
     rows = [_row(f"http://shop.example/gb/item-{i}.html", "eng") for i in range(8)]
     rows += [_row(f"http://shop.example/frx/item-{i}.html", "fra") for i in range(6)]

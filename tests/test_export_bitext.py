@@ -14,6 +14,7 @@ from parascout.jobs.shortlist import ShortlistJob
 from parascout.udfs.bitext import formats
 from parascout.udfs.bitext.export import BAD_REASONS, NO_PAIRS_KEPT, export_document
 from parascout.udfs.bitext.filters import filter_reason
+from parascout.udfs.lexicon import Lexicon, write_lexicon
 from tests.conftest import run_job
 
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
@@ -180,6 +181,28 @@ def test_export_bitext_job_writes_every_format_and_balances(spark, tmp_path):
     ranked = pd.read_parquet(tmp_path / "shortlist").set_index("host")
     assert ranked.loc["a.example", ["bitext_documents", "bitext_sentence_pairs", "bitext_words_trg"]].tolist() == [1, 3, 15]
     assert ranked.loc["a.example", "bitext_words_src"] == sites_words_fra(tmp_path)
+
+    # several pairs in one run: a lexicon folder with eng-fra only, so deu-fra is a counted skip
+    write_lexicon(Lexicon("eng", "fra", {"house": {"maison": 1.0}, "red": {"rouge": 1.0}}),
+                  tmp_path / "lexicons" / "eng-fra")
+    report = run_job(ExportBitextJob, spark, ["--root", root, "--langs", "en-fr,de-fr", "--lexicon",
+                                              str(tmp_path / "lexicons"), "--force"])
+    assert report["balanced"] and report["inputs"]["verified_pairs (parallel)"] == 2 * 4
+    assert report["metrics"]["pairs_skipped"] == {"deu-fra": "no_lexicon"}
+    assert report["filtered"]["pair_no_lexicon"] == 1 and report["by_pair"]["eng-fra"]["kept"] == 1
+    eng_fra = report["metrics"]["by_pair"]["eng-fra"]  # the lexicon moves a sentence boundary: 2 or 3 pairs
+    assert eng_fra["documents"] == 1 and eng_fra["sentence_pairs"] >= 2
+    assert eng_fra["words"] == eng_fra["words_eng"] + eng_fra["words_fra"]
+    assert report["metrics"]["summary"] == {
+        "pairs": ["eng-fra"], "pairs_skipped": ["deu-fra"], "documents": 1, "sentence_pairs": eng_fra["sentence_pairs"],
+        "unique_sentence_pairs": eng_fra["unique_sentence_pairs"], "words": eng_fra["words"]}
+    assert sorted(p.name for p in (tmp_path / "bitext_documents").glob("version=*/lang_pair=*")) == [
+        "lang_pair=eng-fra"]
+    report = run_job(ShortlistJob, spark, ["--root", root, "--langs", "fr-en,de-fr"])
+    assert report["balanced"] and report["metrics"]["pairs_skipped"] == {"deu-fra": "no_sites"}
+    assert report["metrics"]["by_pair"]["fra-eng"]["sites_to_crawl"] == 1
+    assert report["metrics"]["summary"]["pairs"] == ["fra-eng"]
+    assert report["metrics"]["summary"]["bitext_sentence_pairs"] == eng_fra["sentence_pairs"]
     assert ranked.loc["b.example", ["bitext_documents", "bitext_words_src"]].tolist() == [0, 0]
 
 

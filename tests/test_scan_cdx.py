@@ -99,6 +99,17 @@ def test_language_pair_keeps_bilingual_hosts_and_kept_revisits_are_labelled(spar
     assert hosts_of(spark, tmp_path)["www.example.is"] == ("example.is", 7, {"isl": 4, "eng": 3}, True)
 
 
+@pytest.mark.slow
+def test_several_pairs_keep_a_site_holding_both_languages_of_any_pair(spark, tmp_path):
+    report = run_job(ScanCdx, spark, ["--root", str(tmp_path), "--cdx", str(CDX / "captures.cdx"), "--crawl", CRAWL,
+                                      "--langs", "mt-en,de-fr,is-de", "--keep-revisits"])
+    # only www.visitmalta.mt holds both languages of a pair (mlt, eng); example.is has no German
+    assert report["balanced"] and report["filtered"]["host_not_bilingual"] == 11
+    assert report["metrics"]["lang_pairs"] == ["mlt-eng", "deu-fra", "isl-deu"]
+    assert set(urls_of(spark, tmp_path)["host"]) == {"www.visitmalta.mt"} and report["kept"] == 2
+    assert hosts_of(spark, tmp_path) == {"www.visitmalta.mt": ("visitmalta.mt", 2, {"mlt": 1, "eng": 1}, True)}
+
+
 def site_lines(sites: int = 40, pages: int = 30) -> list[str]:
     """Sorted CDX lines of `sites` hosts (www.siteNN.is) with `pages` English or Icelandic pages each."""
     rng = random.Random(3)

@@ -304,6 +304,14 @@ def test_verify_pairs_job_with_texts_and_a_lexicon(spark, tmp_path):
     assert report["balanced"] and labels["held_out_label_rows"] == labels["positives"] + labels["negatives"]
     verified = spark.read.parquet(str(tmp_path / "verified_pairs")).toPandas()
     assert {(r.src_url, r.trg_url): "ok" if r.parallel else r.reason for r in verified.itertuples()} == expected
+    # several pairs: a folder of per-pair lexicons (train-lexicon's layout); a listed pair without candidates skipped
+    write_lexicon(LEXICON, tmp_path / "lexicons" / "eng-deu")
+    report = run_job(VerifyPairsJob, spark, ["--root", str(tmp_path), "--lexicon", str(tmp_path / "lexicons"),
+                                             "--random-pairs", "40", "--langs", "en:de,fr", "--force"])
+    assert report["balanced"] and report["kept"] == 12 and report["metrics"]["pairs_skipped"] == {
+        "eng-fra": "no_candidates"}
+    assert report["by_pair"]["eng-deu"]["kept"] == 12 and report["metrics"]["by_pair"]["eng-deu"]["parallel_pairs"] == 12
+    assert [p.name for p in (tmp_path / "verified_pairs").glob("version=*/lang_pair=*")] == ["lang_pair=eng-deu"]
 
 
 def list_columns(lang: str, own: list[str], items: list[str]) -> dict:

@@ -8,7 +8,7 @@ domains come from the bundled Public Suffix List (a Java UDF, else a pandas UDF 
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import reduce
 
@@ -268,16 +268,16 @@ def reason_counters(reasons: tuple[str, ...], column: str = "reason") -> list[Co
             *[F.sum(F.when(F.col(column) == name, 1).otherwise(0)).alias(name) for name in reasons]]
 
 
-def latest_captures(records: DataFrame, langs: tuple[str, str] | None, partitions: int | None) -> DataFrame:
+def latest_captures(records: DataFrame, pairs: Sequence[tuple[str, str]], partitions: int | None) -> DataFrame:
     """Records laid out by host and sorted by (host, surt), with `domain`, the page language and `capture_reason`.
 
     `capture_reason` is ok, older_capture or host_not_bilingual.
 
     The latest capture of a URL (host + SURT key, so http/https variants collapse) is kept. Its language
     (`lang`) is the one its URL declares in a slot the host uses for languages (udfs.url_language), else the
-    CDX's primary language (`cdx_lang`); `lang_source` says which. With a language pair, a site (hosts of one
+    CDX's primary language (`cdx_lang`); `lang_source` says which. With language pairs, a site (hosts of one
     registered domain's name: en.example.com, fr.example.com, example.de, example.fr) needs a kept URL in
-    each language of the pair.
+    each language of at least one pair.
     """
     # domains are looked up before the shuffle: after it, the Python step would hide the window's sort
     # order from Spark and cost a second sort of the output
@@ -289,9 +289,9 @@ def latest_captures(records: DataFrame, langs: tuple[str, str] | None, partition
     ranked = with_url_languages(by_host.withColumn("capture_rank", F.row_number().over(newest_first)))
     latest = F.col("capture_rank") == 1
     rules = [(~latest, "older_capture")]
-    if langs:
+    if pairs:
         rules.append((~F.col("site_bilingual"), "host_not_bilingual"))
-        ranked = with_site_bilingual(ranked, langs)
+        ranked = with_site_bilingual(ranked, pairs)
     reason = _first_reason([(condition, F.lit(name)) for condition, name in rules], F.lit("ok"))
     return ranked.withColumn("capture_reason", reason).drop("capture_rank", "site_bilingual")
 
@@ -322,19 +322,22 @@ def with_url_languages(ranked: DataFrame) -> DataFrame:
             .drop("url_marker_slot", "url_marker_lang", "sibling_key", "code_confirmed"))
 
 
-def with_site_bilingual(ranked: DataFrame, langs: tuple[str, str]) -> DataFrame:
-    """Add `site_bilingual`: the hosts of the URL's site hold a latest capture in each language of `langs`.
+def with_site_bilingual(ranked: DataFrame, pairs: Sequence[tuple[str, str]]) -> DataFrame:
+    """Add `site_bilingual`: the hosts of the URL's site hold a latest capture in each language of one of `pairs`.
 
     The site is the registered domain's name without its public suffix, so a site whose languages live on
-    other hosts (fr.example.com) or other domains (example.fr) is kept whole; one row per host is joined back."""
+    other hosts (fr.example.com) or other domains (example.fr) is kept whole; one row per host is joined back.
+    One pass serves every pair: a flag per language of any pair, then an OR over the pairs."""
+    languages = sorted({lang for pair in pairs for lang in pair})
     latest = F.col("capture_rank") == 1
     per_host = ranked.groupBy("host", "domain").agg(
-        *[F.max((latest & (F.col("lang") == lang)).cast("int")).alias(f"has_{index}")
-          for index, lang in enumerate(langs)])
+        *[F.max((latest & (F.col("lang") == lang)).cast("int")).alias(f"has_{lang}") for lang in languages])
     name = F.coalesce(F.substring_index(F.col("domain"), ".", 1), F.col("host"))
     per_site = per_host.withColumn("site_name", name).groupBy("site_name").agg(
-        *[F.max(f"has_{index}").alias(f"site_has_{index}") for index in range(len(langs))])
-    bilingual = reduce(lambda both, index: both & (F.col(f"site_has_{index}") == 1), range(len(langs)), F.lit(True))
+        *[F.max(f"has_{lang}").alias(f"site_has_{lang}") for lang in languages])
+    bilingual = reduce(lambda any_pair, pair: any_pair | ((F.col(f"site_has_{pair[0]}") == 1)
+                                                           & (F.col(f"site_has_{pair[1]}") == 1)),
+                       pairs, F.lit(False))
     hosts = (per_host.withColumn("site_name", name).join(per_site, "site_name")
              .select("host", bilingual.alias("site_bilingual")))
     return ranked.join(hosts, "host", "left").withColumn(
@@ -379,15 +382,18 @@ def registered_domain_udf():
     return registered_domain_of
 
 
-def host_table(urls: DataFrame, langs: tuple[str, str] | None) -> DataFrame:
-    """hosts: host, domain, n_urls, lang_counts (primary language -> URLs), is_candidate."""
+def host_table(urls: DataFrame, pairs: Sequence[tuple[str, str]]) -> DataFrame:
+    """hosts: host, domain, n_urls, lang_counts (primary language -> URLs), is_candidate (both languages of a pair;
+    without pairs, two known languages)."""
     per_language = urls.groupBy("host", "domain", F.coalesce("lang", F.lit(UNKNOWN_LANGUAGE)).alias("lang")).count()
     hosts = per_language.groupBy("host", "domain").agg(
         F.sum("count").alias("n_urls"),
         F.map_from_entries(F.collect_list(F.struct("lang", "count"))).alias("lang_counts"))
     languages = F.map_keys("lang_counts")
-    if langs:
-        is_candidate = F.array_contains(languages, langs[0]) & F.array_contains(languages, langs[1])
+    if pairs:
+        is_candidate = reduce(lambda any_pair, pair: any_pair | (F.array_contains(languages, pair[0])
+                                                                 & F.array_contains(languages, pair[1])),
+                              pairs, F.lit(False))
     else:
         is_candidate = F.size(F.array_remove(languages, UNKNOWN_LANGUAGE)) >= 2
     return hosts.withColumn("is_candidate", is_candidate)

@@ -87,15 +87,69 @@ def to_iso639_3(code: str, path: str | None = None) -> str:
     raise UnknownLanguage(f"unknown language {code!r}: use an ISO 639-1/639-3 code listed in {LANGUAGES_FILE}")
 
 
-def parse_lang_pair(text: str) -> tuple[str, str]:
-    """Parse `--langs en,is` into a pair of distinct ISO 639-3 codes."""
-    parts = [p for p in text.replace(" ", "").split(",") if p]
-    if len(parts) != 2:
-        raise ValueError(f"--langs needs exactly two languages, e.g. 'en,is'; got {text!r}")
-    pair = (to_iso639_3(parts[0]), to_iso639_3(parts[1]))
-    if pair[0] == pair[1]:
-        raise ValueError(f"--langs needs two different languages; got {text!r}")
-    return pair
+LangPair = tuple[str, str]
+LANGS_FORMS = "'en,fr' (one pair), 'en:fr,de' (a pivot against each) or 'en-fr,de-fr' (a list of pairs)"
+
+
+def parse_lang_pairs(text: str) -> list[LangPair]:
+    """Parse `--langs` into distinct ISO 639-3 pairs, in the order given: `en,fr` is one pair, `en:fr,de,is`
+    a pivot against each listed language, `en-fr,de-fr` a list of pairs (src first in each)."""
+    compact = (text or "").replace(" ", "")
+    if not compact:
+        raise ValueError(f"--langs is empty; write {LANGS_FORMS}")
+    if ":" in compact:
+        pairs = _pivot_pairs(compact)
+    elif "-" in compact:
+        pairs = _listed_pairs(compact)
+    else:
+        parts = [part for part in compact.split(",") if part]
+        if len(parts) != 2:
+            raise ValueError(f"--langs needs exactly two languages, e.g. 'en,is', or several pairs as {LANGS_FORMS}; "
+                             f"got {text!r}")
+        pairs = [(to_iso639_3(parts[0]), to_iso639_3(parts[1]))]
+    return _checked_pairs(pairs, text)
+
+
+def _pivot_pairs(compact: str) -> list[LangPair]:
+    pivot, _, others = compact.partition(":")
+    targets = [part for part in others.split(",") if part]
+    if not pivot or not targets or ":" in others or "-" in compact:
+        raise ValueError(f"--langs {compact!r}: a pivot list is one language, ':', then languages, e.g. 'en:fr,de'")
+    source = to_iso639_3(pivot)
+    return [(source, to_iso639_3(target)) for target in targets]
+
+
+def _listed_pairs(compact: str) -> list[LangPair]:
+    items = [item for item in compact.split(",") if item]
+    malformed = [item for item in items if item.count("-") != 1 or item.startswith("-") or item.endswith("-")]
+    if malformed:
+        raise ValueError(f"--langs {compact!r}: {malformed[0]!r} is not a pair; list pairs as 'en-fr,de-fr'")
+    return [(to_iso639_3(item.split("-")[0]), to_iso639_3(item.split("-")[1])) for item in items]
+
+
+def _checked_pairs(pairs: list[LangPair], text: str) -> list[LangPair]:
+    """Each pair of two different languages, no pair twice (in either direction)."""
+    seen: set[frozenset[str]] = set()
+    for src, trg in pairs:
+        if src == trg:
+            raise ValueError(f"--langs needs two different languages in each pair; got {src}-{trg} in {text!r}")
+        if frozenset((src, trg)) in seen:
+            raise ValueError(f"--langs names the pair {src}-{trg} twice in {text!r}; list each pair once")
+        seen.add(frozenset((src, trg)))
+    return pairs
+
+
+def parse_lang_pair(text: str) -> LangPair:
+    """Parse `--langs en,is` into a pair of distinct ISO 639-3 codes (a job or tool that takes one pair)."""
+    pairs = parse_lang_pairs(text)
+    if len(pairs) != 1:
+        raise ValueError(f"--langs: this takes one language pair, e.g. 'en,is'; got {len(pairs)} pairs in {text!r}")
+    return pairs[0]
+
+
+def pair_label(pair: LangPair) -> str:
+    """The `lang_pair` value of a pair: its ISO 639-3 codes joined by '-' (eng-fra), src first."""
+    return f"{pair[0]}-{pair[1]}"
 
 
 def cld2_to_iso639_3(cld2_code: str) -> str | None:

@@ -657,6 +657,20 @@ def load_lexicon(path: str | Path) -> Lexicon:
     return Lexicon(src_lang, trg_lang, _read_table(folder / LEXICON_FILE), metadata, held_out, fold_of)
 
 
+def lexicon_dirs(path: str | Path) -> list[str]:
+    """The lexicon directories a --lexicon DIR names: DIR itself, or its per-pair subfolders (train-lexicon with
+    several pairs writes DIR/eng-fra/, DIR/eng-deu/ ...); a FileNotFoundError when it holds none."""
+    folder = Path(path)
+    if (folder / METADATA_FILE).exists():
+        return [str(folder)]
+    found = sorted(str(child) for child in folder.iterdir() if (child / METADATA_FILE).exists()) \
+        if folder.is_dir() else []
+    if not found:
+        raise FileNotFoundError(f"{path}: not a lexicon directory nor a folder of them (no {METADATA_FILE}); "
+                                "run train-lexicon")
+    return found
+
+
 def lexicon_for(lexicons: Iterable[Lexicon], src_lang: str, trg_lang: str) -> Lexicon | None:
     """The lexicon of a language pair from a collection, reversed when stored the other way round."""
     for lexicon in lexicons:

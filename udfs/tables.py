@@ -484,6 +484,16 @@ TABLES: dict[str, Table] = {table.name: table for table in (
 )}
 
 
+#: tables written per language pair (jobs.base.Job.for_each_pair): partitioned by lang_pair
+PER_PAIR_TABLES = ("candidates", "learned_lss", "scored_pairs", "alignment", "rank_hosts", "verified_pairs",
+                   "bitext_documents", "bitext_sentences", "bitext_sites", "shortlist", "replay_summary",
+                   "replay_curves", "replay_deciles")
+LANG_PAIR = Column("lang_pair", "string", "the language pair of --langs the row belongs to, src-trg in ISO 639-3 "
+                   "(eng-fra); the table is partitioned by it")
+for _name in PER_PAIR_TABLES:
+    TABLES[_name] = Table(TABLES[_name].name, TABLES[_name].job, TABLES[_name].meaning,
+                          (*TABLES[_name].columns, LANG_PAIR))
+
 #: the tables of parascout's own jobs (what docs/tables.md lists), before any register()
 BUILT_IN_TABLES = tuple(TABLES)
 
