@@ -521,6 +521,10 @@ class Job:
         self.report.metric("lang_pairs", [pair_label(pair) for pair in self.pairs])
         if not done:
             raise JobFailed(f"{self.name}: every language pair was skipped: {self.report.data['metrics']['pairs_skipped']}")
+        for table, (version, _) in self._staged.items():  # every pair's partitions are written: the version is
+            marker = storage.join(tables.version_path(self.table_path(table), version), "_SUCCESS")  # complete
+            if not storage.exists(marker):
+                storage.write_text(marker, "")
 
     def _remove_pair_writes(self, label: str) -> None:
         """A skipped pair's partitions, written before it was skipped (the table's rows count without them)."""
