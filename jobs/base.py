@@ -6,7 +6,7 @@ under `--root`, and the `_reports/<job>.json` report. A concrete job subclasses
 `Job`, extends `add_arguments` / `validate_arguments` (chaining to super) and
 implements `process()`; it ends with `if __name__ == "__main__": MyJob().run()`.
 
-Why one module (~590 lines): JobReport, the Job life cycle (arguments, inputs, versions, report) and the
+Why one module: JobReport, the Job life cycle (arguments, inputs, versions, report) and the
 training-job skeleton are the framework every job subclasses; the table versions live in udfs.tables.
 """
 from __future__ import annotations

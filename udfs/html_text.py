@@ -16,7 +16,7 @@ and its article (date, byline); the text under a headline that is all link is a 
 of another page. Repetition across a site's pages needs the site's other pages:
 udfs.near_duplicates marks it later.
 
-Why one module (~670 lines): it is one pass over the Lexbor tree; the features, the paragraphs and the
+Why one module: it is one pass over the Lexbor tree; the features, the paragraphs and the
 boilerplate rules read the same node state, and splitting the walk would cost a second traversal per page.
 
 walk_page, paragraph_keys and page_paragraphs are the reference; `make walk` compiles a twin of each

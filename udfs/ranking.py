@@ -47,8 +47,7 @@ SCORED_COLUMNS = ["p_parallel_fast", "p_parallel", "score_url", "link_log_odds",
 #: what links say about a pair (rank-pairs' blocking.link_evidence; all False / 0 without `docs`)
 LINK_EVIDENCE_COLUMNS = ("link_src_to_trg", "link_trg_to_src", "cue_links", "cue_exclusive", "shared_alternates")
 #: log-odds each piece of link evidence adds to the URL score's logit: an offset logistic regression
-#: (`fit_link_weights`, L2 1.0) on the 11,829 candidate pairs (595 true) of rank-pairs over the seed-42 sample
-#: archive, eng-mlt and eus-fra (`benchmarks/eval_rank_pairs_sample.py --seed 42 --fit`), the URL score on the
+#: (`fit_link_weights`; refit with `benchmarks/eval_rank_pairs_sample.py --fit`), the URL score on the
 #: alignment scale as the offset. A link one way only is evidence against (a page without a translation links to
 #: the other language's home page); a switcher both ways naming the language, exclusive: +5.0
 LINK_EVIDENCE_WEIGHTS = {"links_both_ways": 1.841, "link_one_way": -2.842, "cue_links": 0.84, "cue_exclusive": 1.507,

@@ -14,7 +14,7 @@
 S3 clients come from one factory, `s3_client(endpoint, ...)`; the endpoint is a parameter (None: boto3's
 own resolution, AWS_ENDPOINT_URL included), never set in the environment by parascout.
 
-Why one module (~530 lines): it is the one owner of I/O (clients, verified range reads, retries, path
+Why one module: it is the one owner of I/O (clients, verified range reads, retries, path
 resolution, sync); the rest of parascout imports no boto3, pyarrow.fs or urllib of its own.
 """
 from __future__ import annotations

@@ -78,9 +78,7 @@ MIN_SELF_LABELS = 5
 #: whose mutual-best candidates' median own_tsim_idf is below MIN_LEXICON_SEPARATION times its random pairs' null,
 #: has a lexicon that knows too few of its pages' words (one bootstrapped from a language pair whose only confident
 #: pairs were other sites' links to one home page): its translations score no higher than random pairs, so it is
-#: judged without the lexicon (lexicon_free_pairs). Tuning (12 seeds): such lexicons coverage 0.00-0.15 and
-#: separation 0.3-1.1 (seeds 88, 525 eus, 5757 ara); every other language pair covers >= 0.25 or separates
-#: >= 1.3 (seed 526: the Bible's Arabic 0.17 and 2.1, the bootstrapped Arabic 0.04 and 1.3)
+#: judged without the lexicon (lexicon_free_pairs)
 MIN_LEXICON_COVERAGE = 0.2
 MIN_LEXICON_SEPARATION = 1.2
 #: the CONTENT_FEATURES a lexicon scores (a lexicon-free model sees them as 0)
@@ -96,22 +94,14 @@ SPLICED_SHARE = 0.4
 #: L2 penalty of the self-labelled logistic models (a language pair may have only a few dozen labels)
 SELF_LABEL_L2 = 5.0
 #: a self-labelled model accepts a pair from this p (0.5 for labelled pairs): its positives are the confident pairs
-#: that read most like translations, and end-truncated partial translations and section pages sit just below 0.5;
-#: on five tuning archives 11 true pairs had p in [0.45, 0.5) and no page's best wrong partner did ([0.40, 0.45): 11
-#: true, 7 wrong)
+#: that read most like translations, and end-truncated partial translations and section pages sit just below 0.5
 SELF_LABEL_ACCEPT_P = 0.45
 #: residual_pairs: a page pair the decision rejected, whose two pages the 1-1 alignment left without a partner, is
 #: parallel when its pages are each other's best by own text (content_mutual_best), its own_tsim_idf is above this
 #: share of its language pair's own-text floor, its paragraph lengths correlate (MIN_RESIDUAL_LENGTH_R, as train-lexicon's
 #: mutual-best pairs; not measured, as on one-paragraph pages, is no agreement) and, both pages with images, they share
-#: MIN_RESIDUAL_IMAGE_JACCARD of them. A lexicon
-#: bootstrapped from the archive knows the words of the pairs it learned from far better than those of the pairs it
-#: never saw (tuning, 12 seeds: a true pair's own_tsim_idf median 0.54 learned, 0.24 not; the Bible's 0.53 and 0.46),
-#: and the model and floor it calibrates reject most of the latter: 95 of the 158 true pairs the Bible found and it
-#: missed were a host's one or few such pairs while the rest of the host was found. Tuning (25 seeds, both lexicons):
-#: recall +0.3 (Bible) and +0.6 points (bootstrapped, before its second round learns from them), precision unchanged;
-#: the whole bootstrap loop (7 of them): Bible 0.999/0.986 -> 0.998/0.988, bootstrapped 0.991/0.936 -> 0.990/0.954
-#: (P/R). With unmeasured paragraph correlation taken as agreement, precision lost 0.4 points (one-paragraph pages)
+#: MIN_RESIDUAL_IMAGE_JACCARD of them. Why: a lexicon bootstrapped from the archive knows the words of the pairs it
+#: learned from far better than those it never saw, so its model rejects a host's few unseen translations
 RESIDUAL_FLOOR_SHARE = 0.6
 MIN_RESIDUAL_LENGTH_R = 0.9
 MIN_RESIDUAL_IMAGE_JACCARD = 0.5

@@ -14,7 +14,7 @@ similarity features (token / trigram Jaccard, shared prefix and suffix, counts o
 tokens and digits, cognates among the differing words), so a shallow model can learn parallelness.
 Each distinct URL of a batch is featurised and embedded once, however many pairs it is in.
 
-Why one module (~660 lines): the featuriser is one vectorised pass whose hashing constants, bag layout
+Why one module: the featuriser is one vectorised pass whose hashing constants, bag layout
 and pair features must match the network's inputs exactly; model files depend on that layout.
 """
 from __future__ import annotations
