@@ -38,6 +38,9 @@ in at most one parallel pair per language pair, best p_parallel_content first; `
 it left without a partner whose own texts pick each other (method RESIDUAL_METHOD): a lexicon bootstrapped from the
 archive knows the pairs it learned from far better than the rest, and the model it calibrates rejects a host's last
 few translations.
+
+The thresholds and shares are VerificationConfig's fields (udfs.verification_config), passed down as `config`; the
+module-level names (NULL_QUANTILE ...) are their defaults.
 """
 from __future__ import annotations
 
