@@ -140,7 +140,8 @@ def test_verify_pairs_job_passes_its_config_down_and_reports_it(spark, tmp_path)
     report = run_job(VerifyPairsJob, spark, ["--root", str(tmp_path), "--conf", conf])
     assert report["args"]["verification"]["boilerplate_image_share"] == 0.01
     assert report["args"]["verification"]["min_main_lang_share"] == VerificationConfig().min_main_lang_share
-    verified = storage.read_parquet_table(str(tmp_path / "verified_pairs")) if hasattr(
-        storage, "read_parquet_table") else spark.read.parquet(str(tmp_path / "verified_pairs")).toPandas()
+    verified = VerifyPairsJob().use_spark(spark)
+    verified.args = verified.parse_arguments(["--root", str(tmp_path)])
+    verified = verified.read_table("verified_pairs").toPandas()
     shared = verified[verified["parallel"]]["shared_images"]
     assert len(shared) and (shared == 0).all()
