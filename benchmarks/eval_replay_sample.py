@@ -36,7 +36,7 @@ import pandas as pd
 from eval_url_models_sample import archive_truth
 
 from parascout.udfs.language_cues import CUE_KINDS, CUE_KINDS_ANCHOR
-from parascout.udfs.replay.batch import ReplayConfig, replay_host
+from parascout.udfs.replay.batch import ReplayRun, replay_host
 from parascout.udfs.replay.metrics import speedup_versus
 from parascout.udfs.url_models import METADATA_FILE
 from parascout.udfs.url_models.model_dir import write_model_dir
@@ -118,7 +118,7 @@ def replay_all(docs: pd.DataFrame, truth: pd.DataFrame, lang_model: str, pair_mo
     """Summary rows of every policy on every (site, language pair) of the truth (`site_pairs`)."""
     rows, total = [], truth.groupby(["host", "src_lang", "trg_lang"]).ngroups
     for done, ((src, trg), site, site_docs, pairs) in enumerate(site_pairs(docs, truth), start=1):
-        config = ReplayConfig(langs=(src, trg), policies=policies, lang_model=lang_model, pair_model=pair_model)
+        config = ReplayRun(langs=(src, trg), policies=policies, lang_model=lang_model, pair_model=pair_model)
         result = replay_host(site_docs, pairs, config)
         rows.append(result.assign(host=f"{site} {src}-{trg}"))
         if done % 10 == 0:

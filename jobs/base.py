@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -34,6 +35,7 @@ from parascout.udfs import storage, tables
 from parascout.udfs.langs import LangPair, pair_label, parse_lang_pair, parse_lang_pairs
 from parascout.udfs.progress import SparkProgress
 from parascout.udfs.redaction import install_log_filter, redact, url_credentials
+from parascout.udfs.stage_config import config_from_mapping
 
 log = logging.getLogger("parascout")
 #: the column (and partition folder) naming a row's language pair in the tables of per-pair jobs
@@ -256,6 +258,9 @@ class Job:
     #: a share of the records sent to a store lost in transport above which the run warns (a flaky store
     #: loses a few; more means the data is incomplete for the store's sake, and a rerun may recover them)
     store_warning_fraction: float = 0.05
+    #: key in the job's --conf section -> the frozen dataclass of the stage's knobs it sets (udfs.stage_config);
+    #: the built config is `args.<key>` (defaults without the key), recorded in the report's args
+    stage_configs: tuple[tuple[str, type], ...] = ()
 
     def __init__(self) -> None:
         self.args: argparse.Namespace | None = None
@@ -361,14 +366,23 @@ class Job:
             if dest in known:
                 defaults[dest] = value
         section = conf.get(self.name) or {}
+        config_classes, stage_configs = dict(self.stage_configs), {}
         for key, value in section.items():
+            if key in config_classes:
+                try:
+                    stage_configs[key] = config_from_mapping(config_classes[key], value, f"--conf {self.name}.{key}")
+                except (TypeError, ValueError) as error:
+                    raise ConfigError(str(error)) from None
+                continue
             dest = key.replace("-", "_")
             if dest not in known:
                 raise ConfigError(f"--conf: unknown key {key!r} in section {self.name!r}; "
-                                  f"known: {sorted(d for d in known if d != 'help')}")
+                                  f"known: {sorted([*(d for d in known if d != 'help'), *config_classes])}")
             defaults[dest] = value
         parser.set_defaults(**defaults)
         args = parser.parse_args(argv)
+        for key, config_class in self.stage_configs:
+            setattr(args, key.replace("-", "_"), stage_configs.get(key) or config_class())
         self.conf = conf
         refuse_url_credentials(args)
         self.spark_conf = {str(k): str(v) for k, v in (conf.get("spark") or {}).items()}
@@ -626,7 +640,8 @@ class Job:
 
     def _public_args(self) -> dict:
         skip = {"force", "log_level", "spark_conf", "wait_lock"}
-        return {k: v for k, v in vars(self.args).items() if k not in skip}
+        return {k: dataclasses.asdict(v) if dataclasses.is_dataclass(v) and not isinstance(v, type) else v
+                for k, v in vars(self.args).items() if k not in skip}
 
     def already_done(self) -> dict | None:
         """The previous report when this exact run already finished and its outputs are still the ones it wrote."""

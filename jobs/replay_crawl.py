@@ -18,7 +18,8 @@ from parascout.jobs.base import ConfigError, Job, JobFailed, language_pair_optio
 from parascout.udfs import storage
 from parascout.udfs.langs import parse_lang_pair
 from parascout.udfs.replay import POLICY_NAMES
-from parascout.udfs.replay.batch import RESULT_SCHEMA, SUMMARY_COLUMNS, ReplayConfig, replay_host, seed_urls_by_host
+from parascout.udfs.replay.batch import RESULT_SCHEMA, SUMMARY_COLUMNS, ReplayRun, replay_host, seed_urls_by_host
+from parascout.udfs.replay.config import ReplayConfig
 from parascout.udfs.replay.frontier import FRONTIER_FIELDS
 from parascout.udfs.replay.metrics import headline, prediction_agreement
 from parascout.udfs.replay.policies import MODEL_POLICIES
@@ -53,6 +54,8 @@ class ReplayCrawlJob(Job):
     model_paths = ("lang_model", "pair_model")
     path_keywords = frozenset({"home", "verified_pairs"})
     optional_inputs = ("verified_pairs", "shortlist", "texts")
+    #: `replay-crawl: {replay: {site_partner_weight: 1.0}}` in a --conf file
+    stage_configs = (("replay", ReplayConfig),)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         super().add_arguments(parser)
@@ -115,9 +118,10 @@ class ReplayCrawlJob(Job):
                                filtered_reasons=FILTERED_REASONS)
         notes += [f"{args.group_by}s skipped ({reason}): {reasons[reason][1]}"
                   for reason in SKIP_REASONS if reason in reasons]
-        config = ReplayConfig(langs=langs, policies=tuple(policies), budget=args.budget,
-                              count_missing_as_fetch=args.count_missing_as_fetch, random_seed=args.random_seed,
-                              seeds=self._seeds(), lang_model=args.lang_model, pair_model=args.pair_model)
+        config = ReplayRun(langs=langs, policies=tuple(policies), budget=args.budget,
+                           count_missing_as_fetch=args.count_missing_as_fetch, random_seed=args.random_seed,
+                           seeds=self._seeds(), lang_model=args.lang_model, pair_model=args.pair_model,
+                           config=getattr(args, "replay", None) or ReplayConfig())
         docs = labelled.where(F.col("reason") == "ok").select("site", *[c for c in DOCS_COLUMNS if c in labelled.columns])
         results = (docs.groupBy("site").cogroup(truth.groupBy("site"))
                    .applyInPandas(lambda host_docs, host_truth: replay_host(host_docs, host_truth, config),

@@ -30,12 +30,10 @@ from parascout.udfs.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.verification import (
     BAD_REASONS,
-    BOILERPLATE_IMAGE_SHARE,
     CONFIDENT_SOURCES,
     DOCUMENT_REASONS,
     FEATURES_SCHEMA,
     FILTERED_REASONS,
-    MIN_BOILERPLATE_DOCS,
     VERIFIED_SCHEMA,
     ContentModel,
     decide_host,
@@ -44,14 +42,16 @@ from parascout.udfs.verification import (
     verify_host,
     with_held_out_scores,
 )
+from parascout.udfs.verification_config import DEFAULT, VerificationConfig
 
 ARROW_BATCH_ROWS = 256
 DOC_FEATURES = ["status", "cld2_lang", "cld2_reliable", "text_chars", "paragraphs", "images", "structure"]
 
 
-def verify_cogroup(pairs, pages, rule: dict, lexicons: list, random_count: int, seed: int):
+def verify_cogroup(pairs, pages, rule: dict, lexicons: list, random_count: int, seed: int,
+                   config: VerificationConfig = DEFAULT):
     """cogroup body: one host's pairs and pages -> feature rows."""
-    return verify_host(pairs, pages, rule, lexicons, random_count, seed)
+    return verify_host(pairs, pages, rule, lexicons, random_count, seed, config)
 
 
 class VerifyPairsJob(Job):
@@ -61,6 +61,8 @@ class VerifyPairsJob(Job):
     inputs = ("docs",)
     input_paths = ("learn_from", "lexicon")
     optional_inputs = ("texts", "scored_pairs", "candidates")
+    #: `verify-pairs: {verification: {min_main_lang_share: 0.6}}` in a --conf file
+    stage_configs = (("verification", VerificationConfig),)
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
@@ -99,6 +101,11 @@ class VerifyPairsJob(Job):
         except FileNotFoundError as error:
             raise ConfigError(f"--lexicon: {error}") from error
 
+    @property
+    def verification(self) -> VerificationConfig:
+        """The verification knobs of this run (its --conf section's `verification:`, else the defaults)."""
+        return getattr(self.args, "verification", None) or VerificationConfig()
+
     def documents(self) -> DataFrame:
         """docs with `images` reduced to the host-distinctive ones (boilerplate images removed)."""
         docs = self.read_table("docs").dropDuplicates(["url"])
@@ -106,8 +113,8 @@ class VerifyPairsJob(Job):
         host_docs = ok.groupBy("host").agg(F.count("*").alias("host_docs"))
         pictures = ok.select("host", "url", F.explode(F.array_distinct("images")).alias("image"))
         boilerplate = (pictures.groupBy("host", "image").agg(F.count("*").alias("doc_freq")).join(host_docs, "host")
-                       .where((F.col("doc_freq") > F.col("host_docs") * BOILERPLATE_IMAGE_SHARE)
-                              & (F.col("doc_freq") >= MIN_BOILERPLATE_DOCS))
+                       .where((F.col("doc_freq") > F.col("host_docs") * self.verification.boilerplate_image_share)
+                              & (F.col("doc_freq") >= self.verification.min_boilerplate_docs))
                        .select("host", "image"))
         distinctive = (pictures.join(boilerplate, ["host", "image"], "left_anti")
                        .groupBy("url").agg(F.collect_set("image").alias("distinctive_images")))
@@ -137,7 +144,8 @@ class VerifyPairsJob(Job):
         pairs = pairs.select("host", "src_url", "trg_url", "src_lang", "trg_lang", "source", "role")
         lexicons = [load_lexicon(path) for path in self.lexicon_paths]
         body = functools.partial(verify_cogroup, rule=ThresholdRule(self.args.max_dp, self.args.max_p).to_dict(),
-                                 lexicons=lexicons, random_count=random_count, seed=self.args.seed)
+                                 lexicons=lexicons, random_count=random_count, seed=self.args.seed,
+                                 config=self.verification)
         return (pairs.groupBy("host").cogroup(self.pages(pairs, docs).groupBy("pair_host"))
                 .applyInPandas(body, FEATURES_SCHEMA))
 
@@ -170,16 +178,16 @@ class VerifyPairsJob(Job):
             # the rows self labels come from (verify_host gives them held-out scores: held_out_features)
             sample = candidates.where(F.col("role").isin("random", "spliced")
                                       | F.col("source").rlike("|".join(CONFIDENT_SOURCES)) | F.col("mutual_best"))
-            rows, stats = self_labels(sample.limit(self.args.max_train).toPandas())  # bounded by --max-train
+            rows, stats = self_labels(sample.limit(self.args.max_train).toPandas(), self.verification)  # bounded by --max-train
             fitted = with_held_out_scores(rows)
             stats["held_out_label_rows"] = len(fitted) - len(rows)
             model = ContentModel.fit_per_language_pair(
                 fitted, fitted["label"], stats["null_tsim_idf_quantile"],
-                floors=language_pair_nulls(rows[rows["role"] == "random"]),
+                floors=language_pair_nulls(rows[rows["role"] == "random"], self.verification),
                 default_floor=stats["null_own_tsim_idf_quantile"],
-                lexicon_free=tuple(stats["lexicon_free_language_pairs"])) \
+                lexicon_free=tuple(stats["lexicon_free_language_pairs"]), config=self.verification) \
                 if len(rows) else ContentModel(None, 0.0, (), (), 1.0, "null-threshold")
-        predicted = model.predict(rows) >= model.accept_p if len(rows) else []
+        predicted = model.predict(rows) >= model.accept_p_under(self.verification) if len(rows) else []
         stats["training_accuracy"] = round(float((predicted == rows["label"]).mean()), 4) if len(rows) else None
         self.report.metric("learned_from" if self.args.learn_from else "self_labels", stats)
         return model
@@ -222,8 +230,8 @@ class VerifyPairsJob(Job):
                 self.args.max_dp, self.args.max_p).to_dict())
             verified = (features.where(F.col("role") == "candidate")
                         .groupBy("host", "src_lang", "trg_lang")
-                        .applyInPandas(functools.partial(decide_host, model=model.to_dict() if model else None),
-                                       VERIFIED_SCHEMA))
+                        .applyInPandas(functools.partial(decide_host, model=model.to_dict() if model else None,
+                                                         config=self.verification), VERIFIED_SCHEMA))
             self.write_table(verified.withColumn(PAIR_COLUMN, F.concat_ws("-", "src_lang", "trg_lang")),
                              "verified_pairs")
             features.unpersist()

@@ -38,6 +38,9 @@ in at most one parallel pair per language pair, best p_parallel_content first; `
 it left without a partner whose own texts pick each other (method RESIDUAL_METHOD): a lexicon bootstrapped from the
 archive knows the pairs it learned from far better than the rest, and the model it calibrates rejects a host's last
 few translations.
+
+The thresholds and shares are VerificationConfig's fields (udfs.verification_config), passed down as `config`; the
+module-level names (NULL_QUANTILE ...) are their defaults.
 """
 from __future__ import annotations
 
@@ -63,77 +66,44 @@ from parascout.udfs.structure import (
     strand_features,
 )
 from parascout.udfs.tsim import Vocabulary, content_features, inverse_document_frequencies, linked, page_text
+from parascout.udfs.verification_config import DEFAULT, VerificationConfig
 
-#: an image on more than this share of a host's fetched pages is boilerplate (logos, icons)
-BOILERPLATE_IMAGE_SHARE = 0.10
-#: ... and on at least this many pages: an image shared by a pair alone never counts as boilerplate
-MIN_BOILERPLATE_DOCS = 3
-#: a confident pair (switcher link, handle) is a self-labelled positive above this quantile of random pairs' tsim_idf
-NULL_QUANTILE = 0.99
-#: a language pair with fewer random same-site pairs (with text) than this has no null of its own
-MIN_NULL_PAIRS = 5
-#: fewer self labels of either class than this: decide by the null quantile of tsim_idf alone
-MIN_SELF_LABELS = 5
-#: a language pair whose confident and mutual-best candidates have a median best_side_coverage_idf below this, and
-#: whose mutual-best candidates' median own_tsim_idf is below MIN_LEXICON_SEPARATION times its random pairs' null,
-#: has a lexicon that knows too few of its pages' words (one bootstrapped from a language pair whose only confident
-#: pairs were other sites' links to one home page): its translations score no higher than random pairs, so it is
-#: judged without the lexicon (lexicon_free_pairs)
-MIN_LEXICON_COVERAGE = 0.2
-MIN_LEXICON_SEPARATION = 1.2
 #: the CONTENT_FEATURES a lexicon scores (a lexicon-free model sees them as 0)
 LEXICON_FEATURES = ("tsim", "tsim_idf", "short_side_coverage", "diagonal_share", "best_side_coverage_idf",
                     "own_tsim_idf", "own_coverage_idf")
 #: the own-text floor of a language pair judged without its lexicon (own_tsim_idf >= 0: no floor)
 NO_OWN_TEXT_FLOOR = -1.0
 CONFIDENT_SOURCES = ("link", "handle")
-#: a spliced negative keeps this share of its target page's paragraphs (the rest from another page)
-SPLICE_KEEP_SHARE = 0.5
-#: this share of a host's confident pairs (per language pair) also gets a spliced copy, a self-labelled negative
-SPLICED_SHARE = 0.4
-#: L2 penalty of the self-labelled logistic models (a language pair may have only a few dozen labels)
-SELF_LABEL_L2 = 5.0
-#: a self-labelled model accepts a pair from this p (0.5 for labelled pairs): its positives are the confident pairs
-#: that read most like translations, and end-truncated partial translations and section pages sit just below 0.5
-SELF_LABEL_ACCEPT_P = 0.45
-#: residual_pairs: a page pair the decision rejected, whose two pages the 1-1 alignment left without a partner, is
-#: parallel when its pages are each other's best by own text (content_mutual_best), its own_tsim_idf is above this
-#: share of its language pair's own-text floor, its paragraph lengths correlate (MIN_RESIDUAL_LENGTH_R, as train-lexicon's
-#: mutual-best pairs; not measured, as on one-paragraph pages, is no agreement) and, both pages with images, they share
-#: MIN_RESIDUAL_IMAGE_JACCARD of them. Why: a lexicon bootstrapped from the archive knows the words of the pairs it
-#: learned from far better than those it never saw, so its model rejects a host's few unseen translations
-RESIDUAL_FLOOR_SHARE = 0.6
-MIN_RESIDUAL_LENGTH_R = 0.9
-MIN_RESIDUAL_IMAGE_JACCARD = 0.5
 #: verified_pairs.method of a pair residual_pairs accepted
 RESIDUAL_METHOD = "residual-mutual-best"
-#: a side with fewer words of main text than this gives no text to judge (a title alone proves nothing)
-MIN_TEXT_WORDS = 10
-#: a side is in its pair language when most (more than this share) of its main prose is:
-#: a page half translated is a translation (its untranslated sentences drop out at export), a page mostly in
-#: the other pair language is an untranslated copy
-MIN_MAIN_LANG_SHARE = 0.5
 #: texts.paragraphs types that hold code, not prose: their language says nothing of the page's (a French
 #: manual quotes English commands), and a copy of them is no untranslated text
 CODE_TYPES = frozenset({"code", "pre"})
-#: a paragraph of fewer words is a name, a label or a number ("Gaussian Blur", "GIMP", "5.2"), not prose: a copy of
-#: it is no untranslated text and CLD2 cannot tell its language
-MIN_PROSE_WORDS = 3
-#: CLD2's language of a text shorter than this is no evidence, even when CLD2 calls it reliable: it calls short
-#: French lines English ("5. Filtres de distorsion", reliable, 95%)
-MIN_DETECT_CHARS = 150
-#: a paragraph most of whose words are on the other page is that page's text left untranslated (edited or not),
-#: unless CLD2 finds it in its page's language
-MIN_SHARED_WORD_SHARE = 0.5
 WORD = re.compile(r"[^\W\d_]{2,}")
 #: texts.paragraphs type of a list item (a teaser, a link list): not the page's own text
 LIST_ITEM = "list_item"
-#: a page shares at least this share of its main paragraphs (by hash, of the smaller page's) with a same-language
-#: page of its host: a near-copy of it (a copy whose date line alone differs is not a texts.duplicate_of)
-NEAR_COPY_SHARE = 0.6
-#: a main paragraph found on more pages of one language than this is the site's, not a page's (a notice the
-#: extractor kept): it says nothing about copies, and comparing every page holding it would be quadratic
-MAX_COPY_HASH_PAGES = 50
+#: VerificationConfig's defaults under their module names (the functions read the config passed down to them)
+BOILERPLATE_IMAGE_SHARE = DEFAULT.boilerplate_image_share
+MIN_BOILERPLATE_DOCS = DEFAULT.min_boilerplate_docs
+NULL_QUANTILE = DEFAULT.null_quantile
+MIN_NULL_PAIRS = DEFAULT.min_null_pairs
+MIN_SELF_LABELS = DEFAULT.min_self_labels
+MIN_LEXICON_COVERAGE = DEFAULT.min_lexicon_coverage
+MIN_LEXICON_SEPARATION = DEFAULT.min_lexicon_separation
+SPLICE_KEEP_SHARE = DEFAULT.splice_keep_share
+SPLICED_SHARE = DEFAULT.spliced_share
+SELF_LABEL_L2 = DEFAULT.self_label_l2
+SELF_LABEL_ACCEPT_P = DEFAULT.self_label_accept_p
+RESIDUAL_FLOOR_SHARE = DEFAULT.residual_floor_share
+MIN_RESIDUAL_LENGTH_R = DEFAULT.min_residual_length_r
+MIN_RESIDUAL_IMAGE_JACCARD = DEFAULT.min_residual_image_jaccard
+MIN_TEXT_WORDS = DEFAULT.min_text_words
+MIN_MAIN_LANG_SHARE = DEFAULT.min_main_lang_share
+MIN_PROSE_WORDS = DEFAULT.min_prose_words
+MIN_DETECT_CHARS = DEFAULT.min_detect_chars
+MIN_SHARED_WORD_SHARE = DEFAULT.min_shared_word_share
+NEAR_COPY_SHARE = DEFAULT.near_copy_share
+MAX_COPY_HASH_PAGES = DEFAULT.max_copy_hash_pages
 
 CONTENT_SCHEMA = (
     "tsim double, tsim_idf double, short_side_coverage double, diagonal_share double, "
@@ -216,7 +186,8 @@ def _document_problem(src: dict | None, trg: dict | None) -> str | None:
 class HostPages:
     """A host's pages by URL, their texts prepared for tsim once, and the host's IDF."""
 
-    def __init__(self, pages: pd.DataFrame):
+    def __init__(self, pages: pd.DataFrame, config: VerificationConfig = DEFAULT):
+        self.config = config
         self.pages = {row["url"]: row for row in pages.to_dict("records")} if len(pages) else {}
         self._texts: dict[str, object] = {}
         self._structures: dict[str, Linearised] = {}
@@ -265,7 +236,7 @@ class HostPages:
         # short lines are judged together, and only as a third language: CLD2 confuses the two pair languages'
         # shared vocabulary in headings and captions ("Figure 17.53. Le menu « Filtres de distorsion »": English)
         short = [p["text"] for p in self.main_prose(url)
-                 if len(p["text"]) < MIN_DETECT_CHARS and not self.is_shared(p, other_url)]
+                 if len(p["text"]) < self.config.min_detect_chars and not self.is_shared(p, other_url)]
         short_lang = self.paragraph_language("\n".join(short))
         third = short_lang if short_lang not in (lang, other) else None
         total = other_chars = foreign_chars = 0
@@ -273,7 +244,7 @@ class HostPages:
             size = len(paragraph["text"])
             total += size
             detected = self.paragraph_language(paragraph["text"])
-            if detected is None and size < MIN_DETECT_CHARS and not self.is_shared(paragraph, other_url):
+            if detected is None and size < self.config.min_detect_chars and not self.is_shared(paragraph, other_url):
                 detected = third
             if (detected is not None and detected == other) or (
                     detected != lang and shared_lang != lang and self.is_shared(paragraph, other_url)):
@@ -289,7 +260,7 @@ class HostPages:
         if paragraph.get("hash") in self.main_hashes(other_url):
             return True
         words, other_words = WORD.findall(paragraph["text"].lower()), self.prose_words(other_url)
-        return bool(words) and sum(word in other_words for word in words) / len(words) >= MIN_SHARED_WORD_SHARE
+        return bool(words) and sum(word in other_words for word in words) / len(words) >= self.config.min_shared_word_share
 
     def prose_words(self, url: str) -> frozenset[str]:
         """The lower-cased words of the page's main prose."""
@@ -302,14 +273,14 @@ class HostPages:
         """The page's main paragraphs that are prose: not code, and MIN_PROSE_WORDS words or more (a text without
         spaces, as Chinese or Japanese write, when it is longer than a label)."""
         return [p for p in main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs"))
-                if p.get("type") not in CODE_TYPES and _is_prose(p["text"])]
+                if p.get("type") not in CODE_TYPES and _is_prose(p["text"], self.config.min_prose_words)]
 
     def paragraph_language(self, text: str) -> str | None:
         """CLD2's language of a text when it is reliable and the text MIN_DETECT_CHARS long, else None (cached per
         host)."""
         key = ("paragraph_lang", text)
         if key not in self._texts:
-            lang, reliable, _ = cld2_language(text) if len(text) >= MIN_DETECT_CHARS else (None, False, 0)
+            lang, reliable, _ = cld2_language(text) if len(text) >= self.config.min_detect_chars else (None, False, 0)
             self._texts[key] = lang if reliable else None
         return self._texts[key]
 
@@ -337,10 +308,10 @@ class HostPages:
         copies = {}
         for url, own in hashes.items():
             lang = self.pages[url]["cld2_lang"]
-            shared = Counter(other for value in own if len(by_hash[(lang, value)]) <= MAX_COPY_HASH_PAGES
+            shared = Counter(other for value in own if len(by_hash[(lang, value)]) <= self.config.max_copy_hash_pages
                              for other in by_hash[(lang, value)] if other != url)
             for other, count in sorted(shared.items()):
-                if count >= NEAR_COPY_SHARE * min(len(own), len(hashes[other])) and self.template_lang(other) == lang \
+                if count >= self.config.near_copy_share * min(len(own), len(hashes[other])) and self.template_lang(other) == lang \
                         and self.template_lang(url) not in (None, lang):
                     copies[url] = other
                     break
@@ -351,7 +322,7 @@ class HostPages:
         own, foreign = (main_paragraphs(self.pages[key].get("text_paragraphs")) for key in (url, other))
         if len(own) < 2 or not foreign:
             return None
-        keep = max(1, round(SPLICE_KEEP_SHARE * len(own)))
+        keep = max(1, round(self.config.splice_keep_share * len(own)))
         kept = [own[k] for k in sorted(rng.sample(range(len(own)), keep))]
         added = foreign[:len(own) - keep]
         slots = set(rng.sample(range(len(kept) + len(added)), len(added)))
@@ -376,9 +347,9 @@ class HostPages:
         return self._texts[key]
 
 
-def _is_prose(text: str) -> bool:
+def _is_prose(text: str, min_words: int = DEFAULT.min_prose_words) -> bool:
     words = len(text.split())
-    return words >= MIN_PROSE_WORDS or (words == 1 and len(text.strip()) >= 4 * MIN_PROSE_WORDS)
+    return words >= min_words or (words == 1 and len(text.strip()) >= 4 * min_words)
 
 
 def _own_text(paragraphs: list[dict] | None, lang: str | None, vocabulary: Vocabulary | None = None):
@@ -441,7 +412,7 @@ def _judged_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, l
         trg_text = None if spliced is None else page_text(spliced, trg["cld2_lang"], None, pages.vocabulary)
         trg_own = _own_text(spliced, trg["cld2_lang"], pages.vocabulary)
     texts = None
-    if src_text is not None and trg_text is not None and min(src_text.words, trg_text.words) >= MIN_TEXT_WORDS:
+    if src_text is not None and trg_text is not None and min(src_text.words, trg_text.words) >= pages.config.min_text_words:
         texts = (src_text, trg_text, src_own, trg_own)
         features.update(text_features(texts, lexicon, pages))
     language_reason = None
@@ -465,9 +436,9 @@ def _main_text_language(pair: dict, pages: HostPages, features: dict, found: boo
     features["src_lang_share"], features["trg_lang_share"] = src_share, trg_share
     if src_share is None or trg_share is None:
         return None if found else "lang_mismatch"
-    if src_share > MIN_MAIN_LANG_SHARE and trg_share > MIN_MAIN_LANG_SHARE:
+    if src_share > pages.config.min_main_lang_share and trg_share > pages.config.min_main_lang_share:
         return None
-    return "untranslated" if max(src_other, trg_other) >= MIN_MAIN_LANG_SHARE else "lang_mismatch"
+    return "untranslated" if max(src_other, trg_other) >= pages.config.min_main_lang_share else "lang_mismatch"
 
 
 def held_out_features(result: pd.DataFrame, records: list[dict], texts: list[tuple | None],
@@ -526,7 +497,7 @@ def spliced_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) 
         targets = sorted(url for url, row in pages.pages.items() if row.get("status") == "ok"
                          and row.get("cld2_lang") == trg_lang and row.get("text_paragraphs") is not None)
         records = group.sort_values(["src_url", "trg_url"]).to_dict("records")
-        for pair in rng.sample(records, min(count, round(SPLICED_SHARE * len(records)))) if len(targets) > 1 else []:
+        for pair in rng.sample(records, min(count, round(pages.config.spliced_share * len(records)))) if len(targets) > 1 else []:
             other = rng.choice([url for url in targets if url != pair["trg_url"]])
             rows.append({**{key: pair[key] for key in ("host", "src_url", "trg_url", "src_lang", "trg_lang")},
                          "source": "spliced", "spliced_with": other})
@@ -534,13 +505,13 @@ def spliced_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) 
 
 
 def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: list[Lexicon],
-                random_count: int = 0, seed: int = 0) -> pd.DataFrame:
+                random_count: int = 0, seed: int = 0, config: VerificationConfig = DEFAULT) -> pd.DataFrame:
     """FEATURE_COLUMNS rows of a host's pairs (role = pairs' `role` column or 'candidate') and, per language
     pair, of `random_count` random page pairs (role 'random') and spliced confident pairs (role 'spliced')."""
     if pairs.empty:
         return pd.DataFrame(columns=FEATURE_COLUMNS)
     decision = rule_from_dict(rule)
-    host_pages = HostPages(pages)
+    host_pages = HostPages(pages, config)
     roles = pairs["role"] if "role" in pairs else pd.Series("candidate", index=pairs.index)
     rows, texts = [], []
     chosen: dict[tuple, Lexicon | None] = {}
@@ -594,10 +565,11 @@ def content_mutual_best(frame: pd.DataFrame) -> pd.Series:
 
 
 def verify_frame(pairs: pd.DataFrame, pages: pd.DataFrame, rule: ThresholdRule | TreeRule,
-                 lexicons: list[Lexicon] = (), random_count: int = 0, seed: int = 0) -> pd.DataFrame:
+                 lexicons: list[Lexicon] = (), random_count: int = 0, seed: int = 0,
+                 config: VerificationConfig = DEFAULT) -> pd.DataFrame:
     """Feature rows of pairs of any hosts (pandas, no Spark): verify_host per host."""
     frames = [verify_host(group, pages[pages["url"].isin(set(group["src_url"]) | set(group["trg_url"]))],
-                          rule.to_dict(), list(lexicons), random_count, seed) for _, group in pairs.groupby("host")]
+                          rule.to_dict(), list(lexicons), random_count, seed, config) for _, group in pairs.groupby("host")]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=FEATURE_COLUMNS)
 
 
@@ -609,7 +581,7 @@ def feature_matrix(frame: pd.DataFrame) -> np.ndarray:
     return np.column_stack(columns)
 
 
-def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+def self_labels(frame: pd.DataFrame, config: VerificationConfig = DEFAULT) -> tuple[pd.DataFrame, dict]:
     """(rows with a `label`, stats): confident pairs whose own text (list items left out) beats the random pairs'
     NULL_QUANTILE of own_tsim_idf as positives — a listing page's shared teasers do not make it a translation, a
     section page's differing teasers do not make it none; random same-site pairs and spliced confident pairs as
@@ -620,12 +592,12 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     nulls = {}
     for column in ("tsim_idf", "own_tsim_idf"):
         null = pd.to_numeric(randoms[column], errors="coerce").dropna()
-        nulls[column] = float(null.quantile(NULL_QUANTILE)) if len(null) else 1.0
+        nulls[column] = float(null.quantile(config.null_quantile)) if len(null) else 1.0
     candidates = judged[(judged["role"] == "candidate") & judged["lang_ok"].astype(bool)]
     own = pd.to_numeric(candidates["own_tsim_idf"], errors="coerce").fillna(0)
     confident = candidates["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))
     by_link = confident & (own > nulls["own_tsim_idf"])
-    pair_nulls = language_pair_nulls(randoms)
+    pair_nulls = language_pair_nulls(randoms, config)
     by_text = _mutual_best_positives(candidates, own, pair_nulls, nulls["own_tsim_idf"]) & ~_taught(candidates, by_link)
     positives = candidates[by_link | by_text]
     labelled = pd.concat([positives.assign(label=True), randoms.assign(label=False), spliced.assign(label=False)],
@@ -636,7 +608,7 @@ def self_labels(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
                       "null_tsim_idf_quantile": round(nulls["tsim_idf"], 4),
                       "null_own_tsim_idf_quantile": round(nulls["own_tsim_idf"], 4),
                       "null_own_tsim_idf_by_language_pair": {key: round(value, 4) for key, value in pair_nulls.items()},
-                      "lexicon_free_language_pairs": lexicon_free_pairs(candidates, pair_nulls)}
+                      "lexicon_free_language_pairs": lexicon_free_pairs(candidates, pair_nulls, config)}
 
 
 def with_held_out_scores(rows: pd.DataFrame) -> pd.DataFrame:
@@ -658,18 +630,19 @@ def with_held_out_scores(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([rows, twins], ignore_index=True)
 
 
-def language_pair_nulls(randoms: pd.DataFrame) -> dict[str, float]:
+def language_pair_nulls(randoms: pd.DataFrame, config: VerificationConfig = DEFAULT) -> dict[str, float]:
     """"src-trg" -> the NULL_QUANTILE of that language pair's random same-site pairs' own_tsim_idf (language pairs
     with MIN_NULL_PAIRS random pairs with text)."""
     scores = pd.to_numeric(randoms["own_tsim_idf"], errors="coerce").dropna()
     if scores.empty:
         return {}
     groups = scores.groupby([randoms["src_lang"][scores.index], randoms["trg_lang"][scores.index]])
-    return {f"{src}-{trg}": float(group.quantile(NULL_QUANTILE)) for (src, trg), group in groups
-            if len(group) >= MIN_NULL_PAIRS}
+    return {f"{src}-{trg}": float(group.quantile(config.null_quantile)) for (src, trg), group in groups
+            if len(group) >= config.min_null_pairs}
 
 
-def lexicon_free_pairs(candidates: pd.DataFrame, pair_nulls: dict[str, float]) -> list[str]:
+def lexicon_free_pairs(candidates: pd.DataFrame, pair_nulls: dict[str, float],
+                       config: VerificationConfig = DEFAULT) -> list[str]:
     """"src-trg" of the language pairs with MIN_SELF_LABELS candidates (with text) whose median best_side_coverage_idf
     is below MIN_LEXICON_COVERAGE and whose mutual-best candidates' median own_tsim_idf is below
     MIN_LEXICON_SEPARATION times their null (`pair_nulls`, language_pair_nulls): own-text scores that do not tell
@@ -681,8 +654,8 @@ def lexicon_free_pairs(candidates: pd.DataFrame, pair_nulls: dict[str, float]) -
         coverage = pd.to_numeric(group["best_side_coverage_idf"], errors="coerce").dropna()
         best = pd.to_numeric(group["own_tsim_idf"][group["mutual_best"].fillna(False).astype(bool)], errors="coerce")
         null = pair_nulls.get(f"{src}-{trg}")
-        if (len(coverage) >= MIN_SELF_LABELS and coverage.median() < MIN_LEXICON_COVERAGE and null is not None
-                and best.notna().any() and best.median() < MIN_LEXICON_SEPARATION * null):
+        if (len(coverage) >= config.min_self_labels and coverage.median() < config.min_lexicon_coverage
+                and null is not None and best.notna().any() and best.median() < config.min_lexicon_separation * null):
             weak.append(f"{src}-{trg}")
     return sorted(weak)
 
@@ -736,23 +709,26 @@ class ContentModel:
 
     @classmethod
     def fit_per_language_pair(cls, frame: pd.DataFrame, labels, null_threshold: float | None = None,
-                              l2: float = SELF_LABEL_L2, floors: dict[str, float] | None = None,
-                              default_floor: float | None = None, lexicon_free: tuple[str, ...] = ()) -> ContentModel:
+                              l2: float | None = None, floors: dict[str, float] | None = None,
+                              default_floor: float | None = None, lexicon_free: tuple[str, ...] = (),
+                              config: VerificationConfig = DEFAULT) -> ContentModel:
         """One model over all rows, and one per (src_lang, trg_lang) with MIN_SELF_LABELS of each class; `floors`
         and `default_floor`: own_text_floors and default_own_text_floor. `lexicon_free` ("src-trg", self_labels'
         lexicon_free_language_pairs): language pairs judged by one model over all rows without the LEXICON_FEATURES,
         with no own-text floor."""
+        l2 = config.self_label_l2 if l2 is None else l2
+        least = config.min_self_labels
         labels = pd.Series(np.asarray(labels, dtype=bool), index=frame.index)
-        model = cls.fit(frame, labels, null_threshold=null_threshold, l2=l2)
+        model = cls.fit(frame, labels, null_threshold=null_threshold, l2=l2, min_labels=least)
         pairs = []
         if "src_lang" in frame and "trg_lang" in frame:
             for (src_lang, trg_lang), group in frame.groupby(["src_lang", "trg_lang"], sort=True):
                 own = labels[group.index]
-                if own.sum() >= MIN_SELF_LABELS and (~own).sum() >= MIN_SELF_LABELS:
-                    pairs.append((f"{src_lang}-{trg_lang}", cls.fit(group, own, model.method, null_threshold, l2)))
+                if own.sum() >= least and (~own).sum() >= least:
+                    pairs.append((f"{src_lang}-{trg_lang}", cls.fit(group, own, model.method, null_threshold, l2, least)))
         floors = dict(floors or {})
         if lexicon_free:
-            free = cls.fit(_without_lexicon(frame), labels, model.method, null_threshold, l2)
+            free = cls.fit(_without_lexicon(frame), labels, model.method, null_threshold, l2, least)
             pairs = [(key, pair_model) for key, pair_model in pairs if key not in lexicon_free]
             pairs += [(key, free) for key in lexicon_free]
             floors.update({key: NO_OWN_TEXT_FLOOR for key in lexicon_free})
@@ -787,8 +763,12 @@ class ContentModel:
 
     @property
     def accept_p(self) -> float:
-        """The p from which a pair is parallel: SELF_LABEL_ACCEPT_P for a self-labelled model, else 0.5."""
-        return SELF_LABEL_ACCEPT_P if self.method == "self-labelled-logistic" else 0.5
+        """The p from which a pair is parallel under the default config (accept_p_under)."""
+        return self.accept_p_under(DEFAULT)
+
+    def accept_p_under(self, config: VerificationConfig) -> float:
+        """The p from which a pair is parallel: config.self_label_accept_p for a self-labelled model, else 0.5."""
+        return config.self_label_accept_p if self.method == "self-labelled-logistic" else 0.5
 
     def own_text_floor(self, frame: pd.DataFrame) -> np.ndarray:
         """The own_tsim_idf each row must exceed (its language pair's floor, else the default; -inf without)."""
@@ -833,7 +813,7 @@ class ContentModel:
                    data.get("default_own_text_floor"))
 
 
-def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
+def decide(frame: pd.DataFrame, model: ContentModel | None, config: VerificationConfig = DEFAULT) -> pd.DataFrame:
     """Add p_parallel_content and the verdict: judged pairs in their languages with p >= the model's accept_p
     are parallel.
     With no model (no texts table) the structural rule's verdict stands."""
@@ -848,7 +828,7 @@ def decide(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
     frame["method"] = model.method
     own = pd.to_numeric(frame["own_tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float) \
         if "own_tsim_idf" in frame else np.zeros(len(frame))
-    accepted = judged & has_text & (p >= model.accept_p) & (own > model.own_text_floor(frame))
+    accepted = judged & has_text & (p >= model.accept_p_under(config)) & (own > model.own_text_floor(frame))
     frame.loc[judged, "parallel"] = accepted[judged]
     frame.loc[judged, "reason"] = np.where(accepted[judged], None,
                                            np.where(has_text[judged], "content_rejected", "no_text"))
@@ -889,7 +869,8 @@ def one_to_one(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def residual_pairs(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFrame:
+def residual_pairs(frame: pd.DataFrame, model: ContentModel | None,
+                   config: VerificationConfig = DEFAULT) -> pd.DataFrame:
     """After one_to_one: the content-rejected pairs that are their pages' content_mutual_best, on pages no parallel
     pair holds, that pass RESIDUAL_FLOOR_SHARE of their own-text floor (a floor above 0 only: none without a
     self-labelled model, none for a lexicon-free language pair), MIN_RESIDUAL_LENGTH_R and
@@ -905,17 +886,17 @@ def residual_pairs(frame: pd.DataFrame, model: ContentModel | None) -> pd.DataFr
     free = ~pages["src"].isin(pages["src"][parallel]) & ~pages["trg"].isin(pages["trg"][parallel])
     floor = model.own_text_floor(frame)
     own = pd.to_numeric(frame["own_tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float)
-    agreeing = pd.to_numeric(frame["paragraph_length_r"], errors="coerce").fillna(-1) >= MIN_RESIDUAL_LENGTH_R
+    agreeing = pd.to_numeric(frame["paragraph_length_r"], errors="coerce").fillna(-1) >= config.min_residual_length_r
     images = pd.to_numeric(frame["image_jaccard"], errors="coerce")
-    residual = (rejected_best & free & (floor > 0) & (own > RESIDUAL_FLOOR_SHARE * floor) & agreeing
-                & (images.isna() | (images >= MIN_RESIDUAL_IMAGE_JACCARD)))
+    residual = (rejected_best & free & (floor > 0) & (own > config.residual_floor_share * floor) & agreeing
+                & (images.isna() | (images >= config.min_residual_image_jaccard)))
     frame.loc[residual, "parallel"] = True
     frame.loc[residual, "reason"] = None
     frame.loc[residual, "method"] = RESIDUAL_METHOD
     return frame
 
 
-def decide_host(frame: pd.DataFrame, model: dict | None) -> pd.DataFrame:
+def decide_host(frame: pd.DataFrame, model: dict | None, config: VerificationConfig = DEFAULT) -> pd.DataFrame:
     """applyInPandas body (one host and language pair): the decision, the 1-1 alignment, then the residual pairs."""
     content = ContentModel.from_dict(model) if model else None
-    return residual_pairs(one_to_one(decide(frame, content)), content)[VERIFIED_COLUMNS]
+    return residual_pairs(one_to_one(decide(frame, content, config)), content, config)[VERIFIED_COLUMNS]

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from parascout.udfs.replay import metrics
+from parascout.udfs.replay.config import DEFAULT, ReplayConfig
 from parascout.udfs.replay.frontier import frontier_columns, plan_policy
 from parascout.udfs.replay.graph import build_graph, build_truth
 from parascout.udfs.replay.policies import MODEL_POLICIES, make_policy
@@ -46,8 +47,9 @@ INTEGER_COLUMNS = [part.strip().split(" ", 1)[0] for part in SUMMARY_SCHEMA.spli
 
 
 @dataclass
-class ReplayConfig:
-    """What every host's replay shares: languages, policies, budget, seeds, model directories."""
+class ReplayRun:
+    """What every host's replay shares: languages, policies, budget, seeds, model directories, and the policies' and
+    simulator's knobs (`config`)."""
 
     langs: tuple[str, str]
     policies: tuple[str, ...]
@@ -57,7 +59,7 @@ class ReplayConfig:
     seeds: dict[str, list[str]] = field(default_factory=dict)  # host -> seed URLs; absent: the home page
     lang_model: str | None = None
     pair_model: str | None = None
-    sample_every: float = 0.01
+    config: ReplayConfig = DEFAULT
 
 
 @functools.lru_cache(maxsize=4)
@@ -68,7 +70,7 @@ def model_scorers(lang_model: str, pair_model: str):
     return load_model(lang_model).predict_lang, load_model(pair_model).predict_parallel
 
 
-def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayConfig) -> pd.DataFrame:
+def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayRun) -> pd.DataFrame:
     """Replay every configured policy on one host, or one site when `docs` has a `site` column (its rows may
     span the site's hosts); a policy that fails yields a row with status 'failed: ...'."""
     if docs.empty:
@@ -83,10 +85,11 @@ def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayConfig) -
     rows, crawls = [], {}
     for name in config.policies:
         try:
-            policy = make_policy(name, langs=config.langs, random_seed=config.random_seed,
+            policy = make_policy(name, langs=config.langs, random_seed=config.random_seed, config=config.config,
                                  **_scorers(config, name))
             result = simulate(graph, policy, truth_index, budget=config.budget, seeds=seeds,
-                              count_missing_as_fetch=config.count_missing_as_fetch, sample_every=config.sample_every)
+                              count_missing_as_fetch=config.count_missing_as_fetch,
+                              sample_every=config.config.sample_every)
         except Exception as error:  # noqa: BLE001  (a host's failure is counted in its row, never the job's end)
             log.warning("replay of %s with %s failed: %s: %s", host, name, type(error).__name__, error)
             rows.append({**base, "policy": name, "status": f"failed: {type(error).__name__}: {error}"[:500]})
@@ -121,7 +124,7 @@ def seed_urls_by_host(text: str) -> tuple[dict[str, list[str]], int]:
     return seeds, unusable
 
 
-def _scorers(config: ReplayConfig, name: str) -> dict:
+def _scorers(config: ReplayRun, name: str) -> dict:
     if name not in MODEL_POLICIES or not (config.lang_model and config.pair_model):
         return {}
     lang_scorer, pair_scorer = model_scorers(config.lang_model, config.pair_model)

@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import sparse
 
+from parascout.udfs.replay.config import DEFAULT, ReplayConfig
 from parascout.udfs.replay.graph import SiteGraph, TruthIndex, url_key
 
 LangScorer = Callable[[list[str]], "object"]
@@ -51,6 +52,14 @@ class Policy:
     per_edge = False
     dynamic = False
     rescores = False
+    #: (attribute, ReplayConfig field) of the policy's knobs: the class attributes hold the defaults
+    knobs: tuple[tuple[str, str], ...] = ()
+
+    def configure(self, config: ReplayConfig) -> Policy:
+        """Set the policy's knobs from `config` (on this instance); returns the policy."""
+        for attribute, name in self.knobs:
+            setattr(self, attribute, getattr(config, name))
+        return self
 
     def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
         """Per-host set-up before the crawl (called once per simulate)."""
@@ -111,8 +120,8 @@ class Ilsp(Policy):
 
     name = "ilsp"
     per_edge = True
-    #: ILSP-FC's bonus c for a link whose context names the other language of its page
-    bonus = 1.0
+    bonus = DEFAULT.ilsp_bonus
+    knobs = (("bonus", "ilsp_bonus"),)
 
     def __init__(self, langs: tuple[str, str]):
         self.langs = tuple(langs)
@@ -169,8 +178,8 @@ class Smart(Policy):
     per_edge = True
     #: weight of max(P(v in A), P(v in B)) added to every link's priority (0: the paper's formula)
     language_focus = 0.0
-    #: a linking page is named a page's predicted translation from this P(parallel) on (the pair model's decision)
-    partner_min_p = 0.5
+    partner_min_p = DEFAULT.partner_min_p
+    knobs = (("partner_min_p", "partner_min_p"),)
 
     def __init__(self, langs: tuple[str, str], lang_scorer: LangScorer, pair_scorer: PairScorer,
                  batch_size: int = 65_536):
@@ -250,7 +259,8 @@ class SmartLang(Smart):
     """
 
     name = "smart+lang"
-    language_focus = 0.05
+    language_focus = DEFAULT.language_focus
+    knobs = (*Smart.knobs, ("language_focus", "language_focus"))
 
 
 class SmartSite(SmartLang):
@@ -292,45 +302,38 @@ class SmartSite(SmartLang):
 
     name = "smart+site"
     rescores = True
-    first_rescore = 4
-    rescore_growth = 1.05
-    #: the naive Bayes' m-estimate weight s (see `site_class_posterior`); this and `partner_weight` were searched
-    #: on tuning archives, never on evaluation ones
-    smoothing = 4.0
-    #: share of the prior spread evenly over the classes: the URL model is overruled by site evidence
-    prior_floor = 0.05
-    #: prior of "missing from the archive" (a wasted fetch)
-    missing_prior = 0.05
-    #: each page is paired with its k most token-similar pages: a likely translation already found
-    partner_k = 5
-    #: weight of the best P(parallel) x P(one in A, the other in B) with a page found so far
-    partner_weight = 1.2
-    #: the bonus of a partner found but not fetched, relative to a fetched one
-    found_partner_share = 0.5
-    #: also learn from the languages of the fetched pages linking to a page
+    #: the numeric knobs: ReplayConfig's site_* fields
+    first_rescore = DEFAULT.site_first_rescore
+    rescore_growth = DEFAULT.site_rescore_growth
+    smoothing = DEFAULT.site_smoothing
+    prior_floor = DEFAULT.site_prior_floor
+    missing_prior = DEFAULT.site_missing_prior
+    partner_k = DEFAULT.site_partner_k
+    partner_weight = DEFAULT.site_partner_weight
+    found_partner_share = DEFAULT.site_found_partner_share
+    link_slots = DEFAULT.site_link_slots
+    size_smoothing = DEFAULT.site_size_smoothing
+    cue_weight = DEFAULT.site_cue_weight
+    entry_cue_weight = DEFAULT.site_entry_cue_weight
+    third_cue_penalty = DEFAULT.site_third_cue_penalty
+    class_rate_smoothing = DEFAULT.site_class_rate_smoothing
+    knobs = (*SmartLang.knobs, *((attribute, f"site_{attribute}") for attribute in (
+        "first_rescore", "rescore_growth", "smoothing", "prior_floor", "missing_prior", "partner_k", "partner_weight",
+        "found_partner_share", "link_slots", "size_smoothing", "cue_weight", "entry_cue_weight", "third_cue_penalty",
+        "class_rate_smoothing")))
+    #: also learn from the languages of the fetched pages linking to a page (and, for the first `link_slots` links
+    #: of a page, from the link's position there: slot 3 of a German page may be its Spanish translation on every
+    #: page of a site)
     link_context = True
-    #: ... and, for the first `link_slots` links of a page (its header: logo, menu, language switcher), from
-    #: the link's position there: slot 3 of a German page may be its Spanish translation on every page of a site
-    link_slots = 16
-    #: pages added to each language's expected size when weighing the wanted languages by translation share
-    size_smoothing = 5.0
-    #: bonus of a link whose context names the other language of its page (ILSP-FC's c, scaled to P values)
-    cue_weight = 0.5
-    #: bonus of a link on a page in neither language whose cue names one of them (the way in from a third language)
-    entry_cue_weight = 0.5
     #: a fetched page whose switcher (a link cued with the pair's other language) leads elsewhere gives no partner bonus
     #: to the pages the URL model pairs it with: the switcher, not URL similarity, says where its translation is
     switchers_override = True
-    #: penalty of a link whose cue names a language outside the pair: a switcher said it leads away from both
-    third_cue_penalty = 0.05
-    #: ... and such a link scores that penalty alone: the URL models' guess that it leads into the pair is overruled
+    #: a link whose cue names a language outside the pair scores `-third_cue_penalty` alone: the URL models' guess
+    #: that it leads into the pair is overruled
     third_cue_overrides = True
     #: also learn from the languages links' contexts name ("linked from a fetched page with a cue for X"): once
     #: cued links turned out to lead to their cue's language, a cue for a third language says "not wanted"
     cue_features = True
-    #: the URL model's class probabilities are re-weighted by this site's rates: per class, (fetched pages of the
-    #: class + s) / (the URL model's expected count on them + s); negative: off
-    class_rate_smoothing = 2.0
 
     def prepare(self, graph: SiteGraph, truth: TruthIndex) -> None:
         super().prepare(graph, truth)
@@ -716,8 +719,14 @@ def default_handle_function() -> HandleFunction:
 
 def make_policy(name: str, langs: tuple[str, str] | None = None, lang_scorer: LangScorer | None = None,
                 pair_scorer: PairScorer | None = None, random_seed: int = 0,
-                handle_function: HandleFunction | None = None) -> Policy:
-    """A policy by its CLI name (one of POLICY_NAMES)."""
+                handle_function: HandleFunction | None = None, config: ReplayConfig | None = None) -> Policy:
+    """A policy by its CLI name (one of POLICY_NAMES), its knobs set from `config` (None: the defaults)."""
+    policy = _new_policy(name, langs, lang_scorer, pair_scorer, random_seed, handle_function)
+    return policy if config is None else policy.configure(config)
+
+
+def _new_policy(name: str, langs: tuple[str, str] | None, lang_scorer: LangScorer | None,
+                pair_scorer: PairScorer | None, random_seed: int, handle_function: HandleFunction | None) -> Policy:
     if (name in MODEL_POLICIES or name in ("bfs+cld2", "ilsp", "strand")) and not langs:
         raise ValueError(f"policy {name!r} needs the language pair (langs=('eng', 'isl'))")
     if name == "bfs":

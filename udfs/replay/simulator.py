@@ -23,6 +23,7 @@ from heapq import heapify, heappop, heappush
 import numpy as np
 import pandas as pd
 
+from parascout.udfs.replay.config import DEFAULT
 from parascout.udfs.replay.graph import SiteGraph, TruthIndex, build_truth
 from parascout.udfs.replay.policies import Policy, make_policy
 
@@ -196,7 +197,7 @@ def reachable(graph: SiteGraph, seeds: list[int], follows: Sequence[bool] | None
 
 
 def simulate(graph: SiteGraph, policy: Policy | str, truth_pairs, budget: float = 1.0, seeds: Iterable[str] | None = None,
-             count_missing_as_fetch: bool = True, sample_every: float = 0.01) -> CrawlResult:
+             count_missing_as_fetch: bool = True, sample_every: float = DEFAULT.sample_every) -> CrawlResult:
     """Replay `policy` on `graph` for budget × (archived documents) fetches; returns the yield record."""
 
     if isinstance(policy, str):
