@@ -52,6 +52,8 @@ def test_wheel_has_one_top_level_package(wheel):
     # the links parascout/jobs -> ../jobs ... add no second copy of a module
     assert not any(name.startswith(("parascout/parascout/", "parascout/jobs/jobs/")) for name in names)
     assert "parascout/udfs/html_walk.pyi" in names
+    for bundled in ("eng.tsv.gz", "fra.tsv.gz", "LICENSE.md", "MANIFEST.tsv"):  # the demo's default page text
+        assert f"parascout/conf/parallel-text/bible/{bundled}" in names
 
 
 def test_installed_wheel_beside_a_conf_package(wheel, tmp_path):
