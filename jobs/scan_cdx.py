@@ -60,6 +60,7 @@ class ScanCdx(Job):
     description = "CDX files / ZipNum / columnar index / CDX API -> urls and hosts (filtered, latest capture per URL)"
     outputs = ("urls", "hosts")
     default_max_bad_fraction = 0.1
+    source_arguments, drop_hints = ("cdx", "index_parquet", "cdx_api", "url", "crawl"), cdx.DROP_HINTS
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         super().add_arguments(parser)

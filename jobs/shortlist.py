@@ -81,6 +81,11 @@ class ShortlistJob(Job):
                                 .select(*SHORTLIST_COLUMNS), "shortlist")
         self.evaluate(self.read_table("shortlist"), rows)
 
+    def result_line(self) -> str:
+        top = self.read_table("shortlist").orderBy("rank").limit(3).collect()  # the closing line names the top sites
+        return ("top sites: " + ", ".join(f"{row.host} ({row.predicted_pairs:,} predicted pairs)" for row in top)
+                if top else "no site holds both languages")
+
     def aligned_pairs(self) -> DataFrame:
         """rank-pairs' 1-1 alignment; with --in-domain-only the pairs with a page in the domain (counts reported)."""
         alignment = self.read_table("alignment")
