@@ -126,7 +126,8 @@ def test_demo_help_names_one_output_option(capsys):
 
 def test_each_figure_says_what_it_means(markdown):
     assert "The order is a weak guide: fetch and verify a few pages" in markdown  # ρ 0.50
-    assert "Of every 100 pairs the pipeline outputs, about 92 are translations (precision)" in markdown
+    assert "What this means: 92% of the pairs the pipeline outputs are translations (precision), and it finds 55% " \
+           "of the true pairs (recall)." in markdown
     assert "Reading the pages raises precision over the URLs alone (75% → 92%)" in markdown
     assert "at the cost of true pairs the check rejected (recall 60% → 55%)" in markdown
     assert "Unique counts a sentence pair repeated on several pages" in markdown

@@ -116,6 +116,7 @@ def _text_sentence(run: dict) -> str:
             "the content check and sentence figures below are not what real pages give; `--text-corpus DIR`, or "
             "the default bundled Bibles, give real translations.")
 
+
 def _sites_section(report: Report, summaries: list[dict], shortlist: pd.DataFrame | None, langs) -> None:
     report.heading("Which sites to crawl first")
     if shortlist is None or shortlist.empty:
@@ -189,8 +190,8 @@ def _truth_reading(quality: dict) -> str:
     """What the last method's scores mean against the one before it: what the content check bought."""
     scores = list(quality.values())
     before, last = (scores[-2] if len(scores) > 1 else None), scores[-1]
-    text = (f"Of every 100 pairs the pipeline outputs, about {round(100 * last['precision'])} are translations "
-            f"(precision); it finds {round(100 * last['recall'])} of every 100 true pairs (recall).")
+    text = (f"What this means: {_percent(last['precision'])} of the pairs the pipeline outputs are translations "
+            f"(precision), and it finds {_percent(last['recall'])} of the true pairs (recall).")
     if before and _number(before["precision"]) and _number(last["precision"]):
         change = "raises" if last["precision"] > before["precision"] else "does not raise"
         text += (f" Reading the pages {change} precision over the URLs alone ({_percent(before['precision'])} → "
@@ -199,6 +200,7 @@ def _truth_reading(quality: dict) -> str:
         text += (f", at the cost of true pairs the check rejected (recall {_percent(before['recall'])} → "
                  f"{_percent(last['recall'])})." if last["recall"] < before["recall"] else ".")
     return text
+
 
 def _bitext_section(report: Report, summaries: list[dict]) -> None:
     metrics = _metrics(summaries, "export-bitext")
