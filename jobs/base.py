@@ -454,7 +454,10 @@ class Job:
         """The run's identity: its arguments and the versions of the inputs it reads (not of its own outputs)."""
         versions = {table: read["version"] for table, read in self.tables_read.items()
                     if read["used"] and table not in self.outputs}
-        payload = json.dumps({**self._public_args(), "_input_versions": versions}, sort_keys=True, default=str)
+        # the source files' sizes and times: a rebuilt archive at the same path is new input, not a finished run
+        sources = {name: _files_signature(getattr(self.args, name, None)) for name in self.source_arguments}
+        payload = json.dumps({**self._public_args(), "_input_versions": versions, "_source_files": sources},
+                             sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def _public_args(self) -> dict:
@@ -651,6 +654,19 @@ class TrainingJob(Job):
 
     def report_result(self, result) -> None:
         """Metrics of the trained model beyond macro-F1 (a subclass's choice)."""
+
+
+def _files_signature(value: Any) -> Any:
+    """A digest of the sizes and modification times of the local files an argument names (None for others)."""
+    if isinstance(value, list):
+        return [_files_signature(item) for item in value]
+    if not (isinstance(value, str) and storage.is_local(value) and os.path.exists(storage.local_path(value))):
+        return None
+    top = Path(storage.local_path(value))
+    files = sorted(top.rglob("*")) if top.is_dir() else [top]
+    stats = [(str(path.relative_to(top)) if top.is_dir() else "", path.stat().st_size, path.stat().st_mtime_ns)
+             for path in files if path.is_file()]
+    return hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:16]
 
 
 def _as_paths(value: Any) -> Any:

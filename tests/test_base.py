@@ -1,4 +1,5 @@
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -331,3 +332,18 @@ def test_scan_cdx_refuses_a_root_scanned_from_another_index_and_says_why_it_kept
     with pytest.raises(ConfigError, match=f"from --cdx \\['{captures}'\\]; this run reads --cdx "
                                           f"\\['{tmp_path / 'other.cdx'}'\\]"):
         run_job(ScanCdx, spark, ["--root", root, "--cdx", str(tmp_path / "other.cdx")])
+
+
+@pytest.mark.slow
+def test_scan_cdx_reruns_when_its_index_was_rewritten_in_place(spark, tmp_path):
+    """A rebuilt archive at the same path is new input: skipping would keep the old archive's urls."""
+    from parascout.jobs.scan_cdx import ScanCdx
+
+    index = tmp_path / "captures.cdx"
+    shutil.copy(Path(__file__).parent / "data" / "cdx" / "captures.cdx", index)
+    argv = ["--root", str(tmp_path / "root"), "--cdx", str(index)]
+    first = run_job(ScanCdx, spark, argv)
+    assert run_job(ScanCdx, spark, argv).get("skipped_rerun") is True
+    os.utime(index, ns=(index.stat().st_atime_ns, index.stat().st_mtime_ns + 10**9))
+    rerun = run_job(ScanCdx, spark, argv)
+    assert "skipped_rerun" not in rerun and rerun["run_id"] != first["run_id"]
