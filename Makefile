@@ -4,7 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   ?= out/demo
-# real translations for the demo's pages where the shared data is checked out beside the repo (else built-in text)
+# real translations for the demo's pages: the shared data's Bibles where it is checked out beside the repo, else
+# (empty) the English, French, German and Spanish Bibles bundled in conf/parallel-text/bible; none: built-in word lists
 DEMO_TEXT ?= $(wildcard ../shared/data/parallel-text/bible)
 JAR    := udfs/parascout-udfs.jar
 JAVA   := $(wildcard jvm/src/main/java/parascout/*.java)

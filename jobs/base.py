@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -261,6 +261,11 @@ class Job:
     #: key in the job's --conf section -> the frozen dataclass of the stage's knobs it sets (udfs.stage_config);
     #: the built config is `args.<key>` (defaults without the key), recorded in the report's args
     stage_configs: tuple[tuple[str, type], ...] = ()
+    #: arguments naming the data the outputs are made from (scan-cdx's --cdx ...): a run into a root whose tables
+    #: were made from other values is refused without --force, so one archive's tables never replace another's
+    source_arguments: tuple[str, ...] = ()
+    #: per drop reason, what to check when it dropped every record (the warning a run that kept nothing logs)
+    drop_hints: ClassVar[dict[str, str]] = {}
 
     def __init__(self) -> None:
         self.args: argparse.Namespace | None = None
@@ -635,7 +640,10 @@ class Job:
         """The run's identity: its arguments and the versions of the inputs it reads (not of its own outputs)."""
         versions = {table: read["version"] for table, read in self.tables_read.items()
                     if read["used"] and table not in self.outputs}
-        payload = json.dumps({**self._public_args(), "_input_versions": versions}, sort_keys=True, default=str)
+        # the source files' sizes and times: a rebuilt archive at the same path is new input, not a finished run
+        sources = {name: _files_signature(getattr(self.args, name, None)) for name in self.source_arguments}
+        payload = json.dumps({**self._public_args(), "_input_versions": versions, "_source_files": sources},
+                             sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def _public_args(self) -> dict:
@@ -711,6 +719,7 @@ class Job:
                           self.name, self.report_path())
             previous["skipped_rerun"] = True
             return previous
+        self.check_root_holds_the_same_data()
         self.report = JobReport(self.name, self._public_args(), self.conf)
         self.report.data["run_id"] = uuid.uuid4().hex
         self.report.data["fingerprint"] = self.arguments_fingerprint()
@@ -728,12 +737,68 @@ class Job:
             raise
         data = self.report.finish("ok")
         self._write_report(data)
-        self.log.info("%s done in %.1fs: %s", self.name, data["seconds"], self.outcome_line(data))
+        self.warn_if_nothing_kept(data)
+        result = self.result_line()
+        self.log.info("%s done in %.1fs: %s%s", self.name, data["seconds"], self.outcome_line(data),
+                      f"; {result}" if result else "")
         return data
 
     def outcome_line(self, data: dict) -> str:
         """What the closing log line says the run did (a job whose counts mean something else overrides it)."""
-        return f"kept {data['kept']}, filtered {self.report.total_filtered}, bad {self.report.total_bad}"
+        written = ", ".join(f"{table} {rows:,}" for table, rows in (data.get("outputs") or {}).items())
+        return (f"kept {data['kept']}, filtered {self.report.total_filtered}, bad {self.report.total_bad}"
+                + (f"; wrote {written}" if written else ""))
+
+    def result_line(self) -> str:
+        """The run's result in words for the closing log line (shortlist: its top sites); '' adds nothing."""
+        return ""
+
+    def previous_report(self) -> dict | None:
+        """The last finished report of this job under --root, while one of the tables it wrote is still there."""
+        if not self.args.root or not storage.exists(self.report_path()):
+            return None
+        previous = json.loads(storage.read_text(self.report_path()))
+        if previous.get("status") != "ok" or not any(self.table_exists(table) for table in self.outputs):
+            return None
+        return previous
+
+    def check_root_holds_the_same_data(self) -> None:
+        """Refuse (without --force) to replace tables made from other sources; warn when another pair's are replaced."""
+        previous = self.previous_report()
+        if previous is None:
+            return
+        before, now = previous.get("args") or {}, self._public_args()
+        changed = [name for name in self.source_arguments
+                   if name in before and _as_paths(before[name]) != _as_paths(now.get(name))]
+        where = f"{self.args.root} holds {', '.join(self.outputs)} made by {self.name} on {previous.get('started_at')}"
+        if changed:
+            was = " ".join(f"--{name.replace('_', '-')} {before[name]}" for name in changed)
+            wants = " ".join(f"--{name.replace('_', '-')} {now.get(name)}" for name in changed)
+            if not self.args.force:
+                raise ConfigError(f"{self.name}: {where} from {was}; this run reads {wants}. Use another --root for "
+                                  f"other data, or --force to replace them ({self.report_path()} says what made them)")
+            self.log.warning("%s: --force: replacing %s from %s with this run's (%s)", self.name, where, was, wants)
+        pair_before, pair_now = _pair_or_none(before.get("langs")), _pair_or_none(now.get("langs"))
+        if "langs" in now and pair_before != pair_now:
+            self.log.warning("%s: %s for the language pair %s; this run's pair is %s, so they are REPLACED by it; "
+                             "use another --root to keep both", self.name, where,
+                             ",".join(pair_before or ["(any)"]), ",".join(pair_now or ["(any)"]))
+
+    def warn_if_nothing_kept(self, data: dict) -> None:
+        """A WARNING with the likeliest reason when the run kept nothing: a silent empty table costs an hour later."""
+        total = self.report.primary_count
+        if data.get("kept") or total is None:
+            return
+        if not total:
+            self.log.warning("%s kept nothing: it read no %s; check that its inputs hold data", self.name,
+                             str(data.get("primary_input") or "records").replace("_", " "))
+            return
+        dropped = {**data.get("filtered", {}), **data.get("bad", {})}
+        reason, count = max(dropped.items(), key=lambda item: item[1]) if dropped else ("unknown", 0)
+        hint = self.drop_hints.get(reason, "see the counts by reason")
+        self.log.warning("%s kept 0 of %s %s: %s dropped as %s; %s (%s)", self.name, f"{total:,}",
+                         str(data.get("primary_input")).replace("_", " "), f"{count:,}", reason, hint,
+                         self.report_path())
 
     def _check_store(self) -> None:
         """Fail when every record sent to a store was lost in transport; warn when a high share was."""
@@ -856,6 +921,34 @@ def _comparable(path: str) -> str:
         return os.path.realpath(storage.local_path(path))
     kind = storage.scheme(path)
     return ("s3" + path[len(kind):] if kind in storage.S3_SCHEMES else path).rstrip("/")
+def _files_signature(value: Any) -> Any:
+    """A digest of the sizes and modification times of the local files an argument names (None for others)."""
+    if isinstance(value, list):
+        return [_files_signature(item) for item in value]
+    if not (isinstance(value, str) and storage.is_local(value) and os.path.exists(storage.local_path(value))):
+        return None
+    top = Path(storage.local_path(value))
+    files = sorted(top.rglob("*")) if top.is_dir() else [top]
+    stats = [(str(path.relative_to(top)) if top.is_dir() else "", path.stat().st_size, path.stat().st_mtime_ns)
+             for path in files if path.is_file()]
+    return hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:16]
+
+
+def _as_paths(value: Any) -> Any:
+    """An argument's value with each existing local path made absolute, so `a/x` and `/cwd/a/x` compare equal."""
+    if isinstance(value, list):
+        return [_as_paths(item) for item in value]
+    if isinstance(value, str) and storage.is_local(value) and os.path.exists(storage.local_path(value)):
+        return os.path.abspath(storage.local_path(value))
+    return value
+
+
+def _pair_or_none(value: str | None) -> tuple[str, str] | None:
+    """--langs as ISO 639-3 codes in order, for comparing runs; None when absent or not a pair."""
+    try:
+        return parse_lang_pair(value) if value else None
+    except ValueError:
+        return None
 
 
 def _maybe_hub_id(value: str) -> bool:

@@ -12,7 +12,7 @@ import json
 import time
 from typing import NamedTuple
 
-from parascout.jobs.base import Job, language_pair_option
+from parascout.jobs.base import ConfigError, Job, language_pair_option
 from parascout.udfs import storage, tables
 from parascout.udfs.demo_report import build_demo_report, produced, step_summary
 from parascout.udfs.langs import load_languages, parse_lang_pair
@@ -21,6 +21,8 @@ from parascout.udfs.langs import load_languages, parse_lang_pair
 HANDLES = "URL handles only (bucket-handles, the STRAND baseline)"
 URL_MODELS = "URL models, 1-1 per site (rank-pairs)"
 VERIFIED = "URL models + page content check (verify-pairs): the pipeline's pairs"
+#: --text-corpus value for the generator's built-in word lists instead of real translations
+BUILT_IN = "none"
 
 
 class Step(NamedTuple):
@@ -55,20 +57,40 @@ class Demo(Job):
                                  "guards against a stalled machine, so its results stay those of an idle one)")
         parser.add_argument("--text-corpus", default=None, metavar="DIR",
                             help="real parallel text for the sample archives' pages (make-sample-archive "
-                                 "--text-corpus, e.g. ../shared/data/parallel-text/bible); default: built-in word lists")
+                                 "--text-corpus, e.g. ../shared/data/parallel-text/bible); default: the English, "
+                                 "French, German and Spanish Bibles bundled in conf/parallel-text/bible; "
+                                 f"'{BUILT_IN}': built-in word lists")
 
     def validate_arguments(self, args):
+        from parascout.udfs.sample_archive.corpus import TextCorpusError, bundled_corpus, corpus_languages
+
         args.root = args.out
         super().validate_arguments(args)
-        language_pair_option(args.langs)
+        pair = language_pair_option(args.langs)
+        if args.text_corpus == BUILT_IN:
+            args.text_corpus = None
+        elif args.text_corpus is None:
+            args.text_corpus = bundled_corpus()
+        if args.text_corpus:
+            try:
+                absent = [lang for lang in pair if lang not in corpus_languages(args.text_corpus)]
+            except TextCorpusError as error:
+                raise ConfigError(str(error)) from error
+            if absent:  # the archive would hold no pages of that language: fail now, not after an hour
+                raise ConfigError(f"--langs {args.langs}: --text-corpus {args.text_corpus} has no text for "
+                                  f"{','.join(absent)}; name a corpus that has it, or --text-corpus {BUILT_IN} "
+                                  "for the built-in word lists")
+
+    def langs_option(self) -> str:
+        """--langs as the jobs are given it: `en,fr`."""
+        languages, (src, trg) = load_languages(), parse_lang_pair(self.args.langs)
+        return f"{languages[src].iso639_1},{languages[trg].iso639_1}"
 
     def steps(self) -> list[Step]:
         """Every pipeline step, in dependency order."""
         a = self.args
         root, archive, models = a.out, storage.join(a.out, "archive"), storage.join(a.out, "models")
-        src, trg = parse_lang_pair(a.langs)
-        languages = load_languages()
-        langs = f"{languages[src].iso639_1},{languages[trg].iso639_1}"
+        langs = self.langs_option()
         truth = storage.join(archive, "truth", "pairs.parquet")
         training_archive = storage.join(a.out, "training-archive")
         generator = ["--out", archive, "--hosts", str(a.hosts), "--seed", str(a.seed)]
@@ -138,7 +160,9 @@ class Demo(Job):
         text_source = summaries[0]["metrics"].get("text_source") or self.args.text_corpus or "built-in word lists"
         run = {"langs": (src, trg), "names": {code: languages[code].name for code in (src, trg)},
                "hosts": self.args.hosts, "seed": self.args.seed, "seconds": time.monotonic() - started,
-               "text_source": text_source, "model_metrics": model_metrics(summaries)}
+               "text_source": text_source, "model_metrics": model_metrics(summaries),
+               "text_description": describe_text(self.args.text_corpus, text_source),
+               "real_text": bool(self.args.text_corpus), "langs_option": self.langs_option(), "out": self.args.out}
         report = build_demo_report(run, summaries, quality, read_shortlist(self.args.out))
         written = report.write(self.args.out, "report")
         self.report.input("steps", len(steps))
@@ -148,6 +172,17 @@ class Demo(Job):
     def outcome_line(self, data: dict) -> str:
         # the closing line sums what the pipeline produced, not the demo's own step counts
         return f"{data['kept']} steps ran or were reused; {self.produced}"
+
+
+def describe_text(text_corpus: str | None, text_source: str) -> str:
+    """The page text in words for the report: the translations and where they were read, or the word lists."""
+    from parascout.udfs.sample_archive import resolve_languages
+    from parascout.udfs.sample_archive.corpus import bundled_corpus, describe_corpus
+
+    if not text_corpus:
+        return text_source
+    where = "bundled with parascout, conf/parallel-text/bible" if text_corpus == bundled_corpus() else text_corpus
+    return f"{describe_corpus(text_corpus, tuple(resolve_languages(None, text_corpus)))} ({where})"
 
 
 def model_metrics(summaries: list[dict]) -> dict[str, dict]:

@@ -61,6 +61,7 @@ class ScanCdx(Job):
     outputs = ("urls", "hosts")
     input_paths = ("cdx", "index_parquet")
     default_max_bad_fraction = 0.1
+    source_arguments, drop_hints = ("cdx", "index_parquet", "cdx_api", "url", "crawl"), cdx.DROP_HINTS
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         super().add_arguments(parser)

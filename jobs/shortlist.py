@@ -103,6 +103,11 @@ class ShortlistJob(Job):
         for key in SUMMARY_KEYS:
             self.report.metric(key, int(totals[key] or 0))
 
+    def result_line(self) -> str:
+        top = self.read_table("shortlist").orderBy("rank").limit(3).collect()  # the closing line names the top sites
+        return ("top sites: " + ", ".join(f"{row.host} ({row.predicted_pairs:,} predicted pairs)" for row in top)
+                if top else "no site holds both languages")
+
     def aligned_pairs(self) -> DataFrame:
         """rank-pairs' 1-1 alignment; with --in-domain-only the pairs with a page in the domain (counts reported)."""
         alignment = self.pair_rows(self.read_table("alignment"))

@@ -241,7 +241,10 @@ def copy_checkout(target: Path) -> None:
                             check=True, capture_output=True).stdout.decode().split("\0")
     for name in filter(None, listed):
         source = REPO / name
-        if source.is_file():
+        if source.is_symlink():  # parascout/jobs -> ../jobs ...
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            (target / name).symlink_to(source.readlink())
+        elif source.is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
 

@@ -1,6 +1,8 @@
 import json
+import os
 import shutil
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -458,3 +460,90 @@ def test_a_single_pair_run_keeps_its_metrics_at_the_top(spark, tmp_path):
 def test_a_run_whose_every_pair_is_skipped_fails(spark, tmp_path):
     with pytest.raises(JobFailed, match="every language pair was skipped"):
         run_job(PairJob, spark, ["--root", str(tmp_path), "--langs", "de,fr"])
+class SourcedJob(CountJob):
+    """CountJob whose tables are made from --source, for a --langs pair."""
+
+    source_arguments, drop_hints = ("source",), {"odd": "--n counts only odd numbers"}
+
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        parser.add_argument("--source", default="a")
+        parser.add_argument("--langs")
+
+    def result_line(self):
+        return "the result in words"
+
+
+def test_a_root_made_from_another_source_is_refused_unless_forced(spark, tmp_path, caplog):
+    run_job(SourcedJob, spark, ["--root", str(tmp_path), "--source", "archive-1"])
+    with pytest.raises(ConfigError, match=r"holds numbers made by count-test .* from --source archive-1; this run "
+                                          r"reads --source archive-2\. Use another --root .* or --force"):
+        run_job(SourcedJob, spark, ["--root", str(tmp_path), "--source", "archive-2"])
+    assert json.loads((tmp_path / "_reports" / "count-test.json").read_text())["args"]["source"] == "archive-1"
+    with caplog.at_level("WARNING", logger="parascout"):
+        forced = run_job(SourcedJob, spark, ["--root", str(tmp_path), "--source", "archive-2", "--force"])
+    assert forced["args"]["source"] == "archive-2"
+    assert "--force: replacing" in caplog.text and "from --source archive-1" in caplog.text
+    # two spellings of one local path are the same source
+    (tmp_path / "in").mkdir()
+    other = tmp_path / "other"
+    run_job(SourcedJob, spark, ["--root", str(other), "--source", str(tmp_path / "in")])
+    assert run_job(SourcedJob, spark, ["--root", str(other), "--source", str(tmp_path / "in") + "/", "--n", "12"])
+
+
+def test_another_language_pair_s_tables_are_replaced_loudly(spark, tmp_path, caplog):
+    run_job(SourcedJob, spark, ["--root", str(tmp_path), "--langs", "en,fr"])
+    with caplog.at_level("WARNING", logger="parascout"):
+        run_job(SourcedJob, spark, ["--root", str(tmp_path), "--langs", "eng,fra", "--n", "12"])
+        assert "REPLACED" not in caplog.text  # the same pair, spelt in ISO 639-3
+        run_job(SourcedJob, spark, ["--root", str(tmp_path), "--langs", "en,de"])
+    assert "for the language pair eng,fra; this run's pair is eng,deu, so they are REPLACED" in caplog.text
+
+
+def test_a_run_that_keeps_nothing_warns_with_the_likeliest_reason(spark, tmp_path, caplog):
+    with caplog.at_level("INFO", logger="parascout"):
+        run_job(SourcedJob, spark, ["--root", str(tmp_path), "--n", "1"])  # keeps the number 0
+        done = [record for record in caplog.records if " done in " in record.getMessage()][-1].getMessage()
+    assert done.endswith("kept 1, filtered 0, bad 0; wrote numbers 1; the result in words"), done
+
+    class OddOnly(SourcedJob):
+        def process(self):
+            self.report.input("numbers", 3)
+            self.report.filtered("odd", 3)
+            self.write_table(self.spark.range(0).selectExpr("id", "'ok' as reason"), "numbers")
+
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="parascout"):
+        run_job(OddOnly, spark, ["--root", str(tmp_path / "odd")])
+    assert "count-test kept 0 of 3 numbers: 3 dropped as odd; --n counts only odd numbers" in caplog.text
+
+
+@pytest.mark.slow
+def test_scan_cdx_refuses_a_root_scanned_from_another_index_and_says_why_it_kept_nothing(spark, tmp_path, caplog):
+    from parascout.jobs.scan_cdx import ScanCdx
+
+    captures = Path(__file__).parent / "data" / "cdx" / "captures.cdx"
+    shutil.copy(captures, tmp_path / "other.cdx")
+    root = str(tmp_path / "root")
+    with caplog.at_level("WARNING", logger="parascout"):
+        run_job(ScanCdx, spark, ["--root", root, "--cdx", str(captures), "--status", "418"])
+    assert "scan-cdx kept 0 of 18 index records: 16 dropped as status; no capture has a --status the scan keeps" \
+        in caplog.text
+    with pytest.raises(ConfigError, match=f"from --cdx \\['{captures}'\\]; this run reads --cdx "
+                                          f"\\['{tmp_path / 'other.cdx'}'\\]"):
+        run_job(ScanCdx, spark, ["--root", root, "--cdx", str(tmp_path / "other.cdx")])
+
+
+@pytest.mark.slow
+def test_scan_cdx_reruns_when_its_index_was_rewritten_in_place(spark, tmp_path):
+    """A rebuilt archive at the same path is new input: skipping would keep the old archive's urls."""
+    from parascout.jobs.scan_cdx import ScanCdx
+
+    index = tmp_path / "captures.cdx"
+    shutil.copy(Path(__file__).parent / "data" / "cdx" / "captures.cdx", index)
+    argv = ["--root", str(tmp_path / "root"), "--cdx", str(index)]
+    first = run_job(ScanCdx, spark, argv)
+    assert run_job(ScanCdx, spark, argv).get("skipped_rerun") is True
+    os.utime(index, ns=(index.stat().st_atime_ns, index.stat().st_mtime_ns + 10**9))
+    rerun = run_job(ScanCdx, spark, argv)
+    assert "skipped_rerun" not in rerun and rerun["run_id"] != first["run_id"]

@@ -23,7 +23,10 @@ def wheel(tmp_path_factory) -> Path:
                             capture_output=True, text=True).stdout.split()
     jar = REPO / "udfs" / "parascout-udfs.jar"
     for name in listed + ([str(jar.relative_to(REPO))] if jar.exists() else []):
-        if (REPO / name).is_file():
+        if (REPO / name).is_symlink():  # parascout/jobs -> ../jobs ...: a clone holds them as links
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            (source / name).symlink_to((REPO / name).readlink())
+        elif (REPO / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, source / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out),
@@ -34,6 +37,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_has_one_top_level_package(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
+        assert len(names) == len(set(names)), "a file is packaged twice"
         top_level = next(n for n in names if n.endswith("top_level.txt"))
         assert archive.read(top_level).decode().split() == ["parascout"]
         entry_points = archive.read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
@@ -45,6 +49,11 @@ def test_wheel_has_one_top_level_package(wheel):
         assert packaged in names
     assert ("parascout/udfs/parascout-udfs.jar" in names) == (REPO / "udfs" / "parascout-udfs.jar").exists()
     assert not any(name.startswith(("tests/", "benchmarks/", "notebooks/")) for name in names)
+    # the links parascout/jobs -> ../jobs ... add no second copy of a module
+    assert not any(name.startswith(("parascout/parascout/", "parascout/jobs/jobs/")) for name in names)
+    assert "parascout/udfs/html_walk.pyi" in names
+    for bundled in ("eng.tsv.gz", "fra.tsv.gz", "LICENSE.md", "MANIFEST.tsv"):  # the demo's default page text
+        assert f"parascout/conf/parallel-text/bible/{bundled}" in names
 
 
 def test_installed_wheel_beside_a_conf_package(wheel, tmp_path):

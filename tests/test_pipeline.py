@@ -66,7 +66,7 @@ def test_executors_were_separate_jvms(demo_root):
 def test_demo_report_and_plots(demo_root):
     text = (demo_root / "report.md").read_text()
     sections = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
-    assert sections[0] == "Which sites to crawl first" and sections[-1] == "Steps", sections
+    assert sections[0] == "Which sites to crawl first" and sections[-2:] == ["Steps", "Next: your own data"], sections
     shortlist = pd.read_parquet(table_location(str(demo_root / "shortlist")))
     assert len(shortlist) > 0 and shortlist["bitext_sentence_pairs"].sum() > 0
     first = shortlist.sort_values("rank").iloc[0]

@@ -44,6 +44,19 @@ MAX_RANGE_BYTES = 64 << 20
 READ_PROBLEMS = ("truncated_gzip", "bad_gzip", "unreadable", "line_too_long")
 #: CDX lines longer than this are counted line_too_long and skipped unread (real lines stay under ~10 kB)
 MAX_LINE_BYTES = 1 << 20
+#: per scan-cdx drop reason, the option or input to check when it dropped every record
+DROP_HINTS = {
+    "crawl_not_selected": "--crawl names no crawl the index holds",
+    "host_not_allowed": "--hosts / --domains / --tlds match no host in the index",
+    "status": "no capture has a --status the scan keeps (default 200)",
+    "mime": "no capture has a --mime the scan keeps (default HTML; 'any' keeps all)",
+    "redirect": "every capture is a redirect (--keep-redirects keeps them)",
+    "revisit": "every capture is a revisit (--keep-revisits keeps them)",
+    "host_not_bilingual": "no host has URLs in both --langs languages (the CDX `languages` field): another pair, "
+                          "or no --langs",
+    "malformed_line": "the input is not CDX (SURT TIMESTAMP {json} lines): check --cdx",
+    "bad_json": "the input is not CDX (SURT TIMESTAMP {json} lines): check --cdx",
+}
 LINE_SCHEMA = pa.schema([("value", pa.binary()), ("read_status", pa.string())])
 LINE_SCHEMA_DDL = "value binary, read_status string"
 

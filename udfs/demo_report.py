@@ -2,8 +2,9 @@
 
 Top of the page: which sites to crawl first and how much parallel text each holds (the shortlist
 with export-bitext's yield per site), then how much of the archive's truth the pipeline found, in
-plain words; a sample of the bitext, the crawl replay in two sentences, the URL models' scores, and
-last every step with what its counts mean. Built from the step summaries the demo collects
+plain words; a sample of the bitext, the crawl replay in two sentences, the URL models' scores, every
+step with what its counts mean, and last the commands to run on one's own data. Each figure comes with a
+sentence on what it means for the result. Built from the step summaries the demo collects
 (`step_summary`), its evaluation against the truth and the shortlist table: nothing reruns.
 """
 from __future__ import annotations
@@ -76,7 +77,9 @@ def produced(summaries: list[dict]) -> str:
 
 def build_demo_report(run: dict, summaries: list[dict], quality: dict, shortlist: pd.DataFrame | None) -> Report:
     """The demo's report. run: langs (two ISO 639-3 codes), names (their English names), hosts, seed,
-    text_source, seconds (the demo's wall time); quality: evaluate_against_truth's scores per method."""
+    text_source, seconds (the demo's wall time) and optionally text_description (what the page text is),
+    real_text (pages hold real translations), langs_option (`en,fr`) and out (the demo's folder);
+    quality: evaluate_against_truth's scores per method."""
     src, trg = run["langs"]
     names = run.get("names") or {}
     pair = f"{names.get(src, src)}–{names.get(trg, trg)}"
@@ -84,8 +87,10 @@ def build_demo_report(run: dict, summaries: list[dict], quality: dict, shortlist
                     f"(seed {run['seed']})")
     reused = sum(step["reused"] for step in summaries)
     report.paragraph(f"{len(summaries)} steps{f' ({reused} reused from an earlier run)' if reused else ''} in "
-                     f"{_duration(run['seconds'])}; page text: {run['text_source']}. "
+                     f"{_duration(run['seconds'])}; page text: {run.get('text_description') or run['text_source']}. "
                      f"The pipeline produced {produced(summaries)}.")
+    if "real_text" in run:
+        report.paragraph(_text_sentence(run))
     capped = [job for job, metrics in (run.get("model_metrics") or {}).items()
               if ((metrics.get("history") or [{}])[-1]).get("stopped_by") == "max_minutes"]
     if capped:
@@ -97,7 +102,19 @@ def build_demo_report(run: dict, summaries: list[dict], quality: dict, shortlist
     _replay_section(report, summaries)
     _models_section(report, summaries, run.get("model_metrics") or {})
     _steps_section(report, summaries, run)
+    _next_section(report, run)
     return report
+
+
+def _text_sentence(run: dict) -> str:
+    """What the page text means for the figures below."""
+    if run["real_text"]:
+        return (f"The pages hold real human translations ({run['text_source']}), so the content check and the "
+                "sentence alignment below meet real translation, as on the web; the URLs, page templates and "
+                "link structure are still the generator's.")
+    return ("The pages hold the generator's built-in word lists (real words aligned by concept, not sentences), so "
+            "the content check and sentence figures below are not what real pages give; `--text-corpus DIR`, or "
+            "the default bundled Bibles, give real translations.")
 
 
 def _sites_section(report: Report, summaries: list[dict], shortlist: pd.DataFrame | None, langs) -> None:
@@ -144,6 +161,10 @@ def _ranking_sentence(evaluation: dict) -> str:
     if _number(at_5):
         text += (f"; {round(at_5 * first)} of the first {first} sites hold at least {relevant} true pairs "
                  f"(precision@5 {at_5:.2f})")
+    if _number(rho):
+        text += (". The order can be trusted to pick sites before fetching anything" if rho >= TRUSTED
+                 else ". The order is a weak guide: fetch and verify a few pages of each candidate site before "
+                      "choosing")
     return text + "."
 
 
@@ -162,6 +183,23 @@ def _truth_section(report: Report, quality: dict, pair: str) -> None:
                            "precision": _percent(s["precision"]), "recall": _percent(s["recall"]),
                            "F1": f"{s['f1']:.2f}"} for label, s in quality.items()])
     report.table(table)
+    report.paragraph(_truth_reading(quality))
+
+
+def _truth_reading(quality: dict) -> str:
+    """What the last method's scores mean against the one before it: what the content check bought."""
+    scores = list(quality.values())
+    before, last = (scores[-2] if len(scores) > 1 else None), scores[-1]
+    text = (f"What this means: {_percent(last['precision'])} of the pairs the pipeline outputs are translations "
+            f"(precision), and it finds {_percent(last['recall'])} of the true pairs (recall).")
+    if before and _number(before["precision"]) and _number(last["precision"]):
+        change = "raises" if last["precision"] > before["precision"] else "does not raise"
+        text += (f" Reading the pages {change} precision over the URLs alone ({_percent(before['precision'])} → "
+                 f"{_percent(last['precision'])}): pairs whose URLs look alike but whose pages are not translations "
+                 "are dropped")
+        text += (f", at the cost of true pairs the check rejected (recall {_percent(before['recall'])} → "
+                 f"{_percent(last['recall'])})." if last["recall"] < before["recall"] else ".")
+    return text
 
 
 def _bitext_section(report: Report, summaries: list[dict]) -> None:
@@ -171,7 +209,10 @@ def _bitext_section(report: Report, summaries: list[dict]) -> None:
     report.heading("A sample of the bitext")
     words = ", ".join(f"{lang} {count:,}" for lang, count in _words(metrics).items())
     report.paragraph(f"{metrics['sentence_pairs']:,} sentence pairs ({metrics.get('unique_sentence_pairs', 0):,} "
-                     f"unique), words: {words}; files in `bitext/` (Bitextor TSV, TMX), tables `bitext_*`.")
+                     f"unique), words: {words}; files in `bitext/` (Bitextor TSV, TMX), tables `bitext_*`. "
+                     "Unique counts a sentence pair repeated on several pages (menus, notices) once: that is the "
+                     "text a translation model would learn from. The score is the sentence aligner's confidence "
+                     "that the two sentences translate each other (0–1).")
     examples = metrics.get("examples") or []
     if examples:
         report.table(pd.DataFrame([{"source": src, "target": trg, "score": f"{score:.2f}"}
@@ -195,12 +236,16 @@ def _replay_section(report: Report, summaries: list[dict]) -> None:
         best = ranked[0][0]
         text += (f" To find 80% of a host's parallel pages, {best} fetches a median {share[best]:.0%} of its "
                  f"pages, breadth-first (bfs) {share['bfs']:.0%}.")
+    if ranked and "bfs" in auc and ranked[0][0] != "bfs":
+        text += (f" What that means for a crawl: with {ranked[0][0]}, a crawl stopped early has already fetched "
+                 "more of the site's translated pages than a breadth-first one.")
     report.paragraph(text)
     comparison = metrics.get("shortlist_comparison")
     if isinstance(comparison, dict) and _number(comparison.get("spearman_pairs")):
         report.paragraph(f"The shortlist's prediction (URLs only) against the pairs the {comparison['policy']} "
                          f"replay found on {comparison['hosts_compared']} hosts: Spearman ρ = "
-                         f"{comparison['spearman_pairs']:.2f}.")
+                         f"{comparison['spearman_pairs']:.2f} (1: the sites a crawl would find richest are the "
+                         "ones the shortlist puts first).")
     written = " ".join(metrics.get("report_files") or [])
     for name, caption in (("yield_curves.png", "Mean yield curve per policy"),
                           ("prediction.png", "Predicted pairs vs pairs found by the replay, per host")):
@@ -218,6 +263,7 @@ def _models_section(report: Report, summaries: list[dict], model_metrics: dict[s
             continue
         dev, test = float(metrics["dev_macro_f1"]), float(metrics["test_macro_f1"])
         rows.append({"model": f"{job} ({what})", "dev macro-F1": f"{dev:.2f}", "test macro-F1": f"{test:.2f}"})
+        notes.append(_model_reading(job, test))
         missed = {split: _missed_classes(model_metrics.get(job, {}).get(split)) for split in ("dev", "test")}
         history = model_metrics.get(job, {}).get("history") or [{}]
         if history[-1].get("stopped_by") == "max_minutes":
@@ -243,6 +289,27 @@ def _models_section(report: Report, summaries: list[dict], model_metrics: dict[s
 
 #: a difference between dev and test macro-F1 the report explains
 GAP = 0.1
+#: test macro-F1 from which a URL model's score is called good, and below which low
+GOOD_F1, LOW_F1 = 0.9, 0.7
+#: Spearman ρ from which the shortlist's order is called trustworthy
+TRUSTED = 0.7
+
+#: per URL model: what its score feeds, so a reader knows what a low score costs
+MODEL_ROLE = {
+    "train-url2lang": "rank-pairs multiplies each pair's score by P(each URL is in its language) from this model",
+    "train-pairs": "rank-pairs multiplies each pair's score by P(the two URLs are translations) from this model",
+}
+
+
+def _model_reading(job: str, test_f1: float) -> str:
+    """One sentence: how good the model's test score is and what a weak one costs downstream."""
+    level = "good" if test_f1 >= GOOD_F1 else "fair" if test_f1 >= LOW_F1 else "low"
+    text = f"{job}: test macro-F1 {test_f1:.2f} is {level}. {MODEL_ROLE[job]}"
+    if level == "good":
+        return text + ", so the shortlist's predicted pairs rest on sound URL scores."
+    return (text + f"; with a {level} score, pairs score lower or in the wrong order, so the shortlist's predicted "
+            "pairs (score ≥ 0.5) miss some and the replay's smart policies guide worse. verify-pairs reads the pages "
+            "of every scored pair whatever its URL score, so the verified pairs and the bitext depend on it less.")
 
 
 def _missed_classes(split: dict | None, below: float = 0.5) -> str:
@@ -306,3 +373,27 @@ def _percent(value: float) -> str:
 def _duration(seconds: float) -> str:
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def _next_section(report: Report, run: dict) -> None:
+    """The commands that run the same pipeline on one's own index, named with the demo's pair and folders."""
+    langs, out = run.get("langs_option") or ",".join(run["langs"]), run.get("out") or "out/demo"
+    root, lexicon = "out/mine", "out/mine/models/lexicon"
+    report.heading("Next: your own data")
+    report.paragraph("The same pipeline on your own index, into a new root (`out/mine`); the README's walk-through "
+                     "explains each step. `--cdx` takes CDX files (plain or gzip) or a ZipNum folder, local or "
+                     "`s3://`; on CommonCrawl, add `--tlds` / `--domains` to read only those blocks. `--warc-prefix` "
+                     "is where the index's WARC files are: `https://data.commoncrawl.org/` for CommonCrawl. The "
+                     "demo's URL models learned the sample archive's URL styles; for real sites train your own "
+                     "(README, step 3).")
+    report.code([
+        f"parascout scan-cdx --root {root} --cdx PATH/TO/CDX --langs {langs}",
+        f"parascout bucket-handles --root {root} --langs {langs}",
+        f"parascout fetch-docs --root {root} --warc-prefix https://data.commoncrawl.org/ --select all",
+        (f"parascout rank-pairs --root {root} --langs {langs} --lang-model {out}/models/url2lang "
+         f"--pair-model {out}/models/pairs"),
+        f"parascout train-lexicon --langs {langs} --out {lexicon} --from-archive {root}",
+        f"parascout verify-pairs --root {root} --lexicon {lexicon}",
+        f"parascout export-bitext --root {root} --langs {langs} --lexicon {lexicon}",
+        f"parascout shortlist --root {root} --langs {langs}",
+    ])

@@ -1,4 +1,4 @@
-"""A report as an ordered list of blocks (heading, paragraph, bullets, table, image), written as Markdown
+"""A report as an ordered list of blocks (heading, paragraph, bullets, table, image, code), written as Markdown
 and HTML with the same content: the demo's report.md and the replay report use it.
 
 Tables are pandas frames; numbers are shown short (integers with thousands separators, floats to
@@ -44,6 +44,10 @@ class Report:
     def image(self, file_name: str, caption: str) -> None:
         self.blocks.append(("image", (file_name, caption)))
 
+    def code(self, lines: list[str]) -> None:
+        """Shell commands shown as they are typed."""
+        self.blocks.append(("code", lines))
+
     def markdown(self) -> str:
         lines = [f"# {self.title}", ""]
         for kind, content in self.blocks:
@@ -58,6 +62,8 @@ class Report:
             elif kind == "image":
                 file_name, caption = content
                 lines += [f"![{caption}]({file_name})", ""]
+            elif kind == "code":
+                lines += ["```bash", *content, "```", ""]
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -77,6 +83,8 @@ class Report:
                 file_name, caption = content
                 parts.append(f"<figure><img src='{html.escape(file_name)}' alt='{html.escape(caption)}'>"
                              f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+            elif kind == "code":
+                parts.append("<pre><code>" + html.escape("\n".join(content)) + "</code></pre>")
         parts.append("</body></html>")
         return "\n".join(parts)
 

@@ -15,12 +15,15 @@ import os
 import random
 import re
 from dataclasses import dataclass
+from importlib import resources
 
 #: a passage holds this many ids (plus one spare id, kept for a sentence added on one side)
 PASSAGE_LENGTHS = (4, 12)
 MIN_PASSAGE = 3
 IDS_PER_DOCUMENT_WITHOUT_DOTS = 20
 _CORPUS_FILE = re.compile(r"^([a-z]{3})\.tsv\.gz$")
+#: the verse-aligned Bible subset packaged in parascout.conf (English, French, German, Spanish; public domain)
+BUNDLED_CORPUS = ("parallel-text", "bible")
 
 
 class TextCorpusError(ValueError):
@@ -49,6 +52,26 @@ def corpus_languages(directory: str) -> tuple[str, ...]:
     if not codes:
         raise TextCorpusError(f"--text-corpus: no <iso639-3>.tsv.gz files in {directory}")
     return codes
+
+
+def bundled_corpus() -> str:
+    """The packaged corpus directory, so the demo has real translations without ../shared."""
+    return str(resources.files("parascout.conf").joinpath(*BUNDLED_CORPUS))  # a folder on disk in every install
+
+
+def describe_corpus(directory: str, languages: tuple[str, ...] = ()) -> str:
+    """'Bible translations: English (American Standard Version (1901)), ...', from the corpus's MANIFEST.tsv
+    (iso639_3, language, translation columns) where it has one, else its languages."""
+    manifest = os.path.join(directory, "MANIFEST.tsv")
+    codes = [code for code in corpus_languages(directory) if not languages or code in languages]
+    if not os.path.isfile(manifest):
+        return f"aligned text in {', '.join(codes)}"
+    with open(manifest, encoding="utf-8") as handle:
+        header, *rows = [line.rstrip("\n").split("\t") for line in handle if line.strip()]
+    named = {row[header.index("iso639_3")]: row for row in rows if len(row) == len(header)}
+    parts = [f"{named[code][header.index('language')]} ({named[code][header.index('translation')].split(' — ')[0]})"
+             if code in named else code for code in codes]
+    return "real translations: " + ", ".join(parts)
 
 
 @functools.lru_cache(maxsize=32)
