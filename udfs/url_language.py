@@ -92,6 +92,14 @@ def url_marker(url: str | None) -> tuple[str, str] | None:
     return None
 
 
+def _alternation(codes) -> str:
+    """A regular expression matching any of `codes`, grouped by first letter so a non-code fails at once."""
+    by_first: dict[str, list[str]] = {}
+    for code in sorted(codes, key=lambda code: (-len(code), code)):
+        by_first.setdefault(code[0], []).append(re.escape(code[1:]))
+    return "|".join(f"{first}(?:{'|'.join(rests)})" for first, rests in sorted(by_first.items()))
+
+
 def url_marker_columns(url):
     """Spark expressions (url_marker_slot, url_marker_lang) that url_marker computes for a URL column."""
     from pyspark.sql import functions as F
@@ -112,7 +120,7 @@ def url_marker_columns(url):
     file_name = F.regexp_extract(path, r"([^/]*)$", 1)
     # the first directory that is a known code, by one regular expression over the path (a per-segment lambda is
     # interpreted row by row); its number is the count of slashes before it, plus one
-    known = "|".join(sorted(code_table(), key=lambda code: (-len(code), code)))
+    known = _alternation(code_table())
     directory_pattern = rf"^(.*?)/((?:{known})(?:[-_][a-z0-9]{{2,4}})?)/"
     before = F.regexp_extract(path, directory_pattern, 1)
     directory_code = F.regexp_extract(path, directory_pattern, 2)
