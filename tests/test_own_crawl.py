@@ -70,9 +70,11 @@ def test_a_wget_crawl_is_indexed_scanned_and_read_back(spark, site, tmp_path):
         pytest.skip("wget is not installed (apt-get install -y wget)")
     crawl = tmp_path / "crawl"
     crawl.mkdir()
-    command = ["wget", "--recursive", "--level=3", "--no-verbose", "-e", "robots=off", "--tries=1",
+    # retries: on a loaded machine the test server may drop a connection, and a page lost to it is not the indexer's
+    command = ["wget", "--recursive", "--level=3", "--no-verbose", "-e", "robots=off", "--tries=4",
+               "--retry-connrefused", "--waitretry=1", "--timeout=20",
                "--directory-prefix", str(tmp_path / "mirror"), f"--warc-file={crawl / 'library'}", site]
-    wget = subprocess.run(command, check=False, capture_output=True, text=True, timeout=60)
+    wget = subprocess.run(command, check=False, capture_output=True, text=True, timeout=240)
     assert (crawl / "library.warc.gz").exists(), wget.stderr  # wget exits non-zero for any failed fetch
 
     indexed = run_job(IndexWarcs, spark, ["--root", str(tmp_path / "root"), "--warc", str(crawl)])
