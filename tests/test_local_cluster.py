@@ -51,4 +51,4 @@ def test_scan_cdx_runs_on_separate_executor_jvms(tmp_path):
     assert finished.returncode == 0, finished.stderr[-3000:]  # fails where the executors lack the jar
     assert "handles on the JVM: the Java UDF" in finished.stderr
     report = json.loads((tmp_path / "_reports" / "bucket-handles.json").read_text())
-    assert report["status"] == "ok" and report["balanced"] and report["inputs"]["urls"] == 8
+    assert report["status"] == "ok" and report["balanced"] and report["inputs"]["urls"] == 12
