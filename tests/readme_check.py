@@ -196,9 +196,10 @@ def starts_spark(job: str) -> bool:
 
 
 def missing_demo_input(command: str, workspace: Path) -> str | None:
-    """The first out/demo/... input a command names that is not there (--quick writes only the demo's archive)."""
+    """The first out/... input a command names that is not there (--quick writes only the demo's archive, and the
+    Spark steps it skips write the walk-through's tables)."""
     outputs = {option_value(command, option) for option in ("--out", "--root")}
-    for path in re.findall(rf"(?<!\S){re.escape(DEMO_ROOT)}/\S+", command):
+    for path in re.findall(rf"(?<!\S){re.escape(DEMO_ROOT.split('/')[0])}/\S+", command):
         if path in outputs:
             continue
         if not (workspace / path.strip("'\"")).exists():
@@ -348,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         planned = plan(step, bool(shared), args.quick)
         missing = args.quick and not planned.skip and missing_demo_input(planned.command, workspace)
         if missing:
-            planned.skip = f"quick: {missing} is written by make demo (the full run has it)"
+            planned.skip = f"quick: {missing} is written by a step quick mode skips (the full run has it)"
         is_demo = planned.command.startswith("parascout demo")
         label = f"README:{step.line} " + (f"python snippet ({step.text.count(chr(10))} lines)"
                                           if step.kind == "python" else one_line(step.text, 110))
