@@ -86,6 +86,9 @@ class ScanCdx(Job):
         filters.add_argument("--langs", help="language pair(s): keep sites with URLs in both languages of a pair; "
                                              "en,is, or several in one scan: en:fr,de,is or en-fr,de-fr")
         filters.add_argument("--keep-redirects", action="store_true", help="keep 3xx captures (record_type=redirect)")
+        filters.add_argument("--lang-from", choices=["url", "cdx"], default="url",
+                             help="a page's language: url = the one its URL declares where the site uses URL language "
+                                  "markers, else CLD2's (the CDX `languages`); cdx = CLD2's only (less CPU)")
         filters.add_argument("--keep-revisits", action="store_true", help="keep revisit records (record_type=revisit)")
         parser.add_argument("--partitions", type=int, help="output partitions of urls (default: Spark decides)")
         parser.add_argument("--max-line-bytes", type=int, default=cdx.MAX_LINE_BYTES,
@@ -219,7 +222,8 @@ class ScanCdx(Job):
         record_counters = cdx_records.reason_counters((*cdx_records.BAD_REASONS, *cdx_records.RECORD_FILTERS, "ok"))
         record_counts = Observation("records")
         kept = records.observe(record_counts, *record_counters).where(F.col("reason") == "ok").drop("reason")
-        captures = cdx_records.latest_captures(kept, self.pairs, self.args.partitions)
+        captures = cdx_records.latest_captures(kept, self.pairs, self.args.partitions,
+                                               url_languages=self.args.lang_from == "url")
         capture_counters = cdx_records.reason_counters(cdx_records.CAPTURE_FILTERS, "capture_reason")
         capture_counts = Observation("captures")
         urls = (captures.observe(capture_counts, *capture_counters).where(F.col("capture_reason") == "ok")

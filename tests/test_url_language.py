@@ -90,6 +90,13 @@ def test_scan_takes_the_language_a_site_declares_in_its_urls(spark, tmp_path):
     assert urls.loc["https://fr.news.net/histoire.html", "lang_source"] == "url"
     assert "www.english.co.uk" not in set(urls["host"])
 
+    cdx_only = run_job(ScanCdx, spark, ["--root", str(tmp_path / "cdx"), "--cdx", str(cdx), "--langs", "en,fr",
+                                        "--lang-from", "cdx"])
+    assert cdx_only["balanced"]
+    by_cld2 = spark.read.parquet(str(tmp_path / "cdx" / "urls")).toPandas().set_index("url")
+    assert by_cld2.loc["https://docs.example.org/fr/page2.html", "lang"] == "eng"
+    assert set(by_cld2["lang_source"]) == {"cdx"}
+
 
 @pytest.mark.slow
 @pytest.mark.skipif(not REAL_SITES.exists(), reason="the real-sites archive (../shared/data/real-sites) is absent")
