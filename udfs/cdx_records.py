@@ -278,7 +278,7 @@ def latest_captures(records: DataFrame, pairs: Sequence[tuple[str, str]], partit
     (`lang`) is the one its URL declares in a slot the host uses for languages (udfs.url_language), else the
     CDX's primary language (`cdx_lang`); `lang_source` says which. With language pairs, a site (hosts of one
     registered domain's name: en.example.com, fr.example.com, example.de, example.fr) needs a kept URL in
-    each language of at least one pair. Without `url_languages`, `lang` is the CDX's (a scan ~2x cheaper in CPU).
+    each language of at least one pair. Without `url_languages`, `lang` is the CDX's (a third of the scan's CPU).
     """
     # domains are looked up before the shuffle: after it, the Python step would hide the window's sort
     # order from Spark and cost a second sort of the output
