@@ -230,24 +230,26 @@ class HostPages:
         language the shared text is not); another language's when CLD2 finds that; else the page's (a short line
         CLD2 cannot tell is no evidence of an untranslated one).
         (None, 0) when the page has no main prose."""
+        prose = self.main_prose(url)
+        shared = [self.is_shared(p, other_url) for p in prose]
         shared_lang = self.paragraph_language("\n".join(
-            p["text"] for page, partner in ((url, other_url), (other_url, url)) for p in self.main_prose(page)
-            if self.is_shared(p, partner)))
+            [p["text"] for p, is_shared in zip(prose, shared) if is_shared]
+            + [p["text"] for p in self.main_prose(other_url) if self.is_shared(p, url)]))
         # short lines are judged together, and only as a third language: CLD2 confuses the two pair languages'
         # shared vocabulary in headings and captions ("Figure 17.53. Le menu « Filtres de distorsion »": English)
-        short = [p["text"] for p in self.main_prose(url)
-                 if len(p["text"]) < self.config.min_detect_chars and not self.is_shared(p, other_url)]
-        short_lang = self.paragraph_language("\n".join(short))
+        short_lang = self.paragraph_language("\n".join(
+            p["text"] for p, is_shared in zip(prose, shared)
+            if len(p["text"]) < self.config.min_detect_chars and not is_shared))
         third = short_lang if short_lang not in (lang, other) else None
         total = other_chars = foreign_chars = 0
-        for paragraph in self.main_prose(url):
+        for paragraph, is_shared in zip(prose, shared):
             size = len(paragraph["text"])
             total += size
             detected = self.paragraph_language(paragraph["text"])
-            if detected is None and size < self.config.min_detect_chars and not self.is_shared(paragraph, other_url):
+            if detected is None and size < self.config.min_detect_chars and not is_shared:
                 detected = third
             if (detected is not None and detected == other) or (
-                    detected != lang and shared_lang != lang and self.is_shared(paragraph, other_url)):
+                    detected != lang and shared_lang != lang and is_shared):
                 other_chars += size
             elif detected is not None and detected != lang:
                 foreign_chars += size
@@ -272,8 +274,11 @@ class HostPages:
     def main_prose(self, url: str) -> list[dict]:
         """The page's main paragraphs that are prose: not code, and MIN_PROSE_WORDS words or more (a text without
         spaces, as Chinese or Japanese write, when it is longer than a label)."""
-        return [p for p in main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs"))
-                if p.get("type") not in CODE_TYPES and _is_prose(p["text"], self.config.min_prose_words)]
+        key = ("prose", url)
+        if key not in self._texts:
+            self._texts[key] = [p for p in main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs"))
+                                if p.get("type") not in CODE_TYPES and _is_prose(p["text"], self.config.min_prose_words)]
+        return self._texts[key]
 
     def paragraph_language(self, text: str) -> str | None:
         """CLD2's language of a text when it is reliable and the text MIN_DETECT_CHARS long, else None (cached per
