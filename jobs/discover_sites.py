@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from parascout.jobs.base import ConfigError, Job, language_pair_option
 from parascout.udfs import site_discovery
 from parascout.udfs.site_discovery import EVIDENCE_KINDS, SITE_COLUMNS, bind_url_markers, precision_recall_at
-from parascout.udfs.sites import with_site
+from parascout.udfs.sites import GROUPINGS, with_site
 
 PRECISION_KS = (5, 10, 20, 50)
 
@@ -45,8 +45,9 @@ class DiscoverSitesJob(Job):
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
         parser.add_argument("--langs", help="the language pair, e.g. en,fr (ISO 639-1 or 639-3)")
-        parser.add_argument("--group-by", choices=["site", "host", "domain"], default="site",
-                            help="site: a host without www and language labels (en.example.com = example.com)")
+        parser.add_argument("--group-by", choices=GROUPINGS, default="site",
+                            help="site: a host without www and language labels (en.example.com = example.com); domain: the "
+                                 "registered domain; name: its name on every suffix (example.de + example.fr); host")
         parser.add_argument("--truth", metavar="PARQUET",
                             help="sites' true languages (host, languages), e.g. ARCHIVE/truth/hosts.parquet: "
                                  "precision/recall at top-k in the report")

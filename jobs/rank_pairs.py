@@ -26,7 +26,7 @@ from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_op
 from parascout.udfs import blocking, ranking, storage
 from parascout.udfs.blocking import bind
 from parascout.udfs.langs import pair_label
-from parascout.udfs.sites import with_site
+from parascout.udfs.sites import GROUPINGS, with_site
 
 URL_BAD = "missing_url_or_host"
 BAD_REASONS = frozenset({URL_BAD, *ranking.BAD_REASONS})
@@ -84,8 +84,9 @@ class RankPairs(Job):
         parser.add_argument("--align-min-score", "--min-score", dest="align_min_score", type=float, default=None,
                             help="min score of an aligned pair (default: the pair model's calibrated cut-off, "
                                  f"{UNCALIBRATED_MIN_SCORE} for a model without one)")
-        parser.add_argument("--group-by", choices=["site", "host", "domain"], default="site",
-                            help="what a 'host' is: language-neutral host (default), exact host, registered domain")
+        parser.add_argument("--group-by", choices=GROUPINGS, default="site",
+                            help="what a site is: language-neutral host (default), exact host, registered domain, or the "
+                                 "registered domain's name on every suffix (example.de + example.fr = example.*)")
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
@@ -192,7 +193,7 @@ class RankPairs(Job):
             "host", "group_key").applyInPandas(
             bind(blocking.similar_pairs_for_group_frame, languages=self.languages, k=self.args.top_k,
                  max_urls=self.args.max_group_urls, lsh_min_pairs=self.args.lsh_min_pairs,
-                 strip_to="domain" if self.args.group_by == "domain" else "host",
+                 strip_to="domain" if self.args.group_by in ("domain", "name") else "host",
                  exhaustive_max_pairs=self.args.exhaustive_max_pairs), blocking.SIMILAR_SCHEMA)
         sources = [similar.select("host", "src_url", "trg_url", F.when(F.col("top_k"), "similar").otherwise(
             ranking.EXHAUSTIVE_SOURCE).alias("source"), F.lit(None).cast("string").alias("handle"))]

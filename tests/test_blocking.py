@@ -89,6 +89,22 @@ def test_url_tokens_drop_host_markers_and_scheme():
     assert blocking.similarity_tokens(None, MARKERS) == frozenset()
 
 
+def test_sites_by_each_grouping_and_by_name_in_spark_as_in_python(spark):
+    from parascout.udfs.sites import with_site
+    from parascout.udfs.urls import registered_domain
+
+    hosts = ["en.example.co.uk", "www.example.is", "example.is", "blog.example.is", "10.0.0.1", "localhost"]
+    expected = {"site": ["example.co.uk", "example.is", "example.is", "blog.example.is", "10.0.0.1", "localhost"],
+                "domain": ["example.co.uk", "example.is", "example.is", "example.is", "10.0.0.1", "localhost"],
+                "name": ["example.*", "example.*", "example.*", "example.*", "10.0.0.1", "localhost"],
+                "host": hosts}
+    frame = spark.createDataFrame([(h, registered_domain(h)) for h in hosts], "host string, domain string")
+    for grouped_by, sites in expected.items():
+        assert [site_of(h, registered_domain(h), MARKERS, grouped_by) for h in hosts] == sites, grouped_by
+        spark_sites = dict(with_site(frame, ("eng", "isl"), grouped_by).select("host", "site").collect())
+        assert [spark_sites[h] for h in hosts] == sites, grouped_by
+
+
 def test_similarity_features_add_character_ngrams_of_words_only():
     features = blocking.similarity_features(frozenset({"philosophy", "2019"}))
     assert {"philosophy", "2019", "<ph", "hy>"} <= features

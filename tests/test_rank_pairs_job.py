@@ -234,3 +234,34 @@ def test_rank_pairs_rejects_bad_configuration(spark, tmp_path):
     with pytest.raises(ConfigError, match="--image-max-share"):
         run_job(RankPairs, spark, ["--root", str(tmp_path), "--langs", "en,is", "--pair-model", "x",
                                    "--image-max-share", "2"])
+
+
+def test_rank_pairs_by_name_pairs_a_site_whose_languages_live_on_two_country_domains(spark, tmp_path, models):
+    """example.co.uk in English, example.is in Icelandic: two sites by default (each in one language), one site
+    `example.*` with --group-by name, whose translations pair across the two domains."""
+    pairs = [(f"https://www.example.co.uk/shop/{WORDS[i]}-{100 + i}.html",
+              f"https://www.example.is/shop/{ICELANDIC[i]}-{100 + i}.html") for i in range(12)]
+    rows = [(url, lang) for en, is_ in pairs for url, lang in ((en, "eng"), (is_, "isl"))]
+    urls = pd.DataFrame(rows, columns=["url", "lang"])
+    urls["host"] = [u.split("/")[2] for u in urls["url"]]
+    urls["domain"] = [registered_domain(h) for h in urls["host"]]
+    urls["surt"] = [surt(u) for u in urls["url"]]
+    urls["status"], urls["mime"] = "200", "text/html"
+    found = {}
+    for group_by in ("site", "name"):
+        root = tmp_path / group_by
+        spark.createDataFrame(urls[["url", "surt", "host", "domain", "lang", "status", "mime"]]).write.parquet(
+            str(root / "urls"))
+        report = run_job(RankPairs, spark, [
+            "--root", str(root), "--langs", "en,is", "--lang-model", models["lang"], "--pair-model", models["pairs"],
+            "--group-by", group_by, "--align-min-score", "0.0"])
+        assert report["balanced"], report
+        found[group_by] = (report, spark.read.parquet(str(root / "scored_pairs")).toPandas(),
+                           spark.read.parquet(str(root / "rank_hosts")).toPandas())
+    report, scored, _ = found["site"]
+    assert report["filtered"]["site_one_language"] == len(urls) and scored.empty
+    report, scored, hosts = found["name"]
+    assert set(scored["host"]) == {"example.*"}
+    top = scored[scored["rank"] == 1]
+    assert len(set(zip(top["src_url"], top["trg_url"])) & set(pairs)) >= 10
+    assert set(hosts["grouped_by"]) == {"name"}

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from parascout.udfs.cdx import READ_PROBLEMS
 from parascout.udfs.jvm import java_function_available
 from parascout.udfs.url_language import sibling_key_column, url_marker_columns
+from parascout.udfs.sites import name_site_column
 from parascout.udfs.urls import CONTROL_CHARACTERS, MAX_URL_CHARS, public_suffix_spec, registered_domain
 
 BAD_REASONS = frozenset({"non_utf8", "malformed_line", "bad_json", "missing_url", "url_too_long",
@@ -328,14 +329,15 @@ def with_url_languages(ranked: DataFrame) -> DataFrame:
 def with_site_bilingual(ranked: DataFrame, pairs: Sequence[tuple[str, str]]) -> DataFrame:
     """Add `site_bilingual`: the hosts of the URL's site hold a latest capture in each language of one of `pairs`.
 
-    The site is the registered domain's name without its public suffix, so a site whose languages live on
-    other hosts (fr.example.com) or other domains (example.fr) is kept whole; one row per host is joined back.
+    The site is the registered domain's name on every public suffix (udfs.sites, `--group-by name`), so a site
+    whose languages live on other hosts (fr.example.com) or other domains (example.fr) is kept whole; one row per
+    host is joined back.
     One pass serves every pair: a flag per language of any pair, then an OR over the pairs."""
     languages = sorted({lang for pair in pairs for lang in pair})
     latest = F.col("capture_rank") == 1
     per_host = ranked.groupBy("host", "domain").agg(
         *[F.max((latest & (F.col("lang") == lang)).cast("int")).alias(f"has_{lang}") for lang in languages])
-    name = F.coalesce(F.substring_index(F.col("domain"), ".", 1), F.col("host"))
+    name = name_site_column(F.col("host"), F.col("domain"))  # the broadest grouping: every --group-by finds its hosts
     per_site = per_host.withColumn("site_name", name).groupBy("site_name").agg(
         *[F.max(f"has_{lang}").alias(f"site_has_{lang}") for lang in languages])
     bilingual = reduce(lambda any_pair, pair: any_pair | ((F.col(f"site_has_{pair[0]}") == 1)

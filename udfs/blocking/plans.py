@@ -33,9 +33,13 @@ def similar_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str, k
         return pd.DataFrame({"host": pd.Series(dtype=object), "src_url": pd.Series(dtype=object),
                              "trg_url": pd.Series(dtype=object), "jaccard": pd.Series(dtype=np.float64),
                              "top_k": pd.Series(dtype=bool)})
-    strip = group[strip_to].iloc[0]
-    src_tokens = [url_features(u, markers, strip) for u in src["url"]]
-    trg_tokens = [url_features(u, markers, strip) for u in trg["url"]]
+    if strip_to == "domain":  # each URL's own domain: a group by name holds example.de and example.fr
+        src_tokens = [url_features(u, markers, d) for u, d in zip(src["url"], src["domain"])]
+        trg_tokens = [url_features(u, markers, d) for u, d in zip(trg["url"], trg["domain"])]
+    else:
+        strip = group[strip_to].iloc[0]
+        src_tokens = [url_features(u, markers, strip) for u in src["url"]]
+        trg_tokens = [url_features(u, markers, strip) for u in trg["url"]]
     pairs, _ = similar_pairs(src_tokens, trg_tokens, k, lsh_min_pairs, exhaustive_max_pairs)
     return pd.DataFrame({
         "host": group["host"].iloc[0],
