@@ -6,7 +6,8 @@ Generates realistic CommonCrawl CDX lines once (format_cdx_line; kept under --da
 every path up, then times them alternately and prints lines/s and the ratio of medians, in wall-clock
 time and in CPU seconds of the JVM and its Python workers (steadier on a shared machine).
 The baseline, `spark.read.text(files).count()`, only gunzips and splits lines. `scan lang=cdx` is the scan
-with `--lang-from cdx` (no URL-declared languages). `scan text-rdr`
+with `--lang-from cdx` (no URL-declared languages); `scan en,is` keeps the sites of one language pair, as a
+corpus builder's scan does. `scan text-rdr`
 is the same scan with Spark's text reader instead of the jar's CdxFileReader (the path without the
 jar, whose Hadoop line cap drops an over-long line uncounted). A third
 timing reads the same lines as a ZipNum collection with a TLD filter that matches every
@@ -166,6 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     steps = {"gunzip+count": gunzip_count,
              "scan-cdx": lambda: scan("--cdx", str(data / "cdx")),
              "scan lang=cdx": lambda: scan("--cdx", str(data / "cdx"), "--lang-from", "cdx"),
+             "scan en,is": lambda: scan("--cdx", str(data / "cdx"), "--langs", "en,is"),
              "scan text-rdr": scan_with_spark_text_reader,
              "zipnum+tlds": lambda: scan("--cdx", str(data / "zipnum"), "--tlds", "is,com,de,uk,mt"),
              "read cached": read_cached_urls, "write urls": write_urls}

@@ -214,7 +214,7 @@ class ScanCdx(Job):
         self.report.metric("executors", max(executors - 1, 1))  # the driver is listed too, except in local mode
 
     def scan(self, records, filters: cdx_records.CaptureFilters) -> None:
-        """Filter, keep the latest capture per URL, write urls (by host, sorted by host and SURT), count reasons."""
+        """Filter, keep the latest capture per URL, write urls (by site, sorted by host and SURT), count reasons."""
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
 

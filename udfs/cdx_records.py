@@ -271,7 +271,7 @@ def reason_counters(reasons: tuple[str, ...], column: str = "reason") -> list[Co
 
 def latest_captures(records: DataFrame, pairs: Sequence[tuple[str, str]], partitions: int | None,
                     url_languages: bool = True) -> DataFrame:
-    """Records laid out by host and sorted by (host, surt), with `domain`, the page language and `capture_reason`.
+    """Records laid out by site and sorted by (host, surt), with `domain`, the page language and `capture_reason`.
 
     `capture_reason` is ok, older_capture or host_not_bilingual.
 
@@ -280,15 +280,21 @@ def latest_captures(records: DataFrame, pairs: Sequence[tuple[str, str]], partit
     CDX's primary language (`cdx_lang`); `lang_source` says which. With language pairs, a site (hosts of one
     registered domain's name: en.example.com, fr.example.com, example.de, example.fr) needs a kept URL in
     each language of at least one pair. Without `url_languages`, `lang` is the CDX's (a third of the scan's CPU).
+
+    One shuffle, by site: every window below is partitioned by the site first, so the per-URL, per-host and
+    per-site steps all run on it, and the site's languages are a window too, not a join of the records with
+    an aggregate of themselves (which Spark computes by reading and parsing the whole index a second time).
     """
     # domains are looked up before the shuffle: after it, the Python step would hide the window's sort
     # order from Spark and cost a second sort of the output
     with_domain = records.withColumn("domain", registered_domain_column(F.col("host")))
-    by_host = with_domain.repartition(partitions, "host") if partitions else with_domain.repartition("host")
-    by_host = with_languages(by_host)  # after the shuffle: a short string moves, not an array
-    newest_first = Window.partitionBy("host", "surt").orderBy(
+    with_domain = with_domain.withColumn("site_name", name_site_column(F.col("host"), F.col("domain")))
+    by_site = (with_domain.repartition(partitions, "site_name") if partitions
+               else with_domain.repartition("site_name"))
+    by_site = with_languages(by_site)  # after the shuffle: a short string moves, not an array
+    newest_first = Window.partitionBy("site_name", "host", "surt").orderBy(
         F.desc("fetch_time"), F.desc("warc_filename"), F.desc("warc_offset"))
-    ranked = by_host.withColumn("capture_rank", F.row_number().over(newest_first))
+    ranked = by_site.withColumn("capture_rank", F.row_number().over(newest_first))
     ranked = with_url_languages(ranked) if url_languages else ranked.withColumn("lang", F.col("cdx_lang")).withColumn(
         "lang_source", F.when(F.col("cdx_lang").isNotNull(), F.lit("cdx")))
     latest = F.col("capture_rank") == 1
@@ -297,7 +303,7 @@ def latest_captures(records: DataFrame, pairs: Sequence[tuple[str, str]], partit
         rules.append((~F.col("site_bilingual"), "host_not_bilingual"))
         ranked = with_site_bilingual(ranked, pairs)
     reason = _first_reason([(condition, F.lit(name)) for condition, name in rules], F.lit("ok"))
-    return ranked.withColumn("capture_reason", reason).drop("capture_rank", "site_bilingual")
+    return ranked.withColumn("capture_reason", reason).drop("capture_rank", "site_bilingual", "site_name")
 
 
 def with_url_languages(ranked: DataFrame) -> DataFrame:
@@ -306,47 +312,45 @@ def with_url_languages(ranked: DataFrame) -> DataFrame:
     Among the host's latest captures, a code in a slot is the page's language when CLD2 (the CDX `languages`)
     names it on at least half the pages carrying that code there, or when the page has a sibling (the same URL
     with another code in that slot) and CLD2 confirms some code of the slot: properties of the site, so a page
-    whose whole-HTML CLD2 label is wrong still gets the language its URL says."""
+    whose whole-HTML CLD2 label is wrong still gets the language its URL says. `ranked` is laid out by
+    `site_name` (latest_captures): the windows lead with it, so they need no shuffle of their own."""
     slot, marker = url_marker_columns(F.col("url"))
     ranked = (ranked.withColumn("url_marker_slot", slot).withColumn("url_marker_lang", marker)
               .withColumn("sibling_key", sibling_key_column(F.col("url"))))
     marked = (F.col("capture_rank") == 1) & F.col("url_marker_lang").isNotNull()
     agrees = F.when(marked, F.coalesce(F.array_contains(F.col("langs"), F.col("url_marker_lang")),
                                        F.lit(False)).cast("double"))
-    code_confirmed = F.avg(agrees).over(Window.partitionBy("host", "url_marker_slot", "url_marker_lang")) >= 0.5
+    host_slot = ("site_name", "host", "url_marker_slot")
+    code_confirmed = F.avg(agrees).over(Window.partitionBy(*host_slot, "url_marker_lang")) >= 0.5
     ranked = ranked.withColumn("code_confirmed", F.coalesce(code_confirmed, F.lit(False)))
-    slot_confirmed = F.max(F.when(marked, F.col("code_confirmed"))).over(Window.partitionBy("host", "url_marker_slot"))
+    slot_confirmed = F.max(F.when(marked, F.col("code_confirmed"))).over(Window.partitionBy(*host_slot))
     siblings = F.size(F.collect_set(F.when(marked, F.col("url_marker_lang"))).over(
-        Window.partitionBy("host", "url_marker_slot", "sibling_key")))
+        Window.partitionBy(*host_slot, "sibling_key")))
     valid = F.col("url_marker_lang").isNotNull() & (
         F.col("code_confirmed") | (F.coalesce(slot_confirmed, F.lit(False)) & (siblings >= 2)))
-    lang = F.when(valid, F.col("url_marker_lang")).otherwise(F.col("cdx_lang"))
-    source = F.when(valid, F.lit("url")).when(F.col("cdx_lang").isNotNull(), F.lit("cdx"))
+    ranked = ranked.withColumn("url_valid", valid)  # one column: used twice below, it would be two windows each
+    lang = F.when(F.col("url_valid"), F.col("url_marker_lang")).otherwise(F.col("cdx_lang"))
+    source = F.when(F.col("url_valid"), F.lit("url")).when(F.col("cdx_lang").isNotNull(), F.lit("cdx"))
     return (ranked.withColumn("lang", lang).withColumn("lang_source", source)
-            .drop("url_marker_slot", "url_marker_lang", "sibling_key", "code_confirmed"))
+            .drop("url_marker_slot", "url_marker_lang", "sibling_key", "code_confirmed", "url_valid"))
 
 
 def with_site_bilingual(ranked: DataFrame, pairs: Sequence[tuple[str, str]]) -> DataFrame:
-    """Add `site_bilingual`: the hosts of the URL's site hold a latest capture in each language of one of `pairs`.
+    """Add `site_bilingual`: the hosts of the URL's site (`site_name`: the registered domain's name on every
+    public suffix, udfs.sites' `--group-by name`) hold a latest capture in each language of one of `pairs`, so a
+    site whose languages live on other hosts (fr.example.com) or other domains (example.fr) is kept whole.
 
-    The site is the registered domain's name on every public suffix (udfs.sites, `--group-by name`), so a site
-    whose languages live on other hosts (fr.example.com) or other domains (example.fr) is kept whole; one row per
-    host is joined back.
-    One pass serves every pair: a flag per language of any pair, then an OR over the pairs."""
+    One pass serves every pair: a flag per language of any pair over the site's window, then an OR over the
+    pairs. `ranked` is laid out by `site_name` (latest_captures), so the window needs no shuffle."""
     languages = sorted({lang for pair in pairs for lang in pair})
     latest = F.col("capture_rank") == 1
-    per_host = ranked.groupBy("host", "domain").agg(
-        *[F.max((latest & (F.col("lang") == lang)).cast("int")).alias(f"has_{lang}") for lang in languages])
-    name = name_site_column(F.col("host"), F.col("domain"))  # the broadest grouping: every --group-by finds its hosts
-    per_site = per_host.withColumn("site_name", name).groupBy("site_name").agg(
-        *[F.max(f"has_{lang}").alias(f"site_has_{lang}") for lang in languages])
-    bilingual = reduce(lambda any_pair, pair: any_pair | ((F.col(f"site_has_{pair[0]}") == 1)
-                                                           & (F.col(f"site_has_{pair[1]}") == 1)),
+    site = Window.partitionBy("site_name")
+    flags = ranked.select("*", *[(F.max((latest & (F.col("lang") == lang)).cast("int")).over(site) == 1)
+                                 .alias(f"site_has_{lang}") for lang in languages])
+    bilingual = reduce(lambda any_pair, pair: any_pair | (F.col(f"site_has_{pair[0]}") & F.col(f"site_has_{pair[1]}")),
                        pairs, F.lit(False))
-    hosts = (per_host.withColumn("site_name", name).join(per_site, "site_name")
-             .select("host", bilingual.alias("site_bilingual")))
-    return ranked.join(hosts, "host", "left").withColumn(
-        "site_bilingual", F.coalesce(F.col("site_bilingual"), F.lit(False)))
+    return flags.withColumn("site_bilingual", F.coalesce(bilingual, F.lit(False))).drop(
+        *[f"site_has_{lang}" for lang in languages])
 
 
 def with_languages(records: DataFrame) -> DataFrame:
