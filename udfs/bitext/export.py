@@ -16,6 +16,7 @@ from parascout.udfs.bitext import sentences as splitting
 from parascout.udfs.bitext.align import align_segments
 from parascout.udfs.bitext.config import DEFAULT, AlignmentConfig
 from parascout.udfs.bitext.filters import UNALIGNED, filter_reason
+from parascout.udfs.lexicon import main_paragraphs as lexicon_main_paragraphs
 
 SENTENCE_STRUCT = ("struct<bead:int, bead_type:string, src_text:string, trg_text:string, score:double, "
                    "reason:string, src_words:int, trg_words:int>")
@@ -32,11 +33,10 @@ FILTERED_REASONS = frozenset({NO_PAIRS_KEPT})
 
 
 def main_paragraphs(paragraphs, main_text) -> list[tuple[str, str]] | None:
-    """A page's non-boilerplate paragraphs as (text, type) (main_text's lines, type 'text', when the paragraph
-    list is absent)."""
+    """A page's non-boilerplate paragraphs (lexicon.main_paragraphs) as (text, type) (main_text's lines, type 'text',
+    when the paragraph list is absent)."""
     if paragraphs is not None:
-        return [(p["text"], p.get("type") or "text") for p in paragraphs
-                if p and not p.get("boilerplate") and (p.get("text") or "").strip()]
+        return [(p["text"], p.get("type") or "text") for p in lexicon_main_paragraphs(paragraphs)]
     if main_text is None or (isinstance(main_text, float) and pd.isna(main_text)):
         return None
     return [(line, "text") for line in str(main_text).split("\n") if line.strip()]
