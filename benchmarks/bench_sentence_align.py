@@ -62,6 +62,7 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 from parascout.udfs.bitext.align import align_segments, align_sentences
+from parascout.udfs.bitext.config import AlignmentConfig
 from parascout.udfs.bitext.sentences import Segment, split_sentences
 from parascout.udfs.lexicon import tokenize, train_lexicon
 
@@ -456,7 +457,7 @@ def main(argv=None) -> int:
         if args.tune:
             tuning = build_pairs(src_lang, trg_lang, "ot", args.chapters, seed=1)
             for weight in TUNING_WEIGHTS:
-                total, _ = run(tuning, src_lang, trg_lang, lexicon, lexicon_weight=weight)
+                total, _ = run(tuning, src_lang, trg_lang, lexicon, config=AlignmentConfig(lexicon_weight=weight))
                 print(f"  tune weight {weight:>4}: F1 {scores(total)['f1']:.4f}")
         pairs = build_pairs(src_lang, trg_lang, "nt", args.chapters, seed=2)
         sentences = sum(len(sentences_with_spans(p.src_paragraphs)[0]) for p in pairs) / max(len(pairs), 1)
@@ -488,7 +489,7 @@ def main_archives(args) -> int:
         lexicon = held_out_lexicon(src_lang, trg_lang, args.archive)
         if args.tune:  # on a tuning archive (seed 7 was), never on the evaluation archives
             for weight in TUNING_WEIGHTS:
-                total, _ = run(pairs, src_lang, trg_lang, lexicon, lexicon_weight=weight)
+                total, _ = run(pairs, src_lang, trg_lang, lexicon, config=AlignmentConfig(lexicon_weight=weight))
                 print(f"| {pair_name} | tune weight {weight} | {len(pairs)} | {skipped} | | | {scores(total)['f1']:.3f} | |")
             continue
         for method, with_lexicon, structure in METHODS:

@@ -6,7 +6,7 @@
 
 docs/tables.md comes from the table registry (parascout.udfs.tables.TABLES); each job page's arguments table comes
 from the job's own argparse parser, between the ARGUMENTS_BEGIN / ARGUMENTS_END markers (the prose around them is
-written by hand); docs/configuration.md's tables of the stage configs' fields (VerificationConfig, ReplayConfig:
+written by hand); docs/configuration.md's tables of the stage configs' fields (VerificationConfig, ReplayConfig, ...:
 name, default, help) between the STAGE_CONFIGS_BEGIN / STAGE_CONFIGS_END markers.
 """
 from __future__ import annotations

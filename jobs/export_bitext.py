@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
 from parascout.udfs import domain_focus, storage, tables
+from parascout.udfs.bitext.config import AlignmentConfig
 from parascout.udfs.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, FILTERED_REASONS, export_batches
 from parascout.udfs.bitext.formats import TMX_FOOTER, document_line, sentence_line, tmx_header, tmx_unit
 from parascout.udfs.bitext.sentences import MAX_SENTENCES
@@ -46,6 +47,8 @@ class ExportBitextJob(Job):
     inputs = ("verified_pairs", "texts")
     input_paths = ("lexicon",)
     unversioned_outputs = ("bitext",)  # the TSV and TMX files, complete when bitext/_manifest.json names them
+    #: `export-bitext: {alignment: {max_length_ratio: 2.5}}` in a --conf file
+    stage_configs = (("alignment", AlignmentConfig),)
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
@@ -75,6 +78,12 @@ class ExportBitextJob(Job):
                 self.lexicons[frozenset((lexicon.src_lang, lexicon.trg_lang))] = path
         if args.max_sentences < 1:
             raise ConfigError("--max-sentences must be at least 1")
+
+    @property
+    def alignment(self) -> AlignmentConfig:
+        """The splitting, alignment and filter knobs of this run (its --conf section's `alignment:`, else the
+        defaults)."""
+        return getattr(self.args, "alignment", None) or AlignmentConfig()
 
     def oriented_pairs(self):
         """Verified parallel pairs of the language pair, src always language A (pairs stored B -> A swapped)."""
@@ -130,7 +139,8 @@ class ExportBitextJob(Job):
         if self.args.in_domain_only:
             pairs = self.in_domain(pairs)
         documents = self.with_texts(pairs).mapInPandas(
-            functools.partial(export_batches, lexicon_path=self.lexicon_path, max_sentences=self.args.max_sentences),
+            functools.partial(export_batches, lexicon_path=self.lexicon_path, max_sentences=self.args.max_sentences,
+                              config=self.alignment),
             DOCUMENT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)  # aligned once, written as two tables
         self.write_table(with_site(documents.drop("sentences"), self.languages), "bitext_documents")
         sentences = documents.select("host", "src_url", "trg_url", "src_lang", "trg_lang",

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
 from parascout.udfs import blocking, ranking, storage
-from parascout.udfs.blocking import bind
+from parascout.udfs.blocking import BlockingConfig, bind
 from parascout.udfs.langs import pair_label
 from parascout.udfs.sites import GROUPINGS, with_site
 
@@ -47,6 +47,8 @@ class RankPairs(Job):
     inputs = ("urls",)
     model_paths = ("lang_model", "pair_model", "rescore_model")
     optional_inputs = ("candidates", "docs")
+    #: `rank-pairs: {blocking: {lsh_bands: 32}}` in a --conf file
+    stage_configs = (("blocking", BlockingConfig),)
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
@@ -66,7 +68,7 @@ class RankPairs(Job):
                                  "(the fast model then keeps the top-k per URL); 0 disables")
         parser.add_argument("--image-max-share", type=float, default=blocking.IMAGE_MAX_SHARE,
                             help="image names on more than this share of a site's fetched pages (logos, icons) "
-                                 f"pair nothing (names on <= {blocking.IMAGE_RARE_PAGES} pages always may)")
+                                 "pair nothing (names on at most blocking.image_rare_pages pages always may)")
         parser.add_argument("--image-max-pages", type=int, default=blocking.IMAGE_MAX_PAGES,
                             help="image names on more pages than this pair nothing (counted as image_pairs_capped); "
                                  "0 disables image blocking")
@@ -98,6 +100,11 @@ class RankPairs(Job):
         if not 0 <= args.image_max_share <= 1 or args.image_max_pages < 0 or args.structure_top_k < 0:
             raise ConfigError("--image-max-share must be between 0 and 1, --image-max-pages and "
                               "--structure-top-k >= 0")
+
+    @property
+    def blocking(self) -> BlockingConfig:
+        """The blocking knobs of this run (its --conf section's `blocking:`, else the defaults)."""
+        return getattr(self.args, "blocking", None) or BlockingConfig()
 
     def process(self) -> None:
         self.staged: dict[str, str] = {}
@@ -194,7 +201,7 @@ class RankPairs(Job):
             bind(blocking.similar_pairs_for_group_frame, languages=self.languages, k=self.args.top_k,
                  max_urls=self.args.max_group_urls, lsh_min_pairs=self.args.lsh_min_pairs,
                  strip_to="domain" if self.args.group_by in ("domain", "name") else "host",
-                 exhaustive_max_pairs=self.args.exhaustive_max_pairs), blocking.SIMILAR_SCHEMA)
+                 exhaustive_max_pairs=self.args.exhaustive_max_pairs, config=self.blocking), blocking.SIMILAR_SCHEMA)
         sources = [similar.select("host", "src_url", "trg_url", F.when(F.col("top_k"), "similar").otherwise(
             ranking.EXHAUSTIVE_SOURCE).alias("source"), F.lit(None).cast("string").alias("handle"))]
         if self.uses("candidates"):
@@ -209,7 +216,7 @@ class RankPairs(Job):
                 sources.append(self.image_candidates(docs, kept))
             if "structure" in docs.columns and self.args.structure_top_k > 0:
                 sources.append(blocking.structure_pairs(docs, kept, self.languages, self.args.structure_top_k,
-                                                        self.args.max_group_urls).select(
+                                                        self.args.max_group_urls, self.blocking).select(
                     "host", "src_url", "trg_url", F.lit("structure").alias("source"),
                     F.lit(None).cast("string").alias("handle")))
         union = functools.reduce(DataFrame.unionByName, sources)
@@ -234,7 +241,7 @@ class RankPairs(Job):
         checked = blocking.orient_pairs(blocking.link_pairs(pages, kept), kept, self.languages[0])
         for why, count in self.count_by(checked, "reason").items():
             self.report.metric(f"link_candidates_{why}", count)
-        return self.stage(blocking.link_evidence(pages, kept, self.languages), "link-evidence")
+        return self.stage(blocking.link_evidence(pages, kept, self.languages, self.blocking), "link-evidence")
 
     def link_candidates(self, evidence: DataFrame, uncued: str) -> list[DataFrame]:
         """Source `cue` (a link either way whose context names its target's language, or shared rare cue-marked
@@ -262,7 +269,7 @@ class RankPairs(Job):
     def image_candidates(self, docs: DataFrame, kept: DataFrame) -> DataFrame:
         """Pages sharing a rare image name; image names counted by status, pairs of capped names counted."""
         pairs, names = blocking.image_pairs(docs, kept, self.languages, self.args.image_max_share,
-                                            self.args.image_max_pages)
+                                            self.args.image_max_pages, self.blocking)
         by_status = {row["image_status"]: row for row in names.groupBy("image_status").agg(
             F.count("*").alias("names"), F.sum(F.col("n_src") * F.col("n_trg")).alias("pairs")).collect()}
         for status in blocking.IMAGE_STATUSES:

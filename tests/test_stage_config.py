@@ -1,5 +1,5 @@
-"""Stage knobs (VerificationConfig, ReplayConfig): set from a job's --conf section, refused when unknown, passed down
-to the decision, recorded in the report and listed in docs/configuration.md."""
+"""Stage knobs (VerificationConfig, ReplayConfig, AlignmentConfig, BlockingConfig): set from a job's --conf section,
+refused when unknown, passed down to the decision, recorded in the report and listed in docs/configuration.md."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,9 +10,17 @@ import pytest
 import yaml
 
 from parascout.jobs.base import ConfigError, JobReport
+from parascout.jobs.export_bitext import ExportBitextJob
+from parascout.jobs.rank_pairs import RankPairs
 from parascout.jobs.replay_crawl import ReplayCrawlJob
 from parascout.jobs.verify_pairs import VerifyPairsJob
-from parascout.udfs import storage
+from parascout.udfs import blocking, storage
+from parascout.udfs.bitext.align import align_sentences
+from parascout.udfs.bitext.config import AlignmentConfig
+from parascout.udfs.bitext.export import export_document
+from parascout.udfs.bitext.filters import filter_reason
+from parascout.udfs.bitext.sentences import split_sentences
+from parascout.udfs.blocking import BlockingConfig
 from parascout.udfs.html_text import paragraph_hash
 from parascout.udfs.replay import make_policy
 from parascout.udfs.replay.batch import ReplayRun, replay_host
@@ -24,7 +32,11 @@ from parascout.udfs.structure import ThresholdRule
 from parascout.udfs.verification import verify_host
 from parascout.udfs.verification_config import VerificationConfig
 from tests.conftest import run_job
+from tests.test_blocking import image_pages, synthetic_sites
 from tests.test_documents import ENGLISH, GERMAN
+from tests.test_export_bitext import EN, FR, document
+from tests.test_export_bitext import write_inputs as write_bitext_inputs
+from tests.test_sentence_align import SRC, TRG, TinyLexicon, tokenize
 from tests.test_verify_pairs import HOST, LEXICON, REAL_ENGLISH, REAL_GERMAN, build_site, doc_row, text_of
 
 
@@ -118,13 +130,93 @@ def test_replay_knobs_reach_the_policies_and_the_simulator():
     assert len(curves[0.25]) < len(curves[0.01])
 
 
+#: export's sentence pairs of EN / FR: their lengths in the documents' ratio differ by 1.13, 1.21 and 1.12
+STRICT_LENGTHS = AlignmentConfig(max_length_ratio=1.15)
+
+
+def test_a_changed_length_ratio_reaches_the_export_filter():
+    reasons = [s["reason"] for s in export_document(document(EN, FR))["sentences"]]
+    assert reasons == [None, None, None]
+    strict = export_document(document(EN, FR), config=STRICT_LENGTHS)
+    assert [s["reason"] for s in strict["sentences"]] == [None, "length_ratio", None]
+    assert strict["sentence_pairs"] == 2
+    short, long = "Yes.", "Oui, mais c'est une très longue phrase qui continue sans fin."
+    assert filter_reason(short, long, "eng", "fra") == "length_ratio"
+    assert filter_reason(short, long, "eng", "fra", config=AlignmentConfig(max_length_ratio=20.0)) is None
+
+
+def test_alignment_knobs_reach_the_aligner_and_the_splitter():
+    default = align_sentences(SRC, TRG, "eng", "fra", TinyLexicon(), tokenize)
+    assert [bead.kind for bead in default] == ["1-1", "1-2", "1-1", "1-1"]
+    no_merging = AlignmentConfig(lexicon_merge_prior=1e-12, absorb_share=2.0)  # a 1-2 bead costs too much
+    assert "1-2" not in [bead.kind for bead in align_sentences(SRC, TRG, "eng", "fra", TinyLexicon(), tokenize,
+                                                               config=no_merging)]
+    segments, _ = split_sentences(["A sentence that goes on."], max_chars=AlignmentConfig(max_sentence_chars=5)
+                                  .max_sentence_chars)
+    assert segments[0].text == "A sen"
+
+
+def test_a_changed_lsh_banding_or_ngram_changes_the_candidates():
+    urls = synthetic_sites(n_sites=1, pages=200, seed=3)
+    group = urls.assign(host=urls["site"].iloc[0])
+
+    def candidates(config: BlockingConfig) -> set:
+        pairs = blocking.similar_pairs_for_group(group, "eng", "isl", 2, 10_000, 0, config=config)  # LSH always
+        return set(zip(pairs["src_url"], pairs["trg_url"], pairs["jaccard"].round(9)))
+
+    default = candidates(BlockingConfig())
+    assert candidates(BlockingConfig(lsh_bands=16)) == default
+    assert len(candidates(BlockingConfig(lsh_bands=1))) < len(default) < len(candidates(BlockingConfig(lsh_bands=64)))
+    assert candidates(BlockingConfig(char_ngram=4)) != default
+
+
+def test_a_changed_rare_image_count_reaches_the_image_blocker():
+    default, names = blocking.shared_image_pairs(image_pages(), ("eng", "isl"), max_share=0.1, max_pages=20)
+    # the banner on 6 of 25 pages is common under 4 rare pages, and pairs its pages under 6
+    looser, looser_names = blocking.shared_image_pairs(image_pages(), ("eng", "isl"), max_share=0.1, max_pages=20,
+                                                       config=BlockingConfig(image_rare_pages=6))
+    assert names.set_index("image").loc["banner.jpg", "image_status"] == "common"
+    assert looser_names.set_index("image").loc["banner.jpg", "image_status"] == "ok"
+    assert len(looser) == len(default) + 3 * 3 - 3
+
+
+def test_alignment_and_blocking_sections_are_parsed_checked_and_recorded(tmp_path):
+    conf = conf_file(tmp_path, {"export-bitext": {"alignment": {"max_length_ratio": 2.5}},
+                                "rank-pairs": {"blocking": {"lsh_bands": 32}}})
+    export = ExportBitextJob()
+    export.args = export.parse_arguments(["--root", str(tmp_path), "--langs", "en,fr", "--conf", conf])
+    assert export.alignment == AlignmentConfig(max_length_ratio=2.5)
+    assert export._public_args()["alignment"] == dataclasses.asdict(AlignmentConfig(max_length_ratio=2.5))
+    rank = RankPairs()
+    rank.args = rank.parse_arguments(["--root", str(tmp_path), "--langs", "en,is", "--pair-model", "x",
+                                      "--conf", conf])
+    assert rank.blocking == BlockingConfig(lsh_bands=32)
+    assert rank._public_args()["blocking"] == dataclasses.asdict(BlockingConfig(lsh_bands=32))
+    rank.args = rank.parse_arguments(["--root", str(tmp_path), "--langs", "en,is", "--pair-model", "x"])
+    assert rank._public_args()["blocking"] == dataclasses.asdict(BlockingConfig())  # the defaults, recorded too
+
+    for job, argv, section, names in (
+            (ExportBitextJob, ["--langs", "en,fr"], {"export-bitext": {"alignment": {"max_length_ration": 2}}},
+             AlignmentConfig),
+            (RankPairs, ["--langs", "en,is", "--pair-model", "x"], {"rank-pairs": {"blocking": {"bands": 8}}},
+             BlockingConfig)):
+        with pytest.raises(ConfigError) as error:
+            job().parse_arguments(["--root", str(tmp_path), *argv, "--conf", conf_file(tmp_path, section)])
+        assert "\n" not in str(error.value) and "unknown key" in str(error.value)
+        assert all(field.name in str(error.value) for field in dataclasses.fields(names))
+    with pytest.raises(ConfigError, match="lsh_bands must be between 1 and minhash_permutations") as error:
+        RankPairs().parse_arguments(["--root", str(tmp_path), "--langs", "en,is", "--pair-model", "x", "--conf",
+                                     conf_file(tmp_path, {"rank-pairs": {"blocking": {"lsh_bands": 100}}})])
+    assert "\n" not in str(error.value)
+
+
 def test_docs_list_every_field():
     from docs.generate import DOCS, configuration_page, stage_configs_markdown
 
     page = (DOCS / "configuration.md").read_text(encoding="utf-8")
     assert configuration_page(page) == page, "docs/configuration.md is stale: run python docs/generate.py"
     table = stage_configs_markdown()
-    for config_class in (VerificationConfig, ReplayConfig):
+    for config_class in (VerificationConfig, ReplayConfig, AlignmentConfig, BlockingConfig):
         for field in dataclasses.fields(config_class):
             assert f"| `{field.name}` | `{field.default}` | {field.metadata['help'].split()[0]}" in table
 
@@ -145,3 +237,13 @@ def test_verify_pairs_job_passes_its_config_down_and_reports_it(spark, tmp_path)
     verified = verified.read_table("verified_pairs").toPandas()
     shared = verified[verified["parallel"]]["shared_images"]
     assert len(shared) and (shared == 0).all()
+
+
+@pytest.mark.slow
+def test_export_bitext_job_passes_its_alignment_config_down_and_reports_it(spark, tmp_path):
+    write_bitext_inputs(spark, tmp_path)
+    conf = conf_file(tmp_path, {"export-bitext": {"alignment": {"max_length_ratio": STRICT_LENGTHS.max_length_ratio}}})
+    report = run_job(ExportBitextJob, spark, ["--root", str(tmp_path), "--langs", "en,fr", "--conf", conf])
+    assert report["args"]["alignment"] == dataclasses.asdict(STRICT_LENGTHS)
+    assert report["metrics"]["sentence_pairs"] == 2  # 3 with the default ratio (test_export_bitext)
+    assert report["metrics"]["sentence_beads"]["length_ratio"] == 1

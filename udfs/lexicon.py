@@ -389,10 +389,10 @@ def read_bitextor_dic(path: str | Path, src_lang: str, trg_lang: str, counts: di
 
 def main_paragraphs(paragraphs) -> list[dict]:
     """A page's main text as `texts.paragraphs` hold it: the paragraphs neither boilerplate nor blank (none for a
-    missing value: None, or pandas' NaN)."""
+    missing value: None, or pandas' NaN; a null entry is skipped)."""
     if paragraphs is None or isinstance(paragraphs, float):
         return []
-    return [p for p in paragraphs if not p.get("boilerplate") and (p.get("text") or "").strip()]
+    return [p for p in paragraphs if p and not p.get("boilerplate") and (p.get("text") or "").strip()]
 
 
 def paragraph_pairs(src_paragraphs: list[dict], trg_paragraphs: list[dict],

@@ -1,8 +1,8 @@
-"""Frozen dataclasses of a stage's tunable knobs (VerificationConfig, ReplayConfig): built from a job's `--conf`
-section, recorded in its report, listed in docs/configuration.md.
+"""Frozen dataclasses of a stage's tunable knobs (VerificationConfig, ReplayConfig, AlignmentConfig, BlockingConfig):
+built from a job's `--conf` section, recorded in its report, listed in docs/configuration.md.
 
-Each field has its default and `metadata={"help": ...}`: why it exists. A mapping with a key that is not a field is
-refused, naming the fields.
+Each field is declared with `knob(default, help)`: its default and `metadata={"help": ...}`, why it exists. A mapping
+with a key that is not a field is refused, naming the fields.
 """
 from __future__ import annotations
 
@@ -10,6 +10,11 @@ import dataclasses
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+def knob(default, help_text: str):
+    """A config field: its default and one line saying what it decides and why."""
+    return dataclasses.field(default=default, metadata={"help": help_text})
 
 
 def config_from_mapping(cls: type[T], mapping: Any, where: str) -> T:

@@ -10,26 +10,28 @@ A dynamic programme over beads 1-1, 1-0, 0-1, 2-1 and 1-2 minimises the sum of b
   word weighted by its inverse sentence frequency in its document (an article in every sentence says
   little); a bead costs `lexicon_weight` · (1 - sim) · its words in units of the document's average
   sentence, so merging a poor pair into a good one dilutes nothing. A 1-0 / 0-1 bead costs as a pair of
-  NULL_SIMILARITY_SHARE times the document's typical similarity would (the median of every sentence's
+  `null_similarity_share` times the document's typical similarity would (the median of every sentence's
   best 1-1 similarity), so a pair with fewer words in common than true pairs of that document have
   loses to leaving both sides unaligned, with a sparse lexicon as with a rich one. In this
-  mode a 1-0 / 0-1 bead's prior is LEXICON_NULL_PRIOR and its length term a constant (web pages
-  hold untranslated notes and furniture), the length variance is LEXICON_LENGTH_VARIANCE, 2-2 beads are rarer and 2-1 / 1-2 likelier
-  (LEXICON_PRIORS), and when the paired sentences' length ratio differs from
+  mode a 1-0 / 0-1 bead's prior is `lexicon_null_prior` and its length term a constant (web pages
+  hold untranslated notes and furniture), the length variance is `lexicon_length_variance`, 2-2 beads are rarer and
+  2-1 / 1-2 likelier (`lexicon_priors`), and when the paired sentences' length ratio differs from
   the whole documents' (an untranslated run skews it) the pair is aligned again with the former. After the DP,
   `absorb_unaligned` merges a 1-0 / 0-1 sentence into the neighbouring pair of its paragraph when that keeps at
-  least ABSORB_SHARE of the pair's similarity (recursively, so beads of any shape arise: 2-2, 1-3, 3-2 where two languages cut a
+  least `absorb_share` of the pair's similarity (recursively, so beads of any shape arise: 2-2, 1-3, 3-2 where two languages cut a
   passage into sentences at different places, a clause a translator made its own sentence); then
   `detach_untranslated` takes back out of a bead a first or last sentence that adds no link of its own (an
   untranslated verse glued to its translated neighbour) and splits a 1-1 pair with no link at all.
 - structure (with `layouts=`, from the `texts` table's paragraphs): a title or heading pairs only 1-1 (with
-  TYPE_MISMATCH_COST against a sentence) or stays alone, never merged with a sentence; a bead pairing a list
-  item with body text, or mixing them on one side, costs TYPE_MISMATCH_COST too; a bead costs CROSSING_COST
-  for every paragraph boundary inside one of its sides, and BOUNDARY_COST when it opens a paragraph on one
+  `type_mismatch_cost` against a sentence) or stays alone, never merged with a sentence; a bead pairing a list
+  item with body text, or mixing them on one side, costs `type_mismatch_cost` too; a bead costs `crossing_cost`
+  for every paragraph boundary inside one of its sides, and `boundary_cost` when it opens a paragraph on one
   side only (paragraph boundaries as soft anchors, like the <p> marks hunalign aligns).
 The lexicon is any object with `.translations(src_word) -> {trg_word: prob}`; words come from the
 `tokenize(text, lang)` passed in. The DP runs row by row in numpy (the 0-1 moves inside a row are a
 running minimum), so a page pair costs a few hundred numpy calls, not a Python loop per cell.
+The costs, priors and thresholds named in `code` are AlignmentConfig's fields (udfs.bitext.config), passed down as
+`config`.
 """
 from __future__ import annotations
 
@@ -40,47 +42,20 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import log_ndtr
 
+from parascout.udfs.bitext.config import DEFAULT, AlignmentConfig
+
 #: bead types (source sentences, target sentences) in the order the back-pointers use
 BEADS = ((1, 1), (1, 0), (2, 1), (1, 2), (2, 2), (3, 1), (1, 3), (0, 1))
+#: Gale & Church's bead priors (lengths only); with a lexicon, `lexicon_priors` replaces some of them
 PRIORS = {(1, 1): 0.89, (1, 0): 0.0099 / 2, (0, 1): 0.0099 / 2, (2, 1): 0.089 / 2, (1, 2): 0.089 / 2,
           (2, 2): 0.011, (3, 1): 0.005, (1, 3): 0.005}
-LENGTH_VARIANCE = 6.8  # Gale & Church's s2, per character
-#: lexicon mode: lengths vary more between real translations than G&C's s2 says, and the words tell more, so
-#: the length term is flatter (chosen on the seed-7 archives; 6.8 -> 50 took their F1 from 0.894 / 0.939 to
-#: 0.950 / 0.955)
-LEXICON_LENGTH_VARIANCE = 50.0
-LEXICON_WEIGHT = 12.0  # lexical evidence against length: chosen on held-apart tuning text, not evaluation data
-MIN_TRANSLATION_PROB = 0.05
-IDF_POWER = 1.0  # lexicon similarity weights words by their inverse sentence frequency in the document
-RATIO_TOLERANCE = 0.15  # realign when the paired sentences' length ratio is this far (log) from the documents'
-LEXICON_NULL_PRIOR = 0.2  # lexicon mode: P(1-0) = P(0-1); web pages hold untranslated notes and furniture
-#: lexicon mode: words tell a 2-2 bead from two 1-1 beads, so it is rarer, and a 2-1 / 1-2 from a 1-1 beside an
-#: unaligned sentence, so it is likelier (chosen on the seed-7 archives; with `absorb_unaligned` after the DP, P(1-0)
-#: 0.1 -> 0.2 and P(2-1) 0.1 -> 0.15 took F1 on the 200-host one from 0.930 / 0.948 / 0.952 to 0.934 / 0.951 / 0.959
-#: for eng-zho / eng-fra / eng-deu)
-LEXICON_PRIORS = {**PRIORS, (1, 0): LEXICON_NULL_PRIOR, (0, 1): LEXICON_NULL_PRIOR, (2, 1): 0.15, (1, 2): 0.15,
-                  (2, 2): 0.0005}
-NULL_LENGTH_COST = 0.0  # lexicon mode: a 1-0 / 0-1 bead's length term (its words already cost it)
-MAX_LENGTH_RATIO = 8.0
-#: lexicon mode: an unaligned sentence joins a neighbouring pair of its paragraph when the merged bead keeps at least
-#: this share of the pair's similarity (seed-7 archive with 200 hosts, 0.95 / 0.97 / 0.98 / 0.99 / 1.0: eng-zho F1
-#: 0.931 / 0.936 / 0.937 / 0.934 / 0.934; a short "这是主耶和华说的。" beside its pair dilutes it a little)
-ABSORB_SHARE = 0.98
-#: lexicon mode: after absorbing, a first or last sentence of a bead's side leaves it (see `detach_untranslated`) when
-#: what it adds, the other side's words only it links to, is under DETACH_UNIQUE_SHARE of its share of its side's
-#: words, that share is at least DETACH_MIN_SHARE and it has at least DETACH_MIN_LENGTH times the words of the
-#: page's median sentence (a short "这是主耶和华说的。" belongs to its pair); chosen on the seed-7 archives and OT
-#: chapters: the 200-host archive's eng-zho / eng-fra / eng-deu F1 0.937 / 0.953 / 0.959 -> 0.942 / 0.955 / 0.961, OT
-#: eng-zho 0.9733 -> 0.9725 (0.0 instead of 0.5: 0.943 on eng-zho, 0.972 on OT; a unique share of 0.1: worse on both)
-DETACH_MIN_SHARE = 0.15
-DETACH_UNIQUE_SHARE = 0.05
-DETACH_MIN_LENGTH = 0.5
-CROSSING_COST = 6.0  # structure: chosen on the seed-7 archive (60 hosts), like the lexicon weight
-BOUNDARY_COST = 2.0
-TYPE_MISMATCH_COST = 8.0
-NULL_SIMILARITY_SHARE = 0.7  # lexicon mode: a 1-0 / 0-1 bead costs as a pair of this share of the document's
-#: typical similarity would (the median of each sentence's best 1-1 similarity): with a sparse lexicon too, a
-#: pair needs words in common about as a true pair of that document has to beat leaving both sides unaligned
+
+
+def lexicon_priors(config: AlignmentConfig = DEFAULT) -> dict[tuple[int, int], float]:
+    """The bead priors of lexicon mode: G&C's with the config's 1-0 / 0-1, 2-1 / 1-2 and 2-2 priors."""
+    return {**PRIORS, (1, 0): config.lexicon_null_prior, (0, 1): config.lexicon_null_prior,
+            (2, 1): config.lexicon_merge_prior, (1, 2): config.lexicon_merge_prior,
+            (2, 2): config.lexicon_two_two_prior}
 
 
 @dataclass(frozen=True)
@@ -91,17 +66,18 @@ class Layout:
     starts: np.ndarray
     standalone: np.ndarray
     kind: np.ndarray
-    terms: dict = field(default_factory=dict, compare=False, repr=False)  # (size, merged) -> window_term
+    terms: dict = field(default_factory=dict, compare=False, repr=False)  # (size, merged, costs) -> window_term
 
-    def window_term(self, size: int, merged: bool) -> np.ndarray:
+    def window_term(self, size: int, merged: bool, config: AlignmentConfig = DEFAULT) -> np.ndarray:
         """Per window of `size` sentences: paragraph boundaries crossed, list items mixed with text, and (in a
         bead merging sentences) a title or heading inside; cached, as every bead type and realignment asks."""
-        key = (size, merged)
+        key = (size, merged, config.crossing_cost, config.type_mismatch_cost)
         if key not in self.terms:
             standalone = _window_sum(self.standalone.astype(np.float64), size)
             crossings = _window_sum(self.starts.astype(np.float64), size) - self.starts[:len(self.starts) - size + 1]
             items = _window_sum((self.kind == 1).astype(np.float64), size)
-            self.terms[key] = (CROSSING_COST * crossings + TYPE_MISMATCH_COST * ((items > 0) & (items < size))
+            self.terms[key] = (config.crossing_cost * crossings
+                               + config.type_mismatch_cost * ((items > 0) & (items < size))
                                + np.where(standalone > 0, np.inf if merged else 0.0, 0.0))
         return self.terms[key]
 
@@ -130,7 +106,7 @@ class Bead:
 
 
 def length_cost(src_chars: np.ndarray, trg_chars: np.ndarray, ratio: float,
-                variance: float = LENGTH_VARIANCE) -> np.ndarray:
+                variance: float = DEFAULT.length_variance) -> np.ndarray:
     """-log P(lengths | match) of G&C with the target length in source units (broadcasts)."""
     scaled = trg_chars / ratio
     mean = np.maximum((src_chars + scaled) / 2.0, 1.0)
@@ -157,8 +133,9 @@ class LexicalSimilarity:
     """
 
     def __init__(self, src_tokens: list[list[str]], trg_tokens: list[list[str]], lexicon,
-                 min_prob: float | None = None):
-        min_prob = MIN_TRANSLATION_PROB if min_prob is None else min_prob
+                 config: AlignmentConfig = DEFAULT):
+        self.null_similarity_share = config.null_similarity_share
+        min_prob = config.min_translation_prob
         trg_vocabulary = {word for sentence in trg_tokens for word in sentence}
         links: dict[str, set[str]] = {}
         for word in {word for sentence in src_tokens for word in sentence}:
@@ -174,8 +151,8 @@ class LexicalSimilarity:
         self.links = np.zeros((len(src_index), len(trg_index)), dtype=np.float32)
         for word, targets in links.items():
             self.links[src_index[word], [trg_index[t] for t in targets]] = 1.0
-        self.src_counts, self.src_words = _weighted_counts(src_tokens, src_index)
-        self.trg_counts, self.trg_words = _weighted_counts(trg_tokens, trg_index)
+        self.src_counts, self.src_words = _weighted_counts(src_tokens, src_index, config.idf_power)
+        self.trg_counts, self.trg_words = _weighted_counts(trg_tokens, trg_index, config.idf_power)
 
     def bead(self, src: tuple[int, ...], trg: tuple[int, ...]) -> float:
         """The similarity of one bead of any shape (the sentences of each side read as one)."""
@@ -218,15 +195,16 @@ class LexicalSimilarity:
             similarity[("size", di, dj)] = share * (_window_sum(self.src_words, di)[:, None]
                                                     + _window_sum(self.trg_words, dj)[None, :]) / 2.0
         best = np.concatenate([similarity[(1, 1)].max(axis=1), similarity[(1, 1)].max(axis=0)])
-        similarity["null"] = NULL_SIMILARITY_SHARE * float(np.median(best))
+        similarity["null"] = self.null_similarity_share * float(np.median(best))
         similarity[("size", 1, 0)] = share * self.src_words / 2.0
         similarity[("size", 0, 1)] = share * self.trg_words / 2.0
         return similarity
 
 
-def _weighted_counts(sentences: list[list[str]], index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+def _weighted_counts(sentences: list[list[str]], index: dict[str, int], idf_power: float = DEFAULT.idf_power
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """(weighted counts of the indexed words per sentence, weighted length of every sentence). A word weighs
-    log(1 + sentences / sentences holding it) ** IDF_POWER in its document, so a word found in every sentence
+    log(1 + sentences / sentences holding it) ** idf_power in its document, so a word found in every sentence
     (an article, a particle) tells less than one found in a single sentence."""
     vocabulary: dict[str, int] = {}
     rows = np.array([row for row, sentence in enumerate(sentences) for _ in sentence], dtype=np.int64)
@@ -234,7 +212,7 @@ def _weighted_counts(sentences: list[list[str]], index: dict[str, int]) -> tuple
                        dtype=np.int64)
     n, size = len(sentences), max(len(vocabulary), 1)
     holding = np.bincount(np.unique(rows * size + columns) % size, minlength=size)
-    weight = np.log1p(n / np.maximum(holding, 1)) ** IDF_POWER
+    weight = np.log1p(n / np.maximum(holding, 1)) ** idf_power
     lengths = np.bincount(rows, weights=weight[columns], minlength=n).astype(np.float64)
     mapping = np.array([index.get(word, -1) for word in vocabulary] or [-1], dtype=np.int64)[columns]
     linked = mapping >= 0
@@ -243,48 +221,52 @@ def _weighted_counts(sentences: list[list[str]], index: dict[str, int]) -> tuple
     return counts, lengths
 
 
-def length_ratio(src_chars: float, trg_chars: float) -> float:
-    return float(np.clip(trg_chars / max(src_chars, 1.0), 1 / MAX_LENGTH_RATIO, MAX_LENGTH_RATIO))
+def length_ratio(src_chars: float, trg_chars: float, limit: float = DEFAULT.max_document_ratio) -> float:
+    """Target / source characters, clipped to [1/limit, limit]."""
+    return float(np.clip(trg_chars / max(src_chars, 1.0), 1 / limit, limit))
 
 
-def structure_cost(bead: tuple[int, int], src: Layout, trg: Layout) -> np.ndarray | float:
+def structure_cost(bead: tuple[int, int], src: Layout, trg: Layout, config: AlignmentConfig = DEFAULT
+                   ) -> np.ndarray | float:
     """The structure term of every bead of a type with sentences on both sides (see the module docstring)."""
     di, dj = bead
-    cost = src.window_term(di, di * dj > 1)[:, None] + trg.window_term(dj, di * dj > 1)[None, :]
+    merged = di * dj > 1
+    cost = src.window_term(di, merged, config)[:, None] + trg.window_term(dj, merged, config)[None, :]
     src_starts, trg_starts = src.starts[:len(src.starts) - di + 1], trg.starts[:len(trg.starts) - dj + 1]
     src_kind, trg_kind = src.kind[:len(src.kind) - di + 1], trg.kind[:len(trg.kind) - dj + 1]
-    return (cost + BOUNDARY_COST * (src_starts[:, None] != trg_starts[None, :])
-            + TYPE_MISMATCH_COST * (src_kind[:, None] != trg_kind[None, :]))
+    return (cost + config.boundary_cost * (src_starts[:, None] != trg_starts[None, :])
+            + config.type_mismatch_cost * (src_kind[:, None] != trg_kind[None, :]))
 
 
-def bead_costs(src: list[str], trg: list[str], similarity: dict | None, lexicon_weight: float,
-               ratio: float | None = None, layouts: tuple[Layout, Layout] | None = None
+def bead_costs(src: list[str], trg: list[str], similarity: dict | None, ratio: float | None = None,
+               layouts: tuple[Layout, Layout] | None = None, config: AlignmentConfig = DEFAULT
                ) -> tuple[dict[tuple[int, int], np.ndarray], dict[tuple[int, int], np.ndarray]]:
     """(cost, score) arrays per bead type: cost[(1,1)][i, j] is the bead src i .. with trg j ..
 
     `ratio`: target / source characters (default: the whole documents')."""
     src_chars = np.array([len(s) for s in src], dtype=np.float64)
     trg_chars = np.array([len(t) for t in trg], dtype=np.float64)
-    ratio = ratio or length_ratio(src_chars.sum(), trg_chars.sum())
+    ratio = ratio or length_ratio(src_chars.sum(), trg_chars.sum(), config.max_document_ratio)
     lengths = {(1, 0): (src_chars, np.zeros_like(src_chars)), (0, 1): (np.zeros_like(trg_chars), trg_chars)}
     for di, dj in BEADS:
         if di and dj and di <= len(src) and dj <= len(trg):
             lengths[(di, dj)] = (_window_sum(src_chars, di)[:, None], _window_sum(trg_chars, dj)[None, :])
     costs, scores = {}, {}
+    priors = lexicon_priors(config) if similarity is not None else PRIORS
+    variance = config.length_variance if similarity is None else config.lexicon_length_variance
     for bead, (src_length, trg_length) in lengths.items():
-        length = length_cost(src_length, trg_length, ratio,
-                             LENGTH_VARIANCE if similarity is None else LEXICON_LENGTH_VARIANCE)
+        length = length_cost(src_length, trg_length, ratio, variance)
         if similarity is not None and 0 in bead:  # with words to go by, a deletion's length says little
-            length = np.full_like(length, NULL_LENGTH_COST)
-        prior = (LEXICON_PRIORS if similarity is not None else PRIORS)[bead]
+            length = np.full_like(length, config.null_length_cost)
+        prior = priors[bead]
         cost = length - math.log(prior)
         score = np.exp(-length)  # P(|delta| at least this large): 1 for a perfect length match
         if similarity is not None:
             sim = similarity.get(bead, similarity["null"])
-            cost = cost + lexicon_weight * (1.0 - sim) * similarity[("size", *bead)]
+            cost = cost + config.lexicon_weight * (1.0 - sim) * similarity[("size", *bead)]
             score = (score + sim) / 2.0
         if layouts is not None and 0 not in bead:
-            cost = cost + structure_cost(bead, *layouts)
+            cost = cost + structure_cost(bead, *layouts, config)
         costs[bead], scores[bead] = cost, score
     return costs, scores
 
@@ -323,10 +305,10 @@ def _dp(costs: dict[tuple[int, int], np.ndarray], n: int, m: int) -> tuple[np.nd
 
 def align_sentences(src: list[str], trg: list[str], src_lang: str | None = None, trg_lang: str | None = None,
                     lexicon=None, tokenize: Callable[[str, str | None], list[str]] | None = None,
-                    lexicon_weight: float = LEXICON_WEIGHT, layouts: tuple[Layout, Layout] | None = None
+                    layouts: tuple[Layout, Layout] | None = None, config: AlignmentConfig = DEFAULT
                     ) -> list[Bead]:
     """The best bead sequence of two sentence lists (length-only when no lexicon is given; `layouts`: the
-    sides' paragraph structure, see `layout`)."""
+    sides' paragraph structure, see `layout`; `config`: the costs and priors)."""
     n, m = len(src), len(trg)
     if n == 0 or m == 0:
         return [Bead((i,), (), 0.0) for i in range(n)] + [Bead((), (j,), 0.0) for j in range(m)]
@@ -335,21 +317,21 @@ def align_sentences(src: list[str], trg: list[str], src_lang: str | None = None,
         if tokenize is None:
             raise ValueError("align_sentences: a lexicon needs a tokenize(text, lang) function")
         lexical = LexicalSimilarity([tokenize(s, src_lang) for s in src], [tokenize(t, trg_lang) for t in trg],
-                                    lexicon)
+                                    lexicon, config)
         similarity = lexical.all_beads()
-    beads = _best_beads(src, trg, similarity, lexicon_weight, None, layouts)
+    beads = _best_beads(src, trg, similarity, None, layouts, config)
     if similarity is not None:  # untranslated runs skew the documents' length ratio: re-estimate it on the pairs
         paired = [bead for bead in beads if bead.src and bead.trg]
         ratio = length_ratio(sum(len(src[i]) for b in paired for i in b.src),
-                             sum(len(trg[j]) for b in paired for j in b.trg))
-        whole = length_ratio(sum(map(len, src)), sum(map(len, trg)))
-        if paired and abs(math.log(ratio / whole)) > RATIO_TOLERANCE:
-            beads = _best_beads(src, trg, similarity, lexicon_weight, ratio, layouts)
+                             sum(len(trg[j]) for b in paired for j in b.trg), config.max_document_ratio)
+        whole = length_ratio(sum(map(len, src)), sum(map(len, trg)), config.max_document_ratio)
+        if paired and abs(math.log(ratio / whole)) > config.ratio_tolerance:
+            beads = _best_beads(src, trg, similarity, ratio, layouts, config)
         else:
             ratio = whole
         lengths = ([len(s) for s in src], [len(t) for t in trg], ratio)
-        beads = detach_untranslated(absorb_unaligned(beads, lexical, layouts, lengths), lexical, lengths,
-                                    similarity[(1, 1)])
+        beads = detach_untranslated(absorb_unaligned(beads, lexical, layouts, lengths, config), lexical, lengths,
+                                    similarity[(1, 1)], config)
     return beads
 
 
@@ -369,9 +351,9 @@ def _neighbours(beads: list[Bead], k: int, side: int):
 
 
 def absorb_unaligned(beads: list[Bead], lexical: LexicalSimilarity, layouts: tuple[Layout, Layout] | None,
-                     lengths: tuple[list[int], list[int], float]) -> list[Bead]:
+                     lengths: tuple[list[int], list[int], float], config: AlignmentConfig = DEFAULT) -> list[Bead]:
     """Unaligned sentences merged into a neighbouring pair of the same paragraph when the merged bead's lexical
-    similarity is at least ABSORB_SHARE of the pair's own (vecalign/hunalign-style recursive merging: a piece a
+    similarity is at least `absorb_share` of the pair's own (vecalign/hunalign-style recursive merging: a piece a
     translator cut off a sentence, or a short one with no counterpart, joins the pair it belongs to; an
     untranslated sentence dilutes the pair's similarity and stays alone). `lengths`: the sides' sentence lengths in
     characters and the target / source ratio, for the merged bead's score."""
@@ -407,11 +389,11 @@ def absorb_unaligned(beads: list[Bead], lexical: LexicalSimilarity, layouts: tup
                 old = similarity(beads[n].src, beads[n].trg)
                 sides[side] = tuple(sorted(sides[side] + (index,)))
                 new = similarity(*sides)
-                if new >= ABSORB_SHARE * old and new - old > best_gain:
+                if new >= config.absorb_share * old and new - old > best_gain:
                     best, best_gain = (n, sides), new - old
             if best is not None:
                 n, (src, trg) = best
-                beads[n] = Bead(src, trg, _bead_score(src, trg, lexical, lengths))
+                beads[n] = Bead(src, trg, _bead_score(src, trg, lexical, lengths, config))
                 del beads[k]
                 changed = True
                 break
@@ -419,18 +401,19 @@ def absorb_unaligned(beads: list[Bead], lexical: LexicalSimilarity, layouts: tup
 
 
 def _bead_score(src: tuple[int, ...], trg: tuple[int, ...], lexical: LexicalSimilarity,
-                lengths: tuple[list[int], list[int], float]) -> float:
+                lengths: tuple[list[int], list[int], float], config: AlignmentConfig = DEFAULT) -> float:
     """A bead's score after the DP: its length fit and lexical similarity, as `bead_costs` scores it."""
     src_chars, trg_chars = sum(lengths[0][i] for i in src), sum(lengths[1][j] for j in trg)
-    fit = math.exp(-float(length_cost(np.float64(src_chars), np.float64(trg_chars), lengths[2], LEXICON_LENGTH_VARIANCE)))
+    fit = math.exp(-float(length_cost(np.float64(src_chars), np.float64(trg_chars), lengths[2],
+                                      config.lexicon_length_variance)))
     return (fit + lexical.bead(src, trg)) / 2.0
 
 
 def detach_untranslated(beads: list[Bead], lexical: LexicalSimilarity, lengths: tuple[list[int], list[int], float],
-                        pairs: np.ndarray | None = None) -> list[Bead]:
+                        pairs: np.ndarray | None = None, config: AlignmentConfig = DEFAULT) -> list[Bead]:
     """A first or last sentence of a bead's side that adds almost no link into the other side (the words it links
-    to, the rest of its side links to as well: less than DETACH_UNIQUE_SHARE of its share of the side's words) while
-    holding at least DETACH_MIN_SHARE of them, and DETACH_MIN_LENGTH of the page's median sentence, leaves the bead as
+    to, the rest of its side links to as well: less than `detach_unique_share` of its share of the side's words) while
+    holding at least `detach_min_share` of them, and `detach_min_length` of the page's median sentence, leaves the bead as
     a 1-0 / 0-1 (an untranslated verse glued to its translated neighbour: neighbouring verses share names and words,
     so its own links say little, what it adds does); of two such ends, the one whose leaving keeps the more similar
     bead goes first. A 1-1 pair with no link either way is two unaligned sentences. `lengths`: as `absorb_unaligned`
@@ -457,8 +440,9 @@ def detach_untranslated(beads: list[Bead], lexical: LexicalSimilarity, lengths: 
                 for index in {sides[side][0], sides[side][-1]} if len(sides[side]) > 1 else ():
                     rest = tuple(k for k in sides[side] if k != index)
                     share = words[index] / total if total > 0 else 0.0
-                    if share < DETACH_MIN_SHARE or words[index] < DETACH_MIN_LENGTH * typical[side] \
-                            or lexical.unique_share(side, index, rest, tuple(sides[1 - side])) >= DETACH_UNIQUE_SHARE * share:
+                    if share < config.detach_min_share or words[index] < config.detach_min_length * typical[side] \
+                            or lexical.unique_share(side, index, rest, tuple(sides[1 - side])) \
+                            >= config.detach_unique_share * share:
                         continue
                     kept = (rest, tuple(sides[1])) if side == 0 else (tuple(sides[0]), rest)
                     similarity = lexical.bead(*kept)
@@ -473,7 +457,7 @@ def detach_untranslated(beads: list[Bead], lexical: LexicalSimilarity, lengths: 
             result.append(bead)
             continue
         src, trg = tuple(sides[0]), tuple(sides[1])
-        result += before + [Bead(src, trg, _bead_score(src, trg, lexical, lengths))] + after[::-1]
+        result += before + [Bead(src, trg, _bead_score(src, trg, lexical, lengths, config))] + after[::-1]
     return result
 
 
@@ -484,9 +468,9 @@ def align_segments(src, trg, src_lang: str | None = None, trg_lang: str | None =
                            layouts=(layout(src), layout(trg)), **options)
 
 
-def _best_beads(src, trg, similarity, lexicon_weight, ratio, layouts=None) -> list[Bead]:
+def _best_beads(src, trg, similarity, ratio, layouts=None, config: AlignmentConfig = DEFAULT) -> list[Bead]:
     n, m = len(src), len(trg)
-    costs, scores = bead_costs(src, trg, similarity, lexicon_weight, ratio, layouts)
+    costs, scores = bead_costs(src, trg, similarity, ratio, layouts, config)
     choice, run_start = _dp(costs, n, m)
     beads: list[Bead] = []
     i, j = n, m

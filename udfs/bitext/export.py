@@ -14,7 +14,9 @@ import pandas as pd
 
 from parascout.udfs.bitext import sentences as splitting
 from parascout.udfs.bitext.align import align_segments
+from parascout.udfs.bitext.config import DEFAULT, AlignmentConfig
 from parascout.udfs.bitext.filters import UNALIGNED, filter_reason
+from parascout.udfs.lexicon import main_paragraphs as lexicon_main_paragraphs
 
 SENTENCE_STRUCT = ("struct<bead:int, bead_type:string, src_text:string, trg_text:string, score:double, "
                    "reason:string, src_words:int, trg_words:int>")
@@ -31,11 +33,10 @@ FILTERED_REASONS = frozenset({NO_PAIRS_KEPT})
 
 
 def main_paragraphs(paragraphs, main_text) -> list[tuple[str, str]] | None:
-    """A page's non-boilerplate paragraphs as (text, type) (main_text's lines, type 'text', when the paragraph
-    list is absent)."""
+    """A page's non-boilerplate paragraphs (lexicon.main_paragraphs) as (text, type) (main_text's lines, type 'text',
+    when the paragraph list is absent)."""
     if paragraphs is not None:
-        return [(p["text"], p.get("type") or "text") for p in paragraphs
-                if p and not p.get("boilerplate") and (p.get("text") or "").strip()]
+        return [(p["text"], p.get("type") or "text") for p in lexicon_main_paragraphs(paragraphs)]
     if main_text is None or (isinstance(main_text, float) and pd.isna(main_text)):
         return None
     return [(line, "text") for line in str(main_text).split("\n") if line.strip()]
@@ -49,8 +50,10 @@ def cached_lexicon(path: str, src_lang: str, trg_lang: str):
     return lexicon_for([load_lexicon(path)], src_lang, trg_lang)
 
 
-def export_document(row: dict, lexicon=None, tokenize=None, max_sentences: int = splitting.MAX_SENTENCES) -> dict:
-    """One document pair's output row (see the module docstring); never raises on bad text."""
+def export_document(row: dict, lexicon=None, tokenize=None, max_sentences: int = splitting.MAX_SENTENCES,
+                    config: AlignmentConfig = DEFAULT) -> dict:
+    """One document pair's output row (see the module docstring; `config`: the splitter's, aligner's and filters'
+    knobs); never raises on bad text."""
     out = {key: row.get(key) for key in ("host", "src_url", "trg_url", "src_lang", "trg_lang", "p_parallel_content")}
     out.update(status="ok", src_sentences=0, trg_sentences=0, sentence_pairs=0, src_words=0, trg_words=0,
                sentences=[])
@@ -62,14 +65,15 @@ def export_document(row: dict, lexicon=None, tokenize=None, max_sentences: int =
         if paragraphs is None:
             out["status"] = out["status"] if out["status"] != "ok" else f"missing_{side}_text"
             continue
-        sentences, reason = splitting.split_sentences(paragraphs, max_sentences)
+        sentences, reason = splitting.split_sentences(paragraphs, max_sentences, config.max_sentence_chars)
         if reason and out["status"] == "ok":
             out["status"] = {splitting.EMPTY_TEXT: f"empty_{side}_text"}.get(reason, f"too_many_{side}_sentences")
         split[side] = sentences
         out[f"{side}_sentences"] = len(sentences)
     if out["status"] != "ok":
         return out
-    beads = align_segments(split["src"], split["trg"], out["src_lang"], out["trg_lang"], lexicon, tokenize)
+    beads = align_segments(split["src"], split["trg"], out["src_lang"], out["trg_lang"], lexicon, tokenize,
+                           config=config)
     src, trg = [s.text for s in split["src"]], [t.text for t in split["trg"]]
     ratio = sum(map(len, trg)) / max(sum(map(len, src)), 1)
     count = tokenize or (lambda text, lang: text.split())
@@ -77,7 +81,7 @@ def export_document(row: dict, lexicon=None, tokenize=None, max_sentences: int =
         src_text = " ".join(src[i] for i in bead.src)
         trg_text = " ".join(trg[j] for j in bead.trg)
         reason = (UNALIGNED if not bead.src or not bead.trg
-                  else filter_reason(src_text, trg_text, out["src_lang"], out["trg_lang"], ratio))
+                  else filter_reason(src_text, trg_text, out["src_lang"], out["trg_lang"], ratio, config))
         src_words, trg_words = len(count(src_text, out["src_lang"])), len(count(trg_text, out["trg_lang"]))
         out["sentences"].append({"bead": number, "bead_type": bead.kind, "src_text": src_text, "trg_text": trg_text,
                                  "score": round(bead.score, 4), "reason": reason, "src_words": src_words,
@@ -92,7 +96,8 @@ def export_document(row: dict, lexicon=None, tokenize=None, max_sentences: int =
 
 
 def export_batches(batches: Iterator[pd.DataFrame], lexicon_path: str | None = None,
-                   max_sentences: int = splitting.MAX_SENTENCES) -> Iterator[pd.DataFrame]:
+                   max_sentences: int = splitting.MAX_SENTENCES, config: AlignmentConfig = DEFAULT
+                   ) -> Iterator[pd.DataFrame]:
     """mapInPandas body: every row a document pair with both sides' texts joined in."""
     from threadpoolctl import threadpool_limits
 
@@ -103,5 +108,5 @@ def export_batches(batches: Iterator[pd.DataFrame], lexicon_path: str | None = N
             rows = []
             for row in batch.to_dict("records"):
                 lexicon = cached_lexicon(lexicon_path, row["src_lang"], row["trg_lang"]) if lexicon_path else None
-                rows.append(export_document(row, lexicon, tokenize, max_sentences))
+                rows.append(export_document(row, lexicon, tokenize, max_sentences, config))
             yield pd.DataFrame(rows, columns=DOCUMENT_COLUMNS)

@@ -8,7 +8,8 @@ an end; a piece with no letter or digit (a dash after the period) stays with the
 verse ends that carry a terminator: these rules 0.999-1.000 on eng/fra/deu/zho/ara/eus, sentencex
 0.99 on eng/fra/deu/eus but 0.74 on zho and 0.75 on ara (it leaves `。」` and many Arabic `.` unsplit).
 A document over `max_sentences` sentences is not split (status `too_many_sentences`), so a page made of
-one endless list costs a bounded amount of work.
+one endless list costs a bounded amount of work; a sentence is cut to `max_chars` characters
+(AlignmentConfig.max_sentence_chars).
 
 A document is a list of paragraphs, each a plain string or a (text, type) pair with the `texts` table's
 paragraph type ('title', 'heading', 'list_item', 'text'). Every sentence comes back as a `Segment` that
@@ -20,8 +21,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from parascout.udfs.bitext.config import DEFAULT
+
+#: export-bitext's --max-sentences default: a page with more sentences is not aligned
 MAX_SENTENCES = 2_000
-MAX_SENTENCE_CHARS = 2_000
 
 TOO_MANY_SENTENCES = "too_many_sentences"
 EMPTY_TEXT = "empty_text"
@@ -85,8 +88,8 @@ class Segment(NamedTuple):
     type: str = "text"
 
 
-def split_sentences(paragraphs: list[str | tuple[str, str]], max_sentences: int = MAX_SENTENCES
-                    ) -> tuple[list[Segment], str | None]:
+def split_sentences(paragraphs: list[str | tuple[str, str]], max_sentences: int = MAX_SENTENCES,
+                    max_chars: int = DEFAULT.max_sentence_chars) -> tuple[list[Segment], str | None]:
     """(segments of a document's paragraphs, None) or ([], reason) for an empty or oversized document."""
     segments: list[Segment] = []
     for number, paragraph in enumerate(paragraphs):
@@ -94,7 +97,7 @@ def split_sentences(paragraphs: list[str | tuple[str, str]], max_sentences: int 
         if not text or not text.strip():
             continue
         pieces = [text.strip()] if kind in STANDALONE_TYPES else split_paragraph(text)
-        segments.extend(Segment(piece[:MAX_SENTENCE_CHARS], number, kind) for piece in pieces)
+        segments.extend(Segment(piece[:max_chars], number, kind) for piece in pieces)
         if len(segments) > max_sentences:
             return [], TOO_MANY_SENTENCES
     if not segments:

@@ -17,15 +17,15 @@ k nearest pages of the other language by the log text lengths of their first par
 
 The package, in the order the data flows: `tokens` (URL token sets, language-neutral keys),
 `similarity` (exact and MinHash/LSH top-k Jaccard), `plans` (per-group functions and Spark plans),
-`content` (shared images, paragraph profiles). Sites are `parascout.udfs.sites`.
+`content` (shared images, paragraph profiles); `config` holds their knobs (BlockingConfig). Sites are
+`parascout.udfs.sites`.
 """
+from parascout.udfs.blocking.config import BlockingConfig  # noqa: F401
 from parascout.udfs.blocking.content import (  # noqa: F401
     IMAGE_MAX_PAGES,
     IMAGE_MAX_SHARE,
-    IMAGE_RARE_PAGES,
     IMAGE_STATUSES,
     MISSING_PARAGRAPH,
-    PROFILE_PARAGRAPHS,
     STRUCTURE_SCHEMA,
     image_pairs,
     image_status,
@@ -39,7 +39,6 @@ from parascout.udfs.blocking.content import (  # noqa: F401
     structure_pairs_for_group_frame,
 )
 from parascout.udfs.blocking.plans import (  # noqa: F401
-    LINK_RARE_PAGES,
     SIMILAR_SCHEMA,
     bind,
     bounded_groups,
@@ -59,10 +58,7 @@ from parascout.udfs.blocking.plans import (  # noqa: F401
 from parascout.udfs.blocking.similarity import (  # noqa: F401
     EMPTY_PAIRS,
     EXACT_CHUNK_CELLS,
-    LSH_BANDS,
-    MAX_BUCKET_PAIRS,
     MINHASH_CHUNK_TOKENS,
-    MINHASH_PERMUTATIONS,
     PAIR_COLUMNS,
     _top_k_by,
     _top_k_rows,
@@ -79,7 +75,6 @@ from parascout.udfs.blocking.similarity import (  # noqa: F401
     token_matrices,
 )
 from parascout.udfs.blocking.tokens import (  # noqa: F401
-    CHAR_NGRAM,
     EMPTY_URL_FEATURES,
     LETTER_DIGIT_BOUNDARY,
     LOCALE_SEGMENT,

@@ -1,7 +1,8 @@
 """Content blocking from fetched pages (ILSP-FC): pages of the two languages that show the same rare image
 file name, and each page's nearest pages of the other language by paragraph-length profile (STRAND's length
 correlation as a blocker). Names on many of a site's pages are ignored and over-shared names are counted, so no
-site can blow up."""
+site can blow up. The rare-image and profile knobs are BlockingConfig's (udfs.blocking.config), passed down as
+`config`; the share and page caps are rank-pairs' --image-max-share / --image-max-pages."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -9,6 +10,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
+from parascout.udfs.blocking.config import DEFAULT, BlockingConfig
 from parascout.udfs.blocking.plans import bind, cap_group
 from parascout.udfs.blocking.similarity import EXACT_CHUNK_CELLS
 
@@ -20,15 +22,7 @@ IMAGE_MAX_SHARE = 0.1
 IMAGE_MAX_PAGES = 20
 
 
-#: an image name on at most this many pages is rare however small the site (a page and its translations)
-IMAGE_RARE_PAGES = 4
-
-
 IMAGE_STATUSES = ("ok", "common", "one_language", "capped")
-
-
-#: paragraphs (<p> elements, in page order) whose text lengths make a page's structure profile
-PROFILE_PARAGRAPHS = 8
 
 
 #: profile value of a paragraph a page does not have (centred log lengths lie within about +-3)
@@ -37,18 +31,19 @@ MISSING_PARAGRAPH = -9.0
 
 # ---- shared image names (ILSP-FC content blocking) -----------------------------------------
 def image_status(n_pages, n_src, n_trg, site_pages, max_share: float = IMAGE_MAX_SHARE,
-                 max_pages: int = IMAGE_MAX_PAGES):
+                 max_pages: int = IMAGE_MAX_PAGES, rare_pages: int = DEFAULT.image_rare_pages):
     """Why an image name of a site does or does not pair pages (numpy arrays in, array of statuses out):
-    common (on > max(IMAGE_RARE_PAGES, max_share x site pages) pages), one_language, capped (> max_pages
+    common (on > max(rare_pages, max_share x site pages) pages), one_language, capped (> max_pages
     pages: its n_src x n_trg pairs are skipped) or ok."""
     n_pages, n_src, n_trg = np.asarray(n_pages), np.asarray(n_src), np.asarray(n_trg)
-    common = n_pages > np.maximum(IMAGE_RARE_PAGES, max_share * np.asarray(site_pages, dtype=np.float64))
+    common = n_pages > np.maximum(rare_pages, max_share * np.asarray(site_pages, dtype=np.float64))
     conditions = [common, (n_src == 0) | (n_trg == 0), n_pages > max_pages]
     return np.select(conditions, list(IMAGE_STATUSES[1:]), IMAGE_STATUSES[0])
 
 
 def shared_image_pairs(pages: pd.DataFrame, languages: tuple[str, str], max_share: float = IMAGE_MAX_SHARE,
-                       max_pages: int = IMAGE_MAX_PAGES) -> tuple[pd.DataFrame, pd.DataFrame]:
+                       max_pages: int = IMAGE_MAX_PAGES, config: BlockingConfig = DEFAULT
+                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Pairs of fetched pages (site, url, lang, images) in the two languages sharing a usable image name,
     as (host, src_url, trg_url), and every (site, image) name with n_pages, n_src, n_trg, site_pages, status.
 
@@ -64,7 +59,7 @@ def shared_image_pairs(pages: pd.DataFrame, languages: tuple[str, str], max_shar
                                                                n_trg=("is_trg", "sum")).reset_index()
     names = names.join(site_pages, on="site")
     names["image_status"] = image_status(names["n_pages"], names["n_src"], names["n_trg"], names["site_pages"],
-                                         max_share, max_pages)
+                                         max_share, max_pages, config.image_rare_pages)
     usable = incidences.merge(names.loc[names["image_status"] == "ok", ["site", "image"]], on=["site", "image"])
     src = usable[usable["lang"] == languages[0]].rename(columns={"url": "src_url"})[["site", "image", "src_url"]]
     trg = usable[usable["lang"] == languages[1]].rename(columns={"url": "trg_url"})[["site", "image", "trg_url"]]
@@ -73,7 +68,7 @@ def shared_image_pairs(pages: pd.DataFrame, languages: tuple[str, str], max_shar
 
 
 def image_pairs(docs, kept, languages: tuple[str, str], max_share: float = IMAGE_MAX_SHARE,
-                max_pages: int = IMAGE_MAX_PAGES):
+                max_pages: int = IMAGE_MAX_PAGES, config: BlockingConfig = DEFAULT):
     """Spark plan of `shared_image_pairs` over `docs` (url, images[, status]) and kept URLs (url, site, lang):
     (pairs: host, src_url, trg_url; names: site, image, n_pages, n_src, n_trg, site_pages, image_status).
 
@@ -88,7 +83,7 @@ def image_pairs(docs, kept, languages: tuple[str, str], max_share: float = IMAGE
     incidences = (pages.select("site", "url", "lang", F.explode("images").alias("image"))
                   .filter(F.col("image").isNotNull() & (F.col("image") != "")).distinct())
     n_pages, n_src, n_trg = F.col("n_pages"), F.col("n_src"), F.col("n_trg")
-    common = n_pages > F.greatest(F.lit(float(IMAGE_RARE_PAGES)), F.lit(float(max_share)) * F.col("site_pages"))
+    common = n_pages > F.greatest(F.lit(float(config.image_rare_pages)), F.lit(float(max_share)) * F.col("site_pages"))
     status = (F.when(common, IMAGE_STATUSES[1]).when((n_src == 0) | (n_trg == 0), IMAGE_STATUSES[2])
               .when(n_pages > max_pages, IMAGE_STATUSES[3]).otherwise(IMAGE_STATUSES[0]))
     names = (incidences.groupBy("site", "image")
@@ -104,7 +99,7 @@ def image_pairs(docs, kept, languages: tuple[str, str], max_share: float = IMAGE
 
 
 # ---- paragraph-length profiles (structure blocking) ------------------------------------------
-def paragraph_profile(structure, paragraphs: int = PROFILE_PARAGRAPHS) -> list[float]:
+def paragraph_profile(structure, paragraphs: int = DEFAULT.profile_paragraphs) -> list[float]:
     """log(1 + text length) of the first `paragraphs` <p> elements of a STRAND linearisation (docs.structure)."""
     lengths: list[float] = []
     inside = False
@@ -121,13 +116,14 @@ def paragraph_profile(structure, paragraphs: int = PROFILE_PARAGRAPHS) -> list[f
     return [float(np.log1p(length)) for length in lengths[:paragraphs]]
 
 
-def paragraph_profiles(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
+def paragraph_profiles(batches: Iterator[pd.Series], paragraphs: int = DEFAULT.profile_paragraphs
+                       ) -> Iterator[pd.Series]:
     """pandas_udf body: docs.structure -> paragraph_profile (array<double>)."""
     for structures in batches:
-        yield pd.Series([paragraph_profile(structure) for structure in structures], dtype=object)
+        yield pd.Series([paragraph_profile(structure, paragraphs) for structure in structures], dtype=object)
 
 
-def profile_matrix(profiles: list, paragraphs: int = PROFILE_PARAGRAPHS) -> np.ndarray:
+def profile_matrix(profiles: list, paragraphs: int = DEFAULT.profile_paragraphs) -> np.ndarray:
     """Profiles of one language as rows, centred on the mean log length of that language's paragraphs (a
     language's texts are uniformly longer or shorter), padded with MISSING_PARAGRAPH."""
     matrix = np.full((len(profiles), paragraphs), np.nan)
@@ -155,8 +151,8 @@ def nearest_profiles(queries: np.ndarray, others: np.ndarray, k: int) -> pd.Data
     return pd.concat(found, ignore_index=True)
 
 
-def structure_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str, k: int, max_urls: int
-                              ) -> pd.DataFrame:
+def structure_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str, k: int, max_urls: int,
+                              config: BlockingConfig = DEFAULT) -> pd.DataFrame:
     """Each fetched page's k nearest pages of the other language by paragraph-length profile, both ways,
     for one group (host, url, lang, profile); pages without a paragraph take no part."""
     group = cap_group(group, max_urls)
@@ -166,7 +162,8 @@ def structure_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str,
     columns = {"host": object, "src_url": object, "trg_url": object, "distance": np.float64}
     if src.empty or trg.empty:
         return pd.DataFrame({c: pd.Series(dtype=t) for c, t in columns.items()})
-    src_matrix, trg_matrix = profile_matrix(list(src["profile"])), profile_matrix(list(trg["profile"]))
+    src_matrix = profile_matrix(list(src["profile"]), config.profile_paragraphs)
+    trg_matrix = profile_matrix(list(trg["profile"]), config.profile_paragraphs)
     forward = nearest_profiles(src_matrix, trg_matrix, k).rename(columns={"query": "src", "other": "trg"})
     backward = nearest_profiles(trg_matrix, src_matrix, k).rename(columns={"query": "trg", "other": "src"})
     pairs = pd.concat([forward, backward], ignore_index=True).drop_duplicates(["src", "trg"])
@@ -179,13 +176,13 @@ def structure_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str,
 STRUCTURE_SCHEMA = "host string, src_url string, trg_url string, distance double"
 
 
-def structure_pairs_for_group_frame(group: pd.DataFrame, languages: tuple[str, str], k: int, max_urls: int
-                                    ) -> pd.DataFrame:
+def structure_pairs_for_group_frame(group: pd.DataFrame, languages: tuple[str, str], k: int, max_urls: int,
+                                    config: BlockingConfig = DEFAULT) -> pd.DataFrame:
     """applyInPandas: `structure_pairs_for_group` for a (host, group_key) group of fetched kept URLs."""
-    return structure_pairs_for_group(group, languages[0], languages[1], k, max_urls)
+    return structure_pairs_for_group(group, languages[0], languages[1], k, max_urls, config)
 
 
-def structure_pairs(docs, kept, languages: tuple[str, str], k: int, max_urls: int):
+def structure_pairs(docs, kept, languages: tuple[str, str], k: int, max_urls: int, config: BlockingConfig = DEFAULT):
     """Spark plan: (host, src_url, trg_url, distance) nearest by paragraph profile within kept URL groups.
 
     Profiles (a few doubles) are computed before the shuffle, never the structure arrays themselves.
@@ -193,9 +190,15 @@ def structure_pairs(docs, kept, languages: tuple[str, str], k: int, max_urls: in
     from pyspark.sql import functions as F
 
     fetched = docs.filter(F.col("status") == "ok") if "status" in docs.columns else docs
-    profiles = (fetched.select("url", F.pandas_udf(paragraph_profiles, "array<double>")(F.col("structure"))
+    paragraphs = config.profile_paragraphs
+
+    def profiles_of(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
+        return paragraph_profiles(batches, paragraphs)
+
+    profiles = (fetched.select("url", F.pandas_udf(profiles_of, "array<double>")(F.col("structure"))
                                .alias("profile")).dropDuplicates(["url"]))
     return (kept.select(F.col("site").alias("host"), "group_key", "url", "lang").join(profiles, "url")
             .groupBy("host", "group_key").applyInPandas(
-                bind(structure_pairs_for_group_frame, languages=languages, k=k, max_urls=max_urls), STRUCTURE_SCHEMA))
+                bind(structure_pairs_for_group_frame, languages=languages, k=k, max_urls=max_urls, config=config),
+                STRUCTURE_SCHEMA))
 

@@ -1,6 +1,7 @@
 """Blocking wired to Spark: per-group pair functions for applyInPandas / mapInPandas, bounded sub-groups of
 huge sites (language-neutral path prefix, then handle hash), and the DataFrame plans that orient pairs and join
-switcher links by SURT. No SparkSession here: DataFrames in, DataFrames out."""
+switcher links by SURT. No SparkSession here: DataFrames in, DataFrames out. The blockers' knobs are
+BlockingConfig's (udfs.blocking.config), passed down as `config`."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
@@ -8,6 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 import numpy as np
 import pandas as pd
 
+from parascout.udfs.blocking.config import DEFAULT, BlockingConfig
 from parascout.udfs.blocking.similarity import similar_pairs
 from parascout.udfs.blocking.tokens import language_markers, neutral_handle, neutral_prefixes, url_features
 
@@ -23,7 +25,8 @@ def cap_group(group: pd.DataFrame, max_urls: int) -> pd.DataFrame:
 
 
 def similar_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str, k: int, max_urls: int,
-                            lsh_min_pairs: int, strip_to: str = "host", exhaustive_max_pairs: int = 0) -> pd.DataFrame:
+                            lsh_min_pairs: int, strip_to: str = "host", exhaustive_max_pairs: int = 0,
+                            config: BlockingConfig = DEFAULT) -> pd.DataFrame:
     """Candidate (src, trg) URL pairs of one host group (columns host, url, lang[, domain]): see similar_pairs."""
     group = cap_group(group, max_urls)
     markers = language_markers((src_lang, trg_lang))
@@ -34,13 +37,13 @@ def similar_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str, k
                              "trg_url": pd.Series(dtype=object), "jaccard": pd.Series(dtype=np.float64),
                              "top_k": pd.Series(dtype=bool)})
     if strip_to == "domain":  # each URL's own domain: a group by name holds example.de and example.fr
-        src_tokens = [url_features(u, markers, d) for u, d in zip(src["url"], src["domain"])]
-        trg_tokens = [url_features(u, markers, d) for u, d in zip(trg["url"], trg["domain"])]
+        src_tokens = [url_features(u, markers, d, config.char_ngram) for u, d in zip(src["url"], src["domain"])]
+        trg_tokens = [url_features(u, markers, d, config.char_ngram) for u, d in zip(trg["url"], trg["domain"])]
     else:
         strip = group[strip_to].iloc[0]
-        src_tokens = [url_features(u, markers, strip) for u in src["url"]]
-        trg_tokens = [url_features(u, markers, strip) for u in trg["url"]]
-    pairs, _ = similar_pairs(src_tokens, trg_tokens, k, lsh_min_pairs, exhaustive_max_pairs)
+        src_tokens = [url_features(u, markers, strip, config.char_ngram) for u in src["url"]]
+        trg_tokens = [url_features(u, markers, strip, config.char_ngram) for u in trg["url"]]
+    pairs, _ = similar_pairs(src_tokens, trg_tokens, k, lsh_min_pairs, exhaustive_max_pairs, config)
     return pd.DataFrame({
         "host": group["host"].iloc[0],
         "src_url": src["url"].to_numpy()[pairs["src_index"].to_numpy()],
@@ -88,11 +91,11 @@ def with_split_keys(batches: Iterable[pd.DataFrame], languages: tuple[str, str],
 
 
 def similar_pairs_for_group_frame(group: pd.DataFrame, languages: tuple[str, str], k: int, max_urls: int,
-                                  lsh_min_pairs: int, strip_to: str = "host", exhaustive_max_pairs: int = 0
-                                  ) -> pd.DataFrame:
+                                  lsh_min_pairs: int, strip_to: str = "host", exhaustive_max_pairs: int = 0,
+                                  config: BlockingConfig = DEFAULT) -> pd.DataFrame:
     """applyInPandas: `similar_pairs_for_group` for a (host, group_key) group of kept URLs."""
     return similar_pairs_for_group(group, languages[0], languages[1], k, max_urls, lsh_min_pairs, strip_to,
-                                   exhaustive_max_pairs)
+                                   exhaustive_max_pairs, config)
 
 
 def surt_of_links(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
@@ -154,11 +157,6 @@ def orient_pairs(pairs, kept, first_language: str):
         "handle", reason.alias("reason"))
 
 
-#: a link target that more pages than this link to with a language cue is a site-wide switcher target (the other
-#: language's home page), not one page's translation: it gives no shared-alternate evidence
-LINK_RARE_PAGES = 8
-
-
 def page_links(docs):
     """Links of fetched pages (docs: url, outlinks[, outlink_cues, status]) as (page, link_surt, cue): the SURT of
     each absolute http(s) link and the language its context names (docs.outlink_cues, aligned with outlinks; null
@@ -183,13 +181,13 @@ def link_pairs(pages, kept):
     return pages.join(targets, "link_surt").select(F.col("page").alias("src_url"), "trg_url", "cue")
 
 
-def link_evidence(pages, kept, languages: tuple[str, str]):
+def link_evidence(pages, kept, languages: tuple[str, str], config: BlockingConfig = DEFAULT):
     """Per site and (src, trg) pair of kept URLs in the two languages (src in languages[0]) that links join,
     what the links say: a link from src to trg, one from trg to src, how many of the two
     directions carry a cue naming their target's language (`cue_links`: a language switcher), whether such a
     target gets a cue link from no other page (`cue_exclusive`: one page's translation, not a site-wide
     'Français' link to the French home page), and how many rare cue-marked targets (third-language
-    alternates, at most LINK_RARE_PAGES pages cue-link to them) both pages link to (`shared_alternates`).
+    alternates, at most `config.link_rare_pages` pages cue-link to them) both pages link to (`shared_alternates`).
 
     `pages`: `page_links` rows; joins and group-bys only."""
     from pyspark.sql import functions as F
@@ -211,7 +209,7 @@ def link_evidence(pages, kept, languages: tuple[str, str]):
                   F.max("forward").alias("link_src_to_trg"), F.max(~F.col("forward")).alias("link_trg_to_src"),
                   F.sum(F.col("cued").cast("int")).cast("int").alias("cue_links"),
                   F.max("exclusive").alias("cue_exclusive")))
-    return (direct.join(shared_alternates(pages, kept, languages), ["host", "a", "b"], "full")
+    return (direct.join(shared_alternates(pages, kept, languages, config), ["host", "a", "b"], "full")
             .select("host", F.col("a").alias("src_url"), F.col("b").alias("trg_url"),
                     F.coalesce("link_src_to_trg", F.lit(False)).alias("link_src_to_trg"),
                     F.coalesce("link_trg_to_src", F.lit(False)).alias("link_trg_to_src"),
@@ -220,15 +218,16 @@ def link_evidence(pages, kept, languages: tuple[str, str]):
                     F.coalesce("shared_alternates", F.lit(0)).alias("shared_alternates")))
 
 
-def shared_alternates(pages, kept, languages: tuple[str, str]):
+def shared_alternates(pages, kept, languages: tuple[str, str], config: BlockingConfig = DEFAULT):
     """(host, a, b, shared_alternates): pages of the two languages on one site that both link with a language cue
-    to the same target other than each other, a target at most LINK_RARE_PAGES pages cue-link to."""
+    to the same target other than each other, a target at most `config.link_rare_pages` pages cue-link to (more:
+    a site-wide switcher target, the other language's home page, not one page's translation)."""
     from pyspark.sql import functions as F
 
     cued = (pages.filter(F.col("cue").isNotNull())
             .join(kept.select(F.col("url").alias("page"), "site", "lang", F.col("surt").alias("page_surt")), "page"))
     rare = (cued.groupBy("link_surt").agg(F.countDistinct("page").alias("n"))
-            .filter(F.col("n") <= LINK_RARE_PAGES).select("link_surt"))
+            .filter(F.col("n") <= config.link_rare_pages).select("link_surt"))
     cued = cued.join(rare, "link_surt")
     src = cued.filter(F.col("lang") == languages[0]).select("site", "link_surt", F.col("page").alias("a"),
                                                             F.col("page_surt").alias("a_surt"))

@@ -1,27 +1,20 @@
 """Token-Jaccard top-k pairs between the URLs of two languages: exact sparse products in bounded chunks for
-small groups, MinHash/LSH banding plus exact Jaccard on colliding pairs for big ones (never the Cartesian product)."""
+small groups, MinHash/LSH banding plus exact Jaccard on colliding pairs for big ones (never the Cartesian product).
+The banding's knobs are BlockingConfig's (udfs.blocking.config), passed down as `config`."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from parascout.udfs.blocking.config import DEFAULT, BlockingConfig
+
 #: dense cells (src rows x trg columns) of one exact-Jaccard chunk: bounds memory per group
 EXACT_CHUNK_CELLS = 4_000_000
 
 
-MINHASH_PERMUTATIONS = 64
-
-
 #: token occurrences hashed at once (x permutations x 8 bytes of memory)
 MINHASH_CHUNK_TOKENS = 200_000
-
-
-LSH_BANDS = 16
-
-
-#: LSH buckets pairing more URLs than this are skipped (a token every URL shares, not evidence)
-MAX_BUCKET_PAIRS = 20_000
 
 
 PAIR_COLUMNS = ["src_index", "trg_index", "jaccard"]
@@ -92,8 +85,8 @@ def _union_pairs(*frames: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---- MinHash / LSH -------------------------------------------------------------------------
-def minhash_signatures(matrix: sparse.csr_matrix, token_hashes: np.ndarray, permutations: int = MINHASH_PERMUTATIONS,
-                       seed: int = 1) -> np.ndarray:
+def minhash_signatures(matrix: sparse.csr_matrix, token_hashes: np.ndarray,
+                       permutations: int = DEFAULT.minhash_permutations, seed: int = 1) -> np.ndarray:
     """MinHash signatures (rows x permutations, uint64) by multiply-shift hashing of 64-bit token hashes."""
     rng = np.random.default_rng(seed)
     multipliers = rng.integers(1, 2**63, size=permutations, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
@@ -113,7 +106,7 @@ def minhash_signatures(matrix: sparse.csr_matrix, token_hashes: np.ndarray, perm
     return signatures
 
 
-def band_keys(signatures: np.ndarray, bands: int = LSH_BANDS) -> np.ndarray:
+def band_keys(signatures: np.ndarray, bands: int = DEFAULT.lsh_bands) -> np.ndarray:
     """One 64-bit bucket key per (row, band): the band's rows of the signature hashed together."""
     rows_per_band = signatures.shape[1] // bands
     keys = np.empty((signatures.shape[0], bands), dtype=np.uint64)
@@ -124,7 +117,7 @@ def band_keys(signatures: np.ndarray, bands: int = LSH_BANDS) -> np.ndarray:
 
 
 def lsh_candidate_pairs(src_keys: np.ndarray, trg_keys: np.ndarray, src_rows: np.ndarray, trg_rows: np.ndarray,
-                        max_bucket_pairs: int = MAX_BUCKET_PAIRS) -> tuple[pd.DataFrame, int]:
+                        max_bucket_pairs: int = DEFAULT.max_bucket_pairs) -> tuple[pd.DataFrame, int]:
     """Distinct (src, trg) row pairs sharing an LSH bucket in any band; also the number of buckets skipped."""
     found, skipped = [], 0
     for band in range(src_keys.shape[1]):
@@ -160,15 +153,14 @@ def _top_k_by(pairs: pd.DataFrame, key: str, k: int) -> pd.DataFrame:
 
 
 def lsh_similar_pairs(src: sparse.csr_matrix, trg: sparse.csr_matrix, token_hashes: np.ndarray, k: int,
-                      bands: int = LSH_BANDS, permutations: int = MINHASH_PERMUTATIONS,
-                      max_bucket_pairs: int = MAX_BUCKET_PAIRS) -> tuple[pd.DataFrame, dict[str, int]]:
+                      config: BlockingConfig = DEFAULT) -> tuple[pd.DataFrame, dict[str, int]]:
     """Top-k pairs from LSH buckets verified by exact Jaccard; URLs no bucket paired get an exact pass."""
     stacked = sparse.vstack([src, trg]).tocsr()
-    keys = band_keys(minhash_signatures(stacked, token_hashes, permutations), bands)
+    keys = band_keys(minhash_signatures(stacked, token_hashes, config.minhash_permutations), config.lsh_bands)
     src_keys, trg_keys = keys[: src.shape[0]], keys[src.shape[0]:]
     src_rows = np.flatnonzero(np.diff(src.indptr) > 0)
     trg_rows = np.flatnonzero(np.diff(trg.indptr) > 0)
-    candidates, skipped = lsh_candidate_pairs(src_keys, trg_keys, src_rows, trg_rows, max_bucket_pairs)
+    candidates, skipped = lsh_candidate_pairs(src_keys, trg_keys, src_rows, trg_rows, config.max_bucket_pairs)
     candidates["jaccard"] = pairwise_jaccard(src, trg, candidates["src_index"].to_numpy(),
                                              candidates["trg_index"].to_numpy())
     candidates = candidates[candidates["jaccard"] > 0]
@@ -197,9 +189,11 @@ def all_pairs(src: sparse.csr_matrix, trg: sparse.csr_matrix, k: int) -> pd.Data
 
 
 def similar_pairs(src_tokens: list[frozenset[str]], trg_tokens: list[frozenset[str]], k: int,
-                  lsh_min_pairs: int = 2_000_000, exhaustive_max_pairs: int = 0) -> tuple[pd.DataFrame, dict[str, int]]:
+                  lsh_min_pairs: int = 2_000_000, exhaustive_max_pairs: int = 0, config: BlockingConfig = DEFAULT
+                  ) -> tuple[pd.DataFrame, dict[str, int]]:
     """Candidate pairs of one group: all of them when src x trg <= exhaustive_max_pairs, else the top-k
-    token-Jaccard pairs both ways (exact below `lsh_min_pairs` cells of the product, else MinHash/LSH).
+    token-Jaccard pairs both ways (exact below `lsh_min_pairs` cells of the product, else MinHash/LSH as `config`
+    says).
 
     Columns src_index, trg_index, jaccard, top_k (False for pairs only the exhaustive product gives).
     """
@@ -212,7 +206,7 @@ def similar_pairs(src_tokens: list[frozenset[str]], trg_tokens: list[frozenset[s
     if product < lsh_min_pairs:
         pairs, stats = exact_similar_pairs(src, trg, k), {"groups_exact": 1}
     else:
-        pairs, stats = lsh_similar_pairs(src, trg, pd.util.hash_array(vocabulary), k, bands=LSH_BANDS)
+        pairs, stats = lsh_similar_pairs(src, trg, pd.util.hash_array(vocabulary), k, config)
         stats = {"groups_lsh": 1, **stats}
     return pairs.assign(top_k=True), stats
 

@@ -1,11 +1,13 @@
 """URL tokens for similarity blocking: language markers, word tokens plus character n-grams, and the
-language-neutral directories and handles that keep translations of one page in one bounded group."""
+language-neutral directories and handles that keep translations of one page in one bounded group. The n-gram
+length is BlockingConfig.char_ngram (udfs.blocking.config)."""
 from __future__ import annotations
 
 import functools
 import re
 from urllib.parse import unquote, urlsplit
 
+from parascout.udfs.blocking.config import DEFAULT
 from parascout.udfs.langs import load_languages
 
 TOKEN_SPLIT = re.compile(r"[\W_]+", re.UNICODE)
@@ -19,10 +21,6 @@ LOCALE_SEGMENT = re.compile(r"^([a-z]{2,3})(?:[-_][a-z]{2,4})?$")
 
 #: tokens every URL of a host shares; they only dilute the similarity
 URL_NOISE_TOKENS = frozenset({"http", "https", "www"})
-
-
-#: character n-grams of URL words join the word tokens (WMT16 en-fr top-5 recall 94.8% -> 96.9%)
-CHAR_NGRAM = 3
 
 
 #: the features of a URL with no token left (a home page: '/', '/en/', '/?lang=is')
@@ -64,7 +62,7 @@ def similarity_tokens(url: str, markers: frozenset[str] = frozenset(), strip_hos
     return frozenset(t for t in tokenize_text(text) if t not in markers and t not in URL_NOISE_TOKENS)
 
 
-def similarity_features(tokens: frozenset[str], ngram: int = CHAR_NGRAM) -> frozenset[str]:
+def similarity_features(tokens: frozenset[str], ngram: int = DEFAULT.char_ngram) -> frozenset[str]:
     """Word tokens plus character n-grams of non-numeric words, so 'philosophy' ~ 'philosophie'."""
     features = set(tokens)
     for token in tokens:
@@ -74,9 +72,10 @@ def similarity_features(tokens: frozenset[str], ngram: int = CHAR_NGRAM) -> froz
     return frozenset(features)
 
 
-def url_features(url: str, markers: frozenset[str] = frozenset(), strip_host: str | None = None) -> frozenset[str]:
+def url_features(url: str, markers: frozenset[str] = frozenset(), strip_host: str | None = None,
+                 ngram: int = DEFAULT.char_ngram) -> frozenset[str]:
     """What token Jaccard compares for a URL: its tokens and their character n-grams ('/en/' and '/' match)."""
-    return similarity_features(similarity_tokens(url, markers, strip_host)) or EMPTY_URL_FEATURES
+    return similarity_features(similarity_tokens(url, markers, strip_host), ngram) or EMPTY_URL_FEATURES
 
 
 def is_language_segment(segment: str, markers: frozenset[str]) -> bool:

@@ -5,11 +5,9 @@ report. A policy's class attributes hold the defaults; make_policy(..., config=)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-
-def _knob(default, help_text: str):
-    return field(default=default, metadata={"help": help_text})
+from parascout.udfs.stage_config import knob
 
 
 @dataclass(frozen=True)
@@ -17,38 +15,38 @@ class ReplayConfig:
     """replay-crawl's knobs: ilsp's bonus, smart's partner threshold and language focus, smart+site's naive Bayes,
     partner and cue weights and re-scoring schedule, and the yield curve's sampling."""
 
-    ilsp_bonus: float = _knob(1.0, "ilsp: ILSP-FC's bonus c for a link whose context names the other language of "
+    ilsp_bonus: float = knob(1.0, "ilsp: ILSP-FC's bonus c for a link whose context names the other language of "
                                    "its page")
-    partner_min_p: float = _knob(0.5, "smart*: a linking page is named a page's predicted translation from this "
+    partner_min_p: float = knob(0.5, "smart*: a linking page is named a page's predicted translation from this "
                                       "P(parallel) on (the pair model's decision)")
-    language_focus: float = _knob(0.05, "smart+lang, smart+site: weight of max(P(v in A), P(v in B)) added to every "
+    language_focus: float = knob(0.05, "smart+lang, smart+site: weight of max(P(v in A), P(v in B)) added to every "
                                          "link's priority (smart has 0: the paper's formula)")
-    site_first_rescore: int = _knob(4, "smart+site: the first re-scoring of every link after this many fetches")
-    site_rescore_growth: float = _knob(1.05, "smart+site: then each time the fetched count grew by this factor")
-    site_smoothing: float = _knob(4.0, "smart+site: the naive Bayes' m-estimate weight s (site_class_posterior); "
+    site_first_rescore: int = knob(4, "smart+site: the first re-scoring of every link after this many fetches")
+    site_rescore_growth: float = knob(1.05, "smart+site: then each time the fetched count grew by this factor")
+    site_smoothing: float = knob(4.0, "smart+site: the naive Bayes' m-estimate weight s (site_class_posterior); "
                                        "searched on tuning archives, never on evaluation ones")
-    site_prior_floor: float = _knob(0.05, "smart+site: share of the prior spread evenly over the classes: the URL "
+    site_prior_floor: float = knob(0.05, "smart+site: share of the prior spread evenly over the classes: the URL "
                                           "model is overruled by site evidence")
-    site_missing_prior: float = _knob(0.05, "smart+site: prior of \"missing from the archive\" (a wasted fetch)")
-    site_partner_k: int = _knob(5, "smart+site: each page is paired with its k most token-similar pages: a likely "
+    site_missing_prior: float = knob(0.05, "smart+site: prior of \"missing from the archive\" (a wasted fetch)")
+    site_partner_k: int = knob(5, "smart+site: each page is paired with its k most token-similar pages: a likely "
                                    "translation already found")
-    site_partner_weight: float = _knob(1.2, "smart+site: weight of the best P(parallel) x P(one in A, the other in "
+    site_partner_weight: float = knob(1.2, "smart+site: weight of the best P(parallel) x P(one in A, the other in "
                                             "B) with a page found so far")
-    site_found_partner_share: float = _knob(0.5, "smart+site: the bonus of a partner found but not fetched, relative "
+    site_found_partner_share: float = knob(0.5, "smart+site: the bonus of a partner found but not fetched, relative "
                                                  "to a fetched one")
-    site_link_slots: int = _knob(16, "smart+site: the first this many links of a page (its header: logo, menu, "
+    site_link_slots: int = knob(16, "smart+site: the first this many links of a page (its header: logo, menu, "
                                      "language switcher) are also learned from by their position")
-    site_size_smoothing: float = _knob(5.0, "smart+site: pages added to each language's expected size when weighing "
+    site_size_smoothing: float = knob(5.0, "smart+site: pages added to each language's expected size when weighing "
                                             "the wanted languages by translation share")
-    site_cue_weight: float = _knob(0.5, "smart+site: bonus of a link whose context names the other language of its "
+    site_cue_weight: float = knob(0.5, "smart+site: bonus of a link whose context names the other language of its "
                                         "page (ILSP-FC's c, scaled to P values)")
-    site_entry_cue_weight: float = _knob(0.5, "smart+site: bonus of a link on a page in neither language whose cue "
+    site_entry_cue_weight: float = knob(0.5, "smart+site: bonus of a link on a page in neither language whose cue "
                                               "names one of them (the way in from a third language)")
-    site_third_cue_penalty: float = _knob(0.05, "smart+site: penalty of a link whose cue names a language outside "
+    site_third_cue_penalty: float = knob(0.05, "smart+site: penalty of a link whose cue names a language outside "
                                                 "the pair: a switcher said it leads away from both")
-    site_class_rate_smoothing: float = _knob(2.0, "smart+site: the URL model's class probabilities are re-weighted "
+    site_class_rate_smoothing: float = knob(2.0, "smart+site: the URL model's class probabilities are re-weighted "
                                                   "by this site's rates with this smoothing; negative: off")
-    sample_every: float = _knob(0.01, "the yield curve (replay_curves) is sampled every this share of the budget")
+    sample_every: float = knob(0.01, "the yield curve (replay_curves) is sampled every this share of the budget")
 
 
 DEFAULT = ReplayConfig()
