@@ -180,7 +180,7 @@ class ShortlistJob(Job):
             return
         ranked = shortlist.select("host", "predicted_pairs", "rank")
         if not covers_all:
-            ranked = ranked.join(self.spark.createDataFrame(truth[["host"]]), "host")
+            ranked = ranked.join(self.spark.createDataFrame(truth[["host"]], "host string"), "host")  # may be empty
         metrics = evaluate_shortlist(ranked.toPandas(), truth, self.args.relevant_min_pairs, DEFAULT_PRECISION_KS,
                                      truth_covers_all_hosts=covers_all)
         metrics["truth"] = "truth table" if covers_all else "verified_pairs"

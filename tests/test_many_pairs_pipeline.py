@@ -60,7 +60,8 @@ def pipeline_steps(root: Path, archive: Path, models: dict[str, str], langs: str
     return [
         (ScanCdx, ["--root", str(root), "--cdx", str(archive / "indexes"), "--langs", langs]),
         (BucketHandlesJob, ["--root", str(root), "--langs", langs]),
-        (FetchDocsJob, ["--root", str(root), "--warc-prefix", f"{archive}/"]),
+        # every page of the kept sites: rank-pairs proposes pairs beyond bucket-handles' candidates
+        (FetchDocsJob, ["--root", str(root), "--warc-prefix", f"{archive}/", "--select", "all"]),
         (RankPairs, ["--root", str(root), "--langs", langs, "--lang-model", models["lang"],
                      "--pair-model", models["pairs"]]),
         (TrainLexiconJob, ["--langs", langs, "--out", lexicons, "--from-archive", str(root)]),
