@@ -21,7 +21,7 @@ import gzip
 import pandas as pd
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import ConfigError, Job, language_pair_option
+from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, language_pair_option
 from parascout.jobs.replay_crawl import shortlist_site_of
 from parascout.udfs import storage
 from parascout.udfs.crawl_plan import (
@@ -32,6 +32,7 @@ from parascout.udfs.crawl_plan import (
     frontier_line,
     site_folder,
 )
+from parascout.udfs.langs import pair_label
 from parascout.udfs.urls import url_host
 
 FILTERED_REASONS = frozenset({"not_replayed", "no_plannable_policy"})
@@ -69,7 +70,7 @@ class ExportCrawlPlanJob(Job):
             self.report.kept(0)
             self.write_table(self.spark.createDataFrame([], PLAN_SCHEMA), "crawl_plan")
             return
-        replayed = set(self.read_table("replay_summary").select("host").distinct().toPandas()["host"])  # sites
+        replayed = set(self.replay_table("replay_summary").select("host").distinct().toPandas()["host"])  # sites
         name = self.replay_name(replayed)
         top = top.assign(replay_site=top["site"].map(name)).drop_duplicates("replay_site")
         planned = top.merge(self.planned_summary(), on="replay_site", how="inner")
@@ -100,6 +101,13 @@ class ExportCrawlPlanJob(Job):
             self.languages = (top["src_lang"].iloc[0], top["trg_lang"].iloc[0])
         return top
 
+    def replay_table(self, table: str):
+        """A replay-crawl table, its rows of the plan's language pair when the replay ran several (lang_pair)."""
+        frame = self.read_table(table)
+        if PAIR_COLUMN not in frame.columns or not self.languages:
+            return frame
+        return frame.where(F.col(PAIR_COLUMN).isin(pair_label(self.languages), pair_label(self.languages[::-1])))
+
     def replay_name(self, replayed: set[str]):
         """A shortlist site -> the replay's name for it: itself, or its site (replay-crawl groups hosts by site)."""
         site_of = shortlist_site_of((), self.languages or ("", ""))
@@ -107,14 +115,14 @@ class ExportCrawlPlanJob(Job):
 
     def planned_summary(self):
         """The planned policy's replay_summary row of every replayed site (one row per site)."""
-        return (self.read_table("replay_summary").where(F.col("planned") & (F.col("status") == "ok"))
+        return (self.replay_table("replay_summary").where(F.col("planned") & (F.col("status") == "ok"))
                 .select(F.col("host").alias("replay_site"), *YIELD_COLUMNS).toPandas())
 
     def write_files(self, planned) -> dict[str, tuple[int, int, int]]:
         """Per-site files streamed from replay_frontier (site by site, in rank order), then the combined seeds,
         hosts, Bitextor fragment and plan.md; returns replay site -> (seeds, urls, hosts)."""
         folder = storage.join(self.args.root, PLAN_FOLDER)
-        frontier = (self.read_table("replay_frontier").where(F.col("host").isin(list(planned["replay_site"])))
+        frontier = (self.replay_table("replay_frontier").where(F.col("host").isin(list(planned["replay_site"])))
                     .orderBy("host", "rank"))
         folders = dict(zip(planned["replay_site"], planned["folder"]))
         seeds: dict[str, list[str]] = {site: [] for site in folders}

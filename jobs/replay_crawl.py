@@ -8,15 +8,17 @@ Truth pairs join the site of their src_url's host, whatever their `host` column 
 replay_curves (yield curve sampled every 1% of the budget), replay_deciles (the paper's Fig. 7
 view), replay_frontier (per site, the fetch order of the policy planned for it: udfs/replay/frontier.py; what
 export-crawl-plan hands a crawler) and <root>/replay/report.{md,html} with PNG plots. The report is built on the driver from
-the summary rows, which are bounded by hosts × policies, and from Spark-side means.
+the summary rows, which are bounded by hosts × policies, and from Spark-side means. Several pairs (--langs en:fr,de)
+are replayed one after the other in one job, each into its lang_pair partitions, with its own
+replay/report-<pair>.{md,html} and <plot>-<pair>.png; a pair without truth pairs is a counted skip.
 """
 from __future__ import annotations
 
 import argparse
 
-from parascout.jobs.base import ConfigError, Job, JobFailed, language_pair_option
+from parascout.jobs.base import ConfigError, Job, JobFailed, PairSkipped, language_pairs_option
 from parascout.udfs import storage
-from parascout.udfs.langs import parse_lang_pair
+from parascout.udfs.langs import pair_label
 from parascout.udfs.replay import POLICY_NAMES
 from parascout.udfs.replay.batch import RESULT_SCHEMA, SUMMARY_COLUMNS, ReplayRun, replay_host, seed_urls_by_host
 from parascout.udfs.replay.config import ReplayConfig
@@ -59,7 +61,8 @@ class ReplayCrawlJob(Job):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         super().add_arguments(parser)
-        parser.add_argument("--langs", required=True, help="the language pair, e.g. en,is")
+        parser.add_argument("--langs", required=True, help="the language pair, e.g. en,is, or several: en:fr,de or "
+                                                            "en-fr,de-fr")
         parser.add_argument("--policies", default=",".join(POLICY_NAMES), help="comma-separated policies")
         parser.add_argument("--budget", type=float, default=1.0, help="fetches per host, × its archived documents")
         parser.add_argument("--seeds", default="home", help="'home' (root URL, else shortest URL) or a file of URLs")
@@ -84,7 +87,7 @@ class ReplayCrawlJob(Job):
 
     def validate_arguments(self, args: argparse.Namespace) -> None:
         super().validate_arguments(args)
-        language_pair_option(args.langs)
+        self.pairs = language_pairs_option(args.langs)
         policies = [p.strip() for p in args.policies.split(",") if p.strip()]
         unknown = sorted(set(policies) - set(POLICY_NAMES))
         if unknown or not policies:
@@ -105,11 +108,25 @@ class ReplayCrawlJob(Job):
 
     def process(self) -> None:
         from pyspark import StorageLevel
+
+        # read once for every pair: each pair's replay selects its sites' rows from the same docs
+        self.docs = self._docs().persist(StorageLevel.MEMORY_AND_DISK)
+        self.docs_rows = self.docs.count()
+        self.for_each_pair(self.replay_pair)
+        self.docs.unpersist()
+
+    def replay_pair(self, langs: tuple[str, str]) -> None:
+        """One language pair: label, replay and write its tables (its lang_pair partitions) and its report files."""
+        from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
-        args, langs = self.args, parse_lang_pair(self.args.langs)
+        args = self.args
         policies, notes = self._policies()
-        docs, truth = self._with_sites(self._docs(), self._truth(langs), langs)
+        truth = self._truth(langs)
+        if len(self.pairs) > 1 and not self.report.data["by_pair"][pair_label(langs)]["inputs"]["truth_pairs"]:
+            self.report.input("docs", self.docs_rows)  # the pair's docs rows, counted filtered by the skip
+            raise PairSkipped("no_truth_pairs", "no truth pair of the pair to replay towards")
+        docs, truth = self._with_sites(self.docs, truth, langs)
         labelled = self._label(docs, truth, args.max_host_docs)
         reasons = {r["reason"]: (r["rows"], r["hosts"]) for r in labelled.groupBy("reason").agg(
             F.count("*").alias("rows"), F.countDistinct("site").alias("hosts")).collect()}
@@ -253,8 +270,11 @@ class ReplayCrawlJob(Job):
         parameters = {"langs": langs, "policies": ", ".join(policies), "budget": args.budget, "seeds": args.seeds,
                       "truth": args.truth, "count_missing_as_fetch": args.count_missing_as_fetch,
                       "lang_model": args.lang_model, "pair_model": args.pair_model, "random_seed": args.random_seed}
-        report, images = build_report(summary, curves, deciles, parameters, notes, comparison, comparison_note)
-        self.report.metric("report_files", write_report(storage.join(args.root, "replay"), report, images))
+        # one pair: report.md and yield_curves.png as ever; several: each pair's files named for it
+        suffix = "" if len(self.pairs) == 1 else f"-{pair_label(langs)}"
+        report, images = build_report(summary, curves, deciles, parameters, notes, comparison, comparison_note, suffix)
+        self.report.metric("report_files", write_report(storage.join(args.root, "replay"), report, images,
+                                                        f"report{suffix}"))
 
     def _shortlist_comparison(self, summary, langs):
         from pyspark.sql import functions as F

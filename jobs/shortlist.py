@@ -73,14 +73,15 @@ class ShortlistJob(Job):
         """One language pair's shortlist, into its lang_pair partition, with the pair's yield in the report."""
         self.languages, self._ranked = languages, None
         hosts = self.read_table("rank_hosts")
-        self.report.input("rank_hosts", hosts.count())
+        read = hosts.count()
+        self.report.input("rank_hosts", read)
         pair = F.array_sort(F.array("src_lang", "trg_lang"))
         wanted = hosts.filter(pair == F.array_sort(F.array(*[F.lit(code) for code in self.languages])))
         kept = wanted.count()
         if not kept and len(self.pairs) > 1:
             raise PairSkipped("no_sites", "rank-pairs ranked no site of the pair")
         self.report.kept(kept)
-        self.report.filtered("other_language_pair", self.report.primary_count - kept)
+        self.report.filtered("other_language_pair", read - kept)  # this pair's rows (primary_count sums the pairs)
         aligned = (self.aligned_pairs().groupBy("host").agg(
             F.sum((F.col("score") >= self.args.min_score).cast("long")).alias("predicted_pairs"),
             F.sum("score").alias("expected_pairs")))
@@ -179,7 +180,7 @@ class ShortlistJob(Job):
             return
         ranked = shortlist.select("host", "predicted_pairs", "rank")
         if not covers_all:
-            ranked = ranked.join(self.spark.createDataFrame(truth[["host"]]), "host")
+            ranked = ranked.join(self.spark.createDataFrame(truth[["host"]], "host string"), "host")  # may be empty
         metrics = evaluate_shortlist(ranked.toPandas(), truth, self.args.relevant_min_pairs, DEFAULT_PRECISION_KS,
                                      truth_covers_all_hosts=covers_all)
         metrics["truth"] = "truth table" if covers_all else "verified_pairs"

@@ -1,8 +1,9 @@
-"""train-lexicon: word translation probabilities for one language pair (the lexicon tsim links words with).
+"""train-lexicon: word translation probabilities for a language pair (the lexicon tsim links words with).
 
     parascout train-lexicon --langs en,fr --out models/lexicon-eng-fra \\
         [--aligned ../shared/data/parallel-text/bible] [--corpus pairs.tsv] \\
         [--dictionary eng-fra.index | eng-fra.tei | en-fr.dic] [--from-archive out/demo]
+    parascout train-lexicon --langs en:fr,de --out models/lexicons --from-archive out/demo   # DIR/eng-fra/, DIR/eng-deu/
 
 Any mix of sources: `--aligned DIR` reads `DIR/<lang>.tsv(.gz)` (`id<TAB>text`, joined on id, as the
 Bible files), `--corpus` a `src<TAB>trg` file, `--dictionary` a FreeDict dictd index (its `.dict` or
@@ -17,7 +18,10 @@ page pairs than a few (a home page every switcher links to, a page other sites l
 left out (filtered as hub_page), or a wrong pair would teach its own words and confirm itself. IBM model 1 both
 ways (udfs.lexicon). With --from-archive it also trains --held-out-folds lexicons, each without one fold of the
 archive's page pairs (udfs.lexicon.with_held_out), for verify-pairs to calibrate its decision on scores of pages a
-lexicon never learned from. Writes a lexicon directory; Spark only for --from-archive.
+lexicon never learned from. Writes a lexicon directory; Spark only for --from-archive. Several pairs
+(`--langs en:fr,de`, with --from-archive and --aligned only) are trained one after the other in one job, each into
+`--out DIR/<pair>/` (the folder of lexicons verify-pairs and export-bitext take); a pair with nothing to learn from
+is a counted skip.
 """
 from __future__ import annotations
 
@@ -25,9 +29,9 @@ import argparse
 import time
 from pathlib import Path
 
-from parascout.jobs.base import ConfigError, Job
+from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
 from parascout.udfs import handles, storage, tables
-from parascout.udfs.langs import UnknownLanguage, parse_lang_pair
+from parascout.udfs.langs import pair_label
 from parascout.udfs.lexicon import (
     HELD_OUT_FOLDS,
     page_pair_texts,
@@ -96,8 +100,10 @@ class TrainLexiconJob(Job):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         super().add_arguments(parser)
-        parser.add_argument("--langs", required=True, help="language pair, e.g. en,fr (src,trg)")
-        parser.add_argument("--out", required=True, help="lexicon directory to write")
+        parser.add_argument("--langs", required=True, help="language pair, e.g. en,fr (src,trg), or several with "
+                                                            "--from-archive / --aligned: en:fr,de or en-fr,de-fr")
+        parser.add_argument("--out", required=True, help="lexicon directory to write (several pairs: a folder of "
+                                                          "one per pair, OUT/eng-fra/ ...)")
         parser.add_argument("--aligned", action="append", default=[], metavar="DIR",
                             help="folder of id-aligned <lang>.tsv(.gz) files (id<TAB>text), e.g. the Bible")
         parser.add_argument("--corpus", action="append", default=[], metavar="TSV",
@@ -119,14 +125,15 @@ class TrainLexiconJob(Job):
         if not args.root:
             args.root = args.out
         super().validate_arguments(args)
-        try:
-            args.src_lang, args.trg_lang = parse_lang_pair(args.langs)
-        except (UnknownLanguage, ValueError) as error:
-            raise ConfigError(f"--langs: {error}") from error
+        self.pairs = language_pairs_option(args.langs)
+        args.src_lang, args.trg_lang = self.pairs[0]
         if not (args.aligned or args.corpus or args.dictionary or args.from_archive):
             raise ConfigError("give at least one source: --aligned, --corpus, --dictionary or --from-archive")
+        if len(self.pairs) > 1 and (args.corpus or args.dictionary):
+            raise ConfigError(f"--langs {args.langs}: --corpus and --dictionary hold one language pair; train several "
+                              "pairs from --from-archive or --aligned, or one pair per run")
         for folder in args.aligned:
-            for lang in (args.src_lang, args.trg_lang):
+            for lang in sorted({lang for pair in self.pairs for lang in pair}):
                 if not self.aligned_file(folder, lang):
                     raise ConfigError(f"--aligned {folder}: no {lang}.tsv or {lang}.tsv.gz there")
         for path in args.corpus + args.dictionary:
@@ -334,7 +341,16 @@ class TrainLexiconJob(Job):
         return (pairs, 0) if total and not remaining else (kept, total - remaining)
 
     def process(self) -> None:
+        self.for_each_pair(self.train_pair)
+
+    def pair_out(self, pair) -> str:
+        """Where a pair's lexicon goes: --out itself for one pair, --out/<pair>/ for several."""
+        return self.args.out if len(self.pairs) == 1 else str(Path(self.args.out) / pair_label(pair))
+
+    def train_pair(self, pair) -> None:
+        """One language pair's lexicon from every source given, into pair_out(pair)."""
         args = self.args
+        args.src_lang, args.trg_lang = pair  # what the readers and the archive queries orient by
         counts: dict[str, int] = {}
         corpus, dictionary, sources = [], [], []
         for folder in args.aligned:
@@ -356,6 +372,8 @@ class TrainLexiconJob(Job):
                                bad_reasons=BAD_REASONS, filtered_reasons=FILTERED_REASONS)
         self.report.kept(counts.get("kept", 0))
         if not corpus and not archive_rows and not dictionary:
+            if len(self.pairs) > 1:  # one pair without confident page pairs must not cost the others theirs
+                raise PairSkipped("no_text_pairs", "the sources gave no text pairs to learn from")
             raise ConfigError("the sources gave no text pairs or dictionary entries to learn from")
         started = time.process_time()
         lexicon = train_lexicon(args.src_lang, args.trg_lang, corpus + [row[:2] for row in archive_rows], dictionary,
@@ -363,11 +381,10 @@ class TrainLexiconJob(Job):
         if archive_rows and args.held_out_folds > 1:
             lexicon = with_held_out(lexicon, archive_rows, corpus, dictionary, args.held_out_folds, args.iterations)
             self.report.metric("held_out", {"folds": len(lexicon.held_out), "pages": len(lexicon.fold_of)})
-        path = write_lexicon(lexicon, args.out)
+        path = write_lexicon(lexicon, self.pair_out(pair))
         self.report.metric("lexicon_dir", path)
         self.report.metric("lexicon", {key: lexicon.metadata[key] for key in ("sizes", "version", "sources")})
         self.report.metric("training_cpu_seconds", round(time.process_time() - started, 3))
-
 
 if __name__ == "__main__":
     TrainLexiconJob().run()

@@ -14,6 +14,7 @@ from parascout.udfs.lexicon import (
     Lexicon,
     cognate,
     dictd_number,
+    lexicon_dirs,
     lexicon_for,
     load_lexicon,
     page_folds,
@@ -283,6 +284,50 @@ def test_train_lexicon_bootstrapped_from_an_archive(spark, tmp_path):
     second = load_lexicon(tmp_path / "lex2")
     assert not second.translations("zèbre") and not second.translations("bienvenue")
     assert max(second.translations("maison"), key=second.translations("maison").get) == "house"
+
+
+@pytest.mark.slow
+def test_train_lexicon_several_pairs_from_an_archive_writes_one_per_pair(spark, tmp_path):
+    root = tmp_path / "root"
+    sides = {"eng": ["The house is blue.", "The cat sleeps.", "A red dog."],
+             "fra": ["La maison est bleue.", "Le chat dort.", "Un chien rouge."],
+             "deu": ["Das Haus ist blau.", "Die Katze schläft.", "Ein roter Hund."]}
+    texts = [{"url": f"http://h/{lang}/{k}", "host": "h", "lang": lang, "title": "", "main_text": text,
+              "text_truncated": False, "duplicate_of": None,
+              "paragraphs": [{"text": text, "type": "text", "lang": lang, "boilerplate": False, "hash": "0"}]}
+             for lang, lines in sides.items() for k, text in enumerate(lines)]
+    spark.createDataFrame(pd.DataFrame(texts)).write.parquet(str(root / "texts"))
+    # switcher links eng-fra and deu-eng (stored the other way round); no Spanish page at all
+    candidates = pd.DataFrame({"host": "h", "src_url": [f"http://h/eng/{k}" for k in range(3)]
+                               + [f"http://h/deu/{k}" for k in range(3)],
+                               "trg_url": [f"http://h/fra/{k}" for k in range(3)] + [f"http://h/eng/{k}" for k in range(3)],
+                               "src_lang": ["eng"] * 3 + ["deu"] * 3, "trg_lang": ["fra"] * 3 + ["eng"] * 3,
+                               "source": "link"})
+    spark.createDataFrame(candidates).write.parquet(str(root / "candidates"))
+    out = tmp_path / "lexicons"
+    report = run_job(TrainLexiconJob, spark, ["--langs", "en:fr,de,es", "--out", str(out), "--from-archive", str(root),
+                                              "--iterations", "10"])
+    assert report["status"] == "ok" and report["balanced"]
+    assert report["metrics"]["lang_pairs"] == ["eng-fra", "eng-deu", "eng-spa"]
+    assert report["metrics"]["pairs_skipped"] == {"eng-spa": "no_text_pairs"}
+    assert report["by_pair"]["eng-spa"]["status"] == "skipped: no_text_pairs"
+    assert report["by_pair"]["eng-fra"]["kept"] == report["by_pair"]["eng-deu"]["kept"] == 3
+    assert report["metrics"]["by_pair"]["eng-deu"]["lexicon_dir"] == str(out / "eng-deu")
+    assert sorted(path.name for path in out.iterdir() if not path.name.startswith("_")) == ["eng-deu", "eng-fra"]
+    assert lexicon_dirs(out) == [str(out / "eng-deu"), str(out / "eng-fra")]
+    german = load_lexicon(out / "eng-deu")
+    assert (german.src_lang, german.trg_lang) == ("eng", "deu")
+    assert "haus" in german.translations("house") and "maison" not in german.translations("house")
+    french = load_lexicon(out / "eng-fra")
+    assert "maison" in french.translations("house") and "haus" not in french.translations("house")
+    # one pair keeps writing --out itself; --corpus holds one pair, so several are refused at start
+    single = run_job(TrainLexiconJob, spark, ["--langs", "en,fr", "--out", str(tmp_path / "one"),
+                                              "--from-archive", str(root)])
+    assert single["status"] == "ok" and load_lexicon(tmp_path / "one").trg_lang == "fra"
+    corpus = tmp_path / "c.tsv"
+    corpus.write_text("a house\tune maison\n")
+    with pytest.raises(ConfigError, match="--corpus and --dictionary hold one language pair"):
+        run_job(TrainLexiconJob, spark, ["--langs", "en:fr,de", "--out", str(tmp_path / "x"), "--corpus", str(corpus)])
 
 
 @pytest.mark.slow

@@ -193,3 +193,34 @@ def test_sites_whose_replay_failed_fail_the_job_unless_a_share_is_allowed(spark,
     allowed = run_job(ReplayCrawlJob, spark, argv + ["--max-failed-share", "1"])
     assert allowed["status"] == "ok" and allowed["balanced"] and allowed["kept"] == 0
     assert allowed["bad"]["replay_failed"] == counts["rows"] - 1 - counts["duplicates"] - counts["no_truth_rows"]
+
+
+@pytest.mark.slow
+def test_several_pairs_are_replayed_in_one_job_each_into_its_partitions(spark, tmp_path):
+    sites = {"eng-isl": multilingual_site(n_articles=20, host="www.iceland.is", seed=1),
+             "eng-fra": multilingual_site(n_articles=25, host="www.paris.fr", langs=("eng", "fra"), codes=("en", "fr"),
+                                          seed=2)}
+    root = tmp_path / "root"
+    docs = pd.concat([frame for frame, _ in sites.values()], ignore_index=True)
+    write_parquet_table(docs, str(root / "docs"))
+    (root / "truth").mkdir()
+    truth = root / "truth" / "pairs.parquet"
+    pd.concat([pairs for _, pairs in sites.values()], ignore_index=True).to_parquet(truth)
+    report = run_job(ReplayCrawlJob, spark, ["--root", str(root), "--langs", "en:is,fr,de", "--policies", "bfs,strand",
+                                             "--truth", str(truth)])
+    assert report["status"] == "ok" and report["balanced"]
+    assert report["metrics"]["lang_pairs"] == ["eng-isl", "eng-fra", "eng-deu"]
+    assert report["metrics"]["pairs_skipped"] == {"eng-deu": "no_truth_pairs"}
+    # each pair counts every docs row: its own site's replayed, the other site's without truth pairs
+    assert report["inputs"]["docs"] == 3 * len(docs) and report["filtered"]["pair_no_truth_pairs"] == len(docs)
+    by_pair = report["metrics"]["by_pair"]
+    for label, host in (("eng-isl", "iceland.is"), ("eng-fra", "paris.fr")):
+        assert by_pair[label]["hosts_replayed"] == 1 and report["by_pair"][label]["status"] == "ok"
+        summary = pd.read_parquet(root / "replay_summary").query(f"lang_pair == '{label}'")
+        assert set(summary["host"]) == {host} and set(summary["policy"]) == {"bfs", "strand"}
+        for plot in (f"yield_curves-{label}.png", f"deciles-{label}.png"):
+            assert (root / "replay" / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", plot
+        assert f"yield_curves-{label}.png" in (root / "replay" / f"report-{label}.md").read_text()
+    for table in ("replay_summary", "replay_curves", "replay_deciles", "replay_frontier"):
+        assert set(pd.read_parquet(root / table)["lang_pair"].astype(str)) == {"eng-isl", "eng-fra"}, table
+    assert not (root / "replay" / "report.md").exists() and not (root / "replay" / "report-eng-deu.md").exists()

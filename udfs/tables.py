@@ -487,7 +487,7 @@ TABLES: dict[str, Table] = {table.name: table for table in (
 #: tables written per language pair (jobs.base.Job.for_each_pair): partitioned by lang_pair
 PER_PAIR_TABLES = ("candidates", "learned_lss", "scored_pairs", "alignment", "rank_hosts", "verified_pairs",
                    "bitext_documents", "bitext_sentences", "bitext_sites", "shortlist", "replay_summary",
-                   "replay_curves", "replay_deciles")
+                   "replay_curves", "replay_deciles", "replay_frontier")
 LANG_PAIR = Column("lang_pair", "string", "the language pair of --langs the row belongs to, src-trg in ISO 639-3 "
                    "(eng-fra); the table is partitioned by it")
 for _name in PER_PAIR_TABLES:

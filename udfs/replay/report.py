@@ -18,8 +18,9 @@ MAX_HOST_ROWS = 50
 
 def build_report(summary: pd.DataFrame, mean_curves: pd.DataFrame, mean_deciles: pd.DataFrame,
                  parameters: dict, notes: list[str], comparison: tuple[pd.DataFrame, dict] | None = None,
-                 comparison_note: str | None = None) -> tuple[Report, dict[str, bytes]]:
-    """The report blocks and the PNGs they show (file name -> bytes)."""
+                 comparison_note: str | None = None, suffix: str = "") -> tuple[Report, dict[str, bytes]]:
+    """The report blocks and the PNGs they show (file name -> bytes); `suffix` ends each PNG's name (`-eng-fra`:
+    the pair's plots when one run replays several pairs)."""
     langs = "–".join(parameters.get("langs", ()))
     report = Report(f"Crawl replay: how fast each policy finds {langs} parallel documents")
     images: dict[str, bytes] = {}
@@ -45,16 +46,16 @@ def build_report(summary: pd.DataFrame, mean_curves: pd.DataFrame, mean_deciles:
     mean_curves = mean_curves.sort_values(["policy", "percent"], key=lambda c: c.map(rank) if c.name == "policy" else c)
     mean_deciles = mean_deciles.sort_values(["policy", "decile"], key=lambda c: c.map(rank) if c.name == "policy" else c)
     if not mean_curves.empty:
-        images["yield_curves.png"] = plots.mean_yield_curves(mean_curves, float(parameters.get("budget", 1.0)))
-        report.image("yield_curves.png", "Mean yield curve per policy")
+        images[f"yield_curves{suffix}.png"] = plots.mean_yield_curves(mean_curves, float(parameters.get("budget", 1.0)))
+        report.image(f"yield_curves{suffix}.png", "Mean yield curve per policy")
     if not mean_deciles.empty:
-        images["deciles.png"] = plots.decile_bars(mean_deciles)
-        report.image("deciles.png", "Parallel documents found per decile of the downloaded documents (Fig. 7)")
+        images[f"deciles{suffix}.png"] = plots.decile_bars(mean_deciles)
+        report.image(f"deciles{suffix}.png", "Parallel documents found per decile of the downloaded documents (Fig. 7)")
         table = mean_deciles.pivot(index="decile", columns="policy", values="mean_share")
         table = table[sorted(table.columns, key=rank.get)].reset_index()
         report.paragraph("Mean share of a host's parallel documents found in each decile of the fetches:")
         report.table(table)
-    _prediction_section(report, images, comparison, comparison_note)
+    _prediction_section(report, images, comparison, comparison_note, suffix)
     _hosts_section(report, ok)
     return report, images
 
@@ -84,7 +85,7 @@ def _speedup_section(report: Report, ok: pd.DataFrame) -> None:
                          f"{int((speed[policy].notna() & speed['bfs'].isna()).sum())}.")
 
 
-def _prediction_section(report: Report, images: dict, comparison, note: str | None) -> None:
+def _prediction_section(report: Report, images: dict, comparison, note: str | None, suffix: str = "") -> None:
     report.heading("Before fetching: the shortlist's prediction vs the replay")
     if comparison is None:
         report.paragraph(note or "No shortlist table: comparison skipped.")
@@ -94,8 +95,8 @@ def _prediction_section(report: Report, images: dict, comparison, note: str | No
                      f"(shortlist hosts not replayed: {stats['shortlist_hosts_not_replayed']}). "
                      + prediction_agreement_sentence(stats))
     if not frame.empty:
-        images["prediction.png"] = plots.prediction_scatter(frame, stats["policy"], stats["spearman_pairs"])
-        report.image("prediction.png", "Predicted pairs vs pairs found by the replay")
+        images[f"prediction{suffix}.png"] = plots.prediction_scatter(frame, stats["policy"], stats["spearman_pairs"])
+        report.image(f"prediction{suffix}.png", "Predicted pairs vs pairs found by the replay")
         report.table(frame.head(MAX_HOST_ROWS))
 
 
@@ -127,6 +128,6 @@ def _hosts_section(report: Report, ok: pd.DataFrame) -> None:
     report.table(table.head(MAX_HOST_ROWS))
 
 
-def write_report(out_dir: str, report: Report, images: dict[str, bytes]) -> list[str]:
-    """Write report.md, report.html and the PNGs under out_dir; returns the paths written."""
-    return report.write(out_dir, "report", images)
+def write_report(out_dir: str, report: Report, images: dict[str, bytes], name: str = "report") -> list[str]:
+    """Write <name>.md, <name>.html and the PNGs under out_dir; returns the paths written."""
+    return report.write(out_dir, name, images)
