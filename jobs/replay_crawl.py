@@ -28,15 +28,15 @@ from parascout.udfs.replay.policies import MODEL_POLICIES
 from parascout.udfs.replay.report import build_report, write_report
 
 
-def shortlist_site_of(shortlist_hosts, langs: tuple[str, str]):
-    """Replayed host -> the shortlist's name for it: itself, or its site (rank-pairs --group-by site: www.x.com,
-    fr.x.com -> x.com) when the shortlist does not list the host itself."""
+def shortlist_site_of(shortlist_hosts, langs: tuple[str, str], grouped_by: str = "site"):
+    """Replayed host -> the shortlist's name for it: itself, or its site by `grouped_by` (rank-pairs --group-by site:
+    www.x.com, fr.x.com -> x.com; name: x.de, x.fr -> x.*) when the shortlist does not list the host itself."""
     from parascout.udfs.blocking import language_markers
     from parascout.udfs.sites import site_of
     from parascout.udfs.urls import registered_domain
 
     listed, markers = set(shortlist_hosts), language_markers(langs)
-    return lambda host: host if host in listed else site_of(host, registered_domain(host), markers)
+    return lambda host: host if host in listed else site_of(host, registered_domain(host), markers, grouped_by)
 
 
 SMART_NEEDS_MODELS = "smart, smart+lang and smart+site skipped: they need the URL models (--lang-model DIR --pair-model DIR)"
@@ -81,9 +81,10 @@ class ReplayCrawlJob(Job):
         parser.add_argument("--in-domain-only", action="store_true",
                             help="yield counts only truth pairs with a page in the domain (texts.in_domain: "
                                  "fetch-docs --domain-terms)")
-        parser.add_argument("--group-by", choices=["site", "host"], default="site",
+        parser.add_argument("--group-by", choices=["site", "name", "host"], default="site",
                             help="crawl scope: a site (its hosts www.x.com, fr.x.com, x.com together, as rank-pairs "
-                                 "groups) or each host alone")
+                                 "groups), a name (x.de, x.fr and their hosts: rank-pairs --group-by name) or each "
+                                 "host alone")
 
     def validate_arguments(self, args: argparse.Namespace) -> None:
         super().validate_arguments(args)
@@ -289,11 +290,12 @@ class ReplayCrawlJob(Job):
         replayed = [p for p in (self.args.compare_policy, "smart", "strand", "bfs", *POLICY_NAMES)
                     if p in set(summary["policy"])]
         frame = shortlist.select("host", "predicted_pairs", "predicted_ratio").toPandas()  # a shortlist: bounded
-        if self.args.group_by == "site":  # a shortlist of rank-pairs --group-by host: its hosts summed by site
-            site_of = shortlist_site_of((), langs)
+        if self.args.group_by != "host":  # a shortlist of rank-pairs --group-by host: its hosts summed by site
+            site_of = shortlist_site_of((), langs, self.args.group_by)
             frame = (frame.assign(host=frame["host"].map(site_of)).groupby("host", as_index=False, sort=False)
                      .agg(predicted_pairs=("predicted_pairs", "sum"), predicted_ratio=("predicted_ratio", "mean")))
-        comparison = prediction_agreement(frame, summary, replayed[0], site_of=shortlist_site_of(frame["host"], langs))
+        comparison = prediction_agreement(frame, summary, replayed[0],
+                                          site_of=shortlist_site_of(frame["host"], langs, self.args.group_by))
         self.report.metric("shortlist_comparison", comparison[1])
         return comparison, None
 

@@ -587,8 +587,8 @@ def feature_matrix(frame: pd.DataFrame) -> np.ndarray:
 
 
 def self_labels(frame: pd.DataFrame, config: VerificationConfig = DEFAULT) -> tuple[pd.DataFrame, dict]:
-    """(rows with a `label`, stats): confident pairs whose own text (list items left out) beats the random pairs'
-    NULL_QUANTILE of own_tsim_idf as positives — a listing page's shared teasers do not make it a translation, a
+    """(rows with a `label`, stats): confident pairs whose own text (list items left out) beats their language
+    pair's random pairs' NULL_QUANTILE of own_tsim_idf (all random pairs' where it has too few) as positives — a listing page's shared teasers do not make it a translation, a
     section page's differing teasers do not make it none; random same-site pairs and spliced confident pairs as
     negatives. stats' lexicon_free_language_pairs: lexicon_free_pairs of the candidates."""
     judged = frame[frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS)]
@@ -601,9 +601,13 @@ def self_labels(frame: pd.DataFrame, config: VerificationConfig = DEFAULT) -> tu
     candidates = judged[(judged["role"] == "candidate") & judged["lang_ok"].astype(bool)]
     own = pd.to_numeric(candidates["own_tsim_idf"], errors="coerce").fillna(0)
     confident = candidates["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))
-    by_link = confident & (own > nulls["own_tsim_idf"])
     pair_nulls = language_pair_nulls(randoms, config)
-    by_text = _mutual_best_positives(candidates, own, pair_nulls, nulls["own_tsim_idf"]) & ~_taught(candidates, by_link)
+    # each language pair against its own random pairs (all of them where it has too few): a pair's labels do not
+    # depend on the other pairs verified in the same run
+    keys = candidates["src_lang"].astype(str) + "-" + candidates["trg_lang"].astype(str)
+    own_null = keys.map(pair_nulls).astype(float).fillna(nulls["own_tsim_idf"]).to_numpy()
+    by_link = confident & (own > own_null)
+    by_text = _mutual_best_positives(candidates, own, pair_nulls, own_null) & ~_taught(candidates, by_link)
     positives = candidates[by_link | by_text]
     labelled = pd.concat([positives.assign(label=True), randoms.assign(label=False), spliced.assign(label=False)],
                          ignore_index=True)
@@ -677,16 +681,16 @@ def _taught(candidates: pd.DataFrame, positives: pd.Series) -> pd.Series:
 
 
 def _mutual_best_positives(candidates: pd.DataFrame, own: pd.Series, pair_nulls: dict[str, float],
-                           null: float) -> pd.Series:
+                           null: np.ndarray) -> pd.Series:
     """Candidates that are their pages' content_mutual_best with an own_tsim_idf above both the random pairs' null
-    and their language pair's own random pairs' NULL_QUANTILE (`pair_nulls`, language_pair_nulls; self_labels takes
+    (`null`, per candidate) and their language pair's own random pairs' NULL_QUANTILE (`pair_nulls`, language_pair_nulls; self_labels takes
     them on a host and language pair that no switcher link or handle taught anything: its translations still label
     the model's scale)."""
     if "mutual_best" not in candidates or candidates.empty:
         return pd.Series(False, index=candidates.index)
-    thresholds = [max(null, pair_nulls.get(f"{src}-{trg}", 1.0))
-                  for src, trg in zip(candidates["src_lang"], candidates["trg_lang"])]
-    return candidates["mutual_best"].fillna(False).astype(bool) & (own > np.asarray(thresholds, dtype=float))
+    thresholds = np.maximum(null, [pair_nulls.get(f"{src}-{trg}", 1.0)
+                                   for src, trg in zip(candidates["src_lang"], candidates["trg_lang"])])
+    return candidates["mutual_best"].fillna(False).astype(bool) & (own > thresholds)
 
 
 @dataclass(frozen=True)
