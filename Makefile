@@ -46,10 +46,10 @@ $(JAR): $(JAVA) | $(STAMP)
 	  jar --create --file $(JAR) -C build/jvm . && echo "built $(JAR)"; \
 	fi
 
-# The compiled HTML walk (native/html_walk.pyx: udfs.html_text's tree walk in Cython over Lexbor's structs), built
+# The compiled HTML walk (native/html_walk.pyx: udfs.fetch.html_text's tree walk in Cython over Lexbor's structs), built
 # into udfs/ with the pinned Cython and Lexbor's headers from selectolax's source package; never fails the install:
 # without a C compiler, Python headers or the downloads, it says why and fetch-docs keeps the Python walk (same
-# output, slower). udfs.html_text uses it only for the selectolax version it was built against.
+# output, slower). udfs.fetch.html_text uses it only for the selectolax version it was built against.
 walk: | $(STAMP)
 	-$(BIN)/python native/build_html_walk.py
 

@@ -1,21 +1,21 @@
 """Throughput of fetch-docs and verify-pairs building blocks, each against a baseline from the same run.
 
-0. HTML stage: parse + features + main text per CPU-second with udfs.html_text (Lexbor) against the
+0. HTML stage: parse + features + main text per CPU-second with udfs.fetch.html_text (Lexbor) against the
    html.parser path it replaced (kept below, only as this baseline), on the real CommonCrawl excerpt pages and
    on sample-archive pages; where the new path's time goes; main-text quality against the real-text sample
    archive's truth (body_text) when make-sample-archive --text-corpus is available, on held-out seeds (--seeds),
    beside trafilatura and justext (quality and pages per CPU-second on the same pages) when they are installed.
-1. parse + features: records/s on one core for udfs.documents.parse_record over a generated WARC of
+1. parse + features: records/s on one core for udfs.fetch.documents.parse_record over a generated WARC of
    HTML pages, against warcio alone (iterate + read payload) as the baseline.
 2. GETs per 1,000 records with and without coalescing (a sparse 30% selection, like a pairs selection),
    counted by a local range reader and timed against a moto S3 server on 127.0.0.1.
-3. verification: pairs/s of udfs.verification.verify_frame (bit-parallel LCS alignment), against
+3. verification: pairs/s of udfs.verify.verification.verify_frame (bit-parallel LCS alignment), against
    difflib.SequenceMatcher as the baseline aligner, with how far SequenceMatcher's dp is from the minimal one.
 
     .venv/bin/python benchmarks/bench_fetch_verify.py [--pages 3000] [--pairs 400] [--html-only] [--seeds 7,1234]
         [--against OLD_html_text.py] [--ceiling]
 
---against FILE times another version of udfs/html_text.py (e.g. `git show HEAD~1:udfs/html_text.py > /tmp/old.py`)
+--against FILE times another version of udfs/fetch/html_text.py (e.g. `git show HEAD~1:udfs/fetch/html_text.py > /tmp/old.py`)
 on the same pages in the same run: a before/after of a change to the walk. --ceiling times only the C parts of the
 HTML stage (Lexbor's parse, page CLD2, both; and Lexbor's own text() as a compiled walk's stand-in) beside the full
 pipeline, on the real pages and the first seed's sample archive: how fast the stage could be with no Python walk.
@@ -44,8 +44,9 @@ from warcio.archiveiterator import ArchiveIterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from parascout.udfs.documents import empty_doc, parse_record
-from parascout.udfs.html_text import (
+from parascout.udfs.common.urls import url_host
+from parascout.udfs.fetch.documents import empty_doc, parse_record
+from parascout.udfs.fetch.html_text import (
     BLOCK_TAGS,
     LINK_ATTRIBUTES,
     MAX_IMAGE_NAME_CHARS,
@@ -58,16 +59,15 @@ from parascout.udfs.html_text import (
     cld2_language,
     image_file_name,
 )
-from parascout.udfs.structure import ThresholdRule, TreeRule, feature_matrix, strand_features
-from parascout.udfs.urls import url_host
-from parascout.udfs.verification import verify_frame
-from parascout.udfs.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
-from parascout.udfs.warc_record import MAX_IMAGES, MAX_OUTLINK_CHARS, LinkBudget, bound_links
+from parascout.udfs.fetch.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
+from parascout.udfs.fetch.warc_record import MAX_IMAGES, MAX_OUTLINK_CHARS, LinkBudget, bound_links
+from parascout.udfs.verify.structure import ThresholdRule, TreeRule, feature_matrix, strand_features
+from parascout.udfs.verify.verification import verify_frame
 from tests.test_documents import ENGLISH, GERMAN, record_bytes
 
 
 class StrandParser(HTMLParser):
-    """The html.parser path fetch-docs used before udfs.html_text (kept only as this benchmark's baseline
+    """The html.parser path fetch-docs used before udfs.fetch.html_text (kept only as this benchmark's baseline
     and the agreement test's reference): one pass over the tokens, as the page's source lists them."""
 
     def __init__(self, base_url: str | None):
@@ -196,7 +196,7 @@ def shared_data_path() -> Path:
 
 def http_responses(warc_paths: list[Path]) -> list[tuple[str, str]]:
     """(url, decoded HTML) of the 200 text/html responses of WARC files (warcio: outside the timed code)."""
-    from parascout.udfs.documents import decode_html
+    from parascout.udfs.fetch.documents import decode_html
 
     pages = []
     for path in warc_paths:
@@ -228,7 +228,7 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
     """Share of the new path's CPU per step: Lexbor's parse, the tree walk, page CLD2, paragraphs."""
     from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
-    from parascout.udfs import html_text
+    from parascout.udfs.fetch import html_text
 
     spent = dict.fromkeys(("lexbor_parse", "tree_walk", "page_cld2", "paragraphs"), 0.0)
     for url, html in pages:
@@ -253,7 +253,7 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
 def python_walk_features(html: str, url: str | None) -> dict:
     """html_features with the Python walk, paragraph keys, paragraph step and CLD2 inputs (the reference) in place of
     the compiled ones: the same-run baseline."""
-    from parascout.udfs import html_text
+    from parascout.udfs.fetch import html_text
 
     names = ("WALK", "PARAGRAPH_KEYS", "PAGE_PARAGRAPHS", "CLD2_INPUT")
     compiled = [getattr(html_text, name) for name in names]
@@ -269,7 +269,7 @@ def python_walk_features(html: str, url: str | None) -> dict:
 
 def walk_rates(pages: list[tuple[str, str]], repeat: int) -> dict:
     """Pages per CPU-second of the tree walk alone (trees parsed outside the timing), Python vs compiled."""
-    from parascout.udfs import html_text
+    from parascout.udfs.fetch import html_text
 
     trees = [(url, html_text.parse_tops(html)) for url, html in pages]
     walks = {"python": html_text.walk_page, "compiled": html_text.COMPILED and html_text.COMPILED.walk_page}
@@ -287,7 +287,7 @@ def walk_rates(pages: list[tuple[str, str]], repeat: int) -> dict:
 
 
 def load_html_text(path: str | None):
-    """Another version of udfs/html_text.py (--against), imported under its own name; None without a path."""
+    """Another version of udfs/fetch/html_text.py (--against), imported under its own name; None without a path."""
     if not path:
         return None
     spec = importlib.util.spec_from_file_location("html_text_against", path)
@@ -300,7 +300,7 @@ def bench_html(pages: list[tuple[str, str]], label: str, repeat: int = 3, agains
     """Pages per CPU-second, html.parser path vs html_text (and --against's version), on the same decoded pages."""
     if not pages:
         return {"skipped": f"no {label} pages"}
-    from parascout.udfs.html_text import html_features
+    from parascout.udfs.fetch.html_text import html_features
 
     for url, html in pages:  # warm both paths' caches (links repeat across a site, as in a real task)
         html_features(html, url)
@@ -321,7 +321,7 @@ def bench_html(pages: list[tuple[str, str]], label: str, repeat: int = 3, agains
 
 def compiled_against_python_walk(pages: list[tuple[str, str]], repeat: int) -> dict:
     """The whole HTML stage with the compiled walk and with the Python walk (interleaved rounds, same pages)."""
-    from parascout.udfs import html_text
+    from parascout.udfs.fetch import html_text
 
     if html_text.COMPILED is None:
         return {"walk": html_text.WALK_ENGINE}
@@ -337,7 +337,7 @@ def page_texts(pages: list[tuple[str, str]]) -> dict[str, str]:
     as spaces), computed untimed."""
     from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
-    from parascout.udfs import html_text
+    from parascout.udfs.fetch import html_text
 
     texts = {}
     for url, html in pages:
@@ -356,7 +356,7 @@ def bench_ceiling(pages: list[tuple[str, str]], label: str, repeat: int = 3) -> 
     import pycld2
     from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
-    from parascout.udfs.html_text import _cld2, html_features
+    from parascout.udfs.fetch.html_text import _cld2, html_features
 
     options = LexborDocumentOptions.WO_EVENTS
     texts = page_texts(pages)
@@ -393,7 +393,7 @@ def bench_ceiling(pages: list[tuple[str, str]], label: str, repeat: int = 3) -> 
               **{f"{name}_per_cpu_s": rate for name, rate in rates.items()}}
     result["full_pipeline_share_of_parse_plus_cld2"] = rates["full_pipeline"] / rates["parse_plus_page_cld2"]
     result["full_pipeline_compiled_vs_python_walk"] = rates["full_pipeline"] / rates["full_pipeline_python_walk"]
-    from parascout.udfs.html_text import WALK_ENGINE
+    from parascout.udfs.fetch.html_text import WALK_ENGINE
 
     return {"walk": WALK_ENGINE, **result, **walk_rates(pages, repeat), **time_breakdown(pages)}
 
@@ -426,9 +426,9 @@ def main_text_quality(pages: list[tuple[str, str]], truth_path: Path | None) -> 
     """Against truth body_text: share of body paragraphs kept, share of the other (boilerplate) words removed."""
     if truth_path is None or not truth_path.exists():
         return {"skipped": "no real-text sample archive (make-sample-archive --text-corpus) to compare with"}
-    from parascout.udfs.html_text import html_features
-    from parascout.udfs.near_duplicates import SiteTextSettings, site_text_pass
-    from parascout.udfs.urls import url_host
+    from parascout.udfs.common.urls import url_host
+    from parascout.udfs.fetch.html_text import html_features
+    from parascout.udfs.fetch.near_duplicates import SiteTextSettings, site_text_pass
 
     truth = pd.read_parquet(truth_path)
     if "body_text" not in truth.columns:
@@ -481,7 +481,7 @@ def near_duplicate_agreement(truth: pd.DataFrame, found: dict[str, str], pages: 
 
 def kept_table(pages: list[tuple[str, str]]) -> dict:
     """Per real page: paragraphs kept / all, characters kept / all, and the first kept paragraph."""
-    from parascout.udfs.html_text import html_features
+    from parascout.udfs.fetch.html_text import html_features
 
     table = {}
     for url, html in pages:
@@ -497,7 +497,7 @@ def justext_stoplist(lang: str | None) -> frozenset[str]:
     """justext's stop words for an ISO 639-3 language; empty (its language-independent mode) when it has none."""
     import justext
 
-    from parascout.udfs.langs import load_languages
+    from parascout.udfs.common.langs import load_languages
 
     language = load_languages().get(lang or "")
     return justext.get_stoplist(language.name) if language and language.name in justext.get_stoplists() \
@@ -506,7 +506,7 @@ def justext_stoplist(lang: str | None) -> frozenset[str]:
 
 def parascout_main_text(html: str, url: str, lang: str | None) -> str:
     """The page rules' main text (the site pass needs the site's other pages)."""
-    from parascout.udfs.html_text import html_features
+    from parascout.udfs.fetch.html_text import html_features
 
     return "\n".join(p["text"] for p in html_features(html, url)["page_paragraphs"] if not p["boilerplate"])
 
@@ -537,7 +537,7 @@ def extractor_comparison(pages: list[tuple[str, str]], truth_path: Path | None =
         import trafilatura  # noqa: F401
     except ImportError:
         return {"skipped": "trafilatura/justext not installed (comparison only: pip install trafilatura justext)"}
-    from parascout.udfs.html_text import html_features
+    from parascout.udfs.fetch.html_text import html_features
 
     lang_of = {url: html_features(html, url)["cld2_lang"] for url, html in pages}
     body_of: dict[str, str] = {}
@@ -562,7 +562,7 @@ def extractor_comparison(pages: list[tuple[str, str]], truth_path: Path | None =
 
 
 def extracted_quality(pages: list[tuple[str, str]], texts: dict[str, str], body_of: dict[str, str]) -> dict:
-    from parascout.udfs.html_text import html_features
+    from parascout.udfs.fetch.html_text import html_features
 
     found = total = kept_other = total_other = 0
     for url, html in pages:
@@ -862,7 +862,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="sample-archive seeds for main-text quality (the rules were tuned on 42; the first "
                              "seed's archive is also timed)")
     parser.add_argument("--against", metavar="FILE",
-                        help="another version of udfs/html_text.py, timed on the same pages in the same run")
+                        help="another version of udfs/fetch/html_text.py, timed on the same pages in the same run")
     parser.add_argument("--speed-only", action="store_true",
                         help="HTML stage: speed on the real pages and the first seed's archive only (no quality, "
                              "no extractor comparison)")

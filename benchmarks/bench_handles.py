@@ -21,7 +21,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from parascout.udfs.handles import DELIM_CLASS, NON_DELIM_CLASS, build_stripper
+from parascout.udfs.rank.handles import DELIM_CLASS, NON_DELIM_CLASS, build_stripper
 
 STRAND_URLS_PER_SECOND = 5_000
 WORDS = ["news", "about", "products", "team", "energy", "report", "contact", "index", "article", "media",
@@ -74,8 +74,8 @@ def spark_path(urls: list[str], repeats: int) -> dict[str, tuple[float, float]]:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from parascout.udfs.handles import handle_column, jvm_handles_available
-    from parascout.udfs.jvm import jvm_jar_path
+    from parascout.udfs.common.jvm import jvm_jar_path
+    from parascout.udfs.rank.handles import handle_column, jvm_handles_available
 
     builder = (SparkSession.builder.master("local[1]").appName("bench-handles").config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "3g"))

@@ -3,7 +3,7 @@
 Quality: on the hand-labelled pages of tests/data/main_text, word-level precision, recall and F1 of each
 extractor's main text against the label (bags of words, multiset overlap; CJK characters count one word each),
 per page and pooled. parascout's main text is what fetch-docs stores before its per-site pass: the text of the
-page's paragraphs not marked boilerplate, one a line (udfs.html_text.html_features -> page_paragraphs).
+page's paragraphs not marked boilerplate, one a line (udfs.fetch.html_text.html_features -> page_paragraphs).
 Speed: pages per CPU-second (time.process_time) of each extractor over the fixtures and over ~300 real-sites
 pages (../shared/data/real-sites, read at their CDX offsets), and parascout / trafilatura measured here.
 
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from parascout.udfs.html_text import WALK_ENGINE, html_features
+from parascout.udfs.fetch.html_text import WALK_ENGINE, html_features
 
 FIXTURES = ROOT / "tests" / "data" / "main_text"
 REAL_SITES = ROOT.parent / "shared" / "data" / "real-sites"
@@ -84,7 +84,7 @@ def real_site_pages(limit: int) -> list[str]:
     """Decoded HTML of `limit` real-sites pages spread over the CDX (every n-th 200 text/html capture)."""
     from warcio.archiveiterator import ArchiveIterator
 
-    from parascout.udfs.documents import decode_html
+    from parascout.udfs.fetch.documents import decode_html
 
     index = REAL_SITES / "indexes" / "cdx-00000.gz"
     if not index.exists():

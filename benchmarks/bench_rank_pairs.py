@@ -7,7 +7,7 @@
    WAT files, matched by SURT as rank-pairs matches `docs` outlinks), + shared rare image names
    (the WAT records' IMG@/src names, as `docs.images`, paired by blocking.shared_image_pairs with
    rank-pairs' defaults), links + images, and + nearest paragraph-length profiles (the WARC HTML
-   parsed by udfs.documents, as `docs.structure`), at two exhaustive budgets. `with_links*` take every
+   parsed by udfs.fetch.documents, as `docs.structure`), at two exhaustive budgets. `with_links*` take every
    link between pages of the two languages (rank-pairs --uncued-links any, as before link cues);
    `with_cue_links*` what rank-pairs takes by default: links whose context names their target's
    language (WAT anchor text, title, hreflang alternates: `outlink_cues`) and pages linking both ways.
@@ -42,8 +42,8 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from parascout.udfs import blocking
-from parascout.udfs.sites import site_of
+from parascout.udfs.common.sites import site_of
+from parascout.udfs.rank import blocking
 
 CORES = 2
 
@@ -92,8 +92,8 @@ def archive_documents(archive: Path, urls: pd.DataFrame) -> tuple[dict[tuple[str
                                                                    dict[str, list[str]]]:
     """From the archive's WAT records: {(page, linked page): the language the link's context names or None} for
     links that hit a URL of `urls`, and each page's image file names (as fetch-docs puts them in `docs.images`)."""
-    from parascout.udfs.urls import surt
-    from parascout.udfs.wat import read_wat
+    from parascout.udfs.common.urls import surt
+    from parascout.udfs.index.wat import read_wat
 
     by_surt = dict(zip(urls["surt"], urls["url"]))
     links, images = {}, {}
@@ -116,7 +116,7 @@ def archive_profiles(archive: Path, urls: pd.DataFrame) -> dict[str, list[float]
     parses them into `docs.structure`)."""
     from warcio.archiveiterator import ArchiveIterator
 
-    from parascout.udfs.documents import decode_html, html_features
+    from parascout.udfs.fetch.documents import decode_html, html_features
 
     wanted, profiles = set(urls["url"]), {}
     for path in sorted((archive / "warc").glob("*.warc.gz")):
@@ -155,7 +155,7 @@ def blocking_candidates(urls: pd.DataFrame, languages: tuple[str, str], exhausti
                         ) -> tuple[set, set, set, set, int]:
     """(similar/exhaustive pairs, handle pairs, shared-image pairs, nearest-profile pairs, Cartesian size) for
     one language pair, per language-neutral site."""
-    from parascout.udfs import handles
+    from parascout.udfs.rank import handles
 
     markers = blocking.language_markers(languages)
     pool = urls[urls["lang"].isin(languages)].copy()
@@ -298,7 +298,7 @@ def write_urls(table: pa.Table, root: Path) -> None:
 
 def train_models(work: Path, urls: pd.DataFrame, pair_truth: pd.DataFrame, max_minutes: float) -> dict:
     """Hashed n-gram url2lang (on these URLs' CDX languages) and pair model (on another archive's truth)."""
-    from parascout.udfs.url_models import model_dir, training, training_data
+    from parascout.udfs.rank.url_models import model_dir, training, training_data
 
     config = training.TrainingConfig(backend="ngram", max_epochs=4, max_minutes=max_minutes, seed=0)
     models = {}
@@ -343,7 +343,7 @@ def model_baseline(models: dict, root: Path, limit: int = 200_000) -> dict:
     """The pair model alone, in this process, on scored pairs: pairs per core-second (one core)."""
     import torch
 
-    from parascout.udfs.url_models import load_model
+    from parascout.udfs.rank.url_models import load_model
 
     torch.set_num_threads(1)
     pairs = pd.read_parquet(root / "scored_pairs", columns=["src_url", "trg_url"]).head(limit)

@@ -33,8 +33,8 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from parascout.udfs.cdx import format_cdx_line, write_zipnum
-from parascout.udfs.urls import surt
+from parascout.udfs.common.urls import surt
+from parascout.udfs.index.cdx import format_cdx_line, write_zipnum
 
 CRAWL = "CC-MAIN-2024-33"
 LANGS = ["eng", "eng", "eng", "isl", "isl", "deu", "fra", "eng,isl", "isl,eng", "mlt", ""]
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
 
     def scan_with_spark_text_reader() -> int:
         """scan-cdx as it runs without the jar's CdxFileReader: whole files through Spark's text reader."""
-        from parascout.udfs import cdx
+        from parascout.udfs.index import cdx
 
         own_reader, cdx.jvm_file_lines = cdx.jvm_file_lines, lambda *args, **kwargs: None
         try:

@@ -23,13 +23,13 @@ How a predicted pair counts as correct (written here and in the README):
 - precision = correct pairs / predicted pairs; recall = recovered beads / truth beads with both sides;
   F1 their harmonic mean. 1-0 / 0-1 truth beads count through precision only (pairing them is wrong).
 
-Held out: the lexicon (IBM model 1, parascout.udfs.lexicon.train_lexicon) is trained on Old Testament
+Held out: the lexicon (IBM model 1, parascout.udfs.common.lexicon.train_lexicon) is trained on Old Testament
 verse pairs; the lexicon weight, the null-bead settings and the absorbing pass were chosen on OT chapters
 (seed 1) and on the seed-7 real-text archive (60 and 200 hosts); quality is reported on New Testament chapters
 (seed 2), which neither saw.
 
 With --archive (a make-sample-archive --text-corpus archive, e.g. seeds 1234 and 99): documents are what
-export-bitext reads, each page's main paragraphs with their types (udfs.html_text on the WARC's HTML, the
+export-bitext reads, each page's main paragraphs with their types (udfs.fetch.html_text on the WARC's HTML, the
 site pass marking repeated paragraphs, export's `main_paragraphs`: title, headings, teaser lists and
 notes included when the extraction keeps them), and the truth is truth/sentences.parquet. Its beads are
 verses: a bead is merged with the next one where a side's verse does not end a sentence and that side's
@@ -61,10 +61,10 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from parascout.udfs.bitext.align import align_segments, align_sentences
-from parascout.udfs.bitext.config import AlignmentConfig
-from parascout.udfs.bitext.sentences import Segment, split_sentences
-from parascout.udfs.lexicon import tokenize, train_lexicon
+from parascout.udfs.common.lexicon import tokenize, train_lexicon
+from parascout.udfs.export.bitext.align import align_segments, align_sentences
+from parascout.udfs.export.bitext.config import AlignmentConfig
+from parascout.udfs.export.bitext.sentences import Segment, split_sentences
 
 BIBLE = Path("/work/shared/data/parallel-text/bible")
 NEW_TESTAMENT_FIRST_BOOK = "MAT"
@@ -313,16 +313,16 @@ def locate(text: str, parts: list[str | None]) -> list[tuple[int, int] | None]:
 
 
 def pipeline_paragraphs(archive: Path, urls: set[str]) -> dict[str, list[tuple[str, str]]]:
-    """What export-bitext reads for each page: fetch-docs' paragraphs (udfs.html_text on the WARC's HTML, the
+    """What export-bitext reads for each page: fetch-docs' paragraphs (udfs.fetch.html_text on the WARC's HTML, the
     site pass marking a site's repeated paragraphs), reduced by export's own `main_paragraphs`."""
     import pandas as pd
     from warcio.archiveiterator import ArchiveIterator
 
-    from parascout.udfs.bitext.export import main_paragraphs
-    from parascout.udfs.documents import decode_html
-    from parascout.udfs.html_text import html_features
-    from parascout.udfs.near_duplicates import SiteTextSettings, site_text_pass
-    from parascout.udfs.urls import url_host
+    from parascout.udfs.common.urls import url_host
+    from parascout.udfs.export.bitext.export import main_paragraphs
+    from parascout.udfs.fetch.documents import decode_html
+    from parascout.udfs.fetch.html_text import html_features
+    from parascout.udfs.fetch.near_duplicates import SiteTextSettings, site_text_pass
 
     found = {}
     for path in sorted((archive / "warc").glob("*.warc.gz")):

@@ -1,4 +1,4 @@
-"""SURT keys per CPU-second (udfs.urls.surt, the Internet Archive canonicaliser) on the real WMT16 URLs, with
+"""SURT keys per CPU-second (udfs.common.urls.surt, the Internet Archive canonicaliser) on the real WMT16 URLs, with
 urllib's urlsplit alone on the same URLs as the same-run baseline (the parse every key needs at least).
 
     .venv/bin/python benchmarks/bench_surt.py [--repeat 5]
@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from parascout.udfs.urls import surt
+from parascout.udfs.common.urls import surt
 
 
 def urls_per_cpu_second(function, urls: list[str], repeat: int) -> float:

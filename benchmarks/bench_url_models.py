@@ -24,9 +24,9 @@ sys.path.insert(0, REPO)
 import numpy as np
 import torch
 
-from parascout.udfs.url_models.ngram import NgramSpec, NgramUrlModel
-from parascout.udfs.url_models.preprocess import preprocess_url
-from parascout.udfs.url_models.transformer import (
+from parascout.udfs.rank.url_models.ngram import NgramSpec, NgramUrlModel
+from parascout.udfs.rank.url_models.preprocess import preprocess_url
+from parascout.udfs.rank.url_models.transformer import (
     TransformerUrlModel,
     compact_config,
     quantize_dynamic_int8,
@@ -90,7 +90,7 @@ def transformer(tokenizer, layers: int, hidden: int, intermediate: int | None = 
 def pool_pairs(pairs: list[tuple[str, str]], max_per_host: int = 4000) -> tuple[list[str], list[str]]:
     """Every src x trg pair of each WMT16 host (at most max_per_host per host): what `align` scores, where
     each URL is in many pairs."""
-    from parascout.udfs.urls import url_host
+    from parascout.udfs.common.urls import url_host
 
     hosts: dict[str, tuple[set[str], set[str]]] = {}
     for src, trg in pairs:
@@ -109,8 +109,8 @@ def pool_context_rate(src: list[str], trg: list[str], seconds: float) -> float:
     """pairs/CPU-s of calibration.context_features (what the pair model's decision adds in `align`)."""
     import pandas as pd
 
-    from parascout.udfs.url_models.calibration import context_features
-    from parascout.udfs.urls import url_host
+    from parascout.udfs.common.urls import url_host
+    from parascout.udfs.rank.url_models.calibration import context_features
 
     frame = pd.DataFrame({"host": [url_host(url) for url in src], "src_url": src, "trg_url": trg,
                           "p_parallel": np.random.default_rng(0).random(len(src))})

@@ -2,9 +2,9 @@
 
 Reads a real-text sample archive's `docs`, `texts` and `candidates` (as eval_verify.py leaves them
 under ROOT) and times on one core, in CPU-seconds (time.process_time; best of --repeat runs):
-(a) udfs.verification.verify_frame with structure only (no texts), (b) verify_frame with structure +
+(a) udfs.verify.verification.verify_frame with structure only (no texts), (b) verify_frame with structure +
 tsim under the lexicons (what verify-pairs runs), and (c) the content features alone, per host as
-verify-pairs prepares them, by the package (udfs.tsim: a host's words as integer ids, each page's
+verify-pairs prepares them, by the package (udfs.verify.tsim: a host's words as integer ids, each page's
 candidate links built and sorted once) against the previous path kept here as the baseline
 (`previous_content_features`: string Counters per page, every pair's candidate links re-scored and
 re-sorted, the lexicon cut by strings, a script test per word in the tokeniser), checking that every
@@ -30,8 +30,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from parascout.udfs import tables
-from parascout.udfs.lexicon import (
+from parascout.udfs.common import tables
+from parascout.udfs.common.lexicon import (
     _WORD,
     COGNATE_MIN_CHARS,
     STEM_WEIGHT,
@@ -45,8 +45,8 @@ from parascout.udfs.lexicon import (
     script_tokens,
     train_lexicon,
 )
-from parascout.udfs.structure import ThresholdRule
-from parascout.udfs.tsim import (
+from parascout.udfs.verify.structure import ThresholdRule
+from parascout.udfs.verify.tsim import (
     COGNATE_PREFIX,
     COGNATE_WEIGHT,
     DIAGONAL_BAND,
@@ -58,7 +58,7 @@ from parascout.udfs.tsim import (
     feature_row,
     link_scores,
 )
-from parascout.udfs.verification import HostPages, _as_list, verify_frame
+from parascout.udfs.verify.verification import HostPages, _as_list, verify_frame
 
 #: random same-site pairs per host and language pair in the held-out timing (verify-pairs' --random-pairs default)
 RANDOM_PAIRS = 50
@@ -66,9 +66,9 @@ BIBLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "parallel-text
 DOC_COLUMNS = ["url", "status", "cld2_lang", "cld2_reliable", "text_chars", "paragraphs", "images", "structure"]
 
 
-# ---- the previous content path: the baseline (the package has one implementation, udfs.tsim) ----------
+# ---- the previous content path: the baseline (the package has one implementation, udfs.verify.tsim) ----------
 def previous_tokenize(text: str | None, lang: str | None = None) -> list[str]:
-    """udfs.lexicon.tokenize as it was: a Han test per word, whatever the page's script."""
+    """udfs.common.lexicon.tokenize as it was: a Han test per word, whatever the page's script."""
     if not text:
         return []
     text, arabic = normalised(text)

@@ -1,7 +1,7 @@
-"""Records per CPU-second of udfs.warc_record.decode_record against warcio in the same run.
+"""Records per CPU-second of udfs.fetch.warc_record.decode_record against warcio in the same run.
 
 Each record is given as a byte-range GET returns it (one gzip member). Baseline: what the record
-part of udfs.documents did before, warcio's ArchiveIterator over the inflated member and, for a
+part of udfs.fetch.documents did before, warcio's ArchiveIterator over the inflated member and, for a
 response, `content_stream().read()` (chunked and Content-Encoding decoded, unbounded). Both decode
 the HTTP body of every response; the bodies are compared (identical = same bytes).
 
@@ -10,7 +10,7 @@ the HTTP body of every response; the bodies are compared (identical = same bytes
 Real data: ../shared/data/cc-sample/*.warc.gz. Sample archive: the warc/ files of a make-sample-archive
 output (e.g. `parascout make-sample-archive --out /tmp/sample --hosts 30 --seed 3`).
 
-WAT files (the real excerpt's and the sample archive's wat/): docs rows per CPU-second of udfs.wat.read_wat
+WAT files (the real excerpt's and the sample archive's wat/): docs rows per CPU-second of udfs.index.wat.read_wat
 (FastWARC) against the same reader on warcio (kept below as the baseline); the rows are compared.
 """
 from __future__ import annotations
@@ -27,10 +27,10 @@ from warcio.archiveiterator import ArchiveIterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from parascout.udfs.documents import empty_doc
-from parascout.udfs.urls import url_host
-from parascout.udfs.warc_record import decode_record, inflate_member
-from parascout.udfs.wat import _container_location, read_wat, wat_document
+from parascout.udfs.common.urls import url_host
+from parascout.udfs.fetch.documents import empty_doc
+from parascout.udfs.fetch.warc_record import decode_record, inflate_member
+from parascout.udfs.index.wat import _container_location, read_wat, wat_document
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "cc-sample"
 
@@ -79,7 +79,7 @@ def measure(name: str, records: list[bytes], repeat: int, passes: int = 1) -> di
 
 
 def warcio_read_wat(stream) -> list[dict]:
-    """The baseline: udfs.wat.read_wat as it was on warcio (same rows, warcio reads the records)."""
+    """The baseline: udfs.index.wat.read_wat as it was on warcio (same rows, warcio reads the records)."""
     rows = []
     for record in ArchiveIterator(stream):
         if record.rec_type != "metadata":

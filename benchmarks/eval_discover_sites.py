@@ -22,11 +22,11 @@ import pandas as pd
 
 from parascout.jobs.base import Job
 from parascout.jobs.cli import discover
-from parascout.udfs import tables
-from parascout.udfs.langs import to_iso639_3
-from parascout.udfs.site_discovery import precision_recall_at
-from parascout.udfs.sites import site_of
-from parascout.udfs.urls import registered_domain
+from parascout.udfs.common import tables
+from parascout.udfs.common.langs import to_iso639_3
+from parascout.udfs.common.sites import site_of
+from parascout.udfs.common.urls import registered_domain
+from parascout.udfs.index.site_discovery import precision_recall_at
 
 KS = (10, 20)
 
@@ -41,7 +41,7 @@ def run(registry, spark, name: str, argv: list[str]) -> dict:
 
 def index_baseline(root: Path, pair: tuple[str, str], relevant: set[str]) -> dict:
     """Sites whose index shows both languages, ranked by the smaller side (the hosts table alone)."""
-    from parascout.udfs.blocking.tokens import language_markers
+    from parascout.udfs.rank.blocking.tokens import language_markers
 
     hosts = pd.read_parquet(tables.table_location(str(root / "hosts")), columns=["host", "domain", "lang_counts"])
     markers = language_markers(pair)
@@ -55,7 +55,7 @@ def index_baseline(root: Path, pair: tuple[str, str], relevant: set[str]) -> dic
 
 
 def relevant_sites(archive: Path, pair: tuple[str, str]) -> set[str]:
-    from parascout.udfs.blocking.tokens import language_markers
+    from parascout.udfs.rank.blocking.tokens import language_markers
 
     truth = pd.read_parquet(archive / "truth" / "hosts.parquet", columns=["host", "languages"])
     markers = language_markers(pair)
@@ -67,7 +67,7 @@ def without_languages(root: Path) -> Path:
     """A copy of the root whose urls have no language column values (docs shared as they are)."""
     import shutil
 
-    from parascout.udfs import storage
+    from parascout.udfs.common import storage
 
     copy = root.parent / "root-no-languages"
     if not (copy / "docs").exists():

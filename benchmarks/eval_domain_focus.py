@@ -25,8 +25,8 @@ import pandas as pd
 
 from parascout.jobs.base import Job
 from parascout.jobs.cli import discover
-from parascout.udfs import tables
-from parascout.udfs.domain_focus import DEFAULT_MIN_SCORE, DEFAULT_MIN_TERMS, domain_relevance, load_domain_terms
+from parascout.udfs.common import tables
+from parascout.udfs.rank.domain_focus import DEFAULT_MIN_SCORE, DEFAULT_MIN_TERMS, domain_relevance, load_domain_terms
 
 #: the thresholds before tuning (score >= 10: one title mention; two distinct terms)
 UNTUNED = (10.0, 2)

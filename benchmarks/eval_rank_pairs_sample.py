@@ -14,7 +14,7 @@ truth/pairs.parquet, and the share of switcher-linked different-id true pairs th
     .venv/bin/python benchmarks/eval_rank_pairs_sample.py --seed 7,1234,99     # held out
 
 --fit prints the offset logistic regression of `ranking.fit_link_weights` on the candidate pairs of the
-with-links runs (URL score on the alignment scale as the offset); paste it into udfs/ranking.py. Models:
+with-links runs (URL score on the alignment scale as the offset); paste it into udfs/rank/ranking.py. Models:
 --models DIR with url2lang/ and pairs/ (default: eval_replay_sample's 200-host models, trained if missing).
 """
 from __future__ import annotations
@@ -33,13 +33,13 @@ import pyarrow.parquet as pq
 from bench_rank_pairs import archive_urls_table, run_rank_pairs, spark_session
 from eval_replay_sample import test_archive, train_models
 
-from parascout.udfs import ranking
-from parascout.udfs.url_models import model_metadata
+from parascout.udfs.rank import ranking
+from parascout.udfs.rank.url_models import model_metadata
 
 
 def archive_docs(archive: Path) -> pd.DataFrame:
     """docs rows (url, host, status, outlinks, outlink_cues, images) from the archive's WAT files."""
-    from parascout.udfs.wat import read_wat
+    from parascout.udfs.index.wat import read_wat
 
     rows = []
     for path in sorted((archive / "wat").glob("*.wat.gz")):

@@ -35,13 +35,18 @@ sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 import pandas as pd
 from eval_url_models_sample import archive_truth
 
-from parascout.udfs.language_cues import CUE_KINDS, CUE_KINDS_ANCHOR
+from parascout.udfs.fetch.language_cues import CUE_KINDS, CUE_KINDS_ANCHOR
+from parascout.udfs.rank.url_models import METADATA_FILE
+from parascout.udfs.rank.url_models.model_dir import write_model_dir
+from parascout.udfs.rank.url_models.training import TrainingConfig, train_model
+from parascout.udfs.rank.url_models.training_data import (
+    load_pairs,
+    load_url2lang_examples,
+    pair_examples,
+    split_by_host,
+)
 from parascout.udfs.replay.batch import ReplayRun, replay_host
 from parascout.udfs.replay.metrics import speedup_versus
-from parascout.udfs.url_models import METADATA_FILE
-from parascout.udfs.url_models.model_dir import write_model_dir
-from parascout.udfs.url_models.training import TrainingConfig, train_model
-from parascout.udfs.url_models.training_data import load_pairs, load_url2lang_examples, pair_examples, split_by_host
 
 log = logging.getLogger("eval_replay_sample")
 
@@ -83,7 +88,7 @@ def train_models(work: Path, hosts: int, seed: int, minutes: float) -> tuple[str
 def archive_docs(archive: Path, cue_kinds=CUE_KINDS) -> pd.DataFrame:
     """docs rows (url, host, status, cld2_lang, outlinks, outlink_cues, warc_length) from the archive's WAT files;
     `cue_kinds`: the link context that may give a link's language cue (none: no cues)."""
-    from parascout.udfs.wat import read_wat
+    from parascout.udfs.index.wat import read_wat
 
     rows = []
     for path in sorted((archive / "wat").glob("*.wat.gz")):
@@ -98,9 +103,9 @@ def archive_docs(archive: Path, cue_kinds=CUE_KINDS) -> pd.DataFrame:
 def site_pairs(docs: pd.DataFrame, truth: pd.DataFrame):
     """(language pair, site, the site's docs, its truth pairs) for every (site, language pair) of the truth; a site
     spans its hosts (www.x.com, en.x.com, x.com) as replay-crawl groups them by default."""
-    from parascout.udfs.blocking import language_markers
-    from parascout.udfs.sites import site_of
-    from parascout.udfs.urls import registered_domain, url_host
+    from parascout.udfs.common.sites import site_of
+    from parascout.udfs.common.urls import registered_domain, url_host
+    from parascout.udfs.rank.blocking import language_markers
 
     domains = {host: registered_domain(host) for host in docs["host"].dropna().unique()}
     truth = truth.assign(src_host=truth["src_url"].map(url_host))

@@ -22,9 +22,9 @@ sys.path.insert(0, REPO)
 import numpy as np
 import pandas as pd
 
-from parascout.udfs.url_models.evaluation import classification_report
-from parascout.udfs.url_models.training import TrainingConfig, train_model
-from parascout.udfs.url_models.training_data import load_pairs, pair_examples
+from parascout.udfs.rank.url_models.evaluation import classification_report
+from parascout.udfs.rank.url_models.training import TrainingConfig, train_model
+from parascout.udfs.rank.url_models.training_data import load_pairs, pair_examples
 
 
 def archive_truth(work: Path, hosts: int, seed: int) -> Path:

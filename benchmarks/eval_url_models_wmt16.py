@@ -6,7 +6,7 @@
   (b) gold-pool recall: per host, pool = its gold en and fr URLs, every en×fr pair scored
   with predict_parallel, greedy 1-1, recall = correct / gold.
 Baselines on the same pools, measured in the same run: the WMT16 shared-task URL
-baseline (udfs/wmt16_baseline.py) and STRAND handles (udfs/handles.py), when present.
+baseline (udfs/rank/wmt16_baseline.py) and STRAND handles (udfs/rank/handles.py), when present.
 
 `--protocol orphan` measures what a user meets: per held-out fold a seeded 30% of the gold pairs
 loses one side (src or trg at random), so its other side is an orphan that a system must leave
@@ -37,20 +37,20 @@ sys.path.insert(0, REPO)
 import numpy as np
 import pandas as pd
 
-from parascout.udfs import alignment
-from parascout.udfs.blocking.tokens import language_markers
-from parascout.udfs.url_models.calibration import reliability
-from parascout.udfs.url_models.evaluation import (
+from parascout.udfs.common.urls import registered_domain
+from parascout.udfs.rank import alignment
+from parascout.udfs.rank.blocking.tokens import language_markers
+from parascout.udfs.rank.url_models.calibration import reliability
+from parascout.udfs.rank.url_models.evaluation import (
     PAIR_KINDS,
     alignment_quality,
     classification_report,
     orphan_pools,
     pair_kind,
 )
-from parascout.udfs.url_models.negatives import generate_negatives
-from parascout.udfs.url_models.training import TrainingConfig, train_model
-from parascout.udfs.url_models.training_data import load_pairs, pair_examples
-from parascout.udfs.urls import registered_domain
+from parascout.udfs.rank.url_models.negatives import generate_negatives
+from parascout.udfs.rank.url_models.training import TrainingConfig, train_model
+from parascout.udfs.rank.url_models.training_data import load_pairs, pair_examples
 
 log = logging.getLogger("parascout.benchmarks")
 PAIRS_FILE = os.path.join(REPO, "..", "shared", "data", "wmt16", "train.pairs")
@@ -58,9 +58,9 @@ SRC_LANG, TRG_LANG = "eng", "fra"
 
 
 def greedy_one_to_one(pairs: pd.DataFrame) -> pd.DataFrame:
-    """parascout.udfs.alignment's greedy 1-1 when present, else the same rule here: best score first, URLs used once."""
+    """parascout.udfs.rank.alignment's greedy 1-1 when present, else the same rule here: best score first, URLs used once."""
     try:
-        from parascout.udfs.alignment import greedy_one_to_one as shared
+        from parascout.udfs.rank.alignment import greedy_one_to_one as shared
     except ImportError:
         shared = None
     if shared is not None:
@@ -115,11 +115,11 @@ def baseline_scorers() -> dict:
     """Score functions of the baselines that exist in this checkout (-inf = not a candidate)."""
     scorers = {}
     try:
-        from parascout.udfs.wmt16_baseline import wmt16_candidates
+        from parascout.udfs.rank.wmt16_baseline import wmt16_candidates
     except ImportError:
         wmt16_candidates = None
     try:
-        from parascout.udfs.handles import build_stripper, strand_candidates
+        from parascout.udfs.rank.handles import build_stripper, strand_candidates
     except ImportError:
         strand_candidates = None
 
@@ -149,7 +149,7 @@ def evaluate_url2lang(gold: pd.DataFrame, folds: pd.Series, backend: str, fold_i
     urls = urls.drop_duplicates("url")
     truth, predicted = [], []
     for fold in fold_ids:
-        from parascout.udfs.url_models.training_data import split_by_host
+        from parascout.udfs.rank.url_models.training_data import split_by_host
 
         train = urls[urls["fold"] != fold].copy()
         train["split"] = split_by_host(train["host"], 0.15, 0.0, seed).to_numpy()
@@ -175,7 +175,7 @@ def evaluate_pairs(gold: pd.DataFrame, folds: pd.Series, backend: str, fold_ids:
         seconds["train"] += time.monotonic() - started
         model = result.model
         if backend == "transformer":            # score as deployed on CPU: int8 dynamic quantisation
-            from parascout.udfs.url_models.transformer import quantize_dynamic_int8
+            from parascout.udfs.rank.url_models.transformer import quantize_dynamic_int8
 
             model.model = quantize_dynamic_int8(model.model)
         negatives = generate_negatives(test_gold, seed=fold)
@@ -232,8 +232,8 @@ def report_run(lang: dict, result: dict, summary: dict, threads: int) -> None:
 # ---- the orphan protocol ------------------------------------------------------------------
 def string_systems() -> dict:
     """name -> function(pool: host, url, lang) -> candidate pairs; every candidate is a decision."""
-    from parascout.udfs.handles import build_stripper, plain_stripper, strand_candidates
-    from parascout.udfs.wmt16_baseline import wmt16_candidates
+    from parascout.udfs.rank.handles import build_stripper, plain_stripper, strand_candidates
+    from parascout.udfs.rank.wmt16_baseline import wmt16_candidates
 
     naive, strand = plain_stripper(["en", "fr", "eng", "fra"]), build_stripper(("en", "fr"))
     return {
@@ -305,7 +305,7 @@ def evaluate_orphans(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int], 
 
 
 def train_url2lang(train_gold: pd.DataFrame, seed: int):
-    from parascout.udfs.url_models.training_data import split_by_host
+    from parascout.udfs.rank.url_models.training_data import split_by_host
 
     urls = pd.concat([pd.DataFrame({"url": train_gold["src_url"], "host": train_gold["host"], "lang": SRC_LANG}),
                       pd.DataFrame({"url": train_gold["trg_url"], "host": train_gold["host"], "lang": TRG_LANG})])

@@ -39,9 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from parascout.jobs.base import ConfigError, Job
 from parascout.jobs.cli import discover
-from parascout.udfs import storage, tables
-from parascout.udfs.alignment import alignment_scores, evaluate_alignment
-from parascout.udfs.verification import NULL_QUANTILE, one_to_one
+from parascout.udfs.common import storage, tables
+from parascout.udfs.rank.alignment import alignment_scores, evaluate_alignment
+from parascout.udfs.verify.verification import NULL_QUANTILE, one_to_one
 
 BIBLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "parallel-text" / "bible"
 TARGETS = ("fra", "deu", "ara", "zho", "eus")

@@ -19,10 +19,10 @@ sys.path.insert(0, REPO)
 
 import pandas as pd
 
-from parascout.udfs import alignment
-from parascout.udfs.handles import build_stripper, plain_stripper, strand_candidates
-from parascout.udfs.urls import url_host
-from parascout.udfs.wmt16_baseline import wmt16_candidates
+from parascout.udfs.common.urls import url_host
+from parascout.udfs.rank import alignment
+from parascout.udfs.rank.handles import build_stripper, plain_stripper, strand_candidates
+from parascout.udfs.rank.wmt16_baseline import wmt16_candidates
 
 DEFAULT_PAIRS = os.path.join(REPO, "..", "shared", "data", "wmt16", "train.pairs")
 
@@ -39,7 +39,7 @@ def methods(pair_model: str | None, lang_model: str | None) -> dict:
             pool, build_stripper(("en", "fr")), "eng", "fra", learn=True)[0],
     }
     if pair_model:
-        from parascout.udfs.url_models import load_model
+        from parascout.udfs.rank.url_models import load_model
 
         models = (load_model(pair_model), load_model(lang_model) if lang_model else None)
         found["URL pair model" + (" × language model" if lang_model else "")] = lambda pool: alignment.score_with_models(

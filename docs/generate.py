@@ -4,7 +4,7 @@
                                       # stage knobs of docs/configuration.md
     python docs/generate.py --check   # exit 1 when a generated part differs from what is on disk
 
-docs/tables.md comes from the table registry (parascout.udfs.tables.TABLES); each job page's arguments table comes
+docs/tables.md comes from the table registry (parascout.udfs.common.tables.TABLES); each job page's arguments table comes
 from the job's own argparse parser, between the ARGUMENTS_BEGIN / ARGUMENTS_END markers (the prose around them is
 written by hand); docs/configuration.md's tables of the stage configs' fields (VerificationConfig, ReplayConfig, ...:
 name, default, help) between the STAGE_CONFIGS_BEGIN / STAGE_CONFIGS_END markers.
@@ -29,15 +29,15 @@ def cell(text: object) -> str:
 
 def tables_markdown() -> str:
     """docs/tables.md: every table a job writes, its columns, types and meanings."""
-    from parascout.udfs.tables import BUILT_IN_TABLES, TABLES
+    from parascout.udfs.common.tables import BUILT_IN_TABLES, TABLES
 
     built_in = [TABLES[name] for name in BUILT_IN_TABLES]
     lines = ["# Tables", "",
              "Every table a job writes under its dataset root (`--root`), generated from the registry in",
-             "`udfs/tables.py` by `docs/generate.py`. `Job.write_table` checks each written table against it: a",
+             "`udfs/common/tables.py` by `docs/generate.py`. `Job.write_table` checks each written table against it: a",
              "required column must be present, and a column the registry does not list is refused in tests and",
              "logged in real runs. Types are Spark SQL types. Read a table's current version with",
-             "`parascout table-location ROOT/TABLE` (or `parascout.udfs.tables.table_location`).", ""]
+             "`parascout table-location ROOT/TABLE` (or `parascout.udfs.common.tables.table_location`).", ""]
     lines += [f"- [`{table.name}`](#{table.name}) — {table.meaning}" for table in built_in]
     for table in built_in:
         lines += ["", f"## {table.name}", "", f"Written by `{table.job}`. {table.meaning}", "",
@@ -93,7 +93,7 @@ def stage_configs() -> list[tuple[str, str, type]]:
 
 def stage_configs_markdown() -> str:
     """A table per stage config: field, default, why it exists."""
-    from parascout.udfs.stage_config import config_rows
+    from parascout.udfs.common.stage_config import config_rows
 
     lines = []
     for job, key, config_class in stage_configs():

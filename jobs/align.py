@@ -1,7 +1,7 @@
 """`parascout align`: 1-1 URL alignment per host from a `lang<TAB>url` list, without Spark.
 
 Methods: strand (equal STRAND handles, optionally with learned host markers), wmt16
-(the WMT16 shared task's language-id stripper, udfs/wmt16_baseline.py) and model
+(the WMT16 shared task's language-id stripper, udfs/rank/wmt16_baseline.py) and model
 (all src×trg pairs of a host scored by the URL pair model, × the language model's
 probabilities when given). Every method ends with the same greedy best-first 1-1 over the
 pairs scoring at least --min-score: for the model, by default the cut-off its training chose on
@@ -23,10 +23,11 @@ from collections import Counter
 import pandas as pd
 
 from parascout.jobs.base import ConfigError, Job
-from parascout.udfs import alignment, handles, storage
-from parascout.udfs.langs import UnknownLanguage, to_iso639_3
-from parascout.udfs.urls import url_host
-from parascout.udfs.wmt16_baseline import wmt16_candidates
+from parascout.udfs.common import storage
+from parascout.udfs.common.langs import UnknownLanguage, to_iso639_3
+from parascout.udfs.common.urls import url_host
+from parascout.udfs.rank import alignment, handles
+from parascout.udfs.rank.wmt16_baseline import wmt16_candidates
 
 BAD_LINE_REASONS = ("undecodable_line", "malformed_line", *handles.BAD_URL_REASONS)
 FILTERED_REASONS = frozenset({"blank_line", "other_language", "duplicate_url", "lost_in_one_to_one", "below_min_score",
@@ -56,7 +57,7 @@ class AlignJob(Job):
         parser.add_argument("--learn-min-frac", type=float, default=0.9)
         parser.add_argument("--learn-max-other-frac", type=float, default=0.05)
         parser.add_argument("--learn-min-support", type=int, default=5)
-        parser.add_argument("--pair-model", help="model: directory of the URL pair model (udfs.url_models)")
+        parser.add_argument("--pair-model", help="model: directory of the URL pair model (udfs.rank.url_models)")
         parser.add_argument("--lang-model", help="model: directory of the URL language model (optional; off by "
                             "default: the input gives the languages, and multiplying by P(language) lowered F1 on "
                             "WMT16 with orphans from 0.943 to 0.840)")
@@ -130,7 +131,7 @@ class AlignJob(Job):
         elif self.args.method != "model":
             value, source = float("-inf"), "none (every candidate of this method is a decision)"
         else:
-            from parascout.udfs.url_models import read_metadata
+            from parascout.udfs.rank.url_models import read_metadata
 
             decision = read_metadata(self.args.pair_model).get("decision") or {}
             value = decision.get("min_score", UNCALIBRATED_MIN_SCORE)
@@ -205,9 +206,9 @@ class AlignJob(Job):
     def model_pairs(self, pool: pd.DataFrame) -> pd.DataFrame:
         """All src×trg pairs per host (blocked on huge hosts) scored by the URL models."""
         try:
-            from parascout.udfs.url_models import load_model
+            from parascout.udfs.rank.url_models import load_model
         except ImportError as error:
-            raise ConfigError(f"--method model needs udfs.url_models.load_model ({error})") from error
+            raise ConfigError(f"--method model needs udfs.rank.url_models.load_model ({error})") from error
         args = self.args
         pairs, stats = alignment.model_candidates(pool, self.src_lang, self.trg_lang, args.max_pairs_per_host,
                                                   args.block_top_k)

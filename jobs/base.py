@@ -7,7 +7,7 @@ under `--root`, and the `_reports/<job>.json` report. A concrete job subclasses
 implements `process()`; it ends with `if __name__ == "__main__": MyJob().run()`.
 
 Why one module: JobReport, the Job life cycle (arguments, inputs, versions, report) and the
-training-job skeleton are the framework every job subclasses; the table versions live in udfs.tables.
+training-job skeleton are the framework every job subclasses; the table versions live in udfs.common.tables.
 """
 from __future__ import annotations
 
@@ -31,11 +31,11 @@ from typing import Any, ClassVar
 
 import yaml
 
-from parascout.udfs import storage, tables
-from parascout.udfs.langs import LangPair, pair_label, parse_lang_pair, parse_lang_pairs
-from parascout.udfs.progress import SparkProgress
-from parascout.udfs.redaction import install_log_filter, redact, url_credentials
-from parascout.udfs.stage_config import config_from_mapping
+from parascout.udfs.common import storage, tables
+from parascout.udfs.common.langs import LangPair, pair_label, parse_lang_pair, parse_lang_pairs
+from parascout.udfs.common.progress import SparkProgress
+from parascout.udfs.common.redaction import install_log_filter, redact, url_credentials
+from parascout.udfs.common.stage_config import config_from_mapping
 
 log = logging.getLogger("parascout")
 #: the column (and partition folder) naming a row's language pair in the tables of per-pair jobs
@@ -258,7 +258,7 @@ class Job:
     #: a share of the records sent to a store lost in transport above which the run warns (a flaky store
     #: loses a few; more means the data is incomplete for the store's sake, and a rerun may recover them)
     store_warning_fraction: float = 0.05
-    #: key in the job's --conf section -> the frozen dataclass of the stage's knobs it sets (udfs.stage_config);
+    #: key in the job's --conf section -> the frozen dataclass of the stage's knobs it sets (udfs.common.stage_config);
     #: the built config is `args.<key>` (defaults without the key), recorded in the report's args
     stage_configs: tuple[tuple[str, type], ...] = ()
     #: arguments naming the data the outputs are made from (scan-cdx's --cdx ...): a run into a root whose tables
@@ -478,7 +478,7 @@ class Job:
     def pairs_in_domain(self, pairs):
         """--in-domain-only (shortlist, replay-crawl, export-bitext): the pairs with a page in the domain by the
         texts table, and {'in_domain' | reason: pairs}; a texts table without the flag is a ConfigError."""
-        from parascout.udfs.domain_focus import pairs_in_domain
+        from parascout.udfs.rank.domain_focus import pairs_in_domain
 
         try:
             return pairs_in_domain(pairs, self.read_table("texts"))
@@ -489,7 +489,7 @@ class Job:
         """Write a DataFrame as a new version of `table` beside the current one and return its row count.
 
         The job's later steps read the new version; readers elsewhere keep the current one until the job
-        succeeds and `commit_outputs` switches the manifest (see parascout.udfs.tables). While a pair is processed
+        succeeds and `commit_outputs` switches the manifest (see parascout.udfs.common.tables). While a pair is processed
         the rows go to the version's `lang_pair=<src>-<trg>` partition, and every pair of the run shares the version;
         a frame with a `lang_pair` column written outside a pair is partitioned by it the same way."""
         if self.pair is not None and PAIR_COLUMN in df.columns:
@@ -844,7 +844,7 @@ class TrainingJob(Job):
     task = ""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        from parascout.udfs.url_models.training import add_training_arguments
+        from parascout.udfs.rank.url_models.training import add_training_arguments
 
         super().add_arguments(parser)
         self.add_source_arguments(parser)
@@ -862,7 +862,7 @@ class TrainingJob(Job):
         return []
 
     def validate_arguments(self, args: argparse.Namespace) -> None:
-        from parascout.udfs.url_models.training import check_training_arguments
+        from parascout.udfs.rank.url_models.training import check_training_arguments
 
         if not args.root:
             args.root = args.out
@@ -886,8 +886,8 @@ class TrainingJob(Job):
         self.report.kept(counts["kept"])
 
     def process(self) -> None:
-        from parascout.udfs.url_models.model_dir import summary_line, write_model_dir
-        from parascout.udfs.url_models.training import config_from_args, train_model
+        from parascout.udfs.rank.url_models.model_dir import summary_line, write_model_dir
+        from parascout.udfs.rank.url_models.training import config_from_args, train_model
 
         frame, source = self.examples()
         result = train_model(self.task, frame, config_from_args(self.args), source)
@@ -986,7 +986,7 @@ def local_spark_defaults() -> dict[str, str]:
     The driver, which runs the tasks here, uses the throughput collector: G1's concurrent threads compete
     with 2-4 task threads (scan-cdx 1.14x faster on 2 cores, benchmarks/bench_scan_cdx.py).
     """
-    from parascout.udfs.jvm import jvm_jar_path
+    from parascout.udfs.common.jvm import jvm_jar_path
 
     defaults = {
         "spark.sql.shuffle.partitions": str(max(4, 2 * (os.cpu_count() or 2))),

@@ -1,7 +1,7 @@
 """STRAND candidate pairs: URLs of the two languages whose handles (URL minus LSS) are equal.
 
 Reads `urls`, computes each URL's handle on the JVM (one regexp_replace with the
-LSS alternation of udfs/handles.py, optionally a second one with the host's learned
+LSS alternation of udfs/rank/handles.py, optionally a second one with the host's learned
 markers), buckets equal handles with a distributed sort (window over the handle),
 caps each bucket at --max-bucket URLs per language, and writes `candidates`
 (source='handle'): every src×trg pair inside a bucket.
@@ -15,7 +15,7 @@ report then counts each URL once per pair.
 from __future__ import annotations
 
 from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
-from parascout.udfs import handles
+from parascout.udfs.rank import handles
 
 #: URLs left out of the buckets (bad ones are handles.BAD_URL_REASONS)
 FILTERED_REASONS = frozenset({"no_language", "other_language", "redirect", "duplicate_url", "no_partner", "capped"})
@@ -150,7 +150,7 @@ class BucketHandlesJob(Job):
         return framed.withColumn("reason", reason)
 
     def learn(self, valid, src, trg):
-        """Host-specific LSS (udfs.handles.learn_lss on the JVM); writes `learned_lss`, returns host patterns."""
+        """Host-specific LSS (udfs.rank.handles.learn_lss on the JVM); writes `learned_lss`, returns host patterns."""
         from pyspark.sql import functions as F
 
         args = self.args

@@ -13,8 +13,8 @@ import sys
 
 import parascout.jobs as job_package
 from parascout.jobs.base import ConfigError, Job, JobFailed, spark_properties
-from parascout.udfs import tables
-from parascout.udfs.extras import missing_extra_message
+from parascout.udfs.common import tables
+from parascout.udfs.common.extras import missing_extra_message
 
 SKIP_MODULES = {"base", "cli"}
 #: job module -> why it cannot be imported here (a missing optional dependency names its extra)

@@ -13,9 +13,9 @@ import time
 from typing import NamedTuple
 
 from parascout.jobs.base import ConfigError, Job, language_pair_option
-from parascout.udfs import storage, tables
-from parascout.udfs.demo_report import build_demo_report, produced, step_summary
-from parascout.udfs.langs import load_languages, parse_lang_pair
+from parascout.udfs.common import storage, tables
+from parascout.udfs.common.demo_report import build_demo_report, produced, step_summary
+from parascout.udfs.common.langs import load_languages, parse_lang_pair
 
 #: the methods compared with the truth in the report, weakest first: the last one is the pipeline's answer
 HANDLES = "URL handles only (bucket-handles, the STRAND baseline)"
@@ -207,7 +207,7 @@ def evaluate_against_truth(root: str, src_lang: str, trg_lang: str) -> dict:
     """Precision/recall of each method's pairs against the sample archive's truth (the demo is small)."""
     import pandas as pd
 
-    from parascout.udfs.alignment import evaluate_alignment
+    from parascout.udfs.rank.alignment import evaluate_alignment
 
     truth = pd.read_parquet(storage.join(root, "archive", "truth", "pairs.parquet"))
     forward = truth[(truth.src_lang == src_lang) & (truth.trg_lang == trg_lang)]

@@ -4,7 +4,7 @@ Reads `urls` (the index: page languages and URLs) and, when there, `docs` (fetch
 links; fetch-docs --wat alone is enough: a page's language is then the index's). Per site (hosts grouped as rank-pairs groups them): URLs per language, URLs whose markers name each
 language, fetched pages of one language linking with a language cue to the other, and whether a home page
 does. One point per kind of evidence showing both languages plus the balance of the two sides ranks the sites
-(udfs/site_discovery.py). With --truth ARCHIVE/truth/hosts.parquet, precision and recall at top-k against
+(udfs/index/site_discovery.py). With --truth ARCHIVE/truth/hosts.parquet, precision and recall at top-k against
 the sites that truly hold both languages go into the report.
 """
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job, language_pair_option
-from parascout.udfs import site_discovery
-from parascout.udfs.site_discovery import EVIDENCE_KINDS, SITE_COLUMNS, bind_url_markers, precision_recall_at
-from parascout.udfs.sites import GROUPINGS, with_site
+from parascout.udfs.common.sites import GROUPINGS, with_site
+from parascout.udfs.index import site_discovery
+from parascout.udfs.index.site_discovery import EVIDENCE_KINDS, SITE_COLUMNS, bind_url_markers, precision_recall_at
 
 PRECISION_KS = (5, 10, 20, 50)
 

@@ -2,7 +2,7 @@
 
 Reads the verified parallel pairs of one language pair (`verified_pairs`, parallel = true) and both
 pages' `texts`; splits each page's main paragraphs into sentences, aligns them (Gale–Church lengths
-plus, with --lexicon, the translation lexicon: udfs/bitext/align.py) and filters the sentence pairs
+plus, with --lexicon, the translation lexicon: udfs/export/bitext/align.py) and filters the sentence pairs
 (identical sides, length ratio, numbers, CLD2 language: kept in the Parquet with the reason). Writes
 - `bitext_documents` (Parquet: urls, site, scores, main texts, paragraph lists, counts, status),
 - `bitext_sentences` (Parquet: every bead with score and reason; null reason = exported),
@@ -26,14 +26,15 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
-from parascout.udfs import domain_focus, storage, tables
-from parascout.udfs.bitext.config import AlignmentConfig
-from parascout.udfs.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, FILTERED_REASONS, export_batches
-from parascout.udfs.bitext.formats import TMX_FOOTER, document_line, sentence_line, tmx_header, tmx_unit
-from parascout.udfs.bitext.sentences import MAX_SENTENCES
-from parascout.udfs.langs import load_languages, pair_label
-from parascout.udfs.lexicon import lexicon_dirs, load_lexicon
-from parascout.udfs.sites import with_site
+from parascout.udfs.common import storage, tables
+from parascout.udfs.common.langs import load_languages, pair_label
+from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
+from parascout.udfs.common.sites import with_site
+from parascout.udfs.export.bitext.config import AlignmentConfig
+from parascout.udfs.export.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, FILTERED_REASONS, export_batches
+from parascout.udfs.export.bitext.formats import TMX_FOOTER, document_line, sentence_line, tmx_header, tmx_unit
+from parascout.udfs.export.bitext.sentences import MAX_SENTENCES
+from parascout.udfs.rank import domain_focus
 
 TEXT_COLUMNS = ["paragraphs", "main_text"]
 EXAMPLES_IN_REPORT = 5

@@ -23,8 +23,10 @@ from pyspark.sql import functions as F
 
 from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, language_pair_option
 from parascout.jobs.replay_crawl import shortlist_site_of
-from parascout.udfs import storage
-from parascout.udfs.crawl_plan import (
+from parascout.udfs.common import storage
+from parascout.udfs.common.langs import pair_label
+from parascout.udfs.common.urls import url_host
+from parascout.udfs.export.crawl_plan import (
     FRONTIER_TSV_COLUMNS,
     YIELD_COLUMNS,
     bitextor_config,
@@ -32,8 +34,6 @@ from parascout.udfs.crawl_plan import (
     frontier_line,
     site_folder,
 )
-from parascout.udfs.langs import pair_label
-from parascout.udfs.urls import url_host
 
 FILTERED_REASONS = frozenset({"not_replayed", "no_plannable_policy"})
 PLAN_FOLDER = "crawl-plan"
@@ -161,7 +161,7 @@ class ExportCrawlPlanJob(Job):
 
     def iso639_1_pair(self) -> tuple[str, str]:
         """The pair as Bitextor's lang1/lang2 want it (two-letter codes where the language has one)."""
-        from parascout.udfs.langs import load_languages
+        from parascout.udfs.common.langs import load_languages
 
         languages = load_languages()
         return tuple(languages[code].iso639_1 or code if code in languages else code for code in self.languages)

@@ -22,14 +22,16 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job
-from parascout.udfs import documents, domain_focus, storage, warc_fetch, warc_record
-from parascout.udfs.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
-from parascout.udfs.html_text import MAX_NESTING_DEPTH, MAX_TAG_ATTRIBUTES, MAX_TEXT_CHARS, WALK_ENGINE
-from parascout.udfs.lexicon import load_lexicon
-from parascout.udfs.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
-from parascout.udfs.sites import with_site
-from parascout.udfs.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
-from parascout.udfs.wat import read_wat_files
+from parascout.udfs.common import storage
+from parascout.udfs.common.lexicon import load_lexicon
+from parascout.udfs.common.sites import with_site
+from parascout.udfs.fetch import documents, warc_fetch, warc_record
+from parascout.udfs.fetch.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
+from parascout.udfs.fetch.html_text import MAX_NESTING_DEPTH, MAX_TAG_ATTRIBUTES, MAX_TEXT_CHARS, WALK_ENGINE
+from parascout.udfs.fetch.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
+from parascout.udfs.fetch.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
+from parascout.udfs.index.wat import read_wat_files
+from parascout.udfs.rank import domain_focus
 
 SELECTION_COLUMNS = ["url", "host", "warc_filename", "warc_offset", "warc_length", "in_index"]
 #: the `texts` columns: status 'ok', 'no_text' (no paragraph at all) or 'boilerplate_only'; the page's meta

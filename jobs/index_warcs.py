@@ -1,7 +1,7 @@
 """index-warcs: a crawl's own WARC / ARC files (wget, Heritrix, Browsertrix) -> a CommonCrawl-style CDX index
 and WAT link files, so scan-cdx, fetch-docs and replay-crawl read them as they read CommonCrawl.
 
-One Spark task per file frames its records and parses each with udfs.warc_record (udfs/warc_index.py); a
+One Spark task per file frames its records and parses each with udfs.fetch.warc_record (udfs/index/warc_index.py); a
 response becomes a CDX line (and a WAT record with its links under ROOT/wat/), every other record is
 counted under its reason. The lines are sorted by (SURT, timestamp) and written as a ZipNum collection
 (ROOT/indexes/cdx-NNNNN.gz + cluster.idx, one file per sorted partition) or as plain sorted .cdx files.
@@ -14,7 +14,9 @@ import itertools
 import os
 
 from parascout.jobs.base import ConfigError, Job
-from parascout.udfs import cdx, storage, warc_index, warc_record
+from parascout.udfs.common import storage
+from parascout.udfs.fetch import warc_record
+from parascout.udfs.index import cdx, warc_index
 
 #: names of files a --warc folder may hold that are archives (others, like logs or CDX, are skipped)
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from parascout.jobs.base import ConfigError, Job
-from parascout.udfs.langs import UnknownLanguage
+from parascout.udfs.common.langs import UnknownLanguage
 from parascout.udfs.sample_archive import generate, resolve_languages
 from parascout.udfs.sample_archive.corpus import TextCorpusError
 from parascout.udfs.sample_archive.vocabulary import UnsupportedLanguage, sample_conf

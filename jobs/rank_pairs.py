@@ -2,14 +2,14 @@
 
 Per site (a host without its language subdomain: en.example.is and example.is are one
 site), URLs of the two languages are paired by six blockers — STRAND handle buckets
-(the `candidates` table), token-Jaccard top-k (udfs/blocking.py), and from the `docs` table
+(the `candidates` table), token-Jaccard top-k (udfs/rank/blocking.py), and from the `docs` table
 links whose context names the target's language (`cue`: a language switcher, or rare third-language
 alternates both pages link to), links both ways (`link`), shared rare image names (ILSP-FC) and
 nearest paragraph-length profiles (STRAND's length correlation) — never by the Cartesian product. Huge sites are split into
 bounded groups by language-neutral path prefix, then by handle hash, before any
 applyInPandas. The fast pair model scores every candidate, the rescoring model the
 top-k per URL; what the links between two pages say (switcher links either way, their language cues,
-shared alternates, a shared rare image) adds fitted log-odds to the URL score (udfs.ranking); a greedy 1-1 alignment per group over the pairs scoring at least the pair
+shared alternates, a shared rare image) adds fitted log-odds to the URL score (udfs.rank.ranking); a greedy 1-1 alignment per group over the pairs scoring at least the pair
 model's calibrated cut-off (`--align-min-score` overrides; conflicts across groups resolved per
 target) gives `alignment`; the URLs it leaves unaligned are counted in the report. `rank_hosts`
 keeps per-site URL counts and splits for `shortlist`.
@@ -23,10 +23,11 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
-from parascout.udfs import blocking, ranking, storage
-from parascout.udfs.blocking import BlockingConfig, bind
-from parascout.udfs.langs import pair_label
-from parascout.udfs.sites import GROUPINGS, with_site
+from parascout.udfs.common import storage
+from parascout.udfs.common.langs import pair_label
+from parascout.udfs.common.sites import GROUPINGS, with_site
+from parascout.udfs.rank import blocking, ranking
+from parascout.udfs.rank.blocking import BlockingConfig, bind
 
 URL_BAD = "missing_url_or_host"
 BAD_REASONS = frozenset({URL_BAD, *ranking.BAD_REASONS})
@@ -281,7 +282,7 @@ class RankPairs(Job):
 
     # ---- outputs -------------------------------------------------------------------------
     def write_alignment(self, scored: DataFrame) -> None:
-        from parascout.udfs.url_models import model_metadata
+        from parascout.udfs.rank.url_models import model_metadata
 
         metadata = model_metadata(self.args.pair_model)
         decision = metadata.get("decision") or {}

@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 
 from parascout.jobs.base import ConfigError, Job, JobFailed, PairSkipped, language_pairs_option
-from parascout.udfs import storage
-from parascout.udfs.langs import pair_label
+from parascout.udfs.common import storage
+from parascout.udfs.common.langs import pair_label
 from parascout.udfs.replay import POLICY_NAMES
 from parascout.udfs.replay.batch import RESULT_SCHEMA, SUMMARY_COLUMNS, ReplayRun, replay_host, seed_urls_by_host
 from parascout.udfs.replay.config import ReplayConfig
@@ -31,9 +31,9 @@ from parascout.udfs.replay.report import build_report, write_report
 def shortlist_site_of(shortlist_hosts, langs: tuple[str, str], grouped_by: str = "site"):
     """Replayed host -> the shortlist's name for it: itself, or its site by `grouped_by` (rank-pairs --group-by site:
     www.x.com, fr.x.com -> x.com; name: x.de, x.fr -> x.*) when the shortlist does not list the host itself."""
-    from parascout.udfs.blocking import language_markers
-    from parascout.udfs.sites import site_of
-    from parascout.udfs.urls import registered_domain
+    from parascout.udfs.common.sites import site_of
+    from parascout.udfs.common.urls import registered_domain
+    from parascout.udfs.rank.blocking import language_markers
 
     listed, markers = set(shortlist_hosts), language_markers(langs)
     return lambda host: host if host in listed else site_of(host, registered_domain(host), markers, grouped_by)
@@ -223,8 +223,8 @@ class ReplayCrawlJob(Job):
         """docs and truth with `site`, the replay's unit: the host, or its language-neutral site (--group-by)."""
         from pyspark.sql import functions as F
 
-        from parascout.udfs.cdx_records import url_host as url_host_column
-        from parascout.udfs.sites import with_site
+        from parascout.udfs.common.sites import with_site
+        from parascout.udfs.index.cdx_records import url_host as url_host_column
 
         url_host = url_host_column(F.col("src_url"))
         truth = truth.withColumn("src_host", F.when(url_host != "", url_host).otherwise(F.col("host")))

@@ -15,9 +15,10 @@ from functools import reduce
 from pyspark.sql import DataFrame
 
 from parascout.jobs.base import ConfigError, Job, language_pairs_option
-from parascout.udfs import cdx, cdx_records, storage
-from parascout.udfs.cdx_api import DEFAULT_MIRROR, fetch_cdx_lines
-from parascout.udfs.langs import pair_label
+from parascout.udfs.common import storage
+from parascout.udfs.common.langs import pair_label
+from parascout.udfs.index import cdx, cdx_records
+from parascout.udfs.index.cdx_api import DEFAULT_MIRROR, fetch_cdx_lines
 
 URL_COLUMNS = ("url", "surt", "host", "domain", "lang", "lang_source", "cdx_lang", "langs", "status", "mime", "digest", "fetch_time",
                "warc_filename", "warc_offset", "warc_length", "crawl", "record_type", "redirect", "charset",

@@ -7,7 +7,7 @@ language side. With `verified_pairs` or `--truth truth/pairs.parquet` the rankin
 compared with true pair counts: Spearman's rho and precision@5/10/20 in the report.
 When export-bitext ran first, each site also carries its yield: documents, sentence pairs and
 words per language exported (`bitext_*`, 0 for a site with none). With --in-domain-only (fetch-docs ran
-with --domain-terms), only aligned pairs with a page in the domain count (udfs/domain_focus.py).
+with --domain-terms), only aligned pairs with a page in the domain count (udfs/rank/domain_focus.py).
 """
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
-from parascout.udfs.shortlist import (
+from parascout.udfs.common.sites import with_site
+from parascout.udfs.rank.shortlist import (
     BITEXT_YIELD_COLUMNS,
     DEFAULT_PRECISION_KS,
     SHORTLIST_COLUMNS,
     evaluate_shortlist,
 )
-from parascout.udfs.sites import with_site
 
 #: a pair's shortlist yield in the report (metrics.by_pair) and its sum over the pairs (metrics.summary)
 SUMMARY_KEYS = ("sites_to_crawl", "predicted_pairs", *BITEXT_YIELD_COLUMNS)

@@ -16,8 +16,8 @@ finds their pages' best on their host (cross-fitted: the rejected pairs that are
 paragraphs agreeing, teach the other folds' lexicons), the only source a language pair with no resources has. A page in more of those
 page pairs than a few (a home page every switcher links to, a page other sites link to) is a hub: its pairs are
 left out (filtered as hub_page), or a wrong pair would teach its own words and confirm itself. IBM model 1 both
-ways (udfs.lexicon). With --from-archive it also trains --held-out-folds lexicons, each without one fold of the
-archive's page pairs (udfs.lexicon.with_held_out), for verify-pairs to calibrate its decision on scores of pages a
+ways (udfs.common.lexicon). With --from-archive it also trains --held-out-folds lexicons, each without one fold of the
+archive's page pairs (udfs.common.lexicon.with_held_out), for verify-pairs to calibrate its decision on scores of pages a
 lexicon never learned from. Writes a lexicon directory; Spark only for --from-archive. Several pairs
 (`--langs en:fr,de`, with --from-archive and --aligned only) are trained one after the other in one job, each into
 `--out DIR/<pair>/` (the folder of lexicons verify-pairs and export-bitext take); a pair with nothing to learn from
@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 
 from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
-from parascout.udfs import handles, storage, tables
-from parascout.udfs.langs import pair_label
-from parascout.udfs.lexicon import (
+from parascout.udfs.common import storage, tables
+from parascout.udfs.common.langs import pair_label
+from parascout.udfs.common.lexicon import (
     HELD_OUT_FOLDS,
     page_pair_texts,
     read_aligned_files,
@@ -44,7 +44,8 @@ from parascout.udfs.lexicon import (
     with_held_out,
     write_lexicon,
 )
-from parascout.udfs.tsim import cross_fitted_pairs
+from parascout.udfs.rank import handles
+from parascout.udfs.verify.tsim import cross_fitted_pairs
 
 #: input reasons a source may count (all bad input: unreadable lines or entries)
 BAD_REASONS = frozenset({"malformed_line", "no_translation"})
@@ -65,7 +66,7 @@ MAX_CONFIDENT_PAGE_PAIRS = 5
 #: paragraphs agree: lengths correlated at least this much (paragraph_length_r) or, with too few paragraphs to
 #: correlate, as many paragraphs on both sides. A host no switcher link or handle taught is one whose words the first
 #: lexicon barely knows, so its translations fall below the random pairs' null. Learned as they are, the wrong ones confirm themselves, so a proposed pair is learned only when cross-fitted: scored by a
-#: lexicon trained without it (udfs.tsim.cross_fitted_pairs), it must still beat every other page of its host in the
+#: lexicon trained without it (udfs.verify.tsim.cross_fitted_pairs), it must still beat every other page of its host in the
 #: other language
 MIN_PARAGRAPH_LENGTH_R = 0.9
 #: ... yet those proposals are few, so the cross-fit JUDGES every rejected pair of one host: the proposed ones
@@ -247,7 +248,7 @@ class TrainLexiconJob(Job):
                      accepted) -> list[tuple[str, str]] | None:
         """The judged (rejected, one-host) page pairs that lexicons trained without them, on the accepted pairs and
         the other folds' proposed pairs, still find their pages' best against every page of their host in the other
-        language (udfs.tsim.cross_fitted_pairs); None (skipped, logged) above
+        language (udfs.verify.tsim.cross_fitted_pairs); None (skipped, logged) above
         MAX_CROSS_FIT_PAIRS judged pairs, MAX_CROSS_FIT_PAGES pages on their hosts or MAX_CROSS_FIT_RIVALS rivals."""
         from pyspark.sql import functions as F
 

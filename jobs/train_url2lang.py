@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from parascout.jobs.base import ConfigError, TrainingJob
-from parascout.udfs.url_models.training_data import load_url2lang_examples, split_by_host
+from parascout.udfs.rank.url_models.training_data import load_url2lang_examples, split_by_host
 
 
 class TrainUrl2LangJob(TrainingJob):

@@ -3,7 +3,7 @@
 Each host's pairs are cogrouped with its pages (`docs`, boilerplate images removed, joined with
 `texts`): dp, n, r, p, image Jaccard, length and paragraph ratios, the CLD2 check, and from the
 texts tsim / tsim_idf under `--lexicon` (train-lexicon; without one only identical strings, numbers
-and cognates link), number and rare-token overlap, paragraph correlations (udfs.verification).
+and cognates link), number and rare-token overlap, paragraph correlations (udfs.verify.verification).
 The decision needs no labels: a logistic model fitted on pairs the archive itself labels
 (switcher-linked and handle-matched pairs whose own text — list items left out — beats nearly all
 random same-site pairs' tsim_idf, and on a host and language pair no such pair taught, pairs that are each other's best
@@ -25,10 +25,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, language_pairs_option
-from parascout.udfs.langs import pair_label
-from parascout.udfs.lexicon import lexicon_dirs, load_lexicon
-from parascout.udfs.structure import ThresholdRule
-from parascout.udfs.verification import (
+from parascout.udfs.common.langs import pair_label
+from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
+from parascout.udfs.verify.structure import ThresholdRule
+from parascout.udfs.verify.verification import (
     BAD_REASONS,
     CONFIDENT_SOURCES,
     DOCUMENT_REASONS,
@@ -42,7 +42,7 @@ from parascout.udfs.verification import (
     verify_host,
     with_held_out_scores,
 )
-from parascout.udfs.verification_config import DEFAULT, VerificationConfig
+from parascout.udfs.verify.verification_config import DEFAULT, VerificationConfig
 
 ARROW_BATCH_ROWS = 256
 DOC_FEATURES = ["status", "cld2_lang", "cld2_reliable", "text_chars", "paragraphs", "images", "structure"]

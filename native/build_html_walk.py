@@ -5,7 +5,7 @@
 Needs a C compiler, Python's headers, the pinned Cython (constraints.txt; fetched into the work folder with
 `pip install --target`, never into the virtualenv) and Lexbor's headers from selectolax's source package at the
 version that is installed (`pip download --no-binary :all:`). Whatever is missing, it says what and exits 0:
-udfs.html_text then keeps its Python walk, the reference, which gives the same output ~2x slower. `--strict`
+udfs.fetch.html_text then keeps its Python walk, the reference, which gives the same output ~2x slower. `--strict`
 exits 1 instead (to check a build on purpose).
 """
 from __future__ import annotations
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         done = build(args.work.resolve())
     except (BuildSkipped, Exception) as error:  # noqa: BLE001 - any failure falls back, and says why
         print(f"{TARGET.relative_to(ROOT)} not built: {error}")
-        print("udfs.html_text keeps its Python walk and paragraph keys (same output; the HTML stage ~2x slower).")
+        print("udfs.fetch.html_text keeps its Python walk and paragraph keys (same output; the HTML stage ~2x slower).")
         return 1 if args.strict else 0
     print(done)
     return 0

@@ -1,8 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""udfs.html_text.walk_page, page_paragraphs and cld2_input compiled: the same pass over a Lexbor tree, reading
+"""udfs.fetch.html_text.walk_page, page_paragraphs and cld2_input compiled: the same pass over a Lexbor tree, reading
 Lexbor's node structs directly, the same paragraph step, and the same bytes for CLD2.
 
-An optional accelerator (`make walk`): udfs.html_text uses it only when it was built against the running
+An optional accelerator (`make walk`): udfs.fetch.html_text uses it only when it was built against the running
 selectolax version and agrees with the Python functions on probe pages; the Python ones are the reference, and
 tests/test_html_walk.py pins the two together on real CommonCrawl and sample-archive pages. What is rare or
 Python-shaped stays in Python through the same calls the Python walk makes: a tag met for the first time
@@ -79,7 +79,7 @@ DEF TEXT_NODE = 2
 DEF FIRST_ELEMENT_ID = 6
 DEF CHUNK_TOKEN_COUNT = 4096
 
-# the flags of udfs.html_text (set by configure, checked against the values below)
+# the flags of udfs.fetch.html_text (set by configure, checked against the values below)
 DEF BLOCK = 1
 DEF HEADING = 2
 DEF LIST_ITEM = 4
@@ -101,19 +101,19 @@ cdef object _tag_entry = None
 cdef object _hinted = None
 cdef object _is_boilerplate_hint = None
 cdef tuple _chunk_tokens = ()
-#: tag id -> the (start token, end token, flags, name) entry of udfs.html_text, and its flags, as met
+#: tag id -> the (start token, end token, flags, name) entry of udfs.fetch.html_text, and its flags, as met
 cdef list _entries = [None] * MAX_STATIC_TAG_ID
 cdef int _flags[MAX_STATIC_TAG_ID]
 
 
-#: the attributes of an <a> that udfs.html_text reads (Page.link, Page.close_anchor), in the order read here
+#: the attributes of an <a> that udfs.fetch.html_text reads (Page.link, Page.close_anchor), in the order read here
 ANCHOR_ATTRIBUTES = ("href", "hreflang", "lang", "title")
 
 
 def configure(tag_entry, hinted, is_boilerplate_hint, chunk_tokens, flags: dict, anchor_attributes: tuple,
               resolve_link, link_cue, max_cue_text_chars: int, image_file_name, code_language,
               max_images: int) -> None:
-    """Hand over udfs.html_text's helpers (no import back: html_text imports this module)."""
+    """Hand over udfs.fetch.html_text's helpers (no import back: html_text imports this module)."""
     global _tag_entry, _hinted, _is_boilerplate_hint, _chunk_tokens, _entries, _resolve_link, _link_cue
     global _max_cue_text_chars, _image_file_name, _code_language, _max_images
     _resolve_link, _link_cue, _max_cue_text_chars = resolve_link, link_cue, max_cue_text_chars
@@ -123,9 +123,9 @@ def configure(tag_entry, hinted, is_boilerplate_hint, chunk_tokens, flags: dict,
                 "IMAGE": IMAGE, "TEXT_NODE": TEXT_NODE, "FIRST_ELEMENT_ID": FIRST_ELEMENT_ID,
                 "MAX_STATIC_TAG_ID": MAX_STATIC_TAG_ID}
     if flags != expected:
-        raise ValueError(f"udfs.html_text's flags {flags} are not the ones this module was built with {expected}")
+        raise ValueError(f"udfs.fetch.html_text's flags {flags} are not the ones this module was built with {expected}")
     if anchor_attributes != ANCHOR_ATTRIBUTES:
-        raise ValueError(f"udfs.html_text reads {anchor_attributes} of an anchor, this module gives {ANCHOR_ATTRIBUTES}")
+        raise ValueError(f"udfs.fetch.html_text reads {anchor_attributes} of an anchor, this module gives {ANCHOR_ATTRIBUTES}")
     if len(chunk_tokens) != CHUNK_TOKEN_COUNT:
         raise ValueError(f"{len(chunk_tokens)} chunk tokens, not {CHUNK_TOKEN_COUNT}")
     _tag_entry, _hinted, _is_boilerplate_hint, _chunk_tokens = tag_entry, hinted, is_boilerplate_hint, chunk_tokens
@@ -472,7 +472,7 @@ cdef dict element_attributes(lxb_dom_node_t *node, LexborHTMLParser parser, bint
 
 
 cdef class Budget:
-    """The page's LinkBudget (udfs.warc_record) kept in C during a walk: read at its start, written back before any
+    """The page's LinkBudget (udfs.fetch.warc_record) kept in C during a walk: read at its start, written back before any
     Python code that may admit a link runs (Page.element_attributes) and at its end."""
     cdef object budget
     cdef Py_ssize_t max_links, max_link_chars, max_total_chars, kept, chars, cut
@@ -762,7 +762,7 @@ def text_runs(list runs) -> tuple:
 
 
 def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
-    """udfs.html_text.walk_page over the same trees, with the same effects on `page`."""
+    """udfs.fetch.html_text.walk_page over the same trees, with the same effects on `page`."""
     if _tag_entry is None:
         raise RuntimeError("html_walk.configure() was not called")
     if not tops:
@@ -946,7 +946,7 @@ def walk_page(list tops, page, Py_ssize_t max_text_chars) -> None:
 
 
 def paragraph_keys(str folded) -> list:
-    """udfs.html_text.paragraph_keys: each newline-separated text with every run of characters that are not word
+    """udfs.fetch.html_text.paragraph_keys: each newline-separated text with every run of characters that are not word
     characters (re's \\w: alphanumeric, or '_', which counts as a break here) as one space, stripped."""
     cdef Py_ssize_t size = len(folded), index, length = 0
     cdef int kind = PyUnicode_KIND(folded)
@@ -1141,7 +1141,7 @@ def paragraph_key_hashes(str folded) -> list:
         free(ends)
 
 
-# udfs.html_text's paragraph rules (set by configure_paragraphs)
+# udfs.fetch.html_text's paragraph rules (set by configure_paragraphs)
 cdef tuple _notice_phrases = ()
 cdef object _block_language = None
 cdef object _dense_script_langs = frozenset()
@@ -1157,7 +1157,7 @@ DEF SHORT_LINK = 4  # short and mostly link: bad unless in a run of short blocks
 
 
 def configure_paragraphs(notice_phrases: tuple, block_language, dense_script_langs: frozenset, rules: dict) -> None:
-    """Hand over udfs.html_text's paragraph helpers and thresholds (page_paragraphs' rules)."""
+    """Hand over udfs.fetch.html_text's paragraph helpers and thresholds (page_paragraphs' rules)."""
     global _notice_phrases, _block_language, _dense_script_langs, _short_chars, _good_chars
     global _max_notice_chars, _min_lang_chars, _max_link_density, _max_good_link_density, _min_short_run
     if any("\n" in phrase or not phrase for phrase in notice_phrases):
@@ -1267,7 +1267,7 @@ cdef void merge_short_runs(int *classes, list blocks, Py_ssize_t weight, Py_ssiz
 
 
 def page_paragraphs(list blocks, title, page_lang, single_language=False) -> list:
-    """udfs.html_text.page_paragraphs: the same paragraph structs (text, type, lang, boilerplate, hash)."""
+    """udfs.fetch.html_text.page_paragraphs: the same paragraph structs (text, type, lang, boilerplate, hash)."""
     if _block_language is None:
         raise RuntimeError("html_walk.configure_paragraphs() was not called")
     cdef Py_ssize_t count = len(blocks), index, size, length, link_chars
@@ -1409,7 +1409,7 @@ cdef extern from *:
 
 
 def cld2_input(str text):
-    """udfs.html_text.cld2_input: the text's UTF-8 with the characters CLD2 cannot take as spaces, or None when nothing
+    """udfs.fetch.html_text.cld2_input: the text's UTF-8 with the characters CLD2 cannot take as spaces, or None when nothing
     but whitespace is left; a text with neither (most) is encoded as it is."""
     cdef Py_ssize_t size = len(text), length
     if walk_cld2_ready(PyUnicode_KIND(text), PyUnicode_DATA(text), size):

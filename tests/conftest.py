@@ -24,7 +24,7 @@ def spark():
     """One local SparkSession (UI off, few shuffle partitions, the Java UDFs' jar where built) shared by every test."""
     from pyspark.sql import SparkSession
 
-    from parascout.udfs.jvm import jvm_jar_path
+    from parascout.udfs.common.jvm import jvm_jar_path
 
     builder = SparkSession.builder.config("spark.jars", jvm_jar_path()) if jvm_jar_path() else SparkSession.builder
     session = (

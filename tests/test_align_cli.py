@@ -90,17 +90,17 @@ def test_bad_arguments_fail_early(tmp_path):
 
 
 def test_model_method_end_to_end(tmp_path):
-    url_models = pytest.importorskip("parascout.udfs.url_models", reason="udfs.url_models is not importable yet")
+    url_models = pytest.importorskip("parascout.udfs.rank.url_models", reason="udfs.rank.url_models is not importable yet")
     if not hasattr(url_models, "load_model"):
-        pytest.skip("udfs.url_models.load_model does not exist yet (the URL-model helper adds it)")
+        pytest.skip("udfs.rank.url_models.load_model does not exist yet (the URL-model helper adds it)")
     try:
-        from parascout.udfs.url_models.ngram import NgramSpec, NgramUrlModel
+        from parascout.udfs.rank.url_models.ngram import NgramSpec, NgramUrlModel
 
         NgramUrlModel.create("pairs", ["0", "1"], NgramSpec()).save(tmp_path / "pairs")
         (tmp_path / "pairs" / url_models.METADATA_FILE).write_text(json.dumps({"backend": "ngram", "task": "pairs"}))
         url_models.load_model(str(tmp_path / "pairs"))
     except Exception as error:  # noqa: BLE001 - the model API is being integrated; skip, don't fail
-        pytest.skip(f"could not build a small pair model with udfs.url_models ({type(error).__name__}: {error})")
+        pytest.skip(f"could not build a small pair model with udfs.rank.url_models ({type(error).__name__}: {error})")
     source = _write_input(tmp_path / "in.tsv", LINES[:8])
     output = tmp_path / "out.tsv"
     report = AlignJob().run(["--src-lang", "en", "--trg-lang", "fr", "--method", "model", "--pair-model",
@@ -119,9 +119,9 @@ def id_pair_model(tmp_path_factory):
 
     import pandas as pd
 
-    from parascout.udfs.url_models.model_dir import write_model_dir
-    from parascout.udfs.url_models.training import TrainingConfig, train_model
-    from parascout.udfs.url_models.training_data import pair_examples
+    from parascout.udfs.rank.url_models.model_dir import write_model_dir
+    from parascout.udfs.rank.url_models.training import TrainingConfig, train_model
+    from parascout.udfs.rank.url_models.training_data import pair_examples
 
     rng = random.Random(0)
     rows = []

@@ -3,10 +3,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from parascout.udfs import alignment
-from parascout.udfs.handles import build_stripper, plain_stripper, strand_candidates
-from parascout.udfs.urls import url_host
-from parascout.udfs.wmt16_baseline import wmt16_candidates
+from parascout.udfs.common.urls import url_host
+from parascout.udfs.rank import alignment
+from parascout.udfs.rank.handles import build_stripper, plain_stripper, strand_candidates
+from parascout.udfs.rank.wmt16_baseline import wmt16_candidates
 
 
 def _pairs(rows):
@@ -59,7 +59,7 @@ def test_model_candidates_cross_hosts_and_block_huge_ones():
 
 
 class TokenOverlapModels:
-    """A tiny stand-in with the udfs.url_models interface: parallel if the URLs share their last token."""
+    """A tiny stand-in with the udfs.rank.url_models interface: parallel if the URLs share their last token."""
 
     def predict_parallel(self, src_urls, trg_urls):
         return np.array([0.9 if s.rsplit("/", 1)[-1] == t.rsplit("/", 1)[-1] else 0.1

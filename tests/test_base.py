@@ -18,7 +18,7 @@ from parascout.jobs.base import (
     redact,
 )
 from parascout.jobs.cli import discover, main
-from parascout.udfs import storage, tables
+from parascout.udfs.common import storage, tables
 from tests.conftest import run_job
 
 NUMBERS = (("id*", "bigint", "a number"), ("reason*", "string", "why it was kept or dropped"))
@@ -201,7 +201,7 @@ def test_key_names_and_scheme_less_userinfo_are_redacted():
 def test_log_records_are_redacted(caplog):
     import logging
 
-    from parascout.udfs.redaction import install_log_filter
+    from parascout.udfs.common.redaction import install_log_filter
 
     install_log_filter()  # on the root logger's handlers, caplog's among them
     logging.getLogger("parascout.test").warning("reading %s", "s3://AKIAKEY:S8@bucket/x and KEY:S9@bucket/y")

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from parascout.udfs import blocking
-from parascout.udfs.sites import site_of
+from parascout.udfs.common.sites import site_of
+from parascout.udfs.rank import blocking
 
 MARKERS = blocking.language_markers(("eng", "isl"))
 WORDS = [
@@ -90,8 +90,8 @@ def test_url_tokens_drop_host_markers_and_scheme():
 
 
 def test_sites_by_each_grouping_and_by_name_in_spark_as_in_python(spark):
-    from parascout.udfs.sites import with_site
-    from parascout.udfs.urls import registered_domain
+    from parascout.udfs.common.sites import with_site
+    from parascout.udfs.common.urls import registered_domain
 
     hosts = ["en.example.co.uk", "www.example.is", "example.is", "blog.example.is", "10.0.0.1", "localhost"]
     expected = {"site": ["example.co.uk", "example.is", "example.is", "blog.example.is", "10.0.0.1", "localhost"],
@@ -379,7 +379,7 @@ def switcher_site() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def urls_surt(url: str) -> str:
-    from parascout.udfs.urls import surt
+    from parascout.udfs.common.urls import surt
 
     return surt(url)
 

@@ -1,4 +1,4 @@
-"""udfs/cdx.py, udfs/cdx_records.py, udfs/cdx_api.py: ZipNum block selection, gunzip to lines, line parsing."""
+"""udfs/index/cdx.py, udfs/index/cdx_records.py, udfs/index/cdx_api.py: ZipNum block selection, gunzip to lines, line parsing."""
 import gzip
 import json
 import random
@@ -10,8 +10,10 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
-from parascout.udfs import cdx_records, jvm
-from parascout.udfs.cdx import (
+from parascout.udfs.common import jvm
+from parascout.udfs.common.urls import _extractor, registered_domain, surt
+from parascout.udfs.index import cdx_records
+from parascout.udfs.index.cdx import (
     LINE_SCHEMA,
     ByteRange,
     cdx_byte_ranges,
@@ -26,15 +28,14 @@ from parascout.udfs.cdx import (
     surt_prefixes,
     write_zipnum,
 )
-from parascout.udfs.cdx_api import capture_to_cdx_line
-from parascout.udfs.cdx_records import (
+from parascout.udfs.index.cdx_api import capture_to_cdx_line
+from parascout.udfs.index.cdx_records import (
     CaptureFilters,
     filter_reason,
     parse_cdx_lines,
     parse_cdx_lines_sql,
     registered_domains,
 )
-from parascout.udfs.urls import _extractor, registered_domain, surt
 
 from .conftest import SHARED_DATA
 

@@ -1,7 +1,7 @@
-"""udfs.cdx_api: an unreachable CDX API is one clear error, not a library trace."""
+"""udfs.index.cdx_api: an unreachable CDX API is one clear error, not a library trace."""
 import pytest
 
-from parascout.udfs.cdx_api import CdxApiUnreachable, fetch_cdx_lines
+from parascout.udfs.index.cdx_api import CdxApiUnreachable, fetch_cdx_lines
 
 
 @pytest.mark.parametrize("mirror", ["http://127.0.0.1:9/", "https://no-such-host.invalid/"])

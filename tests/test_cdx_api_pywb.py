@@ -20,8 +20,8 @@ import pytest
 import requests
 
 from parascout.jobs.scan_cdx import ScanCdx
-from parascout.udfs.cdx import format_cdx_line, write_zipnum
-from parascout.udfs.cdx_api import CdxApiUnreachable, fetch_cdx_lines
+from parascout.udfs.index.cdx import format_cdx_line, write_zipnum
+from parascout.udfs.index.cdx_api import CdxApiUnreachable, fetch_cdx_lines
 from tests.conftest import run_job
 
 pytest.importorskip("pywb")

@@ -11,10 +11,10 @@ from parascout.jobs.base import ConfigError
 from parascout.jobs.discover_sites import DiscoverSitesJob
 from parascout.jobs.fetch_docs import FetchDocsJob
 from parascout.jobs.scan_cdx import ScanCdx
-from parascout.udfs import tables
-from parascout.udfs.domain_focus import FOCUS_COLUMNS
+from parascout.udfs.common import tables
+from parascout.udfs.index.site_discovery import url_language_marker
+from parascout.udfs.rank.domain_focus import FOCUS_COLUMNS
 from parascout.udfs.sample_archive import generate
-from parascout.udfs.site_discovery import url_language_marker
 from tests.conftest import run_job
 
 TERMS = str(resources.files("parascout.conf") / "domain_terms_money.tsv")
@@ -92,7 +92,7 @@ def test_discover_sites_ranks_the_bilingual_sites_first(spark, topical):
 
 
 def test_url_language_markers():
-    from parascout.udfs.blocking.tokens import language_markers
+    from parascout.udfs.rank.blocking.tokens import language_markers
 
     eng, fra = language_markers(("eng",)), language_markers(("fra",))
 

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from parascout.udfs.domain_focus import domain_relevance, parse_domain_terms, relevance
+from parascout.udfs.rank.domain_focus import domain_relevance, parse_domain_terms, relevance
 
 TERMS_FILE = """# weight<TAB>term<TAB>subtopic
 10\trenewable energy\tenergy
@@ -47,7 +47,7 @@ def test_keywords_count_each_apart_and_metadata_weighs_4():
 
 
 def test_a_hand_made_page_scores_its_title_description_keywords_and_main_text():
-    from parascout.udfs.html_text import html_features
+    from parascout.udfs.fetch.html_text import html_features
 
     terms, _ = parse_domain_terms(TERMS_FILE.splitlines())
     html = ('<html><head><title>Solar news</title><meta name="description" content="Tariff changes for solar.">'
@@ -59,7 +59,7 @@ def test_a_hand_made_page_scores_its_title_description_keywords_and_main_text():
     batch = pd.DataFrame({"url": ["u"], "lang": [doc["cld2_lang"]], "title": [doc["title"]],
                           "description": [doc["description"]], "keywords": [np.array(doc["keywords"], dtype=object)],
                           "main_text": [main_text]})
-    from parascout.udfs.domain_focus import score_texts
+    from parascout.udfs.rank.domain_focus import score_texts
 
     out = next(score_texts(iter([batch]), terms))
     # solar: title 3 x 10, description 3 x 4, text 3 x 1; tariff: description 2 x 4, text 2 x 1 (the nav link is
@@ -102,8 +102,8 @@ def test_terms_count_only_in_pages_of_their_language():
 
 
 def test_terms_translated_through_a_lexicon():
-    from parascout.udfs.domain_focus import translate_terms
-    from parascout.udfs.lexicon import Lexicon
+    from parascout.udfs.common.lexicon import Lexicon
+    from parascout.udfs.rank.domain_focus import translate_terms
 
     lexicon = Lexicon("eng", "fra", {"wind": {"vent": 0.7, "éolien": 0.2}, "turbine": {"turbine": 0.9},
                                      "grid": {"réseau": 0.04}})
@@ -115,7 +115,7 @@ def test_terms_translated_through_a_lexicon():
 
 
 def test_score_texts_batches_keep_urls():
-    from parascout.udfs.domain_focus import FOCUS_COLUMNS, score_texts
+    from parascout.udfs.rank.domain_focus import FOCUS_COLUMNS, score_texts
 
     terms, _ = parse_domain_terms(["1\teuro", "1\tdollar"])
     batch = pd.DataFrame({"url": ["u1", "u2", "u3"], "lang": ["eng", None, "eng"], "title": ["Euro", None, None],

@@ -11,10 +11,10 @@ import pytest
 
 from parascout.jobs.export_bitext import ExportBitextJob
 from parascout.jobs.shortlist import ShortlistJob
-from parascout.udfs.bitext import formats
-from parascout.udfs.bitext.export import BAD_REASONS, NO_PAIRS_KEPT, export_document
-from parascout.udfs.bitext.filters import filter_reason
-from parascout.udfs.lexicon import Lexicon, write_lexicon
+from parascout.udfs.common.lexicon import Lexicon, write_lexicon
+from parascout.udfs.export.bitext import formats
+from parascout.udfs.export.bitext.export import BAD_REASONS, NO_PAIRS_KEPT, export_document
+from parascout.udfs.export.bitext.filters import filter_reason
 from tests.conftest import run_job
 
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"

@@ -9,11 +9,11 @@ import pytest
 from parascout.jobs.base import ConfigError
 from parascout.jobs.export_crawl_plan import ExportCrawlPlanJob
 from parascout.jobs.replay_crawl import ReplayCrawlJob
-from parascout.udfs import crawl_plan
+from parascout.udfs.common.storage import write_parquet_table
+from parascout.udfs.export import crawl_plan
 from parascout.udfs.replay import metrics
 from parascout.udfs.replay.graph import build_graph
 from parascout.udfs.replay.simulator import replay_order
-from parascout.udfs.storage import write_parquet_table
 from tests.conftest import run_job
 from tests.test_replay_crawl_job import HOSTS, dataset  # noqa: F401  (the replay's module-scoped sample sites)
 

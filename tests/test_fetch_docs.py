@@ -9,7 +9,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from parascout.jobs.base import ConfigError
 from parascout.jobs.fetch_docs import FetchDocsJob
-from parascout.udfs import html_text, storage
+from parascout.udfs.common import storage
+from parascout.udfs.fetch import html_text
 from tests.conftest import run_job
 from tests.test_documents import gzip_members, wat_record_bytes, write_warc
 from tests.test_warc_fetch import build_mixed_warc
@@ -23,7 +24,7 @@ def write_table(root, name: str, rows: list[dict]) -> None:
 
 def urls_rows(rows: list[dict]) -> list[dict]:
     """`urls` rows (DESIGN.md columns that fetch-docs reads) for CDX-like rows."""
-    from parascout.udfs.urls import url_host
+    from parascout.udfs.common.urls import url_host
 
     return [{**row, "host": url_host(row["url"]), "status": "200", "fetch_time": "20240101000000"} for row in rows]
 

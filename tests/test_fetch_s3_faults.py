@@ -22,7 +22,7 @@ import pytest
 
 from parascout.jobs.base import JobFailed, StoreUnreachable
 from parascout.jobs.fetch_docs import FetchDocsJob
-from parascout.udfs.warc_fetch import FetchSettings, fetch_documents
+from parascout.udfs.fetch.warc_fetch import FetchSettings, fetch_documents
 from tests.conftest import run_job
 from tests.test_fetch_docs import urls_rows, write_table
 from tests.test_warc_fetch import build_mixed_warc

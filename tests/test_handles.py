@@ -7,8 +7,9 @@ import pytest
 from pyspark.sql import functions as F
 
 from benchmarks.bench_handles import synthetic_urls
-from parascout.udfs import handles, jvm
-from parascout.udfs.handles import (
+from parascout.udfs.common import jvm
+from parascout.udfs.rank import handles
+from parascout.udfs.rank.handles import (
     build_stripper,
     language_substrings,
     learn_lss,

@@ -1,4 +1,4 @@
-"""udfs.html_text: the Lexbor pass gives the html.parser path's features, and the page's paragraphs."""
+"""udfs.fetch.html_text: the Lexbor pass gives the html.parser path's features, and the page's paragraphs."""
 from __future__ import annotations
 
 import itertools
@@ -7,14 +7,14 @@ import zlib
 import pytest
 
 from benchmarks.bench_fetch_verify import html_parser_features
-from parascout.udfs.html_text import (
+from parascout.udfs.fetch.html_text import (
     MAX_KEYWORDS,
     MAX_METADATA_CHARS,
     MIN_LANG_CHARS,
     html_features,
     paragraph_hash,
 )
-from parascout.udfs.structure import ThresholdRule, strand_features
+from parascout.udfs.verify.structure import ThresholdRule, strand_features
 from tests.test_documents import ENGLISH, GERMAN, gzip_members, html_page
 
 SAME_FEATURES = ("title", "html_lang", "outlinks", "outlinks_same_host", "images", "cld2_lang", "cld2_reliable",
@@ -35,7 +35,7 @@ TEMPLATED_PAGE = (
 
 def real_pages(shared_data) -> list[tuple[str, str]]:
     """(url, decoded HTML) of every response in the real CommonCrawl excerpts."""
-    from parascout.udfs.documents import decode_html
+    from parascout.udfs.fetch.documents import decode_html
 
     pages = []
     for name in ("CC-MAIN-2020-34-excerpt.warc.gz", "CC-MAIN-2024-22-whirlwind.warc.gz"):

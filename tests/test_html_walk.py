@@ -1,5 +1,5 @@
 """udfs.html_walk (the optional compiled walk, paragraph keys and paragraph step, `make walk`): the same Page state as
-udfs.html_text.walk_page, the reference, on real CommonCrawl pages and sample-archive pages, the same keys as
+udfs.fetch.html_text.walk_page, the reference, on real CommonCrawl pages and sample-archive pages, the same keys as
 paragraph_keys on every Unicode character, the same paragraphs as page_paragraphs (hashes: blake2b's); and the
 fallback to the Python functions."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks.bench_fetch_verify import http_responses
 from native import build_html_walk
-from parascout.udfs import html_text
+from parascout.udfs.fetch import html_text
 from tests.test_html_text import TEMPLATED_PAGE, real_pages
 
 FRENCH = "Fran\u00e7ais"

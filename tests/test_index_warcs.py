@@ -8,7 +8,7 @@ import pytest
 from parascout.jobs.base import ConfigError
 from parascout.jobs.index_warcs import IndexWarcs
 from parascout.jobs.scan_cdx import ScanCdx
-from parascout.udfs import tables
+from parascout.udfs.common import tables
 from parascout.udfs.sample_archive import generate
 from tests.conftest import run_job
 

@@ -1,7 +1,7 @@
-"""udfs.langs: ISO 639 normalisation and the --langs forms (one pair, a pivot list, a list of pairs)."""
+"""udfs.common.langs: ISO 639 normalisation and the --langs forms (one pair, a pivot list, a list of pairs)."""
 import pytest
 
-from parascout.udfs.langs import UnknownLanguage, pair_label, parse_lang_pair, parse_lang_pairs, to_iso639_3
+from parascout.udfs.common.langs import UnknownLanguage, pair_label, parse_lang_pair, parse_lang_pairs, to_iso639_3
 
 
 def test_codes_and_names_normalise_to_iso639_3():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from parascout.udfs.language_cues import CUE_KINDS_ANCHOR, LinkCue, flag_language, link_cue, text_language
+from parascout.udfs.fetch.language_cues import CUE_KINDS_ANCHOR, LinkCue, flag_language, link_cue, text_language
 
 
 @pytest.mark.parametrize("text, lang", [
@@ -77,7 +77,7 @@ def wat_envelope(links: list[dict], head_links: list[dict] | None = None) -> dic
 
 
 def test_wat_outlink_cues_aligned_with_outlinks():
-    from parascout.udfs.wat import wat_document
+    from parascout.udfs.index.wat import wat_document
 
     links = [{"path": "A@/href", "url": "/en/about", "text": "About us"},
              {"path": "A@/href", "url": "/de/page", "text": "Deutsch"},
@@ -98,7 +98,7 @@ def test_wat_outlink_cues_aligned_with_outlinks():
 
 
 def test_html_outlink_cues_aligned_with_outlinks():
-    from parascout.udfs.html_text import html_features
+    from parascout.udfs.fetch.html_text import html_features
 
     page = ('<html><head><link rel="alternate" hreflang="fr" href="/fr/x"></head><body>'
             '<a href="/de/x">Deutsch</a><a href="/a">Read more</a><a href="/es/x"><img src="/flags/es.png" alt=""></a>'

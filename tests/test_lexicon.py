@@ -10,7 +10,7 @@ import pytest
 
 from parascout.jobs.base import ConfigError
 from parascout.jobs.train_lexicon import TrainLexiconJob
-from parascout.udfs.lexicon import (
+from parascout.udfs.common.lexicon import (
     Lexicon,
     cognate,
     dictd_number,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from parascout.udfs.jvm import jvm_jar_path
+from parascout.udfs.common.jvm import jvm_jar_path
 
 REPO = Path(__file__).resolve().parent.parent
 CDX = REPO / "tests" / "data" / "cdx"

@@ -1,11 +1,11 @@
-"""udfs.html_text's main text on the hand-labelled real pages of tests/data/main_text: template blocks out,
+"""udfs.fetch.html_text's main text on the hand-labelled real pages of tests/data/main_text: template blocks out,
 article blocks in with their types, and the word-level F1 over all fixtures above a floor."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from benchmarks.bench_main_text import fixtures, parascout_main_text, quality
-from parascout.udfs.html_text import html_features
+from parascout.udfs.fetch.html_text import html_features
 
 FIXTURES = Path(__file__).resolve().parent / "data" / "main_text"
 #: the measured figures (docs/main-text.md) less a small margin, so a regression fails

@@ -19,8 +19,8 @@ from parascout.jobs.scan_cdx import ScanCdx
 from parascout.jobs.shortlist import ShortlistJob
 from parascout.jobs.train_lexicon import TrainLexiconJob
 from parascout.jobs.verify_pairs import VerifyPairsJob
+from parascout.udfs.common.tables import table_location
 from parascout.udfs.sample_archive import generate
-from parascout.udfs.tables import table_location
 from tests.conftest import run_job
 
 REPO = Path(__file__).resolve().parent.parent
@@ -40,7 +40,7 @@ def make_archive(out: Path, hosts: int, seed: int, pages_per_host: int, cdx_only
 
 def train_url_models(training_archive: Path, out: Path) -> dict[str, str]:
     """n-gram url2lang and pair models trained on another archive's truth (its pages and translation pairs)."""
-    from parascout.udfs.url_models import model_dir, training, training_data
+    from parascout.udfs.rank.url_models import model_dir, training, training_data
 
     pages = pd.read_parquet(training_archive / "truth" / "pages.parquet")[["url", "host", "lang"]]
     pages["split"] = training_data.split_by_host(pages["host"], 0.2, 0.0).to_numpy()

@@ -1,10 +1,10 @@
-"""udfs.near_duplicates: site-wide repeated paragraphs and ILSP-FC near-duplicate groups."""
+"""udfs.fetch.near_duplicates: site-wide repeated paragraphs and ILSP-FC near-duplicate groups."""
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from parascout.udfs.near_duplicates import (
+from parascout.udfs.fetch.near_duplicates import (
     SiteTextSettings,
     near_duplicate_groups,
     repeated_hashes,

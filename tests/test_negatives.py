@@ -4,15 +4,15 @@ import random
 import pandas as pd
 import pytest
 
-from parascout.udfs.url_models.negatives import (
+from parascout.udfs.common.urls import url_host
+from parascout.udfs.rank.url_models.negatives import (
     ALL_STRATEGIES,
     DEFAULT_STRATEGIES,
     generate_negatives,
     parse_strategies,
     remove_random_tokens,
 )
-from parascout.udfs.url_models.preprocess import normalize_url, url_tokens
-from parascout.udfs.urls import url_host
+from parascout.udfs.rank.url_models.preprocess import normalize_url, url_tokens
 
 
 def wmt16_positives(shared_data) -> pd.DataFrame:

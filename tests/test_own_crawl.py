@@ -12,8 +12,8 @@ import pytest
 
 from parascout.jobs.index_warcs import IndexWarcs
 from parascout.jobs.scan_cdx import ScanCdx
-from parascout.udfs import tables
-from parascout.udfs.warc_record import decode_record
+from parascout.udfs.common import tables
+from parascout.udfs.fetch.warc_record import decode_record
 from tests.conftest import run_job
 
 TEXTS = {

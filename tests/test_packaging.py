@@ -45,7 +45,7 @@ def test_wheel_has_one_top_level_package(wheel):
     roots = {name.split("/")[0] for name in names if not name.startswith("parascout-")}
     assert roots == {"parascout"}
     for packaged in ("parascout/conf/languages.yaml", "parascout/conf/lss.yaml", "parascout/jobs/cli.py",
-                     "parascout/udfs/blocking/tokens.py", "parascout/udfs/replay/simulator.py"):
+                     "parascout/udfs/rank/blocking/tokens.py", "parascout/udfs/replay/simulator.py"):
         assert packaged in names
     assert ("parascout/udfs/parascout-udfs.jar" in names) == (REPO / "udfs" / "parascout-udfs.jar").exists()
     assert not any(name.startswith(("tests/", "benchmarks/", "notebooks/")) for name in names)
@@ -69,7 +69,7 @@ def test_installed_wheel_beside_a_conf_package(wheel, tmp_path):
     # the runtime dependencies (yaml, pandas ...) from this test's environment, without its editable parascout
     deps = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
     (site / "zz_deps.pth").write_text("\n".join(deps) + "\n")
-    code = ("import conf, importlib.util, parascout.udfs.langs as langs\n"
+    code = ("import conf, importlib.util, parascout.udfs.common.langs as langs\n"
             "assert conf.FOREIGN\n"
             "assert langs.load_languages()['isl'].iso639_1 == 'is'\n"
             f"assert str(langs.CONF_DIR).startswith({str(site)!r}), langs.CONF_DIR\n"
@@ -81,7 +81,7 @@ def test_installed_wheel_beside_a_conf_package(wheel, tmp_path):
 
 
 def test_missing_extra_is_named():
-    from parascout.udfs.extras import missing_extra_message
+    from parascout.udfs.common.extras import missing_extra_message
 
     message = missing_extra_message(ModuleNotFoundError("No module named 'torch'", name="torch"))
     assert "parascout[models]" in message

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from parascout.jobs.demo import VERIFIED
-from parascout.udfs.demo_report import produced
-from parascout.udfs.tables import table_location
+from parascout.udfs.common.demo_report import produced
+from parascout.udfs.common.tables import table_location
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))

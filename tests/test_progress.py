@@ -1,4 +1,4 @@
-"""udfs.progress: driver-side progress lines from Spark's status tracker; bars only on a terminal."""
+"""udfs.common.progress: driver-side progress lines from Spark's status tracker; bars only on a terminal."""
 from __future__ import annotations
 
 import io
@@ -8,7 +8,7 @@ import time
 import pytest
 
 from parascout.jobs.base import Job
-from parascout.udfs.progress import SparkProgress, format_seconds, progress_bar
+from parascout.udfs.common.progress import SparkProgress, format_seconds, progress_bar
 from tests.conftest import run_job
 
 
@@ -41,7 +41,7 @@ class SlowJob(Job):
 
 @pytest.mark.slow
 def test_every_job_logs_progress_while_spark_runs(spark, tmp_path, caplog, monkeypatch):
-    monkeypatch.setattr("parascout.udfs.progress.PROGRESS_SECONDS", 0.2)
+    monkeypatch.setattr("parascout.udfs.common.progress.PROGRESS_SECONDS", 0.2)
     caplog.set_level(logging.INFO, logger="parascout.progress")
     report = run_job(SlowJob, spark, ["--root", str(tmp_path)])
     assert report["kept"] == 8

@@ -8,8 +8,8 @@ import pytest
 
 from parascout.jobs.base import ConfigError
 from parascout.jobs.rank_pairs import RankPairs
-from parascout.udfs.url_models import model_dir, training, training_data
-from parascout.udfs.urls import registered_domain, surt
+from parascout.udfs.common.urls import registered_domain, surt
+from parascout.udfs.rank.url_models import model_dir, training, training_data
 from tests.conftest import run_job
 from tests.test_blocking import ICELANDIC, WORDS, convention_pair, prose_pages, synthetic_sites
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from parascout.udfs import blocking, ranking
+from parascout.udfs.rank import blocking, ranking
 
 MARKERS = blocking.language_markers(("eng", "isl"))
 

@@ -8,8 +8,8 @@ import pytest
 
 from parascout.jobs.base import ConfigError, JobFailed
 from parascout.jobs.replay_crawl import ReplayCrawlJob
+from parascout.udfs.common.storage import write_parquet_table
 from parascout.udfs.replay.synthetic import multilingual_site
-from parascout.udfs.storage import write_parquet_table
 from tests.conftest import run_job
 from tests.test_replay_policies import train_tiny_url_models
 

@@ -384,7 +384,7 @@ def test_lss_handles_and_url_languages():
 
 
 def test_strand_uses_udfs_handles_when_installed():
-    pytest.importorskip("parascout.udfs.handles", reason="udfs.handles (the STRAND helper) is not installed")
+    pytest.importorskip("parascout.udfs.rank.handles", reason="udfs.rank.handles (the STRAND helper) is not installed")
     from parascout.udfs.replay.policies import default_handle_function, lss_handles
 
     assert default_handle_function() is lss_handles
@@ -422,13 +422,13 @@ def test_smart_reaches_80_percent_with_at_most_half_the_fetches_of_bfs():
 
 @functools.lru_cache(maxsize=2)
 def train_tiny_url_models(out_dir: Path) -> tuple[str, str]:
-    """A url2lang and a pairs model (udfs.url_models' n-gram backend) trained on synthetic sites; skip if absent."""
-    pytest.importorskip("parascout.udfs.url_models", reason="udfs.url_models (the URL models helper) is not installed")
+    """A url2lang and a pairs model (udfs.rank.url_models' n-gram backend) trained on synthetic sites; skip if absent."""
+    pytest.importorskip("parascout.udfs.rank.url_models", reason="udfs.rank.url_models (the URL models helper) is not installed")
     try:
-        from parascout.udfs.url_models.model_dir import write_model_dir
-        from parascout.udfs.url_models.training import TrainingConfig, train_model
+        from parascout.udfs.rank.url_models.model_dir import write_model_dir
+        from parascout.udfs.rank.url_models.training import TrainingConfig, train_model
     except ImportError as error:
-        pytest.skip(f"udfs.url_models cannot train a model here: {error}")
+        pytest.skip(f"udfs.rank.url_models cannot train a model here: {error}")
     frames = [multilingual_site(n_articles=60, host=f"www.train{i}.is", seed=10 + i) for i in range(3)]
     docs = pd.concat([d for d, _ in frames], ignore_index=True)
     dev_host = docs["host"] == "www.train2.is"
@@ -458,8 +458,8 @@ def tiny_url_models(tmp_path_factory) -> tuple[str, str]:
 
 
 def test_smart_with_the_real_url_models(tiny_url_models):
-    """smart driven by udfs.url_models (tiny models trained here) instead of marker scorers, on a held-out site."""
-    from parascout.udfs.url_models import load_model
+    """smart driven by udfs.rank.url_models (tiny models trained here) instead of marker scorers, on a held-out site."""
+    from parascout.udfs.rank.url_models import load_model
 
     lang_dir, pair_dir = tiny_url_models
     policy = make_policy("smart", langs=LANGS, lang_scorer=load_model(lang_dir).predict_lang,

@@ -15,10 +15,10 @@ import pytest
 
 from parascout.jobs.base import ConfigError, JobFailed
 from parascout.jobs.scan_cdx import ScanCdx
-from parascout.udfs import tables
-from parascout.udfs.cdx import format_cdx_line, write_zipnum
-from parascout.udfs.jvm import jvm_jar_path
-from parascout.udfs.urls import surt
+from parascout.udfs.common import tables
+from parascout.udfs.common.jvm import jvm_jar_path
+from parascout.udfs.common.urls import surt
+from parascout.udfs.index.cdx import format_cdx_line, write_zipnum
 from tests.conftest import run_job
 
 DATA = Path(__file__).parent / "data"
@@ -310,7 +310,7 @@ def test_a_line_over_the_length_limit_is_counted_on_both_paths_and_never_held(sp
 
 def test_a_second_scan_on_the_same_root_fails_with_one_line(tmp_path, capsys):
     from parascout.jobs.cli import main
-    from parascout.udfs import storage
+    from parascout.udfs.common import storage
 
     with storage.exclusive_lock(str(tmp_path / "_locks" / "writer.lock"), {"job": "scan-cdx"}):
         code = main(["scan-cdx", "--root", str(tmp_path), "--cdx", str(CDX / "captures.cdx"), "--force"])

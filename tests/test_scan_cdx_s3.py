@@ -5,7 +5,7 @@ import boto3
 import pytest
 
 from parascout.jobs.scan_cdx import ScanCdx
-from parascout.udfs.cdx import write_zipnum
+from parascout.udfs.index.cdx import write_zipnum
 from tests.conftest import run_job
 from tests.test_scan_cdx import CDX, CRAWL, site_lines, urls_of, write_columnar_index
 

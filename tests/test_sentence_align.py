@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from parascout.udfs.bitext.align import Bead, align_segments, align_sentences, layout
-from parascout.udfs.bitext.sentences import Segment
+from parascout.udfs.export.bitext.align import Bead, align_segments, align_sentences, layout
+from parascout.udfs.export.bitext.sentences import Segment
 
 SRC = ["The house is red.", "It stands by the river, and it is very old.", "My father built it in 1950.",
        "We love it."]
@@ -14,7 +14,7 @@ TRG = ["La maison est rouge.", "Elle se trouve au bord de la rivière.", "Elle e
 
 
 class TinyLexicon:
-    """A lexicon with the contract of parascout.udfs.lexicon.Lexicon (translations, prob)."""
+    """A lexicon with the contract of parascout.udfs.common.lexicon.Lexicon (translations, prob)."""
 
     table: ClassVar[dict] = {"house": {"maison": 0.9}, "red": {"rouge": 0.9}, "river": {"rivière": 0.8}, "old": {"vieille": 0.7},
              "very": {"très": 0.8}, "father": {"père": 0.9}, "built": {"construite": 0.6},
@@ -28,7 +28,7 @@ class TinyLexicon:
 
 
 def tokenize(text, lang=None):
-    """Lower-cased words, elisions split (l'aimons -> l, aimons) as parascout.udfs.lexicon.tokenize does."""
+    """Lower-cased words, elisions split (l'aimons -> l, aimons) as parascout.udfs.common.lexicon.tokenize does."""
     return [word.strip(".,!?").lower() for word in text.replace("'", " ").split() if word.strip(".,!?")]
 
 
@@ -102,8 +102,8 @@ class TinyChineseLexicon(TinyLexicon):
 def test_a_sentence_cut_in_four_in_chinese_is_one_1_4_bead_and_a_note_stays_alone():
     """The DP's largest shape is 1-3: it left the fourth clause (然后睡了 'and slept') unaligned; the absorbing pass
     merges it into its pair (its words raise the pair's similarity), the untranslated note would dilute it."""
-    from parascout.udfs.bitext.sentences import split_sentences
-    from parascout.udfs.lexicon import tokenize as parascout_tokenize
+    from parascout.udfs.common.lexicon import tokenize as parascout_tokenize
+    from parascout.udfs.export.bitext.sentences import split_sentences
 
     src, _ = split_sentences([("The people sang by the river. The king went into the city, saw the temple, prayed "
                                "there all night and slept. In the morning he ate bread. Then they took a boat to the sea.")])
@@ -120,8 +120,8 @@ def test_an_untranslated_sentence_sharing_its_neighbours_words_stays_alone():
     """The Chinese page adds a verse the English one lacks, made of the words of its translated neighbour (王, 看见,
     城, 吃, 饼): the DP glued it into a 1-2 bead; it links to nothing the neighbour does not, so it leaves the bead,
     and the neighbour, not the verse, keeps the pair."""
-    from parascout.udfs.bitext.sentences import split_sentences
-    from parascout.udfs.lexicon import tokenize as parascout_tokenize
+    from parascout.udfs.common.lexicon import tokenize as parascout_tokenize
+    from parascout.udfs.export.bitext.sentences import split_sentences
 
     src, _ = split_sentences([("The people sang by the river. The king saw the city and ate bread. They took a boat "
                                "to the sea.")])
@@ -134,7 +134,7 @@ def test_an_untranslated_sentence_sharing_its_neighbours_words_stays_alone():
 
 
 def test_a_pair_with_no_link_either_way_is_two_unaligned_sentences():
-    from parascout.udfs.bitext.align import LexicalSimilarity, detach_untranslated
+    from parascout.udfs.export.bitext.align import LexicalSimilarity, detach_untranslated
 
     src, trg = [["the", "king"], ["note", "german"]], [["王"], ["译", "注"]]
     lexical = LexicalSimilarity(src, trg, TinyChineseLexicon())

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from parascout.udfs.bitext.sentences import (
+from parascout.udfs.export.bitext.sentences import (
     BAD_REASONS,
     EMPTY_TEXT,
     TOO_MANY_SENTENCES,

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from parascout.jobs.shortlist import ShortlistJob
-from parascout.udfs import shortlist
+from parascout.udfs.rank import shortlist
 from tests.conftest import run_job
 
 PREDICTED = {"a.is": 10, "b.is": 8, "c.is": 5, "d.is": 3, "e.is": 0}

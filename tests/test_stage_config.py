@@ -14,23 +14,24 @@ from parascout.jobs.export_bitext import ExportBitextJob
 from parascout.jobs.rank_pairs import RankPairs
 from parascout.jobs.replay_crawl import ReplayCrawlJob
 from parascout.jobs.verify_pairs import VerifyPairsJob
-from parascout.udfs import blocking, storage
-from parascout.udfs.bitext.align import align_sentences
-from parascout.udfs.bitext.config import AlignmentConfig
-from parascout.udfs.bitext.export import export_document
-from parascout.udfs.bitext.filters import filter_reason
-from parascout.udfs.bitext.sentences import split_sentences
-from parascout.udfs.blocking import BlockingConfig
-from parascout.udfs.html_text import paragraph_hash
+from parascout.udfs.common import storage
+from parascout.udfs.common.stage_config import config_from_mapping
+from parascout.udfs.export.bitext.align import align_sentences
+from parascout.udfs.export.bitext.config import AlignmentConfig
+from parascout.udfs.export.bitext.export import export_document
+from parascout.udfs.export.bitext.filters import filter_reason
+from parascout.udfs.export.bitext.sentences import split_sentences
+from parascout.udfs.fetch.html_text import paragraph_hash
+from parascout.udfs.rank import blocking
+from parascout.udfs.rank.blocking import BlockingConfig
 from parascout.udfs.replay import make_policy
 from parascout.udfs.replay.batch import ReplayRun, replay_host
 from parascout.udfs.replay.config import ReplayConfig
 from parascout.udfs.replay.policies import SmartSite
 from parascout.udfs.replay.synthetic import multilingual_site
-from parascout.udfs.stage_config import config_from_mapping
-from parascout.udfs.structure import ThresholdRule
-from parascout.udfs.verification import verify_host
-from parascout.udfs.verification_config import VerificationConfig
+from parascout.udfs.verify.structure import ThresholdRule
+from parascout.udfs.verify.verification import verify_host
+from parascout.udfs.verify.verification_config import VerificationConfig
 from tests.conftest import run_job
 from tests.test_blocking import image_pages, synthetic_sites
 from tests.test_documents import ENGLISH, GERMAN

@@ -46,9 +46,9 @@ def clean_copy(target: Path) -> list[str]:
 
 
 def test_project_imports_parse():
-    assert project_imports("import parascout.udfs.urls as u\nfrom parascout.jobs.base import Job, JobReport\n"
+    assert project_imports("import parascout.udfs.common.urls as u\nfrom parascout.jobs.base import Job, JobReport\n"
                            "def f():\n    from parascout.udfs import tables\nimport pandas\nfrom . import x\n") == [
-        "import parascout.udfs.urls", "from parascout.jobs.base import Job", "from parascout.jobs.base import JobReport",
+        "import parascout.udfs.common.urls", "from parascout.jobs.base import Job", "from parascout.jobs.base import JobReport",
         "from parascout.udfs import tables"]
 
 

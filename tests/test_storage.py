@@ -1,4 +1,4 @@
-"""udfs/storage.py: locations kept under their prefix, regular files only, verified range responses, whole
+"""udfs/common/storage.py: locations kept under their prefix, regular files only, verified range responses, whole
 files streamed as retried ranges, directory sync, one S3 client factory with the endpoint as a parameter."""
 from __future__ import annotations
 
@@ -8,8 +8,15 @@ import os
 import boto3
 import pytest
 
-from parascout.udfs import storage
-from parascout.udfs.storage import BadLocation, RangeReader, ReadError, ReadSettings, resolve_under, verified_range
+from parascout.udfs.common import storage
+from parascout.udfs.common.storage import (
+    BadLocation,
+    RangeReader,
+    ReadError,
+    ReadSettings,
+    resolve_under,
+    verified_range,
+)
 
 for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
                    ("AWS_DEFAULT_REGION", "us-east-1")):

@@ -1,4 +1,4 @@
-"""udfs.structure: STRAND alignment (dp, n, r, p) and the threshold / learned decision rules."""
+"""udfs.verify.structure: STRAND alignment (dp, n, r, p) and the threshold / learned decision rules."""
 from __future__ import annotations
 
 import random
@@ -6,7 +6,7 @@ import random
 import numpy as np
 from scipy import stats
 
-from parascout.udfs.structure import (
+from parascout.udfs.verify.structure import (
     RULE_FEATURES,
     ThresholdRule,
     TreeRule,

@@ -1,8 +1,8 @@
-"""The table registry (udfs/tables.py): what Job.write_table checks, and docs/tables.md generated from it."""
+"""The table registry (udfs/common/tables.py): what Job.write_table checks, and docs/tables.md generated from it."""
 import pytest
 
 from parascout.jobs.base import Job
-from parascout.udfs import tables
+from parascout.udfs.common import tables
 from tests.conftest import REPO, run_job
 
 tables.register(tables.Table("registry_test", "registry-test", "a test table", tables.columns_from(

@@ -8,7 +8,7 @@ from parascout.jobs.base import ConfigError
 from parascout.jobs.cli import discover
 from parascout.jobs.train_pairs import TrainPairsJob
 from parascout.jobs.train_url2lang import TrainUrl2LangJob
-from parascout.udfs.url_models import load_model, read_metadata
+from parascout.udfs.rank.url_models import load_model, read_metadata
 from tests.test_url_models import synthetic_language_urls
 
 FAST = ["--threads", "1", "--buckets", "4096", "--dim", "16", "--max-epochs", "4", "--batch-size", "64"]
@@ -158,7 +158,7 @@ def s3_endpoint(monkeypatch, tmp_path):
     """A real S3-compatible server (moto) on 127.0.0.1, with boto3 and pyarrow pointed at it."""
     from moto.server import ThreadedMotoServer
 
-    from parascout.udfs import storage
+    from parascout.udfs.common import storage
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
@@ -178,7 +178,7 @@ def test_model_dir_on_s3_is_written_and_loaded_through_a_local_cache(s3_endpoint
     (tmp_path / "pairs.txt").write_text("\n".join(lines))
     report = TrainPairsJob().run(["--positives", str(tmp_path / "pairs.txt"), "--out", "s3://models/pairs/v1", *FAST])
     assert report["status"] == "ok" and report["balanced"]
-    from parascout.udfs import storage
+    from parascout.udfs.common import storage
 
     keys = {o["Key"] for o in storage.s3_client().list_objects_v2(Bucket="models")["Contents"]}
     assert {"pairs/v1/parascout_model.json", "pairs/v1/model.safetensors", "pairs/v1/metrics.json",

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from benchmarks.bench_verify import current_content, previous_content, same_features
-from parascout.udfs.lexicon import STEM_WEIGHT, Lexicon, read_aligned_files, train_lexicon
-from parascout.udfs.tsim import (
+from parascout.udfs.common.lexicon import STEM_WEIGHT, Lexicon, read_aligned_files, train_lexicon
+from parascout.udfs.verify.tsim import (
     Vocabulary,
     candidate_links,
     content_features,

@@ -1,13 +1,13 @@
-"""The language a URL declares (udfs.url_language) and how scan-cdx uses it for a page's language."""
+"""The language a URL declares (udfs.index.url_language) and how scan-cdx uses it for a page's language."""
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from parascout.jobs.scan_cdx import ScanCdx
-from parascout.udfs.cdx import format_cdx_line
-from parascout.udfs.url_language import url_marker, url_marker_columns
-from parascout.udfs.urls import surt
+from parascout.udfs.common.urls import surt
+from parascout.udfs.index.cdx import format_cdx_line
+from parascout.udfs.index.url_language import url_marker, url_marker_columns
 from tests.conftest import run_job
 
 REAL_SITES = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-sites"

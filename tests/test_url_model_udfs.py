@@ -4,9 +4,9 @@ import pandas as pd
 import pytest
 import torch
 
-from parascout.udfs.url_models import load_model
-from parascout.udfs.url_models.model_dir import write_model_dir
-from parascout.udfs.url_models.spark_udfs import (
+from parascout.udfs.rank.url_models import load_model
+from parascout.udfs.rank.url_models.model_dir import write_model_dir
+from parascout.udfs.rank.url_models.spark_udfs import (
     lang_probabilities,
     lang_probability_udf,
     parallel_probabilities,
@@ -15,8 +15,8 @@ from parascout.udfs.url_models.spark_udfs import (
     url_language_udf,
     url_languages,
 )
-from parascout.udfs.url_models.training import train_model
-from parascout.udfs.url_models.training_data import split_by_host
+from parascout.udfs.rank.url_models.training import train_model
+from parascout.udfs.rank.url_models.training_data import split_by_host
 from tests.test_url_models import synthetic_language_urls, tiny_ngram_config, tiny_transformer_config
 
 torch.set_num_threads(1)
@@ -97,7 +97,7 @@ def test_udfs_pickle_small_and_import_light(model_dirs):
     import subprocess
     import sys
 
-    code = "import sys, udfs.url_models.spark_udfs, udfs.url_models; print('torch' in sys.modules)"
+    code = "import sys, udfs.rank.url_models.spark_udfs, udfs.rank.url_models; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False).stdout.strip() == "False"
 
 

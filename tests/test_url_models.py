@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 import torch
 
-from parascout.udfs.url_models import METADATA_FILE, load_model, read_metadata
-from parascout.udfs.url_models.evaluation import classification_report, format_report
-from parascout.udfs.url_models.model_dir import write_model_dir
-from parascout.udfs.url_models.ngram import NgramSpec, NgramUrlModel
-from parascout.udfs.url_models.training import TrainingConfig, TrainingResult, train_model
-from parascout.udfs.url_models.training_data import load_pairs, pair_examples, split_by_host
-from parascout.udfs.url_models.training_loop import fit, warmup_inverse_sqrt
-from parascout.udfs.url_models.transformer import TransformerUrlModel
+from parascout.udfs.rank.url_models import METADATA_FILE, load_model, read_metadata
+from parascout.udfs.rank.url_models.evaluation import classification_report, format_report
+from parascout.udfs.rank.url_models.model_dir import write_model_dir
+from parascout.udfs.rank.url_models.ngram import NgramSpec, NgramUrlModel
+from parascout.udfs.rank.url_models.training import TrainingConfig, TrainingResult, train_model
+from parascout.udfs.rank.url_models.training_data import load_pairs, pair_examples, split_by_host
+from parascout.udfs.rank.url_models.training_loop import fit, warmup_inverse_sqrt
+from parascout.udfs.rank.url_models.transformer import TransformerUrlModel
 
 torch.set_num_threads(1)
 
@@ -280,8 +280,8 @@ def test_pair_model_ranks_by_word_translations_seen_in_training_in_either_order(
 
 
 def test_symmetric_cross_bag_hashes_a_word_pair_the_same_in_both_orders():
-    from parascout.udfs.url_models.ngram import pair_features
-    from parascout.udfs.url_models.preprocess import normalize_url
+    from parascout.udfs.rank.url_models.ngram import pair_features
+    from parascout.udfs.rank.url_models.preprocess import normalize_url
 
     forward = [normalize_url("http://a.com/en/news-germany")], [normalize_url("http://a.com/fr/actualites-allemagne")]
     backward = forward[1], forward[0]
@@ -318,7 +318,7 @@ def test_pair_models_of_every_feature_version_load_and_predict_as_saved(tmp_path
 
 # ---- pair features for what fails on real sites, calibration, the orphan protocol -------------------
 def _extras(src: list[str], trg: list[str]) -> pd.DataFrame:
-    from parascout.udfs.url_models.ngram import (
+    from parascout.udfs.rank.url_models.ngram import (
         PAIR_COGNATE_DENSE,
         PAIR_DENSE,
         PAIR_EXTRA_DENSE,
@@ -374,8 +374,8 @@ def test_pair_features_see_neighbour_ids_glued_markers_accents_and_language_valu
 
 
 def test_pair_kind_rule():
-    from parascout.udfs.blocking.tokens import language_markers
-    from parascout.udfs.url_models.evaluation import pair_kind
+    from parascout.udfs.rank.blocking.tokens import language_markers
+    from parascout.udfs.rank.url_models.evaluation import pair_kind
 
     markers = language_markers(("eng", "fra"))
     assert pair_kind("http://a.com/en/about", "http://a.com/fr/about", markers) == "identifier"
@@ -387,7 +387,7 @@ def test_pair_kind_rule():
 
 
 def test_orphan_pools_and_the_cut_off():
-    from parascout.udfs.url_models.evaluation import alignment_quality, best_threshold, orphan_pools
+    from parascout.udfs.rank.url_models.evaluation import alignment_quality, best_threshold, orphan_pools
 
     gold = pd.DataFrame({"host": "a.com", "src_url": [f"http://a.com/en/{i}" for i in range(100)],
                          "trg_url": [f"http://a.com/fr/{i}" for i in range(100)]})
@@ -423,8 +423,8 @@ def calibrated_pair_model():
 
 
 def test_calibrated_scores_are_reliable_on_held_out_hosts(calibrated_pair_model):
-    from parascout.udfs.url_models.calibration import reliability
-    from parascout.udfs.url_models.training import calibration_pools
+    from parascout.udfs.rank.url_models.calibration import reliability
+    from parascout.udfs.rank.url_models.training import calibration_pools
 
     metadata = calibrated_pair_model.metadata
     assert metadata["calibration"]["method"] == "platt" and metadata["calibration"]["positives"] > 0
@@ -458,7 +458,7 @@ def test_models_without_calibration_still_load_and_score_raw(calibrated_pair_mod
 
 
 def test_pool_context_sees_margins_rare_shared_tokens_and_the_host_id_offset():
-    from parascout.udfs.url_models.calibration import CONTEXT_FEATURES, context_features
+    from parascout.udfs.rank.url_models.calibration import CONTEXT_FEATURES, context_features
 
     pairs = pd.DataFrame({
         "host": "a.com",
@@ -476,7 +476,7 @@ def test_pool_context_sees_margins_rare_shared_tokens_and_the_host_id_offset():
 
 
 def test_pool_context_counts_the_hosts_own_difference_convention():
-    from parascout.udfs.url_models.calibration import CONTEXT_FEATURES, context_features
+    from parascout.udfs.rank.url_models.calibration import CONTEXT_FEATURES, context_features
 
     names = ["seisme", "runyeon", "kasdorf", "2kmeadows"]           # article2KMeadows2: its '2' twice, once lost
     src = [f"http://s.com/article{n}2.htm" for n in names] + ["http://s.com/article{n}2.htm".format(n="orphan")]
@@ -488,7 +488,7 @@ def test_pool_context_counts_the_hosts_own_difference_convention():
 
 
 def test_pool_context_sees_ids_numbered_in_the_same_order_in_both_languages():
-    from parascout.udfs.url_models.calibration import id_rank_agreement
+    from parascout.udfs.rank.url_models.calibration import id_rank_agreement
 
     src = [f"http://w.org/node/{n}" for n in (807, 850, 855, 860)]
     trg = [f"http://w.org/fr/node/{n}" for n in (11427, 11456, 11462, 11467)]

@@ -1,4 +1,4 @@
-"""udfs/urls.py: SURT keys held to the Internet Archive canonicaliser (the `surt` package, a TEST-ONLY oracle:
+"""udfs/common/urls.py: SURT keys held to the Internet Archive canonicaliser (the `surt` package, a TEST-ONLY oracle:
 AGPL, never imported outside tests) on real WMT16 URLs, real pages' outlinks and generated odd URLs; hosts,
 control characters."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
-from parascout.udfs.cdx import surt_prefixes
-from parascout.udfs.urls import has_control_characters, host_surt, surt, url_host
+from parascout.udfs.common.urls import has_control_characters, host_surt, surt, url_host
+from parascout.udfs.index.cdx import surt_prefixes
 
 oracle = pytest.importorskip("surt", reason="the `surt` package (test-only oracle) is not installed")
 
@@ -130,8 +130,8 @@ def test_the_spark_host_column_agrees_with_url_host(spark, shared_data):
     """cdx_records.url_host (Spark, used by scan-cdx and replay-crawl) gives urls.url_host's answer."""
     from pyspark.sql import functions as F
 
-    from parascout.udfs.cdx_records import url_host as url_host_column
-    from parascout.udfs.urls import url_host
+    from parascout.udfs.common.urls import url_host
+    from parascout.udfs.index.cdx_records import url_host as url_host_column
 
     urls = [u for line in (shared_data / "wmt16" / "train.pairs").read_text().splitlines() for u in line.split()]
     odd = ["http://User:pw@WWW.Example.COM.:8080/a?b#c", "https://example.is?x=1", "http://example.is#top",

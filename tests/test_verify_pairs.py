@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 
 from parascout.jobs.verify_pairs import VerifyPairsJob
-from parascout.udfs import storage
-from parascout.udfs.documents import DOC_COLUMNS, empty_doc, parse_record
-from parascout.udfs.html_text import paragraph_hash
-from parascout.udfs.lexicon import Lexicon, write_lexicon
-from parascout.udfs.structure import ThresholdRule
-from parascout.udfs.urls import url_host
-from parascout.udfs.verification import (
+from parascout.udfs.common import storage
+from parascout.udfs.common.lexicon import Lexicon, write_lexicon
+from parascout.udfs.common.urls import url_host
+from parascout.udfs.fetch.documents import DOC_COLUMNS, empty_doc, parse_record
+from parascout.udfs.fetch.html_text import paragraph_hash
+from parascout.udfs.verify.structure import ThresholdRule
+from parascout.udfs.verify.verification import (
     CONTENT_FEATURES,
     HELD_OUT_COLUMNS,
     LEXICON_FEATURES,

@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from parascout.udfs.documents import DOC_COLUMNS, parse_record
-from parascout.udfs.lexicon import Lexicon
-from parascout.udfs.structure import ThresholdRule
-from parascout.udfs.verification import verify_host
+from parascout.udfs.common.lexicon import Lexicon
+from parascout.udfs.fetch.documents import DOC_COLUMNS, parse_record
+from parascout.udfs.verify.structure import ThresholdRule
+from parascout.udfs.verify.verification import verify_host
 
 ARCHIVE = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-sites"
 pytestmark = pytest.mark.skipif(not ARCHIVE.exists(), reason="the real-sites archive (../shared/data/real-sites) "

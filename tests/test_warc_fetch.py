@@ -1,4 +1,4 @@
-"""udfs.warc_fetch: range planning, coalescing, retries and failure reasons (local, HTTP, S3)."""
+"""udfs.fetch.warc_fetch: range planning, coalescing, retries and failure reasons (local, HTTP, S3)."""
 from __future__ import annotations
 
 import os
@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from parascout.udfs.documents import parse_record
-from parascout.udfs.storage import ReadError
-from parascout.udfs.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
+from parascout.udfs.common.storage import ReadError
+from parascout.udfs.fetch.documents import parse_record
+from parascout.udfs.fetch.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
 from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes, write_warc
 
 CUT_RECORDS = 2  # build_mixed_warc's records that stay cut however often they are read (cut.html, tail.html)
@@ -39,7 +39,7 @@ def build_mixed_warc(folder: Path, good: int = 6, name: str = "mixed.warc.gz") -
               ("http://site0.example.com/garbage", os.urandom(300)),
               ("http://site0.example.com/doc.pdf", record_bytes("http://site0.example.com/doc.pdf", b"%PDF-1.4 ...",
                                                                 "application/pdf"))]
-    for url, data in broken:  # what the record parser says of these bytes (udfs.documents owns those reasons)
+    for url, data in broken:  # what the record parser says of these bytes (udfs.fetch.documents owns those reasons)
         records.append((url, data))
         expected[url] = parse_record(data, url)["status"]
         assert expected[url] != "ok"
@@ -396,7 +396,7 @@ def test_percent_encoded_dot_segments_never_reach_the_server(tmp_path, name):
 
 @pytest.mark.parametrize("prefix", ["s3://bucket/crawl-data/", "https://data.example.org/crawl-data/", "LOCAL"])
 def test_encoded_dot_segments_are_refused_on_every_scheme(tmp_path, prefix):
-    from parascout.udfs.storage import BadLocation, resolve_under
+    from parascout.udfs.common.storage import BadLocation, resolve_under
 
     prefix = str(tmp_path) if prefix == "LOCAL" else prefix
     for name in ("%2e%2e/x.warc.gz", "a/%2E%2E%2F%2E%2E%2Fx.warc.gz", "%252E%252E/x.warc.gz", "%2e./x", ".%2e/x"):

@@ -1,4 +1,4 @@
-"""udfs/warc_index.py: WARC/ARC framing, CDX lines checked against cdxj-indexer, WAT links read back."""
+"""udfs/index/warc_index.py: WARC/ARC framing, CDX lines checked against cdxj-indexer, WAT links read back."""
 from __future__ import annotations
 
 import gzip
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from parascout.udfs.fetch.warc_record import decode_record
+from parascout.udfs.index.warc_index import BAD_REASONS, FILTERED_REASONS, IndexSettings, index_file, wat_name
+from parascout.udfs.index.wat import read_wat
 from parascout.udfs.sample_archive import generate
-from parascout.udfs.warc_index import BAD_REASONS, FILTERED_REASONS, IndexSettings, index_file, wat_name
-from parascout.udfs.warc_record import decode_record
-from parascout.udfs.wat import read_wat
 
 CC_SAMPLES = ("CC-MAIN-2020-34-excerpt.warc.gz", "CC-MAIN-2024-22-whirlwind.warc.gz")
 

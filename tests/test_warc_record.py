@@ -1,4 +1,4 @@
-"""udfs.warc_record: every record type a status, bounded decoding of every layer, accurate reasons, time limit."""
+"""udfs.fetch.warc_record: every record type a status, bounded decoding of every layer, accurate reasons, time limit."""
 from __future__ import annotations
 
 import gzip
@@ -13,9 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from fastwarc.stream_io import BrotliWriter, ZstdWriter
 
-from parascout.udfs import documents
-from parascout.udfs.documents import parse_record
-from parascout.udfs.warc_record import (
+from parascout.udfs.fetch import documents
+from parascout.udfs.fetch.documents import parse_record
+from parascout.udfs.fetch.warc_record import (
     BAD_REASONS,
     FILTERED_REASONS,
     MAX_OUTLINK_CHARS,
@@ -346,7 +346,7 @@ def test_fetch_docs_refuses_a_negative_record_time_limit(tmp_path):
 
 CHUNK_BOUND_SCRIPT = r"""
 import random, resource, sys
-from parascout.udfs.warc_record import RecordProblem, dechunk, decode_record
+from parascout.udfs.fetch.warc_record import RecordProblem, dechunk, decode_record
 from tests.test_warc_record import http_response, warc_record
 
 size_kib = int(next(line for line in open("/proc/self/status") if line.startswith("VmSize")).split()[1])

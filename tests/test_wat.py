@@ -1,4 +1,4 @@
-"""udfs.wat on FastWARC: a file that is not a WARC is one counted row, and the rows match warcio's reading."""
+"""udfs.index.wat on FastWARC: a file that is not a WARC is one counted row, and the rows match warcio's reading."""
 from __future__ import annotations
 
 import io
@@ -6,7 +6,7 @@ import io
 import pandas as pd
 
 from benchmarks.bench_warc_record import warcio_read_wat
-from parascout.udfs.wat import read_wat, read_wat_files
+from parascout.udfs.index.wat import read_wat, read_wat_files
 from tests.test_documents import wat_record_bytes
 
 

@@ -2,9 +2,9 @@
 import pandas as pd
 import pytest
 
-from parascout.udfs.alignment import evaluate_alignment, gold_pool, greedy_one_to_one, read_gold_pairs
-from parascout.udfs.urls import url_host
-from parascout.udfs.wmt16_baseline import (
+from parascout.udfs.common.urls import url_host
+from parascout.udfs.rank.alignment import evaluate_alignment, gold_pool, greedy_one_to_one, read_gold_pairs
+from parascout.udfs.rank.wmt16_baseline import (
     LanguageStripper,
     code_to_language,
     normalize_url,

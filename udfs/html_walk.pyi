@@ -1,5 +1,5 @@
 """Interface of the optional compiled walk (native/html_walk.pyx, built by `make walk`), so static tools resolve
-`parascout.udfs.html_walk` in a checkout where it is not built; udfs.html_text holds the Python reference."""
+`parascout.udfs.html_walk` in a checkout where it is not built; udfs.fetch.html_text holds the Python reference."""
 from typing import Any
 
 SELECTOLAX_VERSION: str

@@ -65,7 +65,7 @@ class ReplayRun:
 @functools.lru_cache(maxsize=4)
 def model_scorers(lang_model: str, pair_model: str):
     """(lang_scorer, pair_scorer) from the URL model directories, loaded once per Python worker."""
-    from parascout.udfs.url_models import load_model
+    from parascout.udfs.rank.url_models import load_model
 
     return load_model(lang_model).predict_lang, load_model(pair_model).predict_parallel
 
@@ -108,7 +108,7 @@ def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayRun) -> p
 
 def seed_urls_by_host(text: str) -> tuple[dict[str, list[str]], int]:
     """Seed URLs of a --seeds file (one per line, '#' comments) by host, and the count of unusable lines."""
-    from parascout.udfs.urls import url_host
+    from parascout.udfs.common.urls import url_host
 
     seeds: dict[str, list[str]] = {}
     unusable = 0

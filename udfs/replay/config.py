@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from parascout.udfs.stage_config import knob
+from parascout.udfs.common.stage_config import knob
 
 
 @dataclass(frozen=True)

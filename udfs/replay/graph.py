@@ -4,7 +4,7 @@ A `SiteGraph` interns a host's URLs to integer ids once (archived documents firs
 "is an archived document" is `id < n_docs`), with adjacency as lists of ints (and as CSR
 arrays). URLs are identified without their scheme (`url_key`), so http://h/x and https://h/x
 are one page. Where `docs` has `outlink_cues` (the language each link's context names:
-udfs.language_cues), `link_cues` holds it per link, aligned with `links`. `TruthIndex` holds, per page, its true partners (the parallel documents a crawl
+udfs.fetch.language_cues), `link_cues` holds it per link, aligned with `links`. `TruthIndex` holds, per page, its true partners (the parallel documents a crawl
 can complete). The simulator and the policies both read these; neither imports the other's
 internals.
 """
@@ -17,7 +17,7 @@ from itertools import chain
 import numpy as np
 import pandas as pd
 
-from parascout.udfs.urls import url_host
+from parascout.udfs.common.urls import url_host
 
 
 def url_key(url: str) -> str:

@@ -413,7 +413,7 @@ class SmartSite(SmartLang):
 
     def _candidate_pairs(self, urls: np.ndarray, nodes: np.ndarray):
         """(left, right, P(parallel)) for each linked page and its `partner_k` most token-similar linked pages."""
-        from parascout.udfs.blocking import language_markers, similar_pairs, url_features
+        from parascout.udfs.rank.blocking import language_markers, similar_pairs, url_features
 
         markers = language_markers(self.langs)
         tokens = [url_features(url, markers) for url in urls[nodes].tolist()]
@@ -686,7 +686,7 @@ def _distance_to_parallel(graph: SiteGraph, partners: list[tuple[int, ...]]) -> 
 
 # ---- STRAND handles ------------------------------------------------------------------------
 def lss_handles(urls: Sequence[str], langs: tuple[str, str]) -> tuple[list[str], list[str | None]]:
-    """STRAND handles from udfs.handles (the full LSS lists), and the language each URL names (None if none/both)."""
+    """STRAND handles from udfs.rank.handles (the full LSS lists), and the language each URL names (None if none/both)."""
     pair, first, second, plain = _strippers(tuple(langs))
     handles, url_langs = [], []
     for url in urls:
@@ -707,13 +707,13 @@ def _without_host(url: str) -> str:
 
 @functools.lru_cache(maxsize=16)
 def _strippers(langs: tuple[str, str]):
-    from parascout.udfs.handles import build_stripper, plain_stripper
+    from parascout.udfs.rank.handles import build_stripper, plain_stripper
 
     return build_stripper(langs), build_stripper(langs[:1]), build_stripper(langs[1:]), plain_stripper(())
 
 
 def default_handle_function() -> HandleFunction:
-    """The STRAND handle function: udfs.handles' LSS stripper (the full LSS lists of both languages)."""
+    """The STRAND handle function: udfs.rank.handles' LSS stripper (the full LSS lists of both languages)."""
     return lss_handles
 
 

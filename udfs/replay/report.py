@@ -10,8 +10,8 @@ import math
 
 import pandas as pd
 
+from parascout.udfs.common.report_document import Report
 from parascout.udfs.replay import metrics, plots
-from parascout.udfs.report_document import Report
 
 MAX_HOST_ROWS = 50
 

@@ -15,9 +15,9 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from parascout.udfs.cdx import write_zipnum
-from parascout.udfs.langs import to_iso639_3
-from parascout.udfs.progress import progress_bar
+from parascout.udfs.common.langs import to_iso639_3
+from parascout.udfs.common.progress import progress_bar
+from parascout.udfs.index.cdx import write_zipnum
 from parascout.udfs.sample_archive.corpus import MIN_PASSAGE, TextCorpus, TextCorpusError, corpus_languages
 from parascout.udfs.sample_archive.index import CdxSorter, ColumnarWriter, tee
 from parascout.udfs.sample_archive.sites import SiteSpec, build_site, plan_sites

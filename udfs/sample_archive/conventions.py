@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from parascout.udfs.langs import Language, load_languages
+from parascout.udfs.common.langs import Language, load_languages
 
 MARKERS = ("dir_code", "subdomain", "query_code", "query_id", "suffix", "locale", "name", "none")
 PATH_STYLES = ("same", "translated", "ids")

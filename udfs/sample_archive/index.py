@@ -2,7 +2,7 @@
 
 Lines are buffered, spilled to sorted run files when the buffer is full, and merged
 once at the end, so millions of URLs never sit in memory. The merged stream feeds
-`udfs.cdx.write_zipnum` and, line by line, the columnar Parquet writer.
+`udfs.index.cdx.write_zipnum` and, line by line, the columnar Parquet writer.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from parascout.udfs.urls import registered_domain
+from parascout.udfs.common.urls import registered_domain
 
 COLUMNAR_SCHEMA = pa.schema([
     ("url_surtkey", pa.string()), ("url", pa.string()), ("url_host_name", pa.string()),

@@ -17,7 +17,7 @@ import random
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
-from parascout.udfs.langs import load_languages
+from parascout.udfs.common.langs import load_languages
 from parascout.udfs.sample_archive.sites import ARTICLES_PER_LISTING, Page, Site
 from parascout.udfs.sample_archive.texts import phrases
 from parascout.udfs.sample_archive.topics import titled, with_mentions

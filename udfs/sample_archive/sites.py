@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit, urlunsplit
 
-from parascout.udfs.langs import load_languages
+from parascout.udfs.common.langs import load_languages
 from parascout.udfs.sample_archive.conventions import (
     MARKERS,
     PATH_STYLES,

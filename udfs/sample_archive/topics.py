@@ -16,7 +16,7 @@ import random
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from parascout.udfs.langs import load_languages
+from parascout.udfs.common.langs import load_languages
 from parascout.udfs.sample_archive.vocabulary import cldr_data
 
 TOPIC = "money"

@@ -19,11 +19,11 @@ from itertools import combinations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from parascout.udfs.common.urls import registered_domain
 from parascout.udfs.sample_archive.conventions import code_strip_recoverable
 from parascout.udfs.sample_archive.render import body_text
 from parascout.udfs.sample_archive.sites import Site
 from parascout.udfs.sample_archive.texts import BEAD_TYPES, NEGATIVE_KINDS, beads, partial_cut
-from parascout.udfs.urls import registered_domain
 
 TRUTH_PAGE_KINDS = ("home", "section", "article")
 PAIRS_SCHEMA = pa.schema([

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import yaml
 
-from parascout.udfs.langs import CONF_DIR, load_languages
+from parascout.udfs.common.langs import CONF_DIR, load_languages
 
 SAMPLE_CONF = CONF_DIR / "sample_archive.yaml"
 N_CONCEPTS = 3000

@@ -15,8 +15,9 @@ from urllib.parse import urlsplit
 
 import pycld2
 
-from parascout.udfs.cdx import format_cdx_line
-from parascout.udfs.langs import cld2_to_iso639_3, load_languages
+from parascout.udfs.common.langs import cld2_to_iso639_3, load_languages
+from parascout.udfs.common.urls import surt
+from parascout.udfs.index.cdx import format_cdx_line
 from parascout.udfs.sample_archive.render import (
     binary_payload,
     first_sentence,
@@ -43,7 +44,6 @@ from parascout.udfs.sample_archive.warc import (
     warcinfo_headers,
 )
 from parascout.udfs.sample_archive.wat import WatFile, html_metadata
-from parascout.udfs.urls import surt
 
 SUBSETS = ("warc", "crawldiagnostics", "robotstxt")
 REASONS = {200: "OK", 301: "Moved Permanently", 404: "Not Found"}

@@ -11,8 +11,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
-from parascout.udfs.cdx import format_cdx_line
-from parascout.udfs.urls import surt
+from parascout.udfs.common.urls import surt
+from parascout.udfs.index.cdx import format_cdx_line
 
 SEG = "crawl-data/{crawl}/segments/1722640{seg}.33/warc/CC-MAIN-{ts}-{ts}-{n:05d}.warc.gz"
 def cap(url, ts, status="200", mime="text/html", lang="isl", crawl="CC-MAIN-2024-33", n=1, **extra):

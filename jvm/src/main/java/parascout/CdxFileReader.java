@@ -22,7 +22,7 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * Whole local CDX files (plain or gzip) as {@code (value binary, read_status string)} rows, one Spark task per
- * file: the JVM twin of udfs/cdx.py's {@code cdx_line_batches}, in place of Spark's text reader, whose Hadoop
+ * file: the JVM twin of udfs/index/cdx.py's {@code cdx_line_batches}, in place of Spark's text reader, whose Hadoop
  * line-length cap drops an over-long line without a trace and whose gzip reader fails the job on a broken file.
  *
  * <p>A line longer than {@code maxLineBytes} is one {@code line_too_long} row, skipped without being held; a
@@ -31,7 +31,7 @@ import org.apache.spark.sql.types.StructType;
  */
 public final class CdxFileReader implements FlatMapFunction<String, Row> {
     private static final long serialVersionUID = 1L;
-    /** The rows' schema: udfs/cdx.py's LINE_SCHEMA. */
+    /** The rows' schema: udfs/index/cdx.py's LINE_SCHEMA. */
     public static final StructType SCHEMA = new StructType()
         .add("value", DataTypes.BinaryType).add("read_status", DataTypes.StringType);
     private static final int CHUNK_BYTES = 1 << 16;

@@ -17,18 +17,18 @@ import org.apache.spark.sql.api.java.UDF5;
 /**
  * Spark SQL UDF {@code (line bytes, read_status, max_url_chars, first_year, last_year) -> capture record}: one
  * CommonCrawl CDX line
- * ({@code SURT TIMESTAMP {json}}) parsed in one pass, the JVM twin of udfs/cdx_records.py's
+ * ({@code SURT TIMESTAMP {json}}) parsed in one pass, the JVM twin of udfs/index/cdx_records.py's
  * {@code parse_cdx_lines_sql}.
  *
  * <p>Splitting the line, a {@code json_tuple} and a dozen field expressions cost Spark ~6 CPU-seconds per
  * million lines; this hand-written scanner reads the flat JSON object once and fills every field and the
  * bad-input reason. The record is a struct of {@link #FIELDS} (fetch time as epoch microseconds, UTC);
- * {@code reason} is the first bad-input reason by udfs/cdx_records.py's order, null for a good record, and a
+ * {@code reason} is the first bad-input reason by udfs/index/cdx_records.py's order, null for a good record, and a
  * bad record carries its reason only.
  */
 public final class CdxLine implements UDF5<byte[], String, Integer, Integer, Integer, Row> {
     private static final long serialVersionUID = 1L;
-    /** The struct's fields, in order (udfs/cdx_records.py JVM_RECORD_DDL names the same). */
+    /** The struct's fields, in order (udfs/index/cdx_records.py JVM_RECORD_DDL names the same). */
     public static final String[] FIELDS = {"url", "surt", "host", "status", "mime", "digest", "fetch_micros",
         "warc_filename", "warc_offset", "warc_length", "crawl", "record_type", "redirect", "charset", "truncated",
         "languages", "reason"};
@@ -97,7 +97,7 @@ public final class CdxLine implements UDF5<byte[], String, Integer, Integer, Int
             json[TRUNCATED], json[LANGUAGES], null);
     }
 
-    /** Does the text hold a C0 control character or DEL (udfs/urls.py CONTROL_CHARACTERS)? */
+    /** Does the text hold a C0 control character or DEL (udfs/common/urls.py CONTROL_CHARACTERS)? */
     static boolean hasControlCharacter(String text) {
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);
@@ -228,7 +228,7 @@ public final class CdxLine implements UDF5<byte[], String, Integer, Integer, Int
         return mime.substring(start, end).toLowerCase(Locale.ROOT);
     }
 
-    /** Lower-cased host of a URL ('' when it has no '://' after a scheme), udfs/cdx_records.py url_host. */
+    /** Lower-cased host of a URL ('' when it has no '://' after a scheme), udfs/index/cdx_records.py url_host. */
     static String urlHost(String url) {
         int schemeEnd = url.indexOf("://");
         if (schemeEnd < 1) {

@@ -10,7 +10,7 @@ import java.util.zip.Inflater;
  * The decompressed bytes of concatenated gzip members. Unlike java.util.zip.GZIPInputStream, which ignores
  * whatever follows a member when it is not another header, every byte must belong to a member: a stream that
  * ends inside a member throws {@code truncated_gzip}, a bad header, deflate data or CRC throws {@code bad_gzip}
- * (as zlib does for udfs/cdx.py's {@code gunzip_members}).
+ * (as zlib does for udfs/index/cdx.py's {@code gunzip_members}).
  */
 final class GzipMembers extends InputStream {
     private static final int FEXTRA = 4;

@@ -4,7 +4,7 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * The STRAND handle of a URL, exactly as udfs/handles.py's {@code HandleStripper.handle} computes it, by a
+ * The STRAND handle of a URL, exactly as udfs/rank/handles.py's {@code HandleStripper.handle} computes it, by a
  * char scan over three tries instead of the regex {@code lss_pattern}: at each delimiter the alternatives are
  * tried in the regex's order (a '#' and the rest; a language key with its value; {@code key=<LSS>}; an LSS),
  * each trie walked longest word first, as the regex's backtracking would; a removal resumes the scan right
@@ -24,7 +24,7 @@ final class HandleStripper {
     private final Node queryKeys = new Node();
     private final Node languageKeys = new Node();
 
-    /** A stripper from a spec: udfs/handles.py's {@code jvm_spec}, three lists of words. */
+    /** A stripper from a spec: udfs/rank/handles.py's {@code jvm_spec}, three lists of words. */
     static HandleStripper parse(String spec) {
         String[] lists = spec.split(String.valueOf(LIST_SEPARATOR), -1);
         if (lists.length != 3) {

@@ -7,12 +7,12 @@ import java.util.regex.Pattern;
 import org.apache.spark.sql.api.java.UDF2;
 
 /**
- * Spark SQL UDF {@code (host, spec) -> registered domain}: udfs/urls.py's {@code registered_domain} on the JVM.
+ * Spark SQL UDF {@code (host, spec) -> registered domain}: udfs/common/urls.py's {@code registered_domain} on the JVM.
  *
  * <p>A port of tldextract's lookup (lenient netloc, the reversed-label trie with wildcard and exception rules,
  * IPv4 and bracketed IPv6 hosts, no PSL private domains), so scan-cdx needs no Python worker for the domain.
  * The spec is the public suffix rules of tldextract's bundled snapshot, one per line, with the IDNA A-label
- * form of every non-ASCII rule added (udfs/urls.py {@code public_suffix_spec}): tldextract decodes a host's
+ * form of every non-ASCII rule added (udfs/common/urls.py {@code public_suffix_spec}): tldextract decodes a host's
  * xn-- labels to match Unicode rules, this class matches the encoded rules instead. As for
  * {@link StrandHandle}, the spec is a binary literal parsed once per JVM ({@link SpecCache}).
  */

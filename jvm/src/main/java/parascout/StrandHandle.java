@@ -3,7 +3,7 @@ package parascout;
 import org.apache.spark.sql.api.java.UDF2;
 
 /**
- * Spark SQL UDF {@code (url, spec) -> handle}: udfs/handles.py's {@code HandleStripper.handle} on the JVM.
+ * Spark SQL UDF {@code (url, spec) -> handle}: udfs/rank/handles.py's {@code HandleStripper.handle} on the JVM.
  *
  * <p>The spec (the stripper's word lists, see {@code jvm_spec}) comes as a binary literal column, parsed into
  * tries once per JVM ({@link SpecCache}).

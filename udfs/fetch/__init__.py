@@ -1,0 +1,1 @@
+"""Fetch: WARC records by offset, HTML to main text and paragraphs, link cues, per-site near-duplicates (fetch-docs)."""

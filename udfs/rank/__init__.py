@@ -1,0 +1,1 @@
+"""Rank: candidate pairs (STRAND handles, URL blocking), the URL models, 1-1 alignment of scored pairs, domain focus, the site shortlist (bucket-handles, rank-pairs, align, shortlist, train-url2lang, train-pairs)."""

@@ -1,0 +1,45 @@
+"""BlockingConfig: the knobs rank-pairs' blockers pair candidate URLs with (udfs.rank.blocking), with today's values.
+
+Set from rank-pairs' `--conf` section (`rank-pairs: {blocking: {lsh_bands: 32}}`) and recorded in its report. The
+sizes the job's options already set (--top-k, --max-group-urls, --lsh-min-pairs, --image-max-share,
+--image-max-pages ...) stay options; memory chunk sizes stay constants of udfs.rank.blocking.similarity.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parascout.udfs.common.stage_config import knob
+
+
+@dataclass(frozen=True)
+class BlockingConfig:
+    """rank-pairs' blocking knobs: URL features, MinHash/LSH banding, rare shared images and links, paragraph
+    profiles."""
+
+    char_ngram: int = knob(
+        3, "URL words longer than this add their character n-grams of this length to the compared features, so "
+           "'philosophy' meets 'philosophie'")
+    minhash_permutations: int = knob(
+        64, "MinHash signature length of a URL in groups blocked by LSH (more: finer Jaccard estimates, more memory)")
+    lsh_bands: int = knob(
+        16, "LSH bands the signature is cut into: more bands of fewer rows pair URLs of lower Jaccard")
+    max_bucket_pairs: int = knob(
+        20_000, "an LSH bucket pairing more URLs than this is skipped: a token every URL shares is no evidence")
+    image_rare_pages: int = knob(
+        4, "an image name on at most this many pages is rare however small the site (a page and its translations)")
+    profile_paragraphs: int = knob(
+        8, "paragraphs (<p>, in page order) whose text lengths make a page's structure profile")
+    link_rare_pages: int = knob(
+        8, "a link target more pages cue-link to than this is a site-wide switcher target, not shared-alternate "
+           "evidence")
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.lsh_bands <= self.minhash_permutations:
+            raise ValueError(f"blocking.lsh_bands must be between 1 and minhash_permutations "
+                             f"({self.minhash_permutations}), got {self.lsh_bands}")
+        for name in ("char_ngram", "max_bucket_pairs", "profile_paragraphs"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"blocking.{name} must be at least 1, got {getattr(self, name)}")
+
+
+DEFAULT = BlockingConfig()

@@ -1,0 +1,239 @@
+"""Blocking wired to Spark: per-group pair functions for applyInPandas / mapInPandas, bounded sub-groups of
+huge sites (language-neutral path prefix, then handle hash), and the DataFrame plans that orient pairs and join
+switcher links by SURT. No SparkSession here: DataFrames in, DataFrames out. The blockers' knobs are
+BlockingConfig's (udfs.rank.blocking.config), passed down as `config`."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+import numpy as np
+import pandas as pd
+
+from parascout.udfs.rank.blocking.config import DEFAULT, BlockingConfig
+from parascout.udfs.rank.blocking.similarity import similar_pairs
+from parascout.udfs.rank.blocking.tokens import language_markers, neutral_handle, neutral_prefixes, url_features
+
+# ---- one group of one host -----------------------------------------------------------------
+SIMILAR_SCHEMA = "host string, src_url string, trg_url string, jaccard double, top_k boolean"
+
+
+def cap_group(group: pd.DataFrame, max_urls: int) -> pd.DataFrame:
+    """The first `max_urls` URLs of a group by URL order (what Spark reports as capped is the rest)."""
+    if len(group) <= max_urls:
+        return group
+    return group.sort_values("url", kind="stable").head(max_urls)
+
+
+def similar_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str, k: int, max_urls: int,
+                            lsh_min_pairs: int, strip_to: str = "host", exhaustive_max_pairs: int = 0,
+                            config: BlockingConfig = DEFAULT) -> pd.DataFrame:
+    """Candidate (src, trg) URL pairs of one host group (columns host, url, lang[, domain]): see similar_pairs."""
+    group = cap_group(group, max_urls)
+    markers = language_markers((src_lang, trg_lang))
+    src = group[group["lang"] == src_lang].reset_index(drop=True)
+    trg = group[group["lang"] == trg_lang].reset_index(drop=True)
+    if src.empty or trg.empty:
+        return pd.DataFrame({"host": pd.Series(dtype=object), "src_url": pd.Series(dtype=object),
+                             "trg_url": pd.Series(dtype=object), "jaccard": pd.Series(dtype=np.float64),
+                             "top_k": pd.Series(dtype=bool)})
+    if strip_to == "domain":  # each URL's own domain: a group by name holds example.de and example.fr
+        src_tokens = [url_features(u, markers, d, config.char_ngram) for u, d in zip(src["url"], src["domain"])]
+        trg_tokens = [url_features(u, markers, d, config.char_ngram) for u, d in zip(trg["url"], trg["domain"])]
+    else:
+        strip = group[strip_to].iloc[0]
+        src_tokens = [url_features(u, markers, strip, config.char_ngram) for u in src["url"]]
+        trg_tokens = [url_features(u, markers, strip, config.char_ngram) for u in trg["url"]]
+    pairs, _ = similar_pairs(src_tokens, trg_tokens, k, lsh_min_pairs, exhaustive_max_pairs, config)
+    return pd.DataFrame({
+        "host": group["host"].iloc[0],
+        "src_url": src["url"].to_numpy()[pairs["src_index"].to_numpy()],
+        "trg_url": trg["url"].to_numpy()[pairs["trg_index"].to_numpy()],
+        "jaccard": pairs["jaccard"].to_numpy(dtype=np.float64),
+        "top_k": pairs["top_k"].to_numpy(dtype=bool),
+    })
+
+
+def split_keys(urls: Iterable[str], languages: tuple[str, str], depth: int = 3) -> pd.DataFrame:
+    """Per URL: language-neutral prefixes prefix_1..prefix_depth and a 31-bit hash of its neutral handle."""
+    markers = language_markers(tuple(languages))
+    urls = list(urls)
+    prefixes = [neutral_prefixes(u or "", markers, depth) for u in urls]
+    handles = pd.Series([neutral_handle(u or "", markers) for u in urls], dtype=object)
+    frame = pd.DataFrame(prefixes, columns=[f"prefix_{level}" for level in range(1, depth + 1)])
+    frame["handle_hash"] = (pd.util.hash_array(handles.to_numpy()) >> np.uint64(33)).astype(np.int64)
+    return frame
+
+
+# ---- Spark wrappers (mapInPandas / applyInPandas / pandas_udf) -----------------------------
+def bind(function: Callable, **settings) -> Callable:
+    """`function` with keyword settings fixed, as a plain function (Spark reads no type hints off it)."""
+    def bound(data):
+        return function(data, **settings)
+
+    return bound
+
+
+def split_keys_schema(depth: int) -> str:
+    """Schema of `with_split_keys` output: the kept-URL columns plus prefixes and handle hash."""
+    prefixes = ", ".join(f"prefix_{level} string" for level in range(1, depth + 1))
+    return (f"site string, url string, surt string, lang string, p_lang double, lang_source string, "
+            f"domain string, {prefixes}, handle_hash long")
+
+
+def with_split_keys(batches: Iterable[pd.DataFrame], languages: tuple[str, str], depth: int
+                    ) -> Iterable[pd.DataFrame]:
+    """mapInPandas: add the split keys (neutral prefixes, handle hash) to batches of kept URLs."""
+    for batch in batches:
+        if batch.empty:
+            continue
+        keys = split_keys(batch["url"], languages, depth)
+        yield pd.concat([batch.reset_index(drop=True), keys], axis=1)
+
+
+def similar_pairs_for_group_frame(group: pd.DataFrame, languages: tuple[str, str], k: int, max_urls: int,
+                                  lsh_min_pairs: int, strip_to: str = "host", exhaustive_max_pairs: int = 0,
+                                  config: BlockingConfig = DEFAULT) -> pd.DataFrame:
+    """applyInPandas: `similar_pairs_for_group` for a (host, group_key) group of kept URLs."""
+    return similar_pairs_for_group(group, languages[0], languages[1], k, max_urls, lsh_min_pairs, strip_to,
+                                   exhaustive_max_pairs, config)
+
+
+def surt_of_links(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
+    """pandas_udf body: SURT keys of absolute http(s) links (None for anything else)."""
+    from parascout.udfs.common.urls import surt
+
+    for links in batches:
+        yield pd.Series([surt(link) if isinstance(link, str) and link.lower().startswith(("http://", "https://"))
+                         else None for link in links], dtype=object)
+
+
+# ---- Spark DataFrame plans (no SparkSession here: DataFrames in, DataFrames out) -----------
+def bounded_groups(kept, languages: tuple[str, str], limit: int, depth: int = 3):
+    """Add group_key to kept URLs (site, url, lang, ...): '' while a site has <= limit URLs, else its
+    language-neutral path prefix (1..depth directories, deepened while a group stays over the limit),
+    else prefix#(handle hash mod ceil(n / limit)); `chunked` marks hash-split groups.
+
+    Only aggregations and joins: no site's URLs ever meet in one task before they are bounded.
+    """
+    from pyspark.sql import functions as F
+
+    levels = max(depth, 1)
+    keyed = kept.select("site", "url", "surt", "lang", "p_lang", "lang_source", "domain").mapInPandas(
+        bind(with_split_keys, languages=languages, depth=levels), split_keys_schema(levels)
+    ).withColumn("group_key", F.lit(""))
+    for level in range(1, depth + 1):
+        oversized = (keyed.groupBy("site", "group_key").count().filter(F.col("count") > limit)
+                     .select("site", "group_key", F.lit(True).alias("oversized")))
+        keyed = (keyed.join(oversized, ["site", "group_key"], "left")
+                 .withColumn("group_key", F.when(F.col("oversized"), F.col(f"prefix_{level}"))
+                             .otherwise(F.col("group_key"))).drop("oversized"))
+    sizes = keyed.groupBy("site", "group_key").agg(F.count("*").alias("group_urls"))
+    chunk = (F.col("handle_hash") % F.ceil(F.col("group_urls") / F.lit(limit))).cast("string")
+    return (keyed.join(sizes, ["site", "group_key"])
+            .withColumn("chunked", F.col("group_urls") > limit)
+            .withColumn("group_key", F.when(F.col("chunked"), F.concat("group_key", F.lit("#"), chunk))
+                        .otherwise(F.col("group_key")))
+            .drop("group_urls"))
+
+
+def orient_pairs(pairs, kept, first_language: str):
+    """Candidate pairs (src_url, trg_url[, handle]) checked against kept URLs: host = their site, src in
+    `first_language`, and `reason` ok | url_not_kept | cross_site | same_language."""
+    from pyspark.sql import functions as F
+
+    side = kept.select("url", "site", "lang")
+    handle = F.col("handle") if "handle" in pairs.columns else F.lit(None).cast("string")
+    joined = (pairs.select("src_url", "trg_url", handle.alias("handle"))
+              .join(side.toDF("src_url", "src_site", "a_lang"), "src_url", "left")
+              .join(side.toDF("trg_url", "trg_site", "b_lang"), "trg_url", "left"))
+    reason = (F.when(F.col("a_lang").isNull() | F.col("b_lang").isNull(), "url_not_kept")
+              .when(F.col("src_site") != F.col("trg_site"), "cross_site")
+              .when(F.col("a_lang") == F.col("b_lang"), "same_language").otherwise("ok"))
+    swap = F.col("a_lang") != F.lit(first_language)
+    return joined.select(
+        F.col("src_site").alias("host"),
+        F.when(swap, F.col("trg_url")).otherwise(F.col("src_url")).alias("src_url"),
+        F.when(swap, F.col("src_url")).otherwise(F.col("trg_url")).alias("trg_url"),
+        "handle", reason.alias("reason"))
+
+
+def page_links(docs):
+    """Links of fetched pages (docs: url, outlinks[, outlink_cues, status]) as (page, link_surt, cue): the SURT of
+    each absolute http(s) link and the language its context names (docs.outlink_cues, aligned with outlinks; null
+    without one), one row per page and target."""
+    from pyspark.sql import functions as F
+
+    fetched = docs.filter(F.col("status") == "ok") if "status" in docs.columns else docs
+    cues = F.col("outlink_cues") if "outlink_cues" in docs.columns else F.lit(None).cast("array<string>")
+    links = (fetched.select(F.col("url").alias("page"), F.posexplode("outlinks").alias("position", "link"),
+                            cues.alias("cues"))
+             .filter(F.col("link").isNotNull())
+             .select("page", F.pandas_udf(surt_of_links, "string")(F.col("link")).alias("link_surt"),
+                     F.get("cues", F.col("position")).alias("cue")))
+    return links.filter(F.col("link_surt").isNotNull()).groupBy("page", "link_surt").agg(F.max("cue").alias("cue"))
+
+
+def link_pairs(pages, kept):
+    """(src_url = the linking page, trg_url = a kept URL it links to, matched by SURT, cue) from `page_links`."""
+    from pyspark.sql import functions as F
+
+    targets = kept.select(F.col("url").alias("trg_url"), F.col("surt").alias("link_surt"))
+    return pages.join(targets, "link_surt").select(F.col("page").alias("src_url"), "trg_url", "cue")
+
+
+def link_evidence(pages, kept, languages: tuple[str, str], config: BlockingConfig = DEFAULT):
+    """Per site and (src, trg) pair of kept URLs in the two languages (src in languages[0]) that links join,
+    what the links say: a link from src to trg, one from trg to src, how many of the two
+    directions carry a cue naming their target's language (`cue_links`: a language switcher), whether such a
+    target gets a cue link from no other page (`cue_exclusive`: one page's translation, not a site-wide
+    'Français' link to the French home page), and how many rare cue-marked targets (third-language
+    alternates, at most `config.link_rare_pages` pages cue-link to them) both pages link to (`shared_alternates`).
+
+    `pages`: `page_links` rows; joins and group-bys only."""
+    from pyspark.sql import functions as F
+
+    side = kept.select("url", "site", "lang")
+    edges = (link_pairs(pages, kept).join(side.toDF("src_url", "site", "page_lang"), "src_url")
+             .join(side.toDF("trg_url", "trg_site", "target_lang"), "trg_url")
+             .filter((F.col("site") == F.col("trg_site")) & (F.col("page_lang") != F.col("target_lang")))
+             .withColumn("cued", F.coalesce(F.col("cue") == F.col("target_lang"), F.lit(False))))
+    in_pages = edges.filter("cued").groupBy("trg_url").agg(F.countDistinct("src_url").alias("cue_pages"))
+    forward = F.col("page_lang") == F.lit(languages[0])
+    direct = (edges.join(in_pages, "trg_url", "left")
+              .select(F.col("site").alias("host"),
+                      F.when(forward, F.col("src_url")).otherwise(F.col("trg_url")).alias("a"),
+                      F.when(forward, F.col("trg_url")).otherwise(F.col("src_url")).alias("b"),
+                      forward.alias("forward"), "cued",
+                      (F.col("cued") & (F.col("cue_pages") == 1)).alias("exclusive"))
+              .groupBy("host", "a", "b").agg(
+                  F.max("forward").alias("link_src_to_trg"), F.max(~F.col("forward")).alias("link_trg_to_src"),
+                  F.sum(F.col("cued").cast("int")).cast("int").alias("cue_links"),
+                  F.max("exclusive").alias("cue_exclusive")))
+    return (direct.join(shared_alternates(pages, kept, languages, config), ["host", "a", "b"], "full")
+            .select("host", F.col("a").alias("src_url"), F.col("b").alias("trg_url"),
+                    F.coalesce("link_src_to_trg", F.lit(False)).alias("link_src_to_trg"),
+                    F.coalesce("link_trg_to_src", F.lit(False)).alias("link_trg_to_src"),
+                    F.coalesce("cue_links", F.lit(0)).alias("cue_links"),
+                    F.coalesce("cue_exclusive", F.lit(False)).alias("cue_exclusive"),
+                    F.coalesce("shared_alternates", F.lit(0)).alias("shared_alternates")))
+
+
+def shared_alternates(pages, kept, languages: tuple[str, str], config: BlockingConfig = DEFAULT):
+    """(host, a, b, shared_alternates): pages of the two languages on one site that both link with a language cue
+    to the same target other than each other, a target at most `config.link_rare_pages` pages cue-link to (more:
+    a site-wide switcher target, the other language's home page, not one page's translation)."""
+    from pyspark.sql import functions as F
+
+    cued = (pages.filter(F.col("cue").isNotNull())
+            .join(kept.select(F.col("url").alias("page"), "site", "lang", F.col("surt").alias("page_surt")), "page"))
+    rare = (cued.groupBy("link_surt").agg(F.countDistinct("page").alias("n"))
+            .filter(F.col("n") <= config.link_rare_pages).select("link_surt"))
+    cued = cued.join(rare, "link_surt")
+    src = cued.filter(F.col("lang") == languages[0]).select("site", "link_surt", F.col("page").alias("a"),
+                                                            F.col("page_surt").alias("a_surt"))
+    trg = cued.filter(F.col("lang") == languages[1]).select("site", "link_surt", F.col("page").alias("b"),
+                                                            F.col("page_surt").alias("b_surt"))
+    return (src.join(trg, ["site", "link_surt"])
+            .filter((F.col("link_surt") != F.col("a_surt")) & (F.col("link_surt") != F.col("b_surt")))
+            .groupBy(F.col("site").alias("host"), "a", "b")
+            .agg(F.countDistinct("link_surt").cast("int").alias("shared_alternates")))

@@ -1,0 +1,1 @@
+"""Verify: content similarity (tsim), STRAND's structure filter and the verification decision (verify-pairs)."""

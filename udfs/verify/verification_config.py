@@ -1,0 +1,82 @@
+"""VerificationConfig: the thresholds and shares verify-pairs decides with (udfs.verify.verification), with today's values.
+
+Set from verify-pairs' `--conf` section (`verify-pairs: {verification: {min_main_lang_share: 0.6}}`) and recorded in
+its report; learned state (ContentModel) is not here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parascout.udfs.common.stage_config import knob
+
+
+@dataclass(frozen=True)
+class VerificationConfig:
+    """verify-pairs' knobs: boilerplate images, self labels, spliced negatives, the model's acceptance, residual
+    pairs, the language check and near-copies."""
+
+    boilerplate_image_share: float = knob(
+        0.10, "an image on more than this share of a host's fetched pages is boilerplate (logos, icons)")
+    min_boilerplate_docs: int = knob(
+        3, "... and on at least this many pages: an image shared by a pair alone never counts as boilerplate")
+    null_quantile: float = knob(
+        0.99, "a confident pair (switcher link, handle) is a self-labelled positive above this quantile of random "
+              "pairs' tsim_idf; a language pair's own-text floor is this quantile of its random pairs' own_tsim_idf")
+    min_null_pairs: int = knob(
+        5, "a language pair with fewer random same-site pairs (with text) than this has no null of its own")
+    min_self_labels: int = knob(
+        5, "fewer self labels of either class than this: decide by the null quantile of tsim_idf alone (and no model "
+           "of a language pair's own)")
+    #: such a lexicon was bootstrapped from a language pair whose only confident pairs were other sites' links to one
+    #: home page: its translations score no higher than random pairs (udfs.verify.verification.lexicon_free_pairs)
+    min_lexicon_coverage: float = knob(
+        0.2, "a language pair whose confident and mutual-best candidates have a median best_side_coverage_idf below "
+             "this (and min_lexicon_separation fails) is judged without its lexicon: it knows too few of its pages' "
+             "words")
+    min_lexicon_separation: float = knob(
+        1.2, "... and whose mutual-best candidates' median own_tsim_idf is below this times its random pairs' null")
+    splice_keep_share: float = knob(
+        0.5, "a spliced negative keeps this share of its target page's paragraphs (the rest from another page)")
+    spliced_share: float = knob(
+        0.4, "this share of a host's confident pairs (per language pair) also gets a spliced copy, a self-labelled "
+             "negative")
+    self_label_l2: float = knob(
+        5.0, "L2 penalty of the self-labelled logistic models (a language pair may have only a few dozen labels)")
+    self_label_accept_p: float = knob(
+        0.45, "a self-labelled model accepts a pair from this p (0.5 for labelled pairs): end-truncated partial "
+              "translations and section pages sit just below 0.5")
+    #: a lexicon bootstrapped from the archive knows the words of the pairs it learned from far better than those it
+    #: never saw, so its model rejects a host's few unseen translations (udfs.verify.verification.residual_pairs)
+    residual_floor_share: float = knob(
+        0.6, "residual_pairs: a rejected mutual-best pair on pages left without a partner is parallel when its "
+             "own_tsim_idf is above this share of its language pair's own-text floor")
+    min_residual_length_r: float = knob(
+        0.9, "... its paragraph lengths correlate at least this much (not measured is no agreement)")
+    min_residual_image_jaccard: float = knob(
+        0.5, "... and, both pages with images, they share at least this Jaccard of them")
+    min_text_words: int = knob(
+        10, "a side with fewer words of main text than this gives no text to judge (a title alone proves nothing)")
+    #: a page half translated is a translation: its untranslated sentences drop out at export
+    min_main_lang_share: float = knob(
+        0.5, "a side is in its pair language when more than this share of its main prose is; a page mostly in the "
+             "other pair language is an untranslated copy")
+    min_prose_words: int = knob(
+        3, "a paragraph of fewer words is a name, a label or a number, not prose: no untranslated text, and CLD2 "
+           "cannot tell its language")
+    #: CLD2 calls short French lines English ("5. Filtres de distorsion", reliable, 95%)
+    min_detect_chars: int = knob(
+        150, "CLD2's language of a text shorter than this is no evidence, even when CLD2 calls it reliable")
+    min_shared_word_share: float = knob(
+        0.5, "a paragraph with at least this share of its words on the other page is that page's text left "
+             "untranslated, unless CLD2 finds it in its page's language")
+    #: a copy whose date line alone differs is not a texts.duplicate_of
+    near_copy_share: float = knob(
+        0.6, "a page sharing at least this share of its main paragraphs (by hash, of the smaller page's) with a "
+             "same-language page of its host is a near-copy of it")
+    #: (a notice the extractor kept); comparing every page holding it would be quadratic
+    max_copy_hash_pages: int = knob(
+        50, "a main paragraph on more pages of one language than this is the site's, not a page's: it says nothing "
+            "about copies")
+
+
+DEFAULT = VerificationConfig()
