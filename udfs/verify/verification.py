@@ -468,17 +468,21 @@ def held_out_features(result: pd.DataFrame, records: list[dict], texts: list[tup
 
 
 def random_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) -> list[dict]:
-    """Up to `count` random same-host page pairs per language pair of `pairs`, none of them a candidate."""
+    """Up to `count` random same-host page pairs per language pair of `pairs` (of that pair's candidates' pages),
+    none of them a candidate."""
     by_lang: dict[str, list[str]] = {}
     for url, row in sorted(pages.pages.items()):
         if row.get("status") == "ok" and row.get("cld2_lang"):
             by_lang.setdefault(row["cld2_lang"], []).append(url)
     taken = set(zip(pairs["src_url"], pairs["trg_url"]))
     host = pairs["host"].iloc[0]
-    rng = random.Random(seed ^ zlib.crc32(str(host).encode()))
     rows = []
-    for src_lang, trg_lang in sorted(set(zip(pairs["src_lang"], pairs["trg_lang"]))):
-        sources, targets = by_lang.get(src_lang, []), by_lang.get(trg_lang, [])
+    for (src_lang, trg_lang), group in pairs.groupby(["src_lang", "trg_lang"], sort=True):
+        # the language pair's own pages and draws: its null does not depend on the other pairs of the run
+        rng = random.Random(seed ^ zlib.crc32(str(host).encode()))
+        urls = set(group["src_url"]) | set(group["trg_url"])
+        sources = [url for url in by_lang.get(src_lang, []) if url in urls]
+        targets = [url for url in by_lang.get(trg_lang, []) if url in urls]
         if not sources or not targets:
             continue
         for _ in range(min(count, len(sources) * len(targets))):
@@ -494,12 +498,14 @@ def spliced_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) 
     """SPLICED_SHARE of the confident pairs per language pair (at most `count`), each with a random other
     target page to splice in."""
     host = pairs["host"].iloc[0]
-    rng = random.Random(seed ^ zlib.crc32(f"splice:{host}".encode()))
     confident = pairs[pairs["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))
                       & pairs["src_url"].isin(pages.pages.keys()) & pairs["trg_url"].isin(pages.pages.keys())]
     rows = []
     for (src_lang, trg_lang), group in confident.groupby(["src_lang", "trg_lang"], sort=True):
-        targets = sorted(url for url, row in pages.pages.items() if row.get("status") == "ok"
+        rng = random.Random(seed ^ zlib.crc32(f"splice:{host}".encode()))  # per language pair, as random_pairs
+        in_pair = pairs[(pairs["src_lang"] == src_lang) & (pairs["trg_lang"] == trg_lang)]
+        urls = set(in_pair["src_url"]) | set(in_pair["trg_url"])
+        targets = sorted(url for url, row in pages.pages.items() if url in urls and row.get("status") == "ok"
                          and row.get("cld2_lang") == trg_lang and row.get("text_paragraphs") is not None)
         records = group.sort_values(["src_url", "trg_url"]).to_dict("records")
         for pair in rng.sample(records, min(count, round(pages.config.spliced_share * len(records)))) if len(targets) > 1 else []:
