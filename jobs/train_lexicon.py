@@ -348,6 +348,13 @@ class TrainLexiconJob(Job):
         """Where a pair's lexicon goes: --out itself for one pair, --out/<pair>/ for several."""
         return self.args.out if len(self.pairs) == 1 else str(Path(self.args.out) / pair_label(pair))
 
+    def remove_earlier_lexicon(self, folder: str) -> None:
+        """A skipped pair's lexicon from an earlier run is removed: verify-pairs and export-bitext would take it for
+        this run's."""
+        if storage.exists(storage.join(folder, "parascout_lexicon.json")):
+            storage.delete_dir(folder)
+            self.log.warning("removed %s: a lexicon of an earlier run for a pair this run skipped", folder)
+
     def train_pair(self, pair) -> None:
         """One language pair's lexicon from every source given, into pair_out(pair)."""
         args = self.args
@@ -374,6 +381,7 @@ class TrainLexiconJob(Job):
         self.report.kept(counts.get("kept", 0))
         if not corpus and not archive_rows and not dictionary:
             if len(self.pairs) > 1:  # one pair without confident page pairs must not cost the others theirs
+                self.remove_earlier_lexicon(self.pair_out(pair))
                 raise PairSkipped("no_text_pairs", "the sources gave no text pairs to learn from")
             raise ConfigError("the sources gave no text pairs or dictionary entries to learn from")
         started = time.process_time()

@@ -305,6 +305,8 @@ def test_train_lexicon_several_pairs_from_an_archive_writes_one_per_pair(spark, 
                                "source": "link"})
     spark.createDataFrame(candidates).write.parquet(str(root / "candidates"))
     out = tmp_path / "lexicons"
+    (out / "eng-spa").mkdir(parents=True)  # an earlier run's lexicon of the pair this run skips: removed
+    (out / "eng-spa" / "parascout_lexicon.json").write_text("{}")
     report = run_job(TrainLexiconJob, spark, ["--langs", "en:fr,de,es", "--out", str(out), "--from-archive", str(root),
                                               "--iterations", "10"])
     assert report["status"] == "ok" and report["balanced"]

@@ -44,7 +44,7 @@ def site_of(host: str, domain: str | None, markers: frozenset[str], grouped_by: 
 
 def sites_of_hosts(batches: Iterable[pd.DataFrame], languages: tuple[str, str], grouped_by: str = "site"
                    ) -> Iterable[pd.DataFrame]:
-    """mapInPandas: the site of each distinct host (language-neutral host, or registered domain); adds domain."""
+    """mapInPandas: the site of each distinct host by `grouped_by` (site_of); adds domain."""
     from parascout.udfs.common.urls import registered_domain
 
     markers = language_markers(tuple(languages))
@@ -56,7 +56,6 @@ def sites_of_hosts(batches: Iterable[pd.DataFrame], languages: tuple[str, str], 
             batch["domain"] = [registered_domain(h) for h in batch["host"]]
         batch["site"] = [site_of(h, d, markers, grouped_by) for h, d in zip(batch["host"], batch["domain"])]
         yield batch[["host", "domain", "site"]]
-
 
 
 def with_site(frame, languages: tuple[str, str], grouped_by: str = "site", host_column: str = "host"):
