@@ -1,6 +1,6 @@
 """Pair verification from archived content: STRAND structure, what the pages say, and the decision.
 
-Per host (`verify_host`, the body of a Spark cogroup of a host's pairs with its pages), every
+Per host and language pair (`verify_host`, the body of a Spark cogroup of those pairs with their pages), every
 pair gets the structural features of udfs.verify.structure (dp, n, r, p), the Jaccard of distinctive
 image names, length and paragraph ratios, the CLD2 check, and — from the `texts` table — the
 content features of udfs.verify.tsim (tsim under a lexicon, tsim_idf with the host's IDF, number and
