@@ -1,9 +1,9 @@
 """verify-pairs: judge candidate pairs by their structure (STRAND) and by what the pages say (tsim).
 
-Each host's pairs of one language pair are cogrouped with their pages (`docs`, boilerplate images removed, joined with
-`texts`): dp, n, r, p, image Jaccard, length and paragraph ratios, the CLD2 check, and from the
-texts tsim / tsim_idf under `--lexicon` (train-lexicon; without one only identical strings, numbers
-and cognates link), number and rare-token overlap, paragraph correlations (udfs.verify.verification).
+Each host's pairs are cogrouped with its pages (`docs`, boilerplate images removed, joined with
+`texts`; each language pair verified apart, with its own pages): dp, n, r, p, image Jaccard, length and
+paragraph ratios, the CLD2 check, and from the texts tsim / tsim_idf under `--lexicon` (train-lexicon; without
+one only identical strings, numbers and cognates link), number and rare-token overlap, paragraph correlations (udfs.verify.verification).
 The decision needs no labels: a logistic model fitted on pairs the archive itself labels
 (switcher-linked and handle-matched pairs whose own text — list items left out — beats nearly all
 random same-site pairs' tsim_idf, and on a host and language pair no such pair taught, pairs that are each other's best
@@ -46,16 +46,12 @@ from parascout.udfs.verify.verification_config import DEFAULT, VerificationConfi
 
 ARROW_BATCH_ROWS = 256
 DOC_FEATURES = ["status", "cld2_lang", "cld2_reliable", "text_chars", "paragraphs", "images", "structure"]
-#: a host's pairs are verified per language pair, with that pair's pages only: the host statistics (word IDF,
-#: near-copies, random pairs) of a pair are those of a one-pair run, whatever other pairs the run verifies
-PAIR_KEY, PAGE_PAIR_KEY = "pair_key", "page_pair_key"
 
 
 def verify_cogroup(pairs, pages, rule: dict, lexicons: list, random_count: int, seed: int,
                    config: VerificationConfig = DEFAULT):
-    """cogroup body: one host's pairs of one language pair and their pages -> feature rows."""
-    return verify_host(pairs.drop(columns=[PAIR_KEY]), pages.drop(columns=[PAGE_PAIR_KEY]), rule, lexicons,
-                       random_count, seed, config)
+    """cogroup body: one host's pairs and pages -> feature rows."""
+    return verify_host(pairs, pages, rule, lexicons, random_count, seed, config)
 
 
 class VerifyPairsJob(Job):
@@ -127,11 +123,9 @@ class VerifyPairsJob(Job):
                     "distinctive_images", F.array().cast("array<string>")))).drop("distinctive_images"))
 
     def pages(self, pairs: DataFrame, docs: DataFrame) -> DataFrame:
-        """The pages of each pair's host (`pair_host`) and language pair (PAIR_KEY): doc features and, where
-        present, texts."""
-        key = F.col(PAIR_KEY).alias(PAGE_PAIR_KEY)  # another name: the cogroup's sides come from one frame
-        keys = (pairs.select(F.col("host").alias("pair_host"), key, F.col("src_url").alias("url"))
-                .unionByName(pairs.select(F.col("host").alias("pair_host"), key, F.col("trg_url").alias("url")))
+        """The pages of each pair's host (`pair_host`): doc features and, where present, texts."""
+        keys = (pairs.select(F.col("host").alias("pair_host"), F.col("src_url").alias("url"))
+                .unionByName(pairs.select(F.col("host").alias("pair_host"), F.col("trg_url").alias("url")))
                 .distinct())
         pages = keys.join(docs.select("url", *DOC_FEATURES), "url")
         if self.uses("texts"):
@@ -147,14 +141,12 @@ class VerifyPairsJob(Job):
         for column in ("host", "src_lang", "trg_lang", "source", "role"):
             if column not in pairs.columns:
                 pairs = pairs.withColumn(column, F.lit("candidate" if column == "role" else None).cast("string"))
-        pairs = pairs.select("host", "src_url", "trg_url", "src_lang", "trg_lang", "source", "role",
-                             F.concat_ws("-", F.coalesce("src_lang", F.lit("")), F.coalesce("trg_lang", F.lit("")))
-                             .alias(PAIR_KEY))
+        pairs = pairs.select("host", "src_url", "trg_url", "src_lang", "trg_lang", "source", "role")
         lexicons = [load_lexicon(path) for path in self.lexicon_paths]
         body = functools.partial(verify_cogroup, rule=ThresholdRule(self.args.max_dp, self.args.max_p).to_dict(),
                                  lexicons=lexicons, random_count=random_count, seed=self.args.seed,
                                  config=self.verification)
-        return (pairs.groupBy("host", PAIR_KEY).cogroup(self.pages(pairs, docs).groupBy("pair_host", PAGE_PAIR_KEY))
+        return (pairs.groupBy("host").cogroup(self.pages(pairs, docs).groupBy("pair_host"))
                 .applyInPandas(body, FEATURES_SCHEMA))
 
     def labelled_pairs(self, docs: DataFrame) -> DataFrame:

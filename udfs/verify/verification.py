@@ -1,6 +1,6 @@
 """Pair verification from archived content: STRAND structure, what the pages say, and the decision.
 
-Per host and language pair (`verify_host`, the body of a Spark cogroup of those pairs with their pages), every
+Per host and language pair (`verify_host`, the body of a Spark cogroup of a host's pairs with its pages), every
 pair gets the structural features of udfs.verify.structure (dp, n, r, p), the Jaccard of distinctive
 image names, length and paragraph ratios, the CLD2 check, and — from the `texts` table — the
 content features of udfs.verify.tsim (tsim under a lexicon, tsim_idf with the host's IDF, number and
@@ -468,21 +468,17 @@ def held_out_features(result: pd.DataFrame, records: list[dict], texts: list[tup
 
 
 def random_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) -> list[dict]:
-    """Up to `count` random same-host page pairs per language pair of `pairs` (of that pair's candidates' pages),
-    none of them a candidate."""
+    """Up to `count` random same-host page pairs per language pair of `pairs`, none of them a candidate."""
     by_lang: dict[str, list[str]] = {}
     for url, row in sorted(pages.pages.items()):
         if row.get("status") == "ok" and row.get("cld2_lang"):
             by_lang.setdefault(row["cld2_lang"], []).append(url)
     taken = set(zip(pairs["src_url"], pairs["trg_url"]))
     host = pairs["host"].iloc[0]
+    rng = random.Random(seed ^ zlib.crc32(str(host).encode()))
     rows = []
-    for (src_lang, trg_lang), group in pairs.groupby(["src_lang", "trg_lang"], sort=True):
-        # the language pair's own pages and draws: its null does not depend on the other pairs of the run
-        rng = random.Random(seed ^ zlib.crc32(str(host).encode()))
-        urls = set(group["src_url"]) | set(group["trg_url"])
-        sources = [url for url in by_lang.get(src_lang, []) if url in urls]
-        targets = [url for url in by_lang.get(trg_lang, []) if url in urls]
+    for src_lang, trg_lang in sorted(set(zip(pairs["src_lang"], pairs["trg_lang"]))):
+        sources, targets = by_lang.get(src_lang, []), by_lang.get(trg_lang, [])
         if not sources or not targets:
             continue
         for _ in range(min(count, len(sources) * len(targets))):
@@ -498,14 +494,12 @@ def spliced_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) 
     """SPLICED_SHARE of the confident pairs per language pair (at most `count`), each with a random other
     target page to splice in."""
     host = pairs["host"].iloc[0]
+    rng = random.Random(seed ^ zlib.crc32(f"splice:{host}".encode()))
     confident = pairs[pairs["source"].fillna("").str.contains("|".join(CONFIDENT_SOURCES))
                       & pairs["src_url"].isin(pages.pages.keys()) & pairs["trg_url"].isin(pages.pages.keys())]
     rows = []
     for (src_lang, trg_lang), group in confident.groupby(["src_lang", "trg_lang"], sort=True):
-        rng = random.Random(seed ^ zlib.crc32(f"splice:{host}".encode()))  # per language pair, as random_pairs
-        in_pair = pairs[(pairs["src_lang"] == src_lang) & (pairs["trg_lang"] == trg_lang)]
-        urls = set(in_pair["src_url"]) | set(in_pair["trg_url"])
-        targets = sorted(url for url, row in pages.pages.items() if url in urls and row.get("status") == "ok"
+        targets = sorted(url for url, row in pages.pages.items() if row.get("status") == "ok"
                          and row.get("cld2_lang") == trg_lang and row.get("text_paragraphs") is not None)
         records = group.sort_values(["src_url", "trg_url"]).to_dict("records")
         for pair in rng.sample(records, min(count, round(pages.config.spliced_share * len(records)))) if len(targets) > 1 else []:
@@ -518,9 +512,18 @@ def spliced_pairs(pairs: pd.DataFrame, pages: HostPages, count: int, seed: int) 
 def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: list[Lexicon],
                 random_count: int = 0, seed: int = 0, config: VerificationConfig = DEFAULT) -> pd.DataFrame:
     """FEATURE_COLUMNS rows of a host's pairs (role = pairs' `role` column or 'candidate') and, per language
-    pair, of `random_count` random page pairs (role 'random') and spliced confident pairs (role 'spliced')."""
+    pair, of `random_count` random page pairs (role 'random') and spliced confident pairs (role 'spliced').
+
+    A host's language pairs are verified apart, each with the pages its pairs name: its word IDF, near-copies,
+    random pairs and mutual best pairs are those of a run of that pair alone, whatever other pairs it is given."""
     if pairs.empty:
         return pd.DataFrame(columns=FEATURE_COLUMNS)
+    language_pairs = (pairs.groupby([pairs["src_lang"].fillna(""), pairs["trg_lang"].fillna("")], sort=True)
+                      if {"src_lang", "trg_lang"} <= set(pairs.columns) else None)
+    if language_pairs is not None and language_pairs.ngroups > 1:
+        return pd.concat([verify_host(group, pages[pages["url"].isin(set(group["src_url"]) | set(group["trg_url"]))],
+                                      rule, lexicons, random_count, seed, config) for _, group in language_pairs],
+                         ignore_index=True)
     decision = rule_from_dict(rule)
     host_pages = HostPages(pages, config)
     roles = pairs["role"] if "role" in pairs else pd.Series("candidate", index=pairs.index)
