@@ -36,13 +36,11 @@ def similar_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str, k
         return pd.DataFrame({"host": pd.Series(dtype=object), "src_url": pd.Series(dtype=object),
                              "trg_url": pd.Series(dtype=object), "jaccard": pd.Series(dtype=np.float64),
                              "top_k": pd.Series(dtype=bool)})
-    if strip_to == "domain":  # each URL's own domain: a group by name holds example.de and example.fr
-        src_tokens = [url_features(u, markers, d, config.char_ngram) for u, d in zip(src["url"], src["domain"])]
-        trg_tokens = [url_features(u, markers, d, config.char_ngram) for u, d in zip(trg["url"], trg["domain"])]
-    else:
-        strip = group[strip_to].iloc[0]
-        src_tokens = [url_features(u, markers, strip, config.char_ngram) for u in src["url"]]
-        trg_tokens = [url_features(u, markers, strip, config.char_ngram) for u in trg["url"]]
+    def tokens(side: pd.DataFrame) -> list:  # each URL's own domain: a group by name holds example.de and example.fr
+        strips = side["domain"] if strip_to == "domain" else [group[strip_to].iloc[0]] * len(side)
+        return [url_features(u, markers, strip, config.char_ngram) for u, strip in zip(side["url"], strips)]
+
+    src_tokens, trg_tokens = tokens(src), tokens(trg)
     pairs, _ = similar_pairs(src_tokens, trg_tokens, k, lsh_min_pairs, exhaustive_max_pairs, config)
     return pd.DataFrame({
         "host": group["host"].iloc[0],
