@@ -511,6 +511,9 @@ class Job:
         if self.pair is None and PAIR_COLUMN in df.columns:
             writer = writer.partitionBy(PAIR_COLUMN)  # every pair in one pass: the same layout as for_each_pair's
         writer.parquet(location)
+        if self.pair is None and PAIR_COLUMN in df.columns and not self._has_partitions(location):
+            # no rows: a partitioned write leaves no file to read the table's columns from
+            self.spark.createDataFrame([], df.schema).write.mode("overwrite").parquet(location)
         rows = self.spark.read.parquet(location).count()
         self._staged[table] = (version, rows_before + rows)
         if self.report:
@@ -544,6 +547,11 @@ class Job:
             marker = storage.join(tables.version_path(self.table_path(table), version), "_SUCCESS")  # complete
             if not storage.exists(marker):
                 storage.write_text(marker, "")
+
+    def _has_partitions(self, location: str) -> bool:
+        """Whether a partitioned write made any `lang_pair=` folder under `location`."""
+        fs, folder = self._hadoop_fs(location), self._hadoop_path(location)
+        return any(status.getPath().getName().startswith(f"{PAIR_COLUMN}=") for status in fs.listStatus(folder))
 
     def _remove_pair_writes(self, label: str) -> None:
         """A skipped pair's partitions, written before it was skipped (the table's rows count without them)."""

@@ -13,6 +13,10 @@ shared alternates, a shared rare image) adds fitted log-odds to the URL score (u
 model's calibrated cut-off (`--align-min-score` overrides; conflicts across groups resolved per
 target) gives `alignment`; the URLs it leaves unaligned are counted in the report. `rank_hosts`
 keeps per-site URL counts and splits for `shortlist`.
+
+Several language pairs (`--langs en:fr,de`) are ranked in one pass: a URL takes part once for each pair holding its
+language, every grouping is within one pair (`lang_pair`), and each pair's tables, counts and metrics are those a
+run of that pair alone gives.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ import uuid
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
+from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, PairSkipped, language_pairs_option
 from parascout.udfs.common import storage
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.sites import GROUPINGS, with_site
@@ -54,7 +58,7 @@ class RankPairs(Job):
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
         parser.add_argument("--langs", required=True, help="language pair, e.g. en,is (src first), or several: "
-                                                            "en:fr,de or en-fr,de-fr (ranked one after the other)")
+                                                            "en:fr,de or en-fr,de-fr (ranked together in one pass)")
         parser.add_argument("--lang-model", help="url2lang model dir, for URLs without a CDX language")
         parser.add_argument("--pair-model", required=True, help="fast pair model dir: scores every candidate")
         parser.add_argument("--rescore-model", help="slow pair model dir: rescores the top-k per URL")
@@ -109,53 +113,78 @@ class RankPairs(Job):
 
     def process(self) -> None:
         self.staged: dict[str, str] = {}
+        self.pair_metrics: dict[str, dict] = {pair_label(pair): {} for pair in self.pairs}
+        self.run_metrics: dict = {}
         try:
-            self.for_each_pair(self.rank_pair)
+            self.rank(self.read_table("urls"))
         finally:
             for path in self.staged.values():
                 storage.delete_dir(path)
+        self.for_each_pair(self.report_pair)
 
-    def rank_pair(self, pair: tuple[str, str]) -> None:
-        """One language pair, into its lang_pair partitions (the URL models serve every pair)."""
-        self.languages = pair
-        self.rank(self.read_table("urls"))
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """Every language of the run's pairs, in the order --langs names them."""
+        return tuple(dict.fromkeys(language for pair in self.pairs for language in pair))
 
     def rank(self, urls: DataFrame) -> None:
+        """Every language pair in one pass: a URL takes part once for each pair holding its language, and every
+        grouping below is within one pair (lang_pair), so each pair is ranked as a run of it alone would."""
         labelled = self.stage(self.label_urls(urls), "urls")
-        statuses = self.count_by(labelled, "url_status")
-        self.report.input("urls", sum(statuses.values()))
-        self.report.add_counts(statuses, bad_reasons=BAD_REASONS, filtered_reasons=FILTERED_REASONS)
-        if len(self.pairs) > 1 and not statuses.get("ok"):
-            raise PairSkipped("no_bilingual_site", "no site holds URLs of both languages")
-        kept = self.stage(blocking.bounded_groups(labelled.filter(F.col("url_status") == "ok"), self.languages,
+        by_pair = self.stage(self.with_sites(self.urls_by_pair(labelled)), "pair-urls")
+        self.count_urls(labelled, by_pair)
+        kept = self.stage(blocking.bounded_groups(by_pair.filter(F.col("url_status") == "ok"),
                                                   self.args.max_group_urls, self.args.split_depth), "groups")
         pairs = self.stage(self.candidate_pairs(kept), "pairs")
-        combinations = self.count_by(pairs, "source")
-        self.report.metric("pairs_after_dedup", sum(combinations.values()))
-        self.report.metric("candidates_per_source", {
-            source: sum(n for combination, n in combinations.items() if source in combination.split(","))
-            for source in sorted({s for combination in combinations for s in combination.split(",")})})
-        scored = pairs.groupBy("host", "group_key").applyInPandas(
+        for label, combinations in self.counts_by_pair(pairs, "source").items():
+            self.pair_metric(label, "pairs_after_dedup", sum(combinations.values()))
+            self.pair_metric(label, "candidates_per_source", {
+                source: sum(n for combination, n in combinations.items() if source in combination.split(","))
+                for source in sorted({s for combination in combinations for s in combination.split(",")})})
+        scored = pairs.groupBy(PAIR_COLUMN, "host", "group_key").applyInPandas(
             bind(ranking.score_group_with_models, fast_model=self.args.pair_model,
                  rescore_model=self.args.rescore_model, rescore_top_k=self.args.rescore_top_k or self.args.top_k,
                  keep_top_k=self.args.top_k, link_weights=None if self.args.link_evidence else {}),
             ranking.SCORED_SCHEMA)
-        self.write_table(scored, "scored_pairs")
+        self.write_table(scored.withColumn(PAIR_COLUMN, F.concat_ws("-", "src_lang", "trg_lang")), "scored_pairs")
         self.write_alignment(self.read_table("scored_pairs"))
-        self.write_table(ranking.site_summary(kept, self.languages, self.args.max_group_urls)
+        self.write_table(ranking.site_summary(kept, self.args.max_group_urls)
                          .withColumn("grouped_by", F.lit(self.args.group_by)), "rank_hosts")
-        self.report_metrics(kept, self.read_table("scored_pairs"))
+        self.pair_report_metrics(kept, self.read_table("scored_pairs"))
+
+    def report_pair(self, pair: tuple[str, str]) -> None:
+        """One pair's counts and metrics, collected by the one pass, into its section of the report."""
+        label = pair_label(pair)
+        statuses = self.url_statuses[label]
+        self.report.input("urls", sum(statuses.values()))
+        self.report.add_counts(statuses, bad_reasons=BAD_REASONS, filtered_reasons=FILTERED_REASONS)
+        if len(self.pairs) > 1 and not statuses.get("ok"):
+            raise PairSkipped("no_bilingual_site", "no site holds URLs of both languages")
+        for key, value in self.run_metrics.items():
+            self.report.metric(key, value)
+        for key, value in self.pair_metrics[label].items():
+            self.report.metric(key, value)
+
+    def pair_metric(self, label: str, key: str, value) -> None:
+        self.pair_metrics.setdefault(label, {})[key] = value
+
+    def counts_by_pair(self, frame: DataFrame, column: str) -> dict[str, dict[str, int]]:
+        """{lang_pair: {value of `column`: count}} of a frame of the run's pairs (every pair present, maybe empty)."""
+        counts: dict[str, dict[str, int]] = {pair_label(pair): {} for pair in self.pairs}
+        for row in frame.groupBy(PAIR_COLUMN, column).count().collect():
+            counts.setdefault(row[PAIR_COLUMN], {})[str(row[column])] = int(row["count"])
+        return counts
 
     def stage(self, frame: DataFrame, name: str) -> DataFrame:
         """Materialise an intermediate table under <root>/_tmp and read it back: a short plan, no recomputation."""
         path = storage.join(self.args.root, "_tmp", f"rank-pairs-{name}-{uuid.uuid4().hex[:8]}")
         frame.write.mode("overwrite").parquet(storage.to_hadoop(path))
-        self.staged[f"{name}-{'-'.join(self.languages)}"] = path
+        self.staged[name] = path
         return self.spark.read.parquet(storage.to_hadoop(path))
 
     # ---- URLs: status, language, site ----------------------------------------------------
     def label_urls(self, urls: DataFrame) -> DataFrame:
-        """Every URL once with url_status 'ok' or the reason it is left out; lang, p_lang, site."""
+        """Every URL once with url_status 'ok' (in a language of the run) or the reason it is left out; lang, p_lang."""
         columns = set(urls.columns)
         status = F.when(F.col("url").isNull() | F.col("host").isNull(), F.lit(URL_BAD))
         if "status" in columns:
@@ -168,8 +197,7 @@ class RankPairs(Job):
                              status.alias("url_status"))
                  .withColumn("url_status", F.when(F.col("url_status").isNull() & (F.row_number().over(first) > 1),
                                                   "duplicate_url").otherwise(F.col("url_status"))))
-        frame = self.with_languages(frame)
-        return self.with_sites(frame)
+        return self.with_languages(frame)
 
     def with_languages(self, frame: DataFrame) -> DataFrame:
         pending = F.col("url_status").isNull()
@@ -184,29 +212,57 @@ class RankPairs(Job):
                                                       .otherwise(ranking.LANGUAGE_OTHER))))
         return known.unionByName(predicted)
 
+    def urls_by_pair(self, labelled: DataFrame) -> DataFrame:
+        """The URLs in a language of the run, once for each of its pairs holding that language (blocking.with_pair's
+        columns)."""
+        pairs = self.spark.createDataFrame([(pair_label(pair), *pair) for pair in self.pairs],
+                                           "lang_pair string, src_lang string, trg_lang string")
+        return labelled.filter(F.col("url_status") == "ok").join(
+            F.broadcast(pairs), (F.col("lang") == F.col("src_lang")) | (F.col("lang") == F.col("trg_lang")))
+
     def with_sites(self, frame: DataFrame) -> DataFrame:
-        """Add `site` (the output `host`); URLs of sites lacking one of the languages are filtered."""
-        frame = with_site(frame, self.languages, self.args.group_by)
+        """Add `site` (the output `host`, by each pair's language labels); URLs of a pair's sites lacking one of its
+        languages are filtered."""
+        frame = with_site(frame, None, self.args.group_by)
         ok = F.col("url_status") == "ok"
-        both = (frame.filter(ok).groupBy("site").agg(F.countDistinct("lang").alias("n_langs"))
-                .filter(F.col("n_langs") == 2).select("site", F.lit(True).alias("bilingual")))
-        return (frame.join(both, "site", "left")
+        both = (frame.filter(ok).groupBy(PAIR_COLUMN, "site").agg(F.countDistinct("lang").alias("n_langs"))
+                .filter(F.col("n_langs") == 2).select(PAIR_COLUMN, "site", F.lit(True).alias("bilingual")))
+        return (frame.join(both, [PAIR_COLUMN, "site"], "left")
                 .withColumn("url_status", F.when(ok & F.col("bilingual").isNull(), "site_one_language")
                             .otherwise(F.col("url_status"))).drop("bilingual"))
 
+    def count_urls(self, labelled: DataFrame, by_pair: DataFrame) -> None:
+        """Each pair's URL statuses: every URL counts once per pair, one in another language of the run as
+        lang_other, one of the pair's languages as ok or site_one_language."""
+        outcome = F.when(F.col("url_status") == "ok", F.concat(F.lit("ok:"), F.col("lang"))).otherwise(
+            F.col("url_status"))
+        run = self.count_by(labelled.withColumn("outcome", outcome), "outcome")
+        in_pair = self.counts_by_pair(by_pair, "url_status")
+        self.url_statuses = {}
+        for pair in self.pairs:
+            counts = {reason: n for reason, n in run.items() if not reason.startswith("ok:")}
+            other = sum(n for reason, n in run.items() if reason.startswith("ok:") and reason[3:] not in pair)
+            if other:
+                counts[ranking.LANGUAGE_OTHER] = counts.get(ranking.LANGUAGE_OTHER, 0) + other
+            for reason, n in in_pair[pair_label(pair)].items():
+                counts[reason] = counts.get(reason, 0) + n
+            self.url_statuses[pair_label(pair)] = counts
+
     # ---- candidates from the blockers ----------------------------------------------------
     def candidate_pairs(self, kept: DataFrame) -> DataFrame:
-        """Distinct (site, src_url, trg_url) with their sources joined ('handle,similar') and URL attributes."""
-        similar = kept.select(F.col("site").alias("host"), "group_key", "url", "lang", "domain").groupBy(
-            "host", "group_key").applyInPandas(
-            bind(blocking.similar_pairs_for_group_frame, languages=self.languages, k=self.args.top_k,
+        """Distinct (lang_pair, site, src_url, trg_url) with their sources joined ('handle,similar') and URL
+        attributes."""
+        similar = kept.select(PAIR_COLUMN, "src_lang", "trg_lang", F.col("site").alias("host"), "group_key", "url",
+                              "lang", "domain").groupBy(PAIR_COLUMN, "host", "group_key").applyInPandas(
+            bind(blocking.similar_pairs_for_group_frame, k=self.args.top_k,
                  max_urls=self.args.max_group_urls, lsh_min_pairs=self.args.lsh_min_pairs,
                  strip_to="domain" if self.args.group_by in ("domain", "name") else "host",
                  exhaustive_max_pairs=self.args.exhaustive_max_pairs, config=self.blocking), blocking.SIMILAR_SCHEMA)
-        sources = [similar.select("host", "src_url", "trg_url", F.when(F.col("top_k"), "similar").otherwise(
+        columns = [PAIR_COLUMN, "host", "src_url", "trg_url"]
+        sources = [similar.select(*columns, F.when(F.col("top_k"), "similar").otherwise(
             ranking.EXHAUSTIVE_SOURCE).alias("source"), F.lit(None).cast("string").alias("handle"))]
         if self.uses("candidates"):
-            sources.append(self.orient(self.read_table("candidates"), kept, "handle"))
+            sources.append(self.orient(self.run_pairs_of(self.read_table("candidates")), kept, "handle"))
         evidence = None
         if self.uses("docs"):
             docs = self.read_table("docs")
@@ -216,33 +272,41 @@ class RankPairs(Job):
             if "images" in docs.columns and self.args.image_max_pages > 0:
                 sources.append(self.image_candidates(docs, kept))
             if "structure" in docs.columns and self.args.structure_top_k > 0:
-                sources.append(blocking.structure_pairs(docs, kept, self.languages, self.args.structure_top_k,
+                sources.append(blocking.structure_pairs(docs, kept, self.args.structure_top_k,
                                                         self.args.max_group_urls, self.blocking).select(
-                    "host", "src_url", "trg_url", F.lit("structure").alias("source"),
-                    F.lit(None).cast("string").alias("handle")))
+                    *columns, F.lit("structure").alias("source"), F.lit(None).cast("string").alias("handle")))
         union = functools.reduce(DataFrame.unionByName, sources)
-        src = kept.select(F.col("url").alias("src_url"), F.col("p_lang").alias("p_src_lang"), "group_key")
-        trg = kept.select(F.col("url").alias("trg_url"), F.col("p_lang").alias("p_trg_lang"))
-        pairs = (union.groupBy("host", "src_url", "trg_url")
+        src = kept.select(PAIR_COLUMN, "src_lang", F.col("url").alias("src_url"), F.col("p_lang").alias("p_src_lang"),
+                          "group_key")
+        trg = kept.select(PAIR_COLUMN, "trg_lang", F.col("url").alias("trg_url"), F.col("p_lang").alias("p_trg_lang"))
+        pairs = (union.groupBy(*columns)
                  .agg(F.array_join(F.array_sort(F.collect_set("source")), ",").alias("source"),
                       F.max("handle").alias("handle"))
-                 .join(src, "src_url").join(trg, "trg_url")
-                 .withColumn("src_lang", F.lit(self.languages[0])).withColumn("trg_lang", F.lit(self.languages[1])))
+                 .join(src, [PAIR_COLUMN, "src_url"]).join(trg, [PAIR_COLUMN, "trg_url"]))
         if evidence is not None:
-            pairs = pairs.join(evidence, ["host", "src_url", "trg_url"], "left")
+            pairs = pairs.join(evidence, columns, "left")
         none = {"link_src_to_trg": F.lit(False), "link_trg_to_src": F.lit(False), "cue_links": F.lit(0),
                 "cue_exclusive": F.lit(False), "shared_alternates": F.lit(0)}
         return pairs.select(*[c for c in pairs.columns if c not in none], *[
             (F.coalesce(F.col(c), value) if c in pairs.columns else value).alias(c) for c, value in none.items()])
 
+    def run_pairs_of(self, candidates: DataFrame) -> DataFrame:
+        """Candidate pairs of the run's language pairs (either direction) with the run's lang_pair label."""
+        labels = {pair_label(pair): pair_label(pair) for pair in self.pairs}
+        labels.update({pair_label(pair[::-1]): pair_label(pair) for pair in self.pairs})
+        label = F.col(PAIR_COLUMN) if PAIR_COLUMN in candidates.columns else F.concat_ws("-", "src_lang", "trg_lang")
+        mapping = F.create_map(*[F.lit(value) for item in labels.items() for value in item])
+        return candidates.withColumn(PAIR_COLUMN, mapping[label]).where(F.col(PAIR_COLUMN).isNotNull())
+
     def link_evidence(self, docs: DataFrame, kept: DataFrame) -> DataFrame:
         """Per linked pair of kept pages, what the links say (blocking.link_evidence); links that hit a kept URL
         but join no pair of the two languages on one site counted as link_candidates_<reason>."""
         pages = self.stage(blocking.page_links(docs), "page-links")
-        checked = blocking.orient_pairs(blocking.link_pairs(pages, kept), kept, self.languages[0])
-        for why, count in self.count_by(checked, "reason").items():
-            self.report.metric(f"link_candidates_{why}", count)
-        return self.stage(blocking.link_evidence(pages, kept, self.languages, self.blocking), "link-evidence")
+        checked = blocking.orient_pairs(blocking.link_pairs(pages, kept), kept)
+        for label, reasons in self.counts_by_pair(checked, "reason").items():
+            for why, count in reasons.items():
+                self.pair_metric(label, f"link_candidates_{why}", count)
+        return self.stage(blocking.link_evidence(pages, kept, self.blocking), "link-evidence")
 
     def link_candidates(self, evidence: DataFrame, uncued: str) -> list[DataFrame]:
         """Source `cue` (a link either way whose context names its target's language, or shared rare cue-marked
@@ -252,32 +316,38 @@ class RankPairs(Job):
         both, either = F.col("link_src_to_trg") & F.col("link_trg_to_src"), F.col("link_src_to_trg") | F.col(
             "link_trg_to_src")
         linked = {"both_ways": both, "any": either, "none": F.lit(False)}[uncued]
-        self.report.metric("uncued_links", uncued)
-        self.report.metric("link_pairs_not_candidates", evidence.filter(~cued & ~linked).count())
-        columns = ["host", "src_url", "trg_url"]
+        self.run_metrics["uncued_links"] = uncued
+        taken = F.when(cued | linked, "taken").otherwise("not_candidates")
+        for label, counts in self.counts_by_pair(evidence.withColumn("taken", taken), "taken").items():
+            self.pair_metric(label, "link_pairs_not_candidates", counts.get("not_candidates", 0))
+        columns = [PAIR_COLUMN, "host", "src_url", "trg_url"]
         return [evidence.filter(condition).select(*columns, F.lit(source).alias("source"),
                                                   F.lit(None).cast("string").alias("handle"))
                 for source, condition in (("cue", cued), ("link", linked))]
 
     def orient(self, pairs: DataFrame, kept: DataFrame, source: str) -> DataFrame:
-        """Pairs of kept URLs of one site in the two languages (src first); the rest counted by reason."""
-        checked = blocking.orient_pairs(pairs, kept, self.languages[0])
-        for why, count in self.count_by(checked, "reason").items():
-            self.report.metric(f"{source}_candidates_{why}", count)
-        return checked.filter(F.col("reason") == "ok").select("host", "src_url", "trg_url", F.lit(source).alias(
-            "source"), "handle")
+        """Pairs of kept URLs of one site in their pair's two languages (src first); the rest counted by reason."""
+        checked = blocking.orient_pairs(pairs, kept)
+        for label, reasons in self.counts_by_pair(checked, "reason").items():
+            for why, count in reasons.items():
+                self.pair_metric(label, f"{source}_candidates_{why}", count)
+        return checked.filter(F.col("reason") == "ok").select(PAIR_COLUMN, "host", "src_url", "trg_url",
+                                                               F.lit(source).alias("source"), "handle")
 
     def image_candidates(self, docs: DataFrame, kept: DataFrame) -> DataFrame:
         """Pages sharing a rare image name; image names counted by status, pairs of capped names counted."""
-        pairs, names = blocking.image_pairs(docs, kept, self.languages, self.args.image_max_share,
-                                            self.args.image_max_pages, self.blocking)
-        by_status = {row["image_status"]: row for row in names.groupBy("image_status").agg(
-            F.count("*").alias("names"), F.sum(F.col("n_src") * F.col("n_trg")).alias("pairs")).collect()}
-        for status in blocking.IMAGE_STATUSES:
-            self.report.metric(f"image_names_{status}", int(by_status[status]["names"]) if status in by_status else 0)
-        capped = by_status.get(blocking.IMAGE_STATUSES[-1])
-        self.report.metric("image_pairs_capped", int(capped["pairs"]) if capped else 0)
-        return pairs.select("host", "src_url", "trg_url", F.lit("image").alias("source"),
+        pairs, names = blocking.image_pairs(docs, kept, self.args.image_max_share, self.args.image_max_pages,
+                                            self.blocking)
+        rows = names.groupBy(PAIR_COLUMN, "image_status").agg(
+            F.count("*").alias("names"), F.sum(F.col("n_src") * F.col("n_trg")).alias("pairs")).collect()
+        for pair in self.pairs:
+            by_status = {row["image_status"]: row for row in rows if row[PAIR_COLUMN] == pair_label(pair)}
+            for status in blocking.IMAGE_STATUSES:
+                self.pair_metric(pair_label(pair), f"image_names_{status}",
+                                 int(by_status[status]["names"]) if status in by_status else 0)
+            capped = by_status.get(blocking.IMAGE_STATUSES[-1])
+            self.pair_metric(pair_label(pair), "image_pairs_capped", int(capped["pairs"]) if capped else 0)
+        return pairs.select(PAIR_COLUMN, "host", "src_url", "trg_url", F.lit("image").alias("source"),
                             F.lit(None).cast("string").alias("handle"))
 
     # ---- outputs -------------------------------------------------------------------------
@@ -292,42 +362,53 @@ class RankPairs(Job):
             min_score, source = decision["min_score"], f"pair model decision ({decision.get('chosen_on')})"
         else:
             min_score, source = UNCALIBRATED_MIN_SCORE, "default for a pair model without a calibrated decision"
-        self.report.metric("align_min_score", {"value": min_score, "source": source})
-        aligned = scored.groupBy("host", "group_key").applyInPandas(
+        self.run_metrics["align_min_score"] = {"value": min_score, "source": source}
+        aligned = scored.groupBy(PAIR_COLUMN, "host", "group_key").applyInPandas(
             bind(ranking.align_group, min_score=min_score, metadata=metadata), scored.schema)
-        best_for_target = Window.partitionBy("trg_url").orderBy(F.desc("score"), "src_url")
+        best_for_target = Window.partitionBy(PAIR_COLUMN, "trg_url").orderBy(F.desc("score"), "src_url")
         aligned = self.stage(aligned.withColumn("target_rank", F.row_number().over(best_for_target)), "alignment")
-        self.report.metric("alignment_cross_group_conflicts", aligned.filter(F.col("target_rank") > 1).count())
+        conflicts = F.when(F.col("target_rank") > 1, "conflict").otherwise("first")
+        for label, counts in self.counts_by_pair(aligned.withColumn("conflict", conflicts), "conflict").items():
+            self.pair_metric(label, "alignment_cross_group_conflicts", counts.get("conflict", 0))
         self.write_table(aligned.filter(F.col("target_rank") == 1).drop("target_rank"), "alignment")
-        self.report.metric("alignment_urls_left_unaligned",
-                           self.pair_urls(scored).subtract(self.pair_urls(self.read_table("alignment"))).count())
+        unaligned = self.pair_urls(scored).subtract(self.pair_urls(self.read_table("alignment")))
+        for label, counts in self.counts_by_pair(unaligned.withColumn("side", F.lit("url")), "side").items():
+            self.pair_metric(label, "alignment_urls_left_unaligned", counts.get("url", 0))
 
     @staticmethod
     def pair_urls(pairs: DataFrame) -> DataFrame:
-        """The distinct URLs on either side of a pair table."""
-        return pairs.select(F.col("src_url").alias("url")).union(pairs.select("trg_url")).distinct()
+        """The distinct (lang_pair, URL) on either side of a pair table."""
+        return (pairs.select(PAIR_COLUMN, F.col("src_url").alias("url"))
+                .union(pairs.select(PAIR_COLUMN, "trg_url")).distinct())
 
-    def report_metrics(self, kept: DataFrame, scored: DataFrame) -> None:
-        metric, data = self.report.metric, self.report.data["metrics"]["by_pair"][pair_label(self.languages)]
-        by_language = kept.groupBy("lang", "lang_source").count().collect()
-        metric("urls_per_language", self.sum_by(by_language, "lang"))
-        metric("urls_language_source", self.sum_by(by_language, "lang_source"))
-        by_stage = scored.groupBy("source", "scored_by").count().collect()
-        kept_pairs = sum(row["count"] for row in by_stage)
-        metric("pairs_by_source_combination", self.sum_by(by_stage, "source"))
-        metric("pairs_scored_fast", data["pairs_after_dedup"])
-        metric("pairs_pruned_after_fast", data["pairs_after_dedup"] - kept_pairs)
-        metric("pairs_rescored", self.sum_by(by_stage, "scored_by").get("rescore", 0))
-        sites = self.read_table("rank_hosts").agg(
+    def pair_report_metrics(self, kept: DataFrame, scored: DataFrame) -> None:
+        """URLs by language and its source, pairs by source and scoring stage, and the sites' grouping, per pair."""
+        by_language = kept.groupBy(PAIR_COLUMN, "lang", "lang_source").count().collect()
+        by_stage = scored.groupBy(PAIR_COLUMN, "source", "scored_by").count().collect()
+        sites = {row[PAIR_COLUMN]: row.asDict() for row in self.read_table("rank_hosts").groupBy(PAIR_COLUMN).agg(
             F.count("*").alias("sites"), F.sum((F.col("n_groups") > 1).cast("int")).alias("sites_split"),
             F.sum("n_groups").alias("groups"), F.sum("n_groups_chunked").alias("groups_chunked"),
             F.sum("n_urls_capped").alias("urls_capped"),
-            F.sum(F.col("n_urls_src") * F.col("n_urls_trg")).alias("cartesian_pairs")).first().asDict()
-        for key, value in sites.items():
-            metric(key, int(value or 0))
-        cartesian = sites["cartesian_pairs"] or 0
-        metric("candidates_vs_cartesian", data["pairs_after_dedup"] / cartesian if cartesian else None)
-        metric("scored_vs_cartesian", kept_pairs / cartesian if cartesian else None)
+            F.sum(F.col("n_urls_src") * F.col("n_urls_trg")).alias("cartesian_pairs")).collect()}
+        for pair in self.pairs:
+            label = pair_label(pair)
+            metrics = self.pair_metrics[label]
+            languages = [row for row in by_language if row[PAIR_COLUMN] == label]
+            stages = [row for row in by_stage if row[PAIR_COLUMN] == label]
+            metrics["urls_per_language"] = self.sum_by(languages, "lang")
+            metrics["urls_language_source"] = self.sum_by(languages, "lang_source")
+            kept_pairs = sum(row["count"] for row in stages)
+            after_dedup = metrics.setdefault("pairs_after_dedup", 0)
+            metrics["pairs_by_source_combination"] = self.sum_by(stages, "source")
+            metrics["pairs_scored_fast"] = after_dedup
+            metrics["pairs_pruned_after_fast"] = after_dedup - kept_pairs
+            metrics["pairs_rescored"] = self.sum_by(stages, "scored_by").get("rescore", 0)
+            totals = {key: value for key, value in sites.get(label, {}).items() if key != PAIR_COLUMN}
+            for key in ("sites", "sites_split", "groups", "groups_chunked", "urls_capped", "cartesian_pairs"):
+                metrics[key] = int(totals.get(key) or 0)
+            cartesian = metrics["cartesian_pairs"]
+            metrics["candidates_vs_cartesian"] = after_dedup / cartesian if cartesian else None
+            metrics["scored_vs_cartesian"] = kept_pairs / cartesian if cartesian else None
 
     @staticmethod
     def sum_by(rows: list, key: str) -> dict[str, int]:

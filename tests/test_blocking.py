@@ -346,7 +346,7 @@ def test_image_pairs_spark_plan_matches_the_pandas_twin(spark):
 
     docs_frame = spark.createDataFrame(docs, "url string, images array<string>, status string")
     kept_frame = spark.createDataFrame(kept, "url string, site string, lang string")
-    pairs, names = blocking.image_pairs(docs_frame, kept_frame, languages, max_share, max_pages)
+    pairs, names = blocking.image_pairs(docs_frame, blocking.with_pair(kept_frame, languages), max_share, max_pages)
     got_pairs = pairs.toPandas()
     assert not got_pairs.duplicated().any()
     assert (sorted(got_pairs[["host", "src_url", "trg_url"]].itertuples(index=False, name=None))
@@ -389,7 +389,8 @@ def test_link_evidence_tells_switchers_from_site_wide_and_uncued_links(spark):
     docs_frame = spark.createDataFrame(docs, "url string, outlinks array<string>, outlink_cues array<string>, "
                                              "status string")
     kept_frame = spark.createDataFrame(kept, "url string, site string, lang string, surt string")
-    evidence = blocking.link_evidence(blocking.page_links(docs_frame), kept_frame, ("eng", "fra")).toPandas()
+    evidence = blocking.link_evidence(blocking.page_links(docs_frame), blocking.with_pair(kept_frame, ("eng", "fra"))
+                                      ).toPandas()
     evidence = evidence.set_index(evidence["src_url"].str[16:] + " " + evidence["trg_url"].str[16:])
     assert set(evidence.index) == {"article-1 article-1", "article-2 article-3"} | {
         f"article-{i} " for i in range(2, 10)}

@@ -42,24 +42,27 @@ def site_of(host: str, domain: str | None, markers: frozenset[str], grouped_by: 
     return ".".join([*kept, domain])
 
 
-def sites_of_hosts(batches: Iterable[pd.DataFrame], languages: tuple[str, str], grouped_by: str = "site"
+def sites_of_hosts(batches: Iterable[pd.DataFrame], languages: tuple[str, str] | None, grouped_by: str = "site"
                    ) -> Iterable[pd.DataFrame]:
-    """mapInPandas: the site of each distinct host by `grouped_by` (site_of); adds domain."""
+    """mapInPandas: the site of each distinct host by `grouped_by` (site_of) and the markers of `languages` (None:
+    of each row's src_lang and trg_lang); adds domain."""
     from parascout.udfs.common.urls import registered_domain
 
-    markers = language_markers(tuple(languages))
     for batch in batches:
         if batch.empty:
             continue
         batch = batch.copy()
         if "domain" not in batch.columns:
             batch["domain"] = [registered_domain(h) for h in batch["host"]]
-        batch["site"] = [site_of(h, d, markers, grouped_by) for h, d in zip(batch["host"], batch["domain"])]
-        yield batch[["host", "domain", "site"]]
+        pairs = zip(batch["src_lang"], batch["trg_lang"]) if languages is None else [languages] * len(batch)
+        batch["site"] = [site_of(h, d, language_markers(tuple(pair)), grouped_by)
+                         for h, d, pair in zip(batch["host"], batch["domain"], pairs)]
+        yield batch[["host", "domain", *(["src_lang", "trg_lang"] if languages is None else []), "site"]]
 
 
-def with_site(frame, languages: tuple[str, str], grouped_by: str = "site", host_column: str = "host"):
-    """Spark: `frame` with a `site` column for its `host_column` (GROUPINGS, as --group-by says);
+def with_site(frame, languages: tuple[str, str] | None, grouped_by: str = "site", host_column: str = "host"):
+    """Spark: `frame` with a `site` column for its `host_column` (GROUPINGS, as --group-by says), language labels
+    being those of `languages` (None: of each row's src_lang and trg_lang, a frame of several language pairs);
     the domain comes from a `domain` column where the frame has one. A host that resolves to nothing is its own site."""
     from pyspark.sql import functions as F
 
@@ -69,11 +72,14 @@ def with_site(frame, languages: tuple[str, str], grouped_by: str = "site", host_
     has_domain = "domain" in frame.columns
     if grouped_by == "name" and has_domain:
         return frame.withColumn("site", name_site_column(host, F.col("domain")))
-    hosts = frame.select(host.alias("host"), *(["domain"] if has_domain else [])).where(host.isNotNull()).distinct()
-    sites = hosts.mapInPandas(bind_sites(languages, grouped_by), "host string, domain string, site string")
-    keys = ["host", "domain"] if has_domain else ["host"]
+    by_pair = ["src_lang", "trg_lang"] if languages is None else []
+    hosts = (frame.select(host.alias("host"), *(["domain"] if has_domain else []), *by_pair).where(host.isNotNull())
+             .distinct())
+    schema = "host string, domain string, " + "".join(f"{column} string, " for column in by_pair) + "site string"
+    sites = hosts.mapInPandas(bind_sites(languages, grouped_by), schema)
+    keys = ["host", "domain", *by_pair] if has_domain else ["host", *by_pair]
     sites = sites.select(*keys, "site").withColumnRenamed("host", host_column)
-    keys = [host_column, "domain"] if has_domain else [host_column]
+    keys = [host_column, *keys[1:]]
     return frame.join(sites, keys, "left").withColumn("site", F.coalesce("site", host))
 
 
@@ -87,9 +93,9 @@ def name_site_column(host, domain):
     return F.coalesce(named, F.regexp_replace(F.lower(host), r"\.+$", ""))
 
 
-def bind_sites(languages: tuple[str, str], grouped_by: str):
+def bind_sites(languages: tuple[str, str] | None, grouped_by: str):
     """`sites_of_hosts` with its settings fixed, for mapInPandas (Spark reads no type hints off it)."""
     def sites(batches):
-        return sites_of_hosts(batches, languages=tuple(languages), grouped_by=grouped_by)
+        return sites_of_hosts(batches, languages=tuple(languages) if languages else None, grouped_by=grouped_by)
 
     return sites

@@ -69,7 +69,7 @@ def predict_languages(urls: list[str], predict_lang: LangScorer, threshold: floa
     return pd.DataFrame({"lang": best.where(confident, None).to_numpy(), "p_lang": best_probability})
 
 
-def assign_languages(urls: pd.DataFrame, languages: tuple[str, str], predict_lang: LangScorer | None,
+def assign_languages(urls: pd.DataFrame, languages: tuple[str, ...], predict_lang: LangScorer | None,
                      threshold: float = 0.5) -> pd.DataFrame:
     """Add lang, p_lang, lang_source ('cdx' | 'model') and language_status to a frame of url, lang.
 
@@ -237,7 +237,7 @@ def load_url_model(model_dir: str):
     return worker_model(model_dir)
 
 
-def assign_languages_with_model(batches: Iterator[pd.DataFrame], languages: tuple[str, str],
+def assign_languages_with_model(batches: Iterator[pd.DataFrame], languages: tuple[str, ...],
                                 lang_model: str | None, threshold: float) -> Iterator[pd.DataFrame]:
     """mapInPandas: language of URLs without a CDX language, url_status 'ok' or the language reason."""
     predict_lang = load_url_model(lang_model).predict_lang if lang_model else None
@@ -278,17 +278,20 @@ def align_group(group: pd.DataFrame, min_score: float = float("-inf"), metadata:
 
 
 # ---- Spark DataFrame plans -----------------------------------------------------------------
-def site_summary(kept, languages: tuple[str, str], max_group_urls: int):
-    """Per site: URLs per language, blocking groups, hash-chunked groups and URLs capped from similarity."""
+def site_summary(kept, max_group_urls: int):
+    """Per language pair and site: URLs per language, blocking groups, hash-chunked groups and URLs capped from
+    similarity (kept: blocking.with_pair's columns, site, group_key, chunked)."""
     from pyspark.sql import functions as F
 
-    src_lang, trg_lang = languages
-    groups = kept.groupBy("site", "group_key").agg(F.count("*").alias("n"), F.max("chunked").alias("chunked"))
-    by_site = groups.groupBy("site").agg(
+    site = ["lang_pair", "src_lang", "trg_lang", "site"]
+    groups = kept.groupBy(*site, "group_key").agg(F.count("*").alias("n"), F.max("chunked").alias("chunked"))
+    by_site = groups.groupBy(*site).agg(
         F.count("*").alias("n_groups"),
         F.sum(F.greatest(F.col("n") - max_group_urls, F.lit(0))).alias("n_urls_capped"),
         F.sum(F.col("chunked").cast("int")).alias("n_groups_chunked"))
-    counts = kept.groupBy("site").agg(F.sum((F.col("lang") == src_lang).cast("long")).alias("n_urls_src"),
-                                      F.sum((F.col("lang") == trg_lang).cast("long")).alias("n_urls_trg"))
-    return (counts.join(by_site, "site").withColumnRenamed("site", "host")
-            .withColumn("src_lang", F.lit(src_lang)).withColumn("trg_lang", F.lit(trg_lang)))
+    counts = kept.groupBy(*site).agg(F.sum((F.col("lang") == F.col("src_lang")).cast("long")).alias("n_urls_src"),
+                                     F.sum((F.col("lang") == F.col("trg_lang")).cast("long")).alias("n_urls_trg"))
+    return (counts.join(by_site, site)
+            .select("site", "n_urls_src", "n_urls_trg", "n_groups", "n_urls_capped", "n_groups_chunked",
+                    "src_lang", "trg_lang", "lang_pair")
+            .withColumnRenamed("site", "host"))

@@ -39,6 +39,7 @@ from parascout.udfs.rank.blocking.content import (  # noqa: F401
     structure_pairs_for_group_frame,
 )
 from parascout.udfs.rank.blocking.plans import (  # noqa: F401
+    LANG_PAIR_COLUMNS,
     SIMILAR_SCHEMA,
     bind,
     bounded_groups,
@@ -53,6 +54,7 @@ from parascout.udfs.rank.blocking.plans import (  # noqa: F401
     split_keys,
     split_keys_schema,
     surt_of_links,
+    with_pair,
     with_split_keys,
 )
 from parascout.udfs.rank.blocking.similarity import (  # noqa: F401

@@ -67,10 +67,11 @@ def shared_image_pairs(pages: pd.DataFrame, languages: tuple[str, str], max_shar
     return pairs.rename(columns={"site": "host"}).reset_index(drop=True), names
 
 
-def image_pairs(docs, kept, languages: tuple[str, str], max_share: float = IMAGE_MAX_SHARE,
-                max_pages: int = IMAGE_MAX_PAGES, config: BlockingConfig = DEFAULT):
-    """Spark plan of `shared_image_pairs` over `docs` (url, images[, status]) and kept URLs (url, site, lang):
-    (pairs: host, src_url, trg_url; names: site, image, n_pages, n_src, n_trg, site_pages, image_status).
+def image_pairs(docs, kept, max_share: float = IMAGE_MAX_SHARE, max_pages: int = IMAGE_MAX_PAGES,
+                config: BlockingConfig = DEFAULT):
+    """Spark plan of `shared_image_pairs` over `docs` (url, images[, status]) and kept URLs (lang_pair, src_lang,
+    trg_lang, url, site, lang; plans.with_pair), each language pair apart: (pairs: lang_pair, host, src_url,
+    trg_url; names: lang_pair, site, image, n_pages, n_src, n_trg, site_pages, image_status).
 
     Joins and group-bys only; a (site, image) group is joined with itself only when it holds at most
     `max_pages` pages, so one name gives at most (max_pages / 2)^2 pairs.
@@ -78,23 +79,27 @@ def image_pairs(docs, kept, languages: tuple[str, str], max_share: float = IMAGE
     from pyspark.sql import functions as F
 
     fetched = docs.filter(F.col("status") == "ok") if "status" in docs.columns else docs
-    pages = fetched.select("url", "images").join(kept.select("url", "site", "lang"), "url")
-    site_pages = pages.groupBy("site").agg(F.countDistinct("url").alias("site_pages"))
-    incidences = (pages.select("site", "url", "lang", F.explode("images").alias("image"))
+    pages = fetched.select("url", "images").join(
+        kept.select("lang_pair", "src_lang", "trg_lang", "url", "site", "lang"), "url")
+    site = ["lang_pair", "site"]
+    site_pages = pages.groupBy(*site).agg(F.countDistinct("url").alias("site_pages"))
+    incidences = (pages.select(*site, "src_lang", "trg_lang", "url", "lang", F.explode("images").alias("image"))
                   .filter(F.col("image").isNotNull() & (F.col("image") != "")).distinct())
     n_pages, n_src, n_trg = F.col("n_pages"), F.col("n_src"), F.col("n_trg")
     common = n_pages > F.greatest(F.lit(float(config.image_rare_pages)), F.lit(float(max_share)) * F.col("site_pages"))
     status = (F.when(common, IMAGE_STATUSES[1]).when((n_src == 0) | (n_trg == 0), IMAGE_STATUSES[2])
               .when(n_pages > max_pages, IMAGE_STATUSES[3]).otherwise(IMAGE_STATUSES[0]))
-    names = (incidences.groupBy("site", "image")
-             .agg(F.count("*").alias("n_pages"), F.sum((F.col("lang") == languages[0]).cast("long")).alias("n_src"),
-                  F.sum((F.col("lang") == languages[1]).cast("long")).alias("n_trg"))
-             .join(site_pages, "site").withColumn("image_status", status))
-    usable = incidences.join(names.filter(F.col("image_status") == IMAGE_STATUSES[0]).select("site", "image"),
-                             ["site", "image"])
-    src = usable.filter(F.col("lang") == languages[0]).select("site", "image", F.col("url").alias("src_url"))
-    trg = usable.filter(F.col("lang") == languages[1]).select("site", "image", F.col("url").alias("trg_url"))
-    pairs = src.join(trg, ["site", "image"]).select(F.col("site").alias("host"), "src_url", "trg_url").distinct()
+    names = (incidences.groupBy(*site, "image")
+             .agg(F.count("*").alias("n_pages"),
+                  F.sum((F.col("lang") == F.col("src_lang")).cast("long")).alias("n_src"),
+                  F.sum((F.col("lang") == F.col("trg_lang")).cast("long")).alias("n_trg"))
+             .join(site_pages, site).withColumn("image_status", status))
+    usable = incidences.join(names.filter(F.col("image_status") == IMAGE_STATUSES[0]).select(*site, "image"),
+                             [*site, "image"])
+    src = usable.filter(F.col("lang") == F.col("src_lang")).select(*site, "image", F.col("url").alias("src_url"))
+    trg = usable.filter(F.col("lang") == F.col("trg_lang")).select(*site, "image", F.col("url").alias("trg_url"))
+    pairs = (src.join(trg, [*site, "image"]).select("lang_pair", F.col("site").alias("host"), "src_url", "trg_url")
+             .distinct())
     return pairs, names
 
 
@@ -159,7 +164,7 @@ def structure_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str,
     group = group[[profile is not None and len(profile) > 0 for profile in group["profile"]]]
     src = group[group["lang"] == src_lang].reset_index(drop=True)
     trg = group[group["lang"] == trg_lang].reset_index(drop=True)
-    columns = {"host": object, "src_url": object, "trg_url": object, "distance": np.float64}
+    columns = {"lang_pair": object, "host": object, "src_url": object, "trg_url": object, "distance": np.float64}
     if src.empty or trg.empty:
         return pd.DataFrame({c: pd.Series(dtype=t) for c, t in columns.items()})
     src_matrix = profile_matrix(list(src["profile"]), config.profile_paragraphs)
@@ -167,23 +172,25 @@ def structure_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str,
     forward = nearest_profiles(src_matrix, trg_matrix, k).rename(columns={"query": "src", "other": "trg"})
     backward = nearest_profiles(trg_matrix, src_matrix, k).rename(columns={"query": "trg", "other": "src"})
     pairs = pd.concat([forward, backward], ignore_index=True).drop_duplicates(["src", "trg"])
-    return pd.DataFrame({"host": group["host"].iloc[0],
+    return pd.DataFrame({"lang_pair": group["lang_pair"].iloc[0] if "lang_pair" in group else f"{src_lang}-{trg_lang}",
+                         "host": group["host"].iloc[0],
                          "src_url": src["url"].to_numpy()[pairs["src"].to_numpy(dtype=np.int64)],
                          "trg_url": trg["url"].to_numpy()[pairs["trg"].to_numpy(dtype=np.int64)],
                          "distance": pairs["distance"].to_numpy(dtype=np.float64)})
 
 
-STRUCTURE_SCHEMA = "host string, src_url string, trg_url string, distance double"
+STRUCTURE_SCHEMA = "lang_pair string, host string, src_url string, trg_url string, distance double"
 
 
-def structure_pairs_for_group_frame(group: pd.DataFrame, languages: tuple[str, str], k: int, max_urls: int,
-                                    config: BlockingConfig = DEFAULT) -> pd.DataFrame:
-    """applyInPandas: `structure_pairs_for_group` for a (host, group_key) group of fetched kept URLs."""
-    return structure_pairs_for_group(group, languages[0], languages[1], k, max_urls, config)
+def structure_pairs_for_group_frame(group: pd.DataFrame, k: int, max_urls: int, config: BlockingConfig = DEFAULT
+                                    ) -> pd.DataFrame:
+    """applyInPandas: `structure_pairs_for_group` for a (lang_pair, host, group_key) group of fetched kept URLs."""
+    return structure_pairs_for_group(group, group["src_lang"].iloc[0], group["trg_lang"].iloc[0], k, max_urls, config)
 
 
-def structure_pairs(docs, kept, languages: tuple[str, str], k: int, max_urls: int, config: BlockingConfig = DEFAULT):
-    """Spark plan: (host, src_url, trg_url, distance) nearest by paragraph profile within kept URL groups.
+def structure_pairs(docs, kept, k: int, max_urls: int, config: BlockingConfig = DEFAULT):
+    """Spark plan: (lang_pair, host, src_url, trg_url, distance) nearest by paragraph profile within the kept URL
+    groups of each language pair (kept: plans.with_pair's columns, group_key).
 
     Profiles (a few doubles) are computed before the shuffle, never the structure arrays themselves.
     """
@@ -197,8 +204,8 @@ def structure_pairs(docs, kept, languages: tuple[str, str], k: int, max_urls: in
 
     profiles = (fetched.select("url", F.pandas_udf(profiles_of, "array<double>")(F.col("structure"))
                                .alias("profile")).dropDuplicates(["url"]))
-    return (kept.select(F.col("site").alias("host"), "group_key", "url", "lang").join(profiles, "url")
-            .groupBy("host", "group_key").applyInPandas(
-                bind(structure_pairs_for_group_frame, languages=languages, k=k, max_urls=max_urls, config=config),
-                STRUCTURE_SCHEMA))
+    return (kept.select("lang_pair", "src_lang", "trg_lang", F.col("site").alias("host"), "group_key", "url", "lang")
+            .join(profiles, "url")
+            .groupBy("lang_pair", "host", "group_key").applyInPandas(
+                bind(structure_pairs_for_group_frame, k=k, max_urls=max_urls, config=config), STRUCTURE_SCHEMA))
 

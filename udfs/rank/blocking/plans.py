@@ -1,7 +1,11 @@
 """Blocking wired to Spark: per-group pair functions for applyInPandas / mapInPandas, bounded sub-groups of
 huge sites (language-neutral path prefix, then handle hash), and the DataFrame plans that orient pairs and join
 switcher links by SURT. No SparkSession here: DataFrames in, DataFrames out. The blockers' knobs are
-BlockingConfig's (udfs.rank.blocking.config), passed down as `config`."""
+BlockingConfig's (udfs.rank.blocking.config), passed down as `config`.
+
+Kept URLs carry their language pair (`lang_pair`, `src_lang`, `trg_lang`; `with_pair` adds one pair's to a frame
+without them): a run ranks all its pairs in one pass, a URL in English once for each English pair, and every
+grouping, join and orientation here is within one pair."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
@@ -14,7 +18,9 @@ from parascout.udfs.rank.blocking.similarity import similar_pairs
 from parascout.udfs.rank.blocking.tokens import language_markers, neutral_handle, neutral_prefixes, url_features
 
 # ---- one group of one host -----------------------------------------------------------------
-SIMILAR_SCHEMA = "host string, src_url string, trg_url string, jaccard double, top_k boolean"
+SIMILAR_SCHEMA = "lang_pair string, host string, src_url string, trg_url string, jaccard double, top_k boolean"
+#: the columns naming a kept URL's language pair
+LANG_PAIR_COLUMNS = ("lang_pair", "src_lang", "trg_lang")
 
 
 def cap_group(group: pd.DataFrame, max_urls: int) -> pd.DataFrame:
@@ -33,9 +39,9 @@ def similar_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str, k
     src = group[group["lang"] == src_lang].reset_index(drop=True)
     trg = group[group["lang"] == trg_lang].reset_index(drop=True)
     if src.empty or trg.empty:
-        return pd.DataFrame({"host": pd.Series(dtype=object), "src_url": pd.Series(dtype=object),
-                             "trg_url": pd.Series(dtype=object), "jaccard": pd.Series(dtype=np.float64),
-                             "top_k": pd.Series(dtype=bool)})
+        return pd.DataFrame({"lang_pair": pd.Series(dtype=object), "host": pd.Series(dtype=object),
+                             "src_url": pd.Series(dtype=object), "trg_url": pd.Series(dtype=object),
+                             "jaccard": pd.Series(dtype=np.float64), "top_k": pd.Series(dtype=bool)})
     def tokens(side: pd.DataFrame) -> list:  # each URL's own domain: a group by name holds example.de and example.fr
         strips = side["domain"] if strip_to == "domain" else [group[strip_to].iloc[0]] * len(side)
         return [url_features(u, markers, strip, config.char_ngram) for u, strip in zip(side["url"], strips)]
@@ -43,6 +49,7 @@ def similar_pairs_for_group(group: pd.DataFrame, src_lang: str, trg_lang: str, k
     src_tokens, trg_tokens = tokens(src), tokens(trg)
     pairs, _ = similar_pairs(src_tokens, trg_tokens, k, lsh_min_pairs, exhaustive_max_pairs, config)
     return pd.DataFrame({
+        "lang_pair": group["lang_pair"].iloc[0] if "lang_pair" in group else f"{src_lang}-{trg_lang}",
         "host": group["host"].iloc[0],
         "src_url": src["url"].to_numpy()[pairs["src_index"].to_numpy()],
         "trg_url": trg["url"].to_numpy()[pairs["trg_index"].to_numpy()],
@@ -74,26 +81,27 @@ def bind(function: Callable, **settings) -> Callable:
 def split_keys_schema(depth: int) -> str:
     """Schema of `with_split_keys` output: the kept-URL columns plus prefixes and handle hash."""
     prefixes = ", ".join(f"prefix_{level} string" for level in range(1, depth + 1))
-    return (f"site string, url string, surt string, lang string, p_lang double, lang_source string, "
-            f"domain string, {prefixes}, handle_hash long")
+    return (f"lang_pair string, src_lang string, trg_lang string, site string, url string, surt string, "
+            f"lang string, p_lang double, lang_source string, domain string, {prefixes}, handle_hash long")
 
 
-def with_split_keys(batches: Iterable[pd.DataFrame], languages: tuple[str, str], depth: int
-                    ) -> Iterable[pd.DataFrame]:
-    """mapInPandas: add the split keys (neutral prefixes, handle hash) to batches of kept URLs."""
+def with_split_keys(batches: Iterable[pd.DataFrame], depth: int) -> Iterable[pd.DataFrame]:
+    """mapInPandas: add the split keys (neutral prefixes, handle hash) to batches of kept URLs, each URL's by the
+    language markers of its pair."""
     for batch in batches:
         if batch.empty:
             continue
-        keys = split_keys(batch["url"], languages, depth)
-        yield pd.concat([batch.reset_index(drop=True), keys], axis=1)
+        for (src_lang, trg_lang), urls in batch.groupby(["src_lang", "trg_lang"], sort=False):
+            keys = split_keys(urls["url"], (src_lang, trg_lang), depth)
+            yield pd.concat([urls.reset_index(drop=True), keys], axis=1)
 
 
-def similar_pairs_for_group_frame(group: pd.DataFrame, languages: tuple[str, str], k: int, max_urls: int,
-                                  lsh_min_pairs: int, strip_to: str = "host", exhaustive_max_pairs: int = 0,
+def similar_pairs_for_group_frame(group: pd.DataFrame, k: int, max_urls: int, lsh_min_pairs: int,
+                                  strip_to: str = "host", exhaustive_max_pairs: int = 0,
                                   config: BlockingConfig = DEFAULT) -> pd.DataFrame:
-    """applyInPandas: `similar_pairs_for_group` for a (host, group_key) group of kept URLs."""
-    return similar_pairs_for_group(group, languages[0], languages[1], k, max_urls, lsh_min_pairs, strip_to,
-                                   exhaustive_max_pairs, config)
+    """applyInPandas: `similar_pairs_for_group` for a (lang_pair, host, group_key) group of kept URLs."""
+    return similar_pairs_for_group(group, group["src_lang"].iloc[0], group["trg_lang"].iloc[0], k, max_urls,
+                                   lsh_min_pairs, strip_to, exhaustive_max_pairs, config)
 
 
 def surt_of_links(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
@@ -106,8 +114,19 @@ def surt_of_links(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
 
 
 # ---- Spark DataFrame plans (no SparkSession here: DataFrames in, DataFrames out) -----------
-def bounded_groups(kept, languages: tuple[str, str], limit: int, depth: int = 3):
-    """Add group_key to kept URLs (site, url, lang, ...): '' while a site has <= limit URLs, else its
+def with_pair(kept, languages: tuple[str, str] | None = None):
+    """Kept URLs with their pair's columns (LANG_PAIR_COLUMNS): as they are, or those of `languages` added."""
+    from pyspark.sql import functions as F
+
+    if "lang_pair" in kept.columns:
+        return kept
+    src_lang, trg_lang = languages
+    return kept.select("*", F.lit(f"{src_lang}-{trg_lang}").alias("lang_pair"), F.lit(src_lang).alias("src_lang"),
+                       F.lit(trg_lang).alias("trg_lang"))
+
+
+def bounded_groups(kept, limit: int, depth: int = 3):
+    """Add group_key to kept URLs (lang_pair, site, url, lang, ...): '' while a pair's site has <= limit URLs, else its
     language-neutral path prefix (1..depth directories, deepened while a group stays over the limit),
     else prefix#(handle hash mod ceil(n / limit)); `chunked` marks hash-split groups.
 
@@ -116,40 +135,43 @@ def bounded_groups(kept, languages: tuple[str, str], limit: int, depth: int = 3)
     from pyspark.sql import functions as F
 
     levels = max(depth, 1)
-    keyed = kept.select("site", "url", "surt", "lang", "p_lang", "lang_source", "domain").mapInPandas(
-        bind(with_split_keys, languages=languages, depth=levels), split_keys_schema(levels)
+    keys = ["lang_pair", "site", "group_key"]
+    keyed = kept.select(*LANG_PAIR_COLUMNS, "site", "url", "surt", "lang", "p_lang", "lang_source", "domain").mapInPandas(
+        bind(with_split_keys, depth=levels), split_keys_schema(levels)
     ).withColumn("group_key", F.lit(""))
     for level in range(1, depth + 1):
-        oversized = (keyed.groupBy("site", "group_key").count().filter(F.col("count") > limit)
-                     .select("site", "group_key", F.lit(True).alias("oversized")))
-        keyed = (keyed.join(oversized, ["site", "group_key"], "left")
+        oversized = (keyed.groupBy(*keys).count().filter(F.col("count") > limit)
+                     .select(*keys, F.lit(True).alias("oversized")))
+        keyed = (keyed.join(oversized, keys, "left")
                  .withColumn("group_key", F.when(F.col("oversized"), F.col(f"prefix_{level}"))
                              .otherwise(F.col("group_key"))).drop("oversized"))
-    sizes = keyed.groupBy("site", "group_key").agg(F.count("*").alias("group_urls"))
+    sizes = keyed.groupBy(*keys).agg(F.count("*").alias("group_urls"))
     chunk = (F.col("handle_hash") % F.ceil(F.col("group_urls") / F.lit(limit))).cast("string")
-    return (keyed.join(sizes, ["site", "group_key"])
+    return (keyed.join(sizes, keys)
             .withColumn("chunked", F.col("group_urls") > limit)
             .withColumn("group_key", F.when(F.col("chunked"), F.concat("group_key", F.lit("#"), chunk))
                         .otherwise(F.col("group_key")))
             .drop("group_urls"))
 
 
-def orient_pairs(pairs, kept, first_language: str):
-    """Candidate pairs (src_url, trg_url[, handle]) checked against kept URLs: host = their site, src in
-    `first_language`, and `reason` ok | url_not_kept | cross_site | same_language."""
+def orient_pairs(pairs, kept):
+    """Candidate pairs (lang_pair, src_url, trg_url[, handle]) checked against the kept URLs of their pair: host =
+    their site, src in the pair's first language, and `reason` ok | url_not_kept | cross_site | same_language."""
     from pyspark.sql import functions as F
 
-    side = kept.select("url", "site", "lang")
+    side = kept.select("lang_pair", "url", "site", "lang", "src_lang")
     handle = F.col("handle") if "handle" in pairs.columns else F.lit(None).cast("string")
-    joined = (pairs.select("src_url", "trg_url", handle.alias("handle"))
-              .join(side.toDF("src_url", "src_site", "a_lang"), "src_url", "left")
-              .join(side.toDF("trg_url", "trg_site", "b_lang"), "trg_url", "left"))
+    joined = (pairs.select("lang_pair", "src_url", "trg_url", handle.alias("handle"))
+              .join(side.toDF("lang_pair", "src_url", "src_site", "a_lang", "first_lang"), ["lang_pair", "src_url"],
+                    "left")
+              .join(side.toDF("lang_pair", "trg_url", "trg_site", "b_lang", "first_b"), ["lang_pair", "trg_url"],
+                    "left"))
     reason = (F.when(F.col("a_lang").isNull() | F.col("b_lang").isNull(), "url_not_kept")
               .when(F.col("src_site") != F.col("trg_site"), "cross_site")
               .when(F.col("a_lang") == F.col("b_lang"), "same_language").otherwise("ok"))
-    swap = F.col("a_lang") != F.lit(first_language)
+    swap = F.col("a_lang") != F.col("first_lang")
     return joined.select(
-        F.col("src_site").alias("host"),
+        "lang_pair", F.col("src_site").alias("host"),
         F.when(swap, F.col("trg_url")).otherwise(F.col("src_url")).alias("src_url"),
         F.when(swap, F.col("src_url")).otherwise(F.col("trg_url")).alias("trg_url"),
         "handle", reason.alias("reason"))
@@ -172,15 +194,16 @@ def page_links(docs):
 
 
 def link_pairs(pages, kept):
-    """(src_url = the linking page, trg_url = a kept URL it links to, matched by SURT, cue) from `page_links`."""
+    """(lang_pair, src_url = the linking page, trg_url = a URL kept in that pair it links to, matched by SURT, cue)
+    from `page_links`."""
     from pyspark.sql import functions as F
 
-    targets = kept.select(F.col("url").alias("trg_url"), F.col("surt").alias("link_surt"))
-    return pages.join(targets, "link_surt").select(F.col("page").alias("src_url"), "trg_url", "cue")
+    targets = kept.select("lang_pair", F.col("url").alias("trg_url"), F.col("surt").alias("link_surt"))
+    return pages.join(targets, "link_surt").select("lang_pair", F.col("page").alias("src_url"), "trg_url", "cue")
 
 
-def link_evidence(pages, kept, languages: tuple[str, str], config: BlockingConfig = DEFAULT):
-    """Per site and (src, trg) pair of kept URLs in the two languages (src in languages[0]) that links join,
+def link_evidence(pages, kept, config: BlockingConfig = DEFAULT):
+    """Per language pair, site and (src, trg) pair of kept URLs in the pair's two languages that links join,
     what the links say: a link from src to trg, one from trg to src, how many of the two
     directions carry a cue naming their target's language (`cue_links`: a language switcher), whether such a
     target gets a cue link from no other page (`cue_exclusive`: one page's translation, not a site-wide
@@ -190,25 +213,26 @@ def link_evidence(pages, kept, languages: tuple[str, str], config: BlockingConfi
     `pages`: `page_links` rows; joins and group-bys only."""
     from pyspark.sql import functions as F
 
-    side = kept.select("url", "site", "lang")
-    edges = (link_pairs(pages, kept).join(side.toDF("src_url", "site", "page_lang"), "src_url")
-             .join(side.toDF("trg_url", "trg_site", "target_lang"), "trg_url")
+    side = kept.select("lang_pair", "url", "site", "lang", "src_lang")
+    edges = (link_pairs(pages, kept)
+             .join(side.toDF("lang_pair", "src_url", "site", "page_lang", "first_lang"), ["lang_pair", "src_url"])
+             .join(side.toDF("lang_pair", "trg_url", "trg_site", "target_lang", "first_b"), ["lang_pair", "trg_url"])
              .filter((F.col("site") == F.col("trg_site")) & (F.col("page_lang") != F.col("target_lang")))
              .withColumn("cued", F.coalesce(F.col("cue") == F.col("target_lang"), F.lit(False))))
-    in_pages = edges.filter("cued").groupBy("trg_url").agg(F.countDistinct("src_url").alias("cue_pages"))
-    forward = F.col("page_lang") == F.lit(languages[0])
-    direct = (edges.join(in_pages, "trg_url", "left")
-              .select(F.col("site").alias("host"),
+    in_pages = edges.filter("cued").groupBy("lang_pair", "trg_url").agg(F.countDistinct("src_url").alias("cue_pages"))
+    forward = F.col("page_lang") == F.col("first_lang")
+    direct = (edges.join(in_pages, ["lang_pair", "trg_url"], "left")
+              .select("lang_pair", F.col("site").alias("host"),
                       F.when(forward, F.col("src_url")).otherwise(F.col("trg_url")).alias("a"),
                       F.when(forward, F.col("trg_url")).otherwise(F.col("src_url")).alias("b"),
                       forward.alias("forward"), "cued",
                       (F.col("cued") & (F.col("cue_pages") == 1)).alias("exclusive"))
-              .groupBy("host", "a", "b").agg(
+              .groupBy("lang_pair", "host", "a", "b").agg(
                   F.max("forward").alias("link_src_to_trg"), F.max(~F.col("forward")).alias("link_trg_to_src"),
                   F.sum(F.col("cued").cast("int")).cast("int").alias("cue_links"),
                   F.max("exclusive").alias("cue_exclusive")))
-    return (direct.join(shared_alternates(pages, kept, languages, config), ["host", "a", "b"], "full")
-            .select("host", F.col("a").alias("src_url"), F.col("b").alias("trg_url"),
+    return (direct.join(shared_alternates(pages, kept, config), ["lang_pair", "host", "a", "b"], "full")
+            .select("lang_pair", "host", F.col("a").alias("src_url"), F.col("b").alias("trg_url"),
                     F.coalesce("link_src_to_trg", F.lit(False)).alias("link_src_to_trg"),
                     F.coalesce("link_trg_to_src", F.lit(False)).alias("link_trg_to_src"),
                     F.coalesce("cue_links", F.lit(0)).alias("cue_links"),
@@ -216,22 +240,24 @@ def link_evidence(pages, kept, languages: tuple[str, str], config: BlockingConfi
                     F.coalesce("shared_alternates", F.lit(0)).alias("shared_alternates")))
 
 
-def shared_alternates(pages, kept, languages: tuple[str, str], config: BlockingConfig = DEFAULT):
-    """(host, a, b, shared_alternates): pages of the two languages on one site that both link with a language cue
+def shared_alternates(pages, kept, config: BlockingConfig = DEFAULT):
+    """(lang_pair, host, a, b, shared_alternates): pages of a pair's two languages on one site that both link with a
+    language cue
     to the same target other than each other, a target at most `config.link_rare_pages` pages cue-link to (more:
     a site-wide switcher target, the other language's home page, not one page's translation)."""
     from pyspark.sql import functions as F
 
     cued = (pages.filter(F.col("cue").isNotNull())
-            .join(kept.select(F.col("url").alias("page"), "site", "lang", F.col("surt").alias("page_surt")), "page"))
-    rare = (cued.groupBy("link_surt").agg(F.countDistinct("page").alias("n"))
-            .filter(F.col("n") <= config.link_rare_pages).select("link_surt"))
-    cued = cued.join(rare, "link_surt")
-    src = cued.filter(F.col("lang") == languages[0]).select("site", "link_surt", F.col("page").alias("a"),
-                                                            F.col("page_surt").alias("a_surt"))
-    trg = cued.filter(F.col("lang") == languages[1]).select("site", "link_surt", F.col("page").alias("b"),
-                                                            F.col("page_surt").alias("b_surt"))
-    return (src.join(trg, ["site", "link_surt"])
+            .join(kept.select("lang_pair", "src_lang", "trg_lang", F.col("url").alias("page"), "site", "lang",
+                              F.col("surt").alias("page_surt")), "page"))
+    rare = (cued.groupBy("lang_pair", "link_surt").agg(F.countDistinct("page").alias("n"))
+            .filter(F.col("n") <= config.link_rare_pages).select("lang_pair", "link_surt"))
+    cued = cued.join(rare, ["lang_pair", "link_surt"])
+    src = cued.filter(F.col("lang") == F.col("src_lang")).select("lang_pair", "site", "link_surt", F.col("page").alias("a"),
+                                                                 F.col("page_surt").alias("a_surt"))
+    trg = cued.filter(F.col("lang") == F.col("trg_lang")).select("lang_pair", "site", "link_surt", F.col("page").alias("b"),
+                                                                 F.col("page_surt").alias("b_surt"))
+    return (src.join(trg, ["lang_pair", "site", "link_surt"])
             .filter((F.col("link_surt") != F.col("a_surt")) & (F.col("link_surt") != F.col("b_surt")))
-            .groupBy(F.col("site").alias("host"), "a", "b")
+            .groupBy("lang_pair", F.col("site").alias("host"), "a", "b")
             .agg(F.countDistinct("link_surt").cast("int").alias("shared_alternates")))
