@@ -3,6 +3,7 @@ real-text sample archive (the bundled Bible text), in the shared Spark session. 
 benchmarks/bench_many_pairs.py, which compares the run's cost and output with one-pair runs."""
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -139,3 +140,21 @@ def test_rank_pairs_ranks_each_pair_into_its_partition(spark, three_pair_run):
     hosts = pd.read_parquet(table_location(str(root / "rank_hosts")))
     for label, group in hosts.groupby(hosts["lang_pair"].astype(str)):
         assert set(group["src_lang"].astype(str) + "-" + group["trg_lang"].astype(str)) == {label}
+
+
+@pytest.mark.slow
+def test_rank_pairs_ranks_each_pair_of_the_one_pass_as_a_run_of_that_pair_alone(spark, three_pair_run, tmp_path):
+    root, _ = three_pair_run
+    alone = tmp_path / "alone"
+    shutil.copytree(root, alone, ignore=shutil.ignore_patterns("_locks", "_reports"))
+    models = root.parent / "models"
+    run_job(RankPairs, spark, ["--root", str(alone), "--langs", "en,de", "--lang-model", str(models / "url2lang"),
+                               "--pair-model", str(models / "pairs"), "--log-level", "WARNING"])
+    for table in ("scored_pairs", "alignment", "rank_hosts"):
+        frames = []
+        for where in (root, alone):
+            frame = pd.read_parquet(table_location(str(where / table)))
+            frame = frame[frame["lang_pair"].astype(str) == "eng-deu"].drop(columns="lang_pair")
+            frames.append(frame.sort_values(list(frame.columns[:4])).reset_index(drop=True))
+        assert len(frames[0]) > 0, table
+        pd.testing.assert_frame_equal(frames[0], frames[1], check_dtype=False)
