@@ -3,6 +3,7 @@ import pytest
 
 from parascout.jobs.base import ConfigError
 from parascout.jobs.bucket_handles import BucketHandlesJob
+from parascout.udfs.common.tables import table_location
 from tests.conftest import run_job
 
 SCHEMA = "url string, host string, lang string, status string"
@@ -114,3 +115,38 @@ def test_bad_configuration_fails_early(tmp_path):
         BucketHandlesJob().run(["--root", str(tmp_path), "--langs", "en,fr", "--lss-conf", str(tmp_path / "x.yaml")])
     with pytest.raises(ConfigError, match="run the job that writes it"):
         BucketHandlesJob().run(["--root", str(tmp_path), "--langs", "en,fr"])
+
+
+def _table_rows(spark, root, table, label):
+    """A table's rows of one pair (without lang_pair), sorted."""
+    frame = spark.read.parquet(table_location(str(root / table)))
+    return sorted(tuple(row) for row in frame.where(frame.lang_pair == label).drop("lang_pair").collect())
+
+
+@pytest.mark.slow
+def test_several_pairs_in_one_pass_equal_each_pair_run_alone(spark, tmp_path):
+    rows = ROWS + [_row(f"http://shop.example/gb/item-{i}.html", "eng") for i in range(8)]
+    rows += [_row(f"http://shop.example/frx/item-{i}.html", "fra") for i in range(6)]
+    # one URL labelled in two languages: kept in eng-fra (its deu row is other_language), a duplicate in eng-deu
+    # (its deu row comes first), where it leaves the German page without an English partner
+    rows += [_row("http://m.com/en/y", "eng"), _row("http://m.com/en/y", "deu"), _row("http://m.com/fr/y", "fra"),
+             _row("http://m.com/de/y", "deu")]
+    options = ["--max-bucket", "2", "--learn-lss"]
+    _urls_table(spark, tmp_path / "together", rows)
+    together = run_job(BucketHandlesJob, spark, ["--root", str(tmp_path / "together"), "--langs", "en:fr,de", *options])
+    assert together["balanced"] and together["metrics"]["lang_pairs"] == ["eng-fra", "eng-deu"]
+    for langs, label in (("en,fr", "eng-fra"), ("en,de", "eng-deu")):
+        _urls_table(spark, tmp_path / label, rows)
+        alone = run_job(BucketHandlesJob, spark, ["--root", str(tmp_path / label), "--langs", langs, *options])
+        for table in ("candidates", "learned_lss"):
+            assert _table_rows(spark, tmp_path / "together", table, label) == \
+                _table_rows(spark, tmp_path / label, table, label), (table, label)
+        assert together["by_pair"][label] == alone["by_pair"][label]
+        assert together["metrics"]["by_pair"][label] == alone["metrics"]["by_pair"][label]
+    assert ("http://m.com/en/y", "http://m.com/fr/y") in {pair[1:3] for pair in _table_rows(
+        spark, tmp_path / "together", "candidates", "eng-fra")}
+    assert together["by_pair"]["eng-deu"]["filtered"]["duplicate_url"] == 2
+    assert together["metrics"]["by_pair"]["eng-fra"]["learned_lss"]["tokens"] == 2
+    # a pair that learned nothing has its partition all the same, with no row
+    assert together["metrics"]["by_pair"]["eng-deu"]["learned_lss"]["tokens"] == 0
+    assert list((tmp_path / "together" / "learned_lss").glob("*/lang_pair=eng-deu/*.parquet"))
