@@ -475,13 +475,14 @@ class Job:
 
         return frame.where(F.col(PAIR_COLUMN).isin(pair_label(self.pair), pair_label(self.pair[::-1])))
 
-    def pairs_in_domain(self, pairs):
+    def pairs_in_domain(self, pairs, by: str | None = None):
         """--in-domain-only (shortlist, replay-crawl, export-bitext): the pairs with a page in the domain by the
-        texts table, and {'in_domain' | reason: pairs}; a texts table without the flag is a ConfigError."""
+        texts table, and {'in_domain' | reason: pairs} (per value of the column `by`, when given); a texts table
+        without the flag is a ConfigError."""
         from parascout.udfs.rank.domain_focus import pairs_in_domain
 
         try:
-            return pairs_in_domain(pairs, self.read_table("texts"))
+            return pairs_in_domain(pairs, self.read_table("texts"), by)
         except ValueError as error:
             raise ConfigError(str(error)) from error
 

@@ -12,20 +12,22 @@ plus, with --lexicon, the translation lexicon: udfs/export/bitext/align.py) and 
   `bitext/<A>-<B>.tmx.gz` (TMX 1.4b, one unit per unique pair with its count).
 Input document pairs = exported + filtered (no sentence pair kept, other language pair) + bad (a text
 missing or empty, too many sentences).
-Several pairs (--langs en:fr,de) are exported one after the other: the tables get a lang_pair partition per
-pair, the files stay `<A>-<B>.*` per pair, and the report holds each pair's yield (metrics.by_pair) and a
-summary across pairs; a pair without a lexicon in --lexicon is a counted skip.
+Several pairs (--langs en:fr,de) are exported in one pass, each document pair aligned with its own pair's
+lexicon: the tables carry lang_pair (a partition per pair), the files stay `<A>-<B>.*` per pair, and the report
+holds each pair's yield (metrics.by_pair) and a summary across pairs; a pair without a lexicon in --lexicon is a
+counted skip.
 """
 from __future__ import annotations
 
 import functools
+import itertools
 from datetime import datetime
 
 from pyspark import StorageLevel
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
+from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, PairSkipped, language_pairs_option
 from parascout.udfs.common import storage, tables
 from parascout.udfs.common.langs import load_languages, pair_label
 from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
@@ -86,23 +88,26 @@ class ExportBitextJob(Job):
         defaults)."""
         return getattr(self.args, "alignment", None) or AlignmentConfig()
 
+    def lexicon_path(self, pair: tuple[str, str]) -> str | None:
+        """The pair's lexicon directory in --lexicon (None: none there, or no --lexicon)."""
+        return self.lexicons.get(frozenset(pair))
+
+    def skipped(self, pair: tuple[str, str]) -> bool:
+        """A pair --lexicon holds no lexicon of: counted, then skipped, not exported."""
+        return bool(self.args.lexicon) and self.lexicon_path(pair) is None
+
     def oriented_pairs(self):
-        """Verified parallel pairs of the language pair, src always language A (pairs stored B -> A swapped)."""
-        a, b = self.languages
+        """Verified parallel pairs (all), and those of the run's language pairs with `lang_pair`, src always the
+        pair's language A (pairs stored B -> A swapped)."""
         pairs = self.read_table("verified_pairs").where(F.col("parallel"))
-        forward = pairs.where((F.col("src_lang") == a) & (F.col("trg_lang") == b))
-        backward = pairs.where((F.col("src_lang") == b) & (F.col("trg_lang") == a)).select(
+        stored = F.concat_ws("-", "src_lang", "trg_lang")
+        forward = pairs.where(stored.isin(*[pair_label(pair) for pair in self.pairs]))
+        backward = pairs.where(stored.isin(*[pair_label(pair[::-1]) for pair in self.pairs])).select(
             "host", F.col("trg_url").alias("src_url"), F.col("src_url").alias("trg_url"),
             F.col("trg_lang").alias("src_lang"), F.col("src_lang").alias("trg_lang"), "p_parallel_content")
         columns = ["host", "src_url", "trg_url", "src_lang", "trg_lang", "p_parallel_content"]
-        return pairs, forward.select(*columns).unionByName(backward).dropDuplicates(["src_url", "trg_url"])
-
-    def in_domain(self, pairs):
-        """--in-domain-only: the pairs with a page in the domain; the rest counted by reason."""
-        pairs, counts = self.pairs_in_domain(pairs)
-        for reason in domain_focus.FILTERED_REASONS:
-            self.report.filtered(reason, counts.get(reason, 0))
-        return pairs
+        oriented = forward.select(*columns).unionByName(backward).withColumn(PAIR_COLUMN, stored)
+        return pairs, oriented.dropDuplicates([PAIR_COLUMN, "src_url", "trg_url"])
 
     def with_texts(self, pairs):
         """Each side's own text, near-duplicates included: verify-pairs already made a page and its copies one
@@ -115,7 +120,16 @@ class ExportBitextJob(Job):
         return pairs
 
     def process(self) -> None:
-        self.for_each_pair(self.export_pair)
+        """Every language pair in one pass (tables written once, with lang_pair), then each pair's report."""
+        all_parallel, pairs = self.oriented_pairs()
+        self.parallel = all_parallel.count()
+        self.wanted = self.counts_by_pair(pairs)
+        exported = [pair_label(pair) for pair in self.pairs if not self.skipped(pair)]
+        self.domain_counts: dict[str, dict[str, int]] = {}
+        self.found: dict[str, dict] = {label: {} for label in exported}  # what each pair reports, by export()
+        if exported:
+            self.export(pairs.where(F.col(PAIR_COLUMN).isin(*exported)), exported)
+        self.for_each_pair(self.report_pair)
         self.report.metric("summary", self.summary())
 
     def summary(self) -> dict:
@@ -126,74 +140,118 @@ class ExportBitextJob(Job):
         return {"pairs": done, "pairs_skipped": sorted(self.report.data["metrics"].get("pairs_skipped", {})),
                 **{key: sum(by_pair[label].get(key, 0) for label in done) for key in keys}}
 
-    def export_pair(self, pair: tuple[str, str]) -> None:
-        """One language pair: align, write its partitions of the tables and its bitext files."""
-        self.languages = pair
-        self.lexicon_path = self.lexicons.get(frozenset(pair)) if self.args.lexicon else None
-        all_parallel, pairs = self.oriented_pairs()
-        parallel = all_parallel.count()
-        self.report.input("verified_pairs (parallel)", parallel)
-        wanted = pairs.count()
-        self.report.filtered("other_language_pair", parallel - wanted)
-        if self.args.lexicon and self.lexicon_path is None:
-            raise PairSkipped("no_lexicon", f"{self.args.lexicon} holds no {pair_label(pair)} lexicon")
+    def export(self, pairs, labels: list[str]) -> None:
+        """Align the pairs of every language pair `labels` names, write the tables (a lang_pair partition per
+        pair) and each pair's bitext files, and collect what each pair reports (self.found)."""
         if self.args.in_domain_only:
-            pairs = self.in_domain(pairs)
+            pairs, self.domain_counts = self.pairs_in_domain(pairs, by=PAIR_COLUMN)
         documents = self.with_texts(pairs).mapInPandas(
-            functools.partial(export_batches, lexicon_path=self.lexicon_path, max_sentences=self.args.max_sentences,
+            functools.partial(export_batches, lexicon_paths=self.lexicons, max_sentences=self.args.max_sentences,
                               config=self.alignment),
-            DOCUMENT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)  # aligned once, written as two tables
-        self.write_table(with_site(documents.drop("sentences"), self.languages), "bitext_documents")
-        sentences = documents.select("host", "src_url", "trg_url", "src_lang", "trg_lang",
-                                     F.explode("sentences").alias("s")).select("host", "src_url", "trg_url",
-                                                                                 "src_lang", "trg_lang", "s.*")
+            DOCUMENT_SCHEMA).withColumn(PAIR_COLUMN, F.concat_ws("-", "src_lang", "trg_lang"))
+        documents = documents.persist(StorageLevel.MEMORY_AND_DISK)  # aligned once, written as two tables
+        self.write_table(with_site(documents.drop("sentences"), None), "bitext_documents")
+        sentences = documents.select("host", "src_url", "trg_url", "src_lang", "trg_lang", PAIR_COLUMN,
+                                     F.explode("sentences").alias("s")).select(
+            "host", "src_url", "trg_url", "src_lang", "trg_lang", "s.*", PAIR_COLUMN)
         self.write_table(sentences, "bitext_sentences")
         documents.unpersist()
         written = self.read_table("bitext_documents")
-        self.report.add_counts(self.count_by(written, "status"), bad_reasons=BAD_REASONS,
-                               filtered_reasons=FILTERED_REASONS)
-        self.report_sentences(self.read_table("bitext_sentences"))
+        for label, counts in self.counts_by_pair(written, "status").items():
+            self.found[label]["statuses"] = counts
+        self.collect_sentences(self.read_table("bitext_sentences"))
         self.write_table(self.site_yield(written), "bitext_sites")
-        self.write_files(written, self.read_table("bitext_sentences"))
-        self.report.metric("lexicon", self.lexicon_path or "none: lengths only (Gale-Church)")
+        self.collect_top_sites(self.read_table("bitext_sites"))
+        self.write_files(written, self.read_table("bitext_sentences"), labels)
 
-    def report_sentences(self, sentences) -> None:
-        outcome = sentences.withColumn("outcome", F.coalesce("reason", F.lit("exported")))
-        counts = self.count_by(outcome, "outcome")
-        self.report.metric("sentence_beads", counts)
-        kept = sentences.where(F.col("reason").isNull())
-        totals = kept.agg(F.count("*").alias("pairs"), F.sum("src_words").alias("src_words"),
-                          F.sum("trg_words").alias("trg_words"),
-                          F.countDistinct("src_text", "trg_text").alias("unique")).first()
-        a, b = self.languages
-        self.report.metric("sentence_pairs", int(totals["pairs"]))
-        self.report.metric("unique_sentence_pairs", int(totals["unique"]))
-        self.report.metric(f"words_{a}", int(totals["src_words"] or 0))
-        self.report.metric(f"words_{b}", int(totals["trg_words"] or 0))
-        self.report.metric("words", int(totals["src_words"] or 0) + int(totals["trg_words"] or 0))
-        # examples a reader learns from: whole sentences (headings and "Asia (2)" items score highest), each once,
-        # from different documents
-        sentences_only = kept.where(F.col("src_words") >= EXAMPLE_MIN_WORDS).dropDuplicates(["src_text"])
-        per_document = Window.partitionBy("src_url").orderBy(F.desc("score"), "bead")
-        examples = (sentences_only.withColumn("nth", F.row_number().over(per_document)).where(F.col("nth") == 1)
-                    .orderBy(F.desc("score"), "src_url").limit(EXAMPLES_IN_REPORT).collect())
-        if not examples:
-            examples = kept.orderBy(F.desc("score"), "src_url", "bead").limit(EXAMPLES_IN_REPORT).collect()
-        self.report.metric("examples", [[row["src_text"], row["trg_text"], row["score"]] for row in examples])
+    @staticmethod
+    def counts_by_pair(frame, column: str | None = None) -> dict:
+        """Rows per lang_pair ({label: n}), or per lang_pair and value of `column` ({label: {value: n}})."""
+        counts: dict = {}
+        for row in frame.groupBy(PAIR_COLUMN, *([column] if column else [])).count().collect():
+            if column:
+                counts.setdefault(row[PAIR_COLUMN], {})[str(row[column])] = int(row["count"])
+            else:
+                counts[row[PAIR_COLUMN]] = int(row["count"])
+        return counts
 
-    def site_yield(self, documents):
-        """Per site: exported documents, sentence pairs, words in each language (the shortlist joins it)."""
-        ok = documents.where(F.col("status") == "ok")
-        self.report.metric("documents", ok.count())
-        sites = ok.groupBy("site").agg(F.count("*").alias("documents"),
-                                       F.sum("sentence_pairs").alias("sentence_pairs"),
-                                       F.sum("src_words").alias("src_words"), F.sum("trg_words").alias("trg_words"))
-        a, b = self.languages
-        top = sites.orderBy(F.desc("src_words")).limit(20).collect()
+    def report_pair(self, pair: tuple[str, str]) -> None:
+        """One pair's counts and metrics, from what the one pass collected for it."""
+        label = pair_label(pair)
+        self.report.input("verified_pairs (parallel)", self.parallel)
+        self.report.filtered("other_language_pair", self.parallel - self.wanted.get(label, 0))
+        if self.skipped(pair):
+            raise PairSkipped("no_lexicon", f"{self.args.lexicon} holds no {label} lexicon")
+        if self.args.in_domain_only:
+            for reason in domain_focus.FILTERED_REASONS:
+                self.report.filtered(reason, self.domain_counts.get(label, {}).get(reason, 0))
+        found = self.found[label]
+        statuses = found.get("statuses", {})
+        self.report.add_counts(statuses, bad_reasons=BAD_REASONS, filtered_reasons=FILTERED_REASONS)
+        a, b = pair
+        totals = found.get("totals", {})
+        self.report.metric("sentence_beads", found.get("beads", {}))
+        self.report.metric("sentence_pairs", totals.get("pairs", 0))
+        self.report.metric("unique_sentence_pairs", totals.get("unique", 0))
+        self.report.metric(f"words_{a}", totals.get("src_words", 0))
+        self.report.metric(f"words_{b}", totals.get("trg_words", 0))
+        self.report.metric("words", totals.get("src_words", 0) + totals.get("trg_words", 0))
+        self.report.metric("examples", found.get("examples", []))
+        self.report.metric("documents", statuses.get("ok", 0))
         self.report.metric("sites", {row["site"]: {"documents": row["documents"], "sentence_pairs": row["sentence_pairs"],
                                                    f"words_{a}": row["src_words"], f"words_{b}": row["trg_words"]}
-                                     for row in top})
-        return sites.withColumn("src_lang", F.lit(a)).withColumn("trg_lang", F.lit(b))
+                                     for row in found.get("sites", [])})
+        self.report.metric("lexicon", self.lexicon_path(pair) or "none: lengths only (Gale-Church)")
+
+    def collect_sentences(self, sentences) -> None:
+        """Per pair: beads by outcome, the exported pairs' totals and a few examples (one action each)."""
+        outcome = F.coalesce("reason", F.lit("exported"))
+        rows = sentences.groupBy(PAIR_COLUMN, outcome.alias("outcome")).agg(
+            F.count("*").alias("pairs"), F.sum("src_words").alias("src_words"),
+            F.sum("trg_words").alias("trg_words"), F.countDistinct("src_text", "trg_text").alias("unique")).collect()
+        for row in rows:
+            found = self.found[row[PAIR_COLUMN]]
+            found.setdefault("beads", {})[row["outcome"]] = int(row["pairs"])
+            if row["outcome"] == "exported":
+                found["totals"] = {key: int(row[key] or 0) for key in ("pairs", "unique", "src_words", "trg_words")}
+        kept = sentences.where(F.col("reason").isNull())
+        # examples a reader learns from: whole sentences (headings and "Asia (2)" items score highest), each once,
+        # from different documents
+        sentences_only = kept.where(F.col("src_words") >= EXAMPLE_MIN_WORDS).dropDuplicates([PAIR_COLUMN, "src_text"])
+        per_document = Window.partitionBy(PAIR_COLUMN, "src_url").orderBy(F.desc("score"), "bead")
+        self.collect_examples(sentences_only.withColumn("nth", F.row_number().over(per_document))
+                              .where(F.col("nth") == 1), [F.desc("score"), "src_url"])
+        without = [label for label, found in self.found.items()
+                   if found.get("totals", {}).get("pairs") and not found.get("examples")]
+        if without:  # no whole sentence: the best-scored pairs
+            self.collect_examples(kept.where(F.col(PAIR_COLUMN).isin(*without)), [F.desc("score"), "src_url", "bead"])
+
+    def collect_examples(self, sentences, order: list) -> None:
+        """Each pair's first EXAMPLES_IN_REPORT sentence pairs in `order`, as [src_text, trg_text, score]."""
+        ranked = sentences.withColumn("rank", F.row_number().over(Window.partitionBy(PAIR_COLUMN).orderBy(*order)))
+        rows = ranked.where(F.col("rank") <= EXAMPLES_IN_REPORT).select(
+            PAIR_COLUMN, "rank", "src_text", "trg_text", "score").collect()
+        for row in sorted(rows, key=lambda row: row["rank"]):
+            self.found[row[PAIR_COLUMN]].setdefault("examples", []).append(
+                [row["src_text"], row["trg_text"], row["score"]])
+
+    @staticmethod
+    def site_yield(documents):
+        """Per pair and site: exported documents, sentence pairs, words in each language (the shortlist joins
+        it)."""
+        return (documents.where(F.col("status") == "ok")
+                .groupBy(PAIR_COLUMN, "site", "src_lang", "trg_lang")
+                .agg(F.count("*").alias("documents"), F.sum("sentence_pairs").alias("sentence_pairs"),
+                     F.sum("src_words").alias("src_words"), F.sum("trg_words").alias("trg_words"))
+                .select("site", "documents", "sentence_pairs", "src_words", "trg_words", "src_lang", "trg_lang",
+                        PAIR_COLUMN))
+
+    def collect_top_sites(self, sites) -> None:
+        """Each pair's 20 sites with the most words in language A, most first."""
+        ranked = sites.withColumn("rank", F.row_number().over(
+            Window.partitionBy(PAIR_COLUMN).orderBy(F.desc("src_words"))))
+        for row in sorted(ranked.where(F.col("rank") <= 20).collect(), key=lambda row: row["rank"]):
+            self.found[row[PAIR_COLUMN]].setdefault("sites", []).append(row)
 
     def already_done(self) -> dict | None:
         """The base class's answer, when the bitext files are also the ones the previous run completed."""
@@ -213,35 +271,61 @@ class ExportBitextJob(Job):
                          else storage.modified_at(storage.join(self.table_path(table), "_SUCCESS")))
         return max((time for time in times if time is not None), default=None)
 
-    def write_files(self, documents, sentences) -> None:
-        """The Bitextor TSVs and the TMX, streamed from the tables partition by partition in a fixed order; the
-        folder's manifest goes first and comes back last, so a kill in between leaves files a rerun redoes."""
-        a, b = self.languages
+    def write_files(self, documents, sentences, labels: list[str]) -> None:
+        """The Bitextor TSVs and the TMX of each pair `labels` names, streamed from the tables in a fixed order
+        (each kind read once, for every pair); the folder's manifest goes first and comes back last, so a kill in
+        between leaves files a rerun redoes."""
         folder = storage.join(self.args.root, "bitext")
         storage.delete_file(storage.join(folder, tables.MANIFEST))
         storage.remove_temporaries(folder)
         languages = load_languages()
-        src_code, trg_code = (languages[code].iso639_1 or code for code in (a, b))
-        ok = (documents.where(F.col("status") == "ok").select("src_url", "trg_url", "src_text", "trg_text")
-              .orderBy("src_url", "trg_url"))
-        lines = (document_line(*row) for row in ok.toLocalIterator())
-        name = "bitext/" if len(self.pairs) == 1 else f"bitext/{a}-{b}."
-        self.report.output(f"{name}documents.tsv", self.write_gzip(storage.join(folder, f"{a}-{b}.documents.tsv.gz"), lines))
+        codes = {label: [languages[code].iso639_1 or code for code in label.split("-")] for label in labels}
+        created = self.data_time()
+
+        def write_documents(label, rows):
+            lines = (document_line(r["src_url"], r["trg_url"], r["src_text"], r["trg_text"]) for r in rows)
+            return self.write_gzip(storage.join(folder, f"{label}.documents.tsv.gz"), lines)
+
+        def write_sentences(label, rows):
+            lines = (sentence_line(r["src_url"], r["trg_url"], r["src_text"], r["trg_text"], r["score"]) for r in rows)
+            return self.write_gzip(storage.join(folder, f"{label}.sent.tsv.gz"), lines)
+
+        def write_tmx(label, rows):
+            src_code, trg_code = codes[label]
+            units = (tmx_unit(number, src_code, trg_code, r["src_text"], r["trg_text"], r["count"], r["score"],
+                              r["first"]["src_url"], r["first"]["trg_url"]) for number, r in enumerate(rows, 1))
+            return self.write_gzip(storage.join(folder, f"{label}.tmx.gz"), units,
+                                   header=tmx_header(src_code, "0.2.0", created), footer=TMX_FOOTER)
+
+        ok = (documents.where(F.col("status") == "ok").select(PAIR_COLUMN, "src_url", "trg_url", "src_text", "trg_text")
+              .orderBy(PAIR_COLUMN, "src_url", "trg_url"))
         kept = sentences.where(F.col("reason").isNull())
-        lines = (sentence_line(r["src_url"], r["trg_url"], r["src_text"], r["trg_text"], r["score"])
-                 for r in kept.orderBy("src_url", "trg_url", "bead")
-                 .select("src_url", "trg_url", "src_text", "trg_text", "score").toLocalIterator())
-        self.report.output(f"{name}sent.tsv", self.write_gzip(storage.join(folder, f"{a}-{b}.sent.tsv.gz"), lines))
-        unique = kept.groupBy("src_text", "trg_text").agg(
+        lines = kept.orderBy(PAIR_COLUMN, "src_url", "trg_url", "bead").select(
+            PAIR_COLUMN, "src_url", "trg_url", "src_text", "trg_text", "score")
+        unique = kept.groupBy(PAIR_COLUMN, "src_text", "trg_text").agg(
             F.count("*").alias("count"), F.max("score").alias("score"),
-            F.min(F.struct("src_url", "trg_url")).alias("first")).orderBy(F.desc("count"), "src_text", "trg_text")
-        units = (tmx_unit(number, src_code, trg_code, r["src_text"], r["trg_text"], r["count"], r["score"],
-                          r["first"]["src_url"], r["first"]["trg_url"])
-                 for number, r in enumerate(unique.toLocalIterator(), 1))
-        written = self.write_gzip(storage.join(folder, f"{a}-{b}.tmx.gz"), units,
-                                  header=tmx_header(src_code, "0.2.0", self.data_time()), footer=TMX_FOOTER)
-        self.report.output(f"{name}tmx (unique pairs)", written)
+            F.min(F.struct("src_url", "trg_url")).alias("first")).orderBy(PAIR_COLUMN, F.desc("count"), "src_text",
+                                                                          "trg_text")
+        written = {kind: self.write_per_pair(frame, labels, write) for kind, frame, write in (
+            ("documents.tsv", ok, write_documents), ("sent.tsv", lines, write_sentences),
+            ("tmx (unique pairs)", unique, write_tmx))}
+        for label in labels:
+            name = "bitext/" if len(self.pairs) == 1 else f"bitext/{label}."
+            for kind, counts in written.items():
+                self.report.output(f"{name}{kind}", counts[label])
         tables.write_files_manifest(folder, self.report.data["run_id"])
+
+    @staticmethod
+    def write_per_pair(frame, labels: list[str], write) -> dict[str, int]:
+        """Rows ordered by lang_pair, streamed into each pair's file (`write(label, rows)` returns its count); a
+        pair without rows gets an empty file."""
+        counts = {}
+        for label, rows in itertools.groupby(frame.toLocalIterator(), key=lambda row: row[PAIR_COLUMN]):
+            counts[label] = write(label, rows)
+        for label in labels:
+            if label not in counts:
+                counts[label] = write(label, iter(()))
+        return counts
 
     @staticmethod
     def write_gzip(path: str, lines, header: str = "", footer: str = "") -> int:

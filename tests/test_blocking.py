@@ -105,6 +105,18 @@ def test_sites_by_each_grouping_and_by_name_in_spark_as_in_python(spark):
         assert [spark_sites[h] for h in hosts] == sites, grouped_by
 
 
+def test_sites_of_several_language_pairs_strip_each_rows_own_language_labels(spark):
+    from parascout.udfs.common.sites import with_site
+
+    frame = spark.createDataFrame([("fr.example.com", "eng", "fra", 1), ("fr.example.com", "eng", "deu", 2),
+                                   ("de.example.com", "eng", "deu", 3)],
+                                  "host string, src_lang string, trg_lang string, n int")
+    sited = with_site(frame, None)
+    assert sited.columns == ["host", "src_lang", "trg_lang", "n", "site"]
+    assert sorted((row["n"], row["site"]) for row in sited.collect()) == [
+        (1, "example.com"), (2, "fr.example.com"), (3, "example.com")]
+
+
 def test_similarity_features_add_character_ngrams_of_words_only():
     features = blocking.similarity_features(frozenset({"philosophy", "2019"}))
     assert {"philosophy", "2019", "<ph", "hy>"} <= features

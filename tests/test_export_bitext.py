@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 from xml.etree import ElementTree
 
 import pandas as pd
@@ -12,6 +13,7 @@ import pytest
 from parascout.jobs.export_bitext import ExportBitextJob
 from parascout.jobs.shortlist import ShortlistJob
 from parascout.udfs.common.lexicon import Lexicon, write_lexicon
+from parascout.udfs.common.tables import table_location
 from parascout.udfs.export.bitext import formats
 from parascout.udfs.export.bitext.export import BAD_REASONS, NO_PAIRS_KEPT, export_document
 from parascout.udfs.export.bitext.filters import filter_reason
@@ -231,3 +233,86 @@ def test_a_rerun_after_a_killed_export_rewrites_the_bitext_files_whole(spark, tm
     assert not list(folder.glob(".tmp-*"))
     assert json.loads((folder / "_manifest.json").read_text())["run_id"] == again["run_id"]
     assert run_job(ExportBitextJob, spark, argv).get("skipped_rerun") is True  # whole now: nothing to redo
+
+
+def test_each_document_pair_is_aligned_with_its_own_pairs_lexicon(monkeypatch):
+    from parascout.udfs.export.bitext import export
+
+    loaded = []
+    monkeypatch.setattr(export, "cached_lexicon", lambda path, src, trg: loaded.append((path, src, trg)))
+    rows = pd.DataFrame([document(EN, FR), {**document(EN, FR), "src_lang": "deu", "src_url": "http://a.example/de"},
+                         {**document(EN, FR), "src_lang": "spa", "src_url": "http://a.example/es"}])
+    lexicons = {frozenset(("eng", "fra")): "lex/eng-fra", frozenset(("deu", "fra")): "lex/deu-fra"}
+    out = pd.concat(export.export_batches(iter([rows]), lexicon_paths=lexicons))
+    assert list(out["src_lang"]) == ["eng", "deu", "spa"]
+    assert loaded == [("lex/eng-fra", "eng", "fra"), ("lex/deu-fra", "deu", "fra")]  # spa-fra: lengths only
+
+
+def current_rows(table) -> pd.DataFrame:
+    """The rows of a table's current version, lang_pair as text."""
+    rows = pd.read_parquet(table_location(str(table)))
+    return rows.assign(lang_pair=rows["lang_pair"].astype(str))
+
+
+def pair_files(folder, label: str) -> dict[str, bytes]:
+    return {name: data for name, data in bitext_contents(folder).items() if name.startswith(f"{label}.")}
+
+
+DE = ["Das Haus ist rot. Es steht am Fluss.", "Mein Vater hat es 1950 gebaut."]
+
+
+def add_german_text(spark, tmp_path) -> None:
+    """The German page of write_inputs' deu-fra pair (its French side is the eng-fra pair's French page)."""
+    paragraphs = [{"text": p, "type": "text", "lang": None, "boilerplate": False, "hash": str(i)}
+                  for i, p in enumerate(DE)]
+    spark.createDataFrame([("http://a.example/de", paragraphs, None, "\n".join(DE))],
+                          "url string, paragraphs array<struct<text:string, type:string, lang:string, "
+                          "boilerplate:boolean, hash:string>>, duplicate_of string, main_text string"
+                          ).write.mode("append").parquet(str(tmp_path / "texts"))
+
+
+@pytest.mark.slow
+def test_pairs_exported_in_one_run_each_equal_their_one_pair_run(spark, tmp_path):
+    write_inputs(spark, tmp_path)
+    add_german_text(spark, tmp_path)
+    root = str(tmp_path)
+    single = {}
+    for langs in ("en,fr", "de,fr"):
+        report = run_job(ExportBitextJob, spark, ["--root", root, "--langs", langs, "--force"])
+        label = next(iter(report["by_pair"]))
+        single[label] = (report["by_pair"][label], report["metrics"]["by_pair"][label],
+                         current_rows(tmp_path / "bitext_sentences"), pair_files(tmp_path / "bitext", label))
+    report = run_job(ExportBitextJob, spark, ["--root", root, "--langs", "en-fr,de-fr", "--force"])
+    assert report["balanced"] and report["metrics"]["summary"]["pairs"] == ["eng-fra", "deu-fra"]
+    sentences = current_rows(tmp_path / "bitext_sentences")
+    for label, (counts, metrics, one_pair_sentences, files) in single.items():
+        assert report["by_pair"][label] == counts and report["metrics"]["by_pair"][label] == metrics, label
+        rows = sentences[sentences["lang_pair"] == label]
+        assert set(rows["src_lang"] + "-" + rows["trg_lang"]) == {label}  # no other pair's rows in its partition
+        key = ["src_url", "trg_url", "bead"]
+        assert rows.sort_values(key).reset_index(drop=True).equals(
+            one_pair_sentences.sort_values(key).reset_index(drop=True)), label
+        assert pair_files(tmp_path / "bitext", label) == files, label
+    assert report["metrics"]["by_pair"]["deu-fra"]["sentence_pairs"] > 0
+
+
+@pytest.mark.slow
+def test_in_domain_only_counts_each_pairs_pairs_apart(spark, tmp_path):
+    write_inputs(spark, tmp_path)
+    add_german_text(spark, tmp_path)
+    from pyspark.sql import functions as F
+
+    texts = spark.read.parquet(str(tmp_path / "texts"))  # only the English page of a.example is in the domain
+    texts.withColumn("in_domain", F.col("url") == "http://a.example/en").write.parquet(str(tmp_path / "scored"))
+    shutil.rmtree(tmp_path / "texts")
+    (tmp_path / "scored").rename(tmp_path / "texts")
+    (tmp_path / "texts" / "_SUCCESS").touch()
+    report = run_job(ExportBitextJob, spark, ["--root", str(tmp_path), "--langs", "en-fr,de-fr", "--in-domain-only"])
+    assert report["balanced"]
+    assert report["by_pair"]["eng-fra"]["filtered"] == {"other_language_pair": 1, "off_domain": 2}
+    assert report["by_pair"]["eng-fra"]["kept"] == 1
+    assert report["by_pair"]["deu-fra"]["filtered"] == {"other_language_pair": 3, "off_domain": 1}
+    assert report["metrics"]["by_pair"]["deu-fra"]["documents"] == 0
+    assert report["metrics"]["by_pair"]["deu-fra"]["sentence_beads"] == {}
+    with gzip.open(tmp_path / "bitext" / "deu-fra.sent.tsv.gz", "rt") as handle:
+        assert handle.read() == ""

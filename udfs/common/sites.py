@@ -12,6 +12,7 @@
 One implementation, used by scan-cdx, rank-pairs, discover-sites, fetch-docs, shortlist and replay-crawl."""
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 
 import pandas as pd
@@ -21,6 +22,8 @@ from parascout.udfs.rank.blocking.tokens import is_language_segment, language_ma
 GROUPINGS = ("site", "host", "domain", "name")
 #: what follows a registered domain's name in a site grouped by name (example.de, example.fr -> example.*)
 ANY_SUFFIX = ".*"
+#: the columns naming a row's language pair, in a frame of several pairs
+PAIR_LANGUAGE_COLUMNS = ["src_lang", "trg_lang"]
 
 
 def site_of(host: str, domain: str | None, markers: frozenset[str], grouped_by: str = "site") -> str:
@@ -44,26 +47,27 @@ def site_of(host: str, domain: str | None, markers: frozenset[str], grouped_by: 
 
 def sites_of_hosts(batches: Iterable[pd.DataFrame], languages: tuple[str, str] | None, grouped_by: str = "site"
                    ) -> Iterable[pd.DataFrame]:
-    """mapInPandas: the site of each distinct host by `grouped_by` (site_of) and the markers of `languages` (None:
-    of each row's src_lang and trg_lang); adds domain."""
+    """mapInPandas: the site of each distinct host by `grouped_by` (site_of); adds domain. `languages` None: each
+    row's own pair (its src_lang and trg_lang columns, kept in the output) names the language labels."""
     from parascout.udfs.common.urls import registered_domain
 
+    pair_columns = [] if languages else PAIR_LANGUAGE_COLUMNS
     for batch in batches:
         if batch.empty:
             continue
         batch = batch.copy()
         if "domain" not in batch.columns:
             batch["domain"] = [registered_domain(h) for h in batch["host"]]
-        pairs = zip(batch["src_lang"], batch["trg_lang"]) if languages is None else [languages] * len(batch)
-        batch["site"] = [site_of(h, d, language_markers(tuple(pair)), grouped_by)
-                         for h, d, pair in zip(batch["host"], batch["domain"], pairs)]
-        yield batch[["host", "domain", *(["src_lang", "trg_lang"] if languages is None else []), "site"]]
+        markers = ([language_markers(pair) for pair in zip(batch["src_lang"], batch["trg_lang"])] if pair_columns
+                   else itertools.repeat(language_markers(tuple(languages))))
+        batch["site"] = [site_of(h, d, m, grouped_by) for h, d, m in zip(batch["host"], batch["domain"], markers)]
+        yield batch[["host", "domain", *pair_columns, "site"]]
 
 
 def with_site(frame, languages: tuple[str, str] | None, grouped_by: str = "site", host_column: str = "host"):
-    """Spark: `frame` with a `site` column for its `host_column` (GROUPINGS, as --group-by says), language labels
-    being those of `languages` (None: of each row's src_lang and trg_lang, a frame of several language pairs);
-    the domain comes from a `domain` column where the frame has one. A host that resolves to nothing is its own site."""
+    """Spark: `frame` with a `site` column for its `host_column` (GROUPINGS, as --group-by says);
+    the domain comes from a `domain` column where the frame has one. A host that resolves to nothing is its own site.
+    `languages` None: a frame of several language pairs, each row's site by its own pair (src_lang, trg_lang)."""
     from pyspark.sql import functions as F
 
     host = F.col(host_column)
@@ -72,15 +76,17 @@ def with_site(frame, languages: tuple[str, str] | None, grouped_by: str = "site"
     has_domain = "domain" in frame.columns
     if grouped_by == "name" and has_domain:
         return frame.withColumn("site", name_site_column(host, F.col("domain")))
-    by_pair = ["src_lang", "trg_lang"] if languages is None else []
-    hosts = (frame.select(host.alias("host"), *(["domain"] if has_domain else []), *by_pair).where(host.isNotNull())
-             .distinct())
-    schema = "host string, domain string, " + "".join(f"{column} string, " for column in by_pair) + "site string"
+    pair_columns = [] if languages else PAIR_LANGUAGE_COLUMNS
+    hosts = (frame.select(host.alias("host"), *(["domain"] if has_domain else []), *pair_columns)
+             .where(host.isNotNull()).distinct())
+    schema = ", ".join(f"{column} string" for column in ["host", "domain", *pair_columns, "site"])
     sites = hosts.mapInPandas(bind_sites(languages, grouped_by), schema)
-    keys = ["host", "domain", *by_pair] if has_domain else ["host", *by_pair]
-    sites = sites.select(*keys, "site").withColumnRenamed("host", host_column)
-    keys = [host_column, *keys[1:]]
-    return frame.join(sites, keys, "left").withColumn("site", F.coalesce("site", host))
+    keys = ["host", "domain"] if has_domain else ["host"]
+    sites = sites.select(*keys, *pair_columns, "site").withColumnRenamed("host", host_column)
+    keys = [host_column, "domain"] if has_domain else [host_column]
+    columns = [*keys, *[column for column in frame.columns if column not in keys], "site"]
+    return (frame.join(sites, [*keys, *pair_columns], "left").withColumn("site", F.coalesce("site", host))
+            .select(*columns))
 
 
 def name_site_column(host, domain):

@@ -196,8 +196,9 @@ BAD_REASONS: frozenset[str] = frozenset()
 NO_FOCUS_MESSAGE = "--in-domain-only: the texts table has no in_domain column; run fetch-docs with --domain-terms FILE"
 
 
-def pairs_in_domain(pairs, texts):
-    """Spark: (the pairs whose src or trg page is in the domain, {'in_domain' | reason: pairs}).
+def pairs_in_domain(pairs, texts, by: str | None = None):
+    """Spark: (the pairs whose src or trg page is in the domain, {'in_domain' | reason: pairs}); with `by`, the
+    counts per value of that column, {value: {'in_domain' | reason: pairs}}.
 
     One in-domain side is enough: a translation is on its original's topic, and a term list often covers one
     language better than the other. A pair neither of whose pages has a texts row is `no_domain_text`."""
@@ -212,6 +213,8 @@ def pairs_in_domain(pairs, texts):
     status = (F.when(F.col("_src_in") | F.col("_trg_in"), "in_domain")
               .when(F.col("_src_in").isNull() & F.col("_trg_in").isNull(), "no_domain_text").otherwise("off_domain"))
     labelled = pairs.withColumn("_domain_status", status)
-    counts = {row["_domain_status"]: row["count"] for row in labelled.groupBy("_domain_status").count().collect()}
+    counts: dict = {}
+    for row in labelled.groupBy(*([by] if by else []), "_domain_status").count().collect():
+        (counts.setdefault(row[by], {}) if by else counts)[row["_domain_status"]] = row["count"]
     kept = labelled.where(F.col("_domain_status") == "in_domain").drop("_src_in", "_trg_in", "_domain_status")
     return kept, counts

@@ -8,7 +8,7 @@ of its beads (`sentences`: bead, bead_type, src_text, trg_text, score, reason; r
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import pandas as pd
 
@@ -42,9 +42,10 @@ def main_paragraphs(paragraphs, main_text) -> list[tuple[str, str]] | None:
     return [(line, "text") for line in str(main_text).split("\n") if line.strip()]
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=16)
 def cached_lexicon(path: str, src_lang: str, trg_lang: str):
-    """The lexicon of a directory, oriented src -> trg, loaded once per Python worker (None: other pair)."""
+    """The lexicon of a directory, oriented src -> trg, loaded once per Python worker (None: other pair); a run's
+    rows of several language pairs come mixed, so the cache holds one lexicon per pair."""
     from parascout.udfs.common.lexicon import lexicon_for, load_lexicon
 
     return lexicon_for([load_lexicon(path)], src_lang, trg_lang)
@@ -95,10 +96,11 @@ def export_document(row: dict, lexicon=None, tokenize=None, max_sentences: int =
     return out
 
 
-def export_batches(batches: Iterator[pd.DataFrame], lexicon_path: str | None = None,
+def export_batches(batches: Iterator[pd.DataFrame], lexicon_paths: Mapping[frozenset[str], str] | None = None,
                    max_sentences: int = splitting.MAX_SENTENCES, config: AlignmentConfig = DEFAULT
                    ) -> Iterator[pd.DataFrame]:
-    """mapInPandas body: every row a document pair with both sides' texts joined in."""
+    """mapInPandas body: every row a document pair with both sides' texts joined in, aligned with the lexicon
+    of its language pair in `lexicon_paths` ({frozenset((src_lang, trg_lang)): directory}; none: lengths only)."""
     from threadpoolctl import threadpool_limits
 
     from parascout.udfs.common.lexicon import tokenize
@@ -107,6 +109,7 @@ def export_batches(batches: Iterator[pd.DataFrame], lexicon_path: str | None = N
         for batch in batches:
             rows = []
             for row in batch.to_dict("records"):
-                lexicon = cached_lexicon(lexicon_path, row["src_lang"], row["trg_lang"]) if lexicon_path else None
+                path = (lexicon_paths or {}).get(frozenset((row["src_lang"], row["trg_lang"])))
+                lexicon = cached_lexicon(path, row["src_lang"], row["trg_lang"]) if path else None
                 rows.append(export_document(row, lexicon, tokenize, max_sentences, config))
             yield pd.DataFrame(rows, columns=DOCUMENT_COLUMNS)
