@@ -8,13 +8,19 @@ compared with true pair counts: Spearman's rho and precision@5/10/20 in the repo
 When export-bitext ran first, each site also carries its yield: documents, sentence pairs and
 words per language exported (`bitext_*`, 0 for a site with none). With --in-domain-only (fetch-docs ran
 with --domain-terms), only aligned pairs with a page in the domain count (udfs/rank/domain_focus.py).
+Several pairs (--langs en:fr,de) are shortlisted in one pass: each pair's sites ranked apart, in its lang_pair
+partition, with its yield and evaluation in the report (metrics.by_pair) and a summary across pairs; a pair
+rank-pairs ranked no site of is a counted skip.
 """
 from __future__ import annotations
+
+import functools
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
+from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, PairSkipped, language_pairs_option
+from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.sites import with_site
 from parascout.udfs.rank.shortlist import (
     BITEXT_YIELD_COLUMNS,
@@ -60,131 +66,193 @@ class ShortlistJob(Job):
         args.use_texts = "yes" if args.in_domain_only else "no"  # read for --in-domain-only alone
 
     def process(self) -> None:
-        self.languages = None
+        """Every language pair in one pass (the shortlist written once, with lang_pair), then each pair's report."""
         if not self.pairs:
             self.pairs = [self.languages_ranked()]
-        self.for_each_pair(self.shortlist_pair)
+        hosts = self.read_table("rank_hosts")
+        self.read = hosts.count()
+        wanted = hosts.withColumn(PAIR_COLUMN, self.run_label(F.col("src_lang"), F.col("trg_lang"))).where(
+            F.col(PAIR_COLUMN).isNotNull())
+        grouped_by = F.first("grouped_by") if "grouped_by" in hosts.columns else F.lit("site")
+        ranked = wanted.groupBy(PAIR_COLUMN).agg(F.count("*").alias("kept"), grouped_by.alias("grouped_by")).collect()
+        self.kept = {row[PAIR_COLUMN]: int(row["kept"]) for row in ranked}
+        self.grouped_by = {row[PAIR_COLUMN]: row["grouped_by"] for row in ranked}
+        labels = [pair_label(pair) for pair in self.pairs if self.kept.get(pair_label(pair)) or len(self.pairs) == 1]
+        self.domain_counts: dict[str, dict[str, int]] = {}
+        self.found: dict[str, dict] = {label: {} for label in labels}  # what each pair reports, by shortlist()
+        if labels:
+            self.shortlist(wanted.where(F.col(PAIR_COLUMN).isin(*labels)), labels)
+        self.for_each_pair(self.report_pair)
         by_pair = self.report.data["metrics"]["by_pair"]
         done = [label for label in by_pair if label not in self.report.data["metrics"].get("pairs_skipped", {})]
         self.report.metric("summary", {"pairs": done, **{key: sum(by_pair[label][key] for label in done)
                                                          for key in SUMMARY_KEYS}})
 
-    def shortlist_pair(self, languages: tuple[str, str]) -> None:
-        """One language pair's shortlist, into its lang_pair partition, with the pair's yield in the report."""
-        self.languages, self._ranked = languages, None
-        hosts = self.read_table("rank_hosts")
-        read = hosts.count()
-        self.report.input("rank_hosts", read)
-        pair = F.array_sort(F.array("src_lang", "trg_lang"))
-        wanted = hosts.filter(pair == F.array_sort(F.array(*[F.lit(code) for code in self.languages])))
-        kept = wanted.count()
+    def run_label(self, src_lang, trg_lang):
+        """The label (--langs order) of the run's pair of two language columns, in either order; null for another
+        pair."""
+        label = F.lit(None).cast("string")
+        for pair in self.pairs:
+            label = F.when(src_lang.isin(*pair) & trg_lang.isin(*pair) & (src_lang != trg_lang),
+                           pair_label(pair)).otherwise(label)
+        return label
+
+    def rows_by_pair(self, frame: DataFrame, labels: list[str]) -> DataFrame:
+        """The rows of each pair `labels` names, lang_pair set to its label: by the lang_pair of a table written
+        per pair (either direction); a table without one whole for every pair."""
+        if PAIR_COLUMN not in frame.columns:
+            return frame.withColumn(PAIR_COLUMN, F.explode(F.array(*[F.lit(label) for label in labels])))
+        label = F.lit(None).cast("string")
+        for name in labels:
+            reverse = "-".join(reversed(name.split("-")))
+            label = F.when(F.col(PAIR_COLUMN).isin(name, reverse), name).otherwise(label)
+        return frame.withColumn(PAIR_COLUMN, label).where(F.col(PAIR_COLUMN).isNotNull())
+
+    def shortlist(self, wanted: DataFrame, labels: list[str]) -> None:
+        """The shortlist of every pair `labels` names, ranked per pair, written once; its yield and evaluation
+        collected per pair (self.found)."""
+        aligned = (self.aligned_pairs(labels).groupBy(PAIR_COLUMN, "host").agg(
+            F.sum((F.col("score") >= self.args.min_score).cast("long")).alias("predicted_pairs"),
+            F.sum("score").alias("expected_pairs")))
+        shortlist = (wanted.join(aligned, [PAIR_COLUMN, "host"], "left").fillna(0, ["predicted_pairs", "expected_pairs"])
+                     .withColumn("predicted_ratio", F.coalesce(F.col("predicted_pairs") / F.least(
+                         "n_urls_src", "n_urls_trg"), F.lit(0.0))))
+        shortlist = self.with_bitext_yield(shortlist, labels)
+        # one order per pair: the shortlist has one row per site holding both languages, not per URL
+        order = Window.partitionBy(PAIR_COLUMN).orderBy(F.desc("predicted_pairs"), F.desc("predicted_ratio"), "host")
+        self.write_table(shortlist.withColumn("rank", F.row_number().over(order))
+                         .select(*SHORTLIST_COLUMNS, PAIR_COLUMN), "shortlist")
+        written = self.read_table("shortlist")
+        self.collect_yield(written)
+        self.evaluate(written, labels)
+
+    def report_pair(self, pair: tuple[str, str]) -> None:
+        """One pair's counts and metrics, from what the one pass collected for it."""
+        label = pair_label(pair)
+        self.report.input("rank_hosts", self.read)
+        kept = self.kept.get(label, 0)
         if not kept and len(self.pairs) > 1:
             raise PairSkipped("no_sites", "rank-pairs ranked no site of the pair")
         self.report.kept(kept)
-        self.report.filtered("other_language_pair", read - kept)  # this pair's rows (primary_count sums the pairs)
-        aligned = (self.aligned_pairs().groupBy("host").agg(
-            F.sum((F.col("score") >= self.args.min_score).cast("long")).alias("predicted_pairs"),
-            F.sum("score").alias("expected_pairs")))
-        shortlist = (wanted.join(aligned, "host", "left").fillna(0, ["predicted_pairs", "expected_pairs"])
-                     .withColumn("predicted_ratio", F.coalesce(F.col("predicted_pairs") / F.least(
-                         "n_urls_src", "n_urls_trg"), F.lit(0.0))))
-        shortlist = self.with_bitext_yield(shortlist)
-        # one global order: the shortlist has one row per site holding both languages, not per URL
-        order = Window.orderBy(F.desc("predicted_pairs"), F.desc("predicted_ratio"), "host")
-        rows = self.write_table(shortlist.withColumn("rank", F.row_number().over(order))
-                                .select(*SHORTLIST_COLUMNS), "shortlist")
-        self.evaluate(self.read_table("shortlist"), rows)
-        self.report_yield(self.read_table("shortlist"))
-
-    def report_yield(self, shortlist: DataFrame) -> None:
-        """The pair's sites to crawl (a predicted pair), predicted pairs and the yield export-bitext measured."""
-        totals = shortlist.agg(F.sum((F.col("predicted_pairs") > 0).cast("long")).alias("sites_to_crawl"),
-                               F.sum("predicted_pairs").alias("predicted_pairs"),
-                               *[F.sum(column).alias(column) for column in BITEXT_YIELD_COLUMNS]).first()
+        self.report.filtered("other_language_pair", self.read - kept)  # this pair's rows (primary_count sums the pairs)
+        if self.args.in_domain_only:
+            self.report.metric("aligned_pairs_by_domain", self.domain_counts.get(label, {}))
+        found = self.found[label]
+        self.report.metric("evaluation", found["evaluation"])
         for key in SUMMARY_KEYS:
-            self.report.metric(key, int(totals[key] or 0))
+            self.report.metric(key, found.get("yield_counts", {}).get(key, 0))
+
+    def collect_yield(self, shortlist: DataFrame) -> None:
+        """Per pair: its sites (rows), sites to crawl (a predicted pair), predicted pairs and the yield
+        export-bitext measured."""
+        rows = shortlist.groupBy(PAIR_COLUMN).agg(
+            F.count("*").alias("rows"), F.sum((F.col("predicted_pairs") > 0).cast("long")).alias("sites_to_crawl"),
+            F.sum("predicted_pairs").alias("predicted_pairs"),
+            *[F.sum(column).alias(column) for column in BITEXT_YIELD_COLUMNS]).collect()
+        for row in rows:
+            self.found[row[PAIR_COLUMN]].update(rows=int(row["rows"]),
+                                                yield_counts={key: int(row[key] or 0) for key in SUMMARY_KEYS})
 
     def result_line(self) -> str:
         top = self.read_table("shortlist").orderBy("rank").limit(3).collect()  # the closing line names the top sites
         return ("top sites: " + ", ".join(f"{row.host} ({row.predicted_pairs:,} predicted pairs)" for row in top)
                 if top else "no site holds both languages")
 
-    def aligned_pairs(self) -> DataFrame:
-        """rank-pairs' 1-1 alignment; with --in-domain-only the pairs with a page in the domain (counts reported)."""
-        alignment = self.pair_rows(self.read_table("alignment"))
+    def aligned_pairs(self, labels: list[str]) -> DataFrame:
+        """rank-pairs' 1-1 alignment of each pair; with --in-domain-only the pairs with a page in the domain
+        (counts per pair)."""
+        alignment = self.rows_by_pair(self.read_table("alignment"), labels)
         if not self.args.in_domain_only:
             return alignment
-        kept, counts = self.pairs_in_domain(alignment)
-        self.report.metric("aligned_pairs_by_domain", counts)
+        kept, self.domain_counts = self.pairs_in_domain(alignment, by=PAIR_COLUMN)
         return kept
 
-    def with_bitext_yield(self, shortlist: DataFrame) -> DataFrame:
+    def with_bitext_yield(self, shortlist: DataFrame, labels: list[str]) -> DataFrame:
         """Documents, sentence pairs and words per language export-bitext exported per site (0 where none)."""
         if not self.uses("bitext_documents"):
             return shortlist.select("*", *[F.lit(0).cast("long").alias(c) for c in BITEXT_YIELD_COLUMNS])
-        src_lang = self.languages_ranked()[0]
-        documents = with_site(self.pair_rows(self.read_table("bitext_documents")).where(F.col("status") == "ok").drop("site"),
-                              self.languages_ranked(), self.ranked["grouped_by"])
-        same_side = F.col("src_lang") == src_lang
-        exported = documents.groupBy(F.col("site").alias("host")).agg(
+        documents = self.rows_by_pair(self.read_table("bitext_documents"), labels).where(
+            F.col("status") == "ok").drop("site")
+        documents = documents.join(self.sites(documents), [PAIR_COLUMN, "host"], "left")
+        same_side = F.col("src_lang") == F.substring_index(PAIR_COLUMN, "-", 1)
+        exported = documents.groupBy(PAIR_COLUMN, F.col("site").alias("host")).agg(
             F.count("*").alias("bitext_documents"), F.sum("sentence_pairs").alias("bitext_sentence_pairs"),
             F.sum(F.when(same_side, F.col("src_words")).otherwise(F.col("trg_words"))).alias("bitext_words_src"),
             F.sum(F.when(same_side, F.col("trg_words")).otherwise(F.col("src_words"))).alias("bitext_words_trg"))
-        return shortlist.join(exported, "host", "left").fillna(0, BITEXT_YIELD_COLUMNS)
+        return shortlist.join(exported, [PAIR_COLUMN, "host"], "left").fillna(0, BITEXT_YIELD_COLUMNS)
 
-    def truth_counts(self) -> tuple[DataFrame | None, bool]:
-        """True pairs per site from --truth (covers every site) or verified_pairs (only the checked sites)."""
+    def truth_counts(self, labels: list[str]) -> tuple[DataFrame | None, bool]:
+        """True pairs per pair and site from --truth (covers every site) or verified_pairs (only the checked
+        sites)."""
         if self.args.truth:
             truth = self.spark.read.parquet(self.args.truth)
-            langs = self.languages_ranked()
             if {"src_lang", "trg_lang"} <= set(truth.columns):
-                truth = truth.filter(F.col("src_lang").isin(*langs) & F.col("trg_lang").isin(*langs)
-                                     & (F.col("src_lang") != F.col("trg_lang")))
+                truth = truth.withColumn(PAIR_COLUMN, self.run_label(F.col("src_lang"), F.col("trg_lang"))).where(
+                    F.col(PAIR_COLUMN).isin(*labels))
+            else:
+                truth = truth.withColumn(PAIR_COLUMN, F.explode(F.array(*[F.lit(label) for label in labels])))
             return self.site_counts(truth), True
         if self.uses("verified_pairs"):
-            verified = self.pair_rows(self.read_table("verified_pairs")).filter(F.col("parallel"))
+            verified = self.rows_by_pair(self.read_table("verified_pairs"), labels).filter(F.col("parallel"))
             return self.site_counts(verified), False
         return None, False
 
-    @property
-    def ranked(self) -> dict:
-        """Language pair and site definition ('site' | 'host' | 'domain') of the rank-pairs run (of the pair)."""
-        if getattr(self, "_ranked", None) is None:
-            first = self.pair_rows(self.read_table("rank_hosts")).select("src_lang", "trg_lang", "grouped_by").first()
-            self._ranked = first.asDict() if first else {"src_lang": "", "trg_lang": "", "grouped_by": "site"}
-        return self._ranked
-
     def languages_ranked(self) -> tuple[str, str]:
-        return self.languages or (self.ranked["src_lang"], self.ranked["trg_lang"])
+        """The language pair rank-pairs ranked (its first site's): the shortlist's without --langs."""
+        first = self.read_table("rank_hosts").select("src_lang", "trg_lang").first()
+        return (first["src_lang"], first["trg_lang"]) if first else ("", "")
+
+    def sites(self, frame: DataFrame) -> DataFrame:
+        """(lang_pair, host, site) of the frame's hosts, each site named as rank-pairs named its pair's: by its
+        --group-by, the pair's language labels left out."""
+        hosts = (frame.select(PAIR_COLUMN, "host").distinct()
+                 .withColumn("src_lang", F.substring_index(PAIR_COLUMN, "-", 1))
+                 .withColumn("trg_lang", F.substring_index(PAIR_COLUMN, "-", -1)))
+        groupings: dict[str, list[str]] = {}
+        for label in self.found:
+            groupings.setdefault(self.grouped_by.get(label, "site"), []).append(label)
+        return functools.reduce(DataFrame.unionByName, [
+            with_site(hosts.where(F.col(PAIR_COLUMN).isin(*labels)), None, grouped_by).select(PAIR_COLUMN, "host", "site")
+            for grouped_by, labels in groupings.items()])
 
     def site_counts(self, pairs: DataFrame) -> DataFrame:
-        """Distinct true pairs per site, sites named the way rank-pairs named them."""
-        pairs = pairs.select("host", "src_url", "trg_url").distinct()
-        grouped_by = self.ranked["grouped_by"]
-        if grouped_by != "host":
-            sites = with_site(pairs.select("host").distinct(), self.languages_ranked(), grouped_by)
-            pairs = pairs.join(sites.select("host", "site"), "host").withColumn("host", F.col("site"))
-        return pairs.groupBy("host").agg(F.count("*").alias("true_pairs"))
+        """Distinct true pairs per pair and site, sites named the way rank-pairs named them."""
+        pairs = pairs.select(PAIR_COLUMN, "host", "src_url", "trg_url").distinct()
+        pairs = pairs.join(self.sites(pairs), [PAIR_COLUMN, "host"]).withColumn("host", F.col("site"))
+        return pairs.groupBy(PAIR_COLUMN, "host").agg(F.count("*").alias("true_pairs"))
 
-    def evaluate(self, shortlist: DataFrame, shortlist_rows: int) -> None:
-        truth, covers_all = self.truth_counts()
+    def evaluate(self, shortlist: DataFrame, labels: list[str]) -> None:
+        """Each pair's ranking against its true pairs (self.found[label]['evaluation']): one read of the truth
+        and one of the ranked sites for every pair."""
+        truth, covers_all = self.truth_counts(labels)
         if truth is None:
-            self.report.metric("evaluation", "no verified_pairs table and no --truth: not evaluated")
+            for label in labels:
+                self.found[label]["evaluation"] = "no verified_pairs table and no --truth: not evaluated"
             return
         if not covers_all:
-            truth = truth.join(shortlist.select("host"), "host")
-        truth = truth.limit(self.args.max_eval_hosts + 1).toPandas()
-        compared = shortlist_rows + len(truth) if covers_all else len(truth)
-        if compared > self.args.max_eval_hosts:
-            self.report.metric("evaluation", f"{compared} sites to compare, over --max-eval-hosts: not evaluated")
-            return
-        ranked = shortlist.select("host", "predicted_pairs", "rank")
-        if not covers_all:
-            ranked = ranked.join(self.spark.createDataFrame(truth[["host"]], "host string"), "host")  # may be empty
-        metrics = evaluate_shortlist(ranked.toPandas(), truth, self.args.relevant_min_pairs, DEFAULT_PRECISION_KS,
-                                     truth_covers_all_hosts=covers_all)
-        metrics["truth"] = "truth table" if covers_all else "verified_pairs"
-        self.report.metric("evaluation", metrics)
+            truth = truth.join(shortlist.select(PAIR_COLUMN, "host"), [PAIR_COLUMN, "host"])
+        nth = F.row_number().over(Window.partitionBy(PAIR_COLUMN).orderBy("host"))
+        truth = truth.withColumn("nth", nth).where(F.col("nth") <= self.args.max_eval_hosts + 1).drop("nth").toPandas()
+        truths, evaluated = {}, []
+        for label in labels:
+            truths[label] = truth[truth[PAIR_COLUMN] == label].drop(columns=PAIR_COLUMN)
+            compared = self.found[label].get("rows", 0) + len(truths[label]) if covers_all else len(truths[label])
+            if compared > self.args.max_eval_hosts:
+                self.found[label]["evaluation"] = f"{compared} sites to compare, over --max-eval-hosts: not evaluated"
+            else:
+                evaluated.append(label)
+        ranked = shortlist.where(F.col(PAIR_COLUMN).isin(*evaluated)).select(PAIR_COLUMN, "host", "predicted_pairs",
+                                                                               "rank")
+        if not covers_all:  # may be empty
+            ranked = ranked.join(self.spark.createDataFrame(truth[[PAIR_COLUMN, "host"]], f"{PAIR_COLUMN} string, "
+                                                            "host string"), [PAIR_COLUMN, "host"])
+        ranked = ranked.toPandas() if evaluated else None
+        for label in evaluated:
+            metrics = evaluate_shortlist(ranked[ranked[PAIR_COLUMN] == label].drop(columns=PAIR_COLUMN), truths[label],
+                                         self.args.relevant_min_pairs, DEFAULT_PRECISION_KS,
+                                         truth_covers_all_hosts=covers_all)
+            metrics["truth"] = "truth table" if covers_all else "verified_pairs"
+            self.found[label]["evaluation"] = metrics
 
 
 if __name__ == "__main__":

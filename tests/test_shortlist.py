@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from parascout.jobs.shortlist import ShortlistJob
+from parascout.udfs.common.tables import table_location
 from parascout.udfs.rank import shortlist
 from tests.conftest import run_job
 
@@ -144,3 +145,51 @@ def test_in_domain_only_needs_scored_texts(spark, tmp_path):
     spark.createDataFrame(pd.DataFrame({"url": ["u"], "main_text": ["x"]})).write.parquet(str(root / "texts"))
     with pytest.raises(ConfigError, match="--domain-terms"):
         run_job(ShortlistJob, spark, ["--root", str(root), "--in-domain-only"])
+
+
+def write_two_pair_root(spark, root) -> None:
+    """rank-pairs' tables of eng-isl and deu-fra (a.is ranked in both, with other pairs in each), verified pairs
+    and domain flags."""
+    hosts = [(host, "eng", "isl", 20, 12) for host in PREDICTED] + [("a.is", "deu", "fra", 6, 6), ("g.de", "deu", "fra", 9, 9)]
+    rank_hosts = pd.DataFrame(hosts, columns=["host", "src_lang", "trg_lang", "n_urls_src", "n_urls_trg"]).assign(
+        n_groups=1, n_urls_capped=0, n_groups_chunked=0, grouped_by="site")
+    rank_hosts["lang_pair"] = rank_hosts["src_lang"] + "-" + rank_hosts["trg_lang"]
+    spark.createDataFrame(rank_hosts).write.partitionBy("lang_pair").parquet(str(root / "rank_hosts"))
+    rows = [(host, f"https://{host}/en/{i}", f"https://{host}/is/{i}", 0.9, "eng-isl")
+            for host, count in PREDICTED.items() for i in range(count)]
+    rows += [("a.is", f"https://a.is/de/{i}", f"https://a.is/fr/{i}", 0.8, "deu-fra") for i in range(2)]
+    rows += [("g.de", f"https://g.de/de/{i}", f"https://g.de/fr/{i}", 0.7, "deu-fra") for i in range(4)]
+    alignment = pd.DataFrame(rows, columns=["host", "src_url", "trg_url", "score", "lang_pair"])
+    spark.createDataFrame(alignment).write.partitionBy("lang_pair").parquet(str(root / "alignment"))
+    verified = alignment.assign(parallel=alignment["score"] > 0.75, src_lang=alignment["lang_pair"].str[:3],
+                                trg_lang=alignment["lang_pair"].str[4:])
+    spark.createDataFrame(verified).write.partitionBy("lang_pair").parquet(str(root / "verified_pairs"))
+    texts = pd.DataFrame({"url": alignment["src_url"], "in_domain": ~alignment["src_url"].str.contains("/1$")})
+    spark.createDataFrame(texts).write.parquet(str(root / "texts"))
+
+
+@pytest.mark.slow
+def test_pairs_shortlisted_in_one_run_each_equal_their_one_pair_run(spark, tmp_path):
+    root = tmp_path / "root"
+    write_two_pair_root(spark, root)
+    argv = ["--root", str(root), "--in-domain-only"]
+    single = {}
+    for langs in ("is,en", "de,fr"):
+        report = run_job(ShortlistJob, spark, [*argv, "--langs", langs])
+        label = next(iter(report["by_pair"]))
+        single[label] = (report["by_pair"][label], report["metrics"]["by_pair"][label],
+                         pd.read_parquet(table_location(str(root / "shortlist"))))
+    report = run_job(ShortlistJob, spark, [*argv, "--langs", "is-en,de-fr"])
+    assert report["balanced"] and report["metrics"]["summary"]["pairs"] == ["isl-eng", "deu-fra"]
+    shortlist_rows = pd.read_parquet(table_location(str(root / "shortlist")))
+    for label, (counts, metrics, one_pair_rows) in single.items():
+        assert report["by_pair"][label] == counts and report["metrics"]["by_pair"][label] == metrics, label
+        rows = shortlist_rows[shortlist_rows["lang_pair"] == label]
+        assert set(rows["src_lang"]) | set(rows["trg_lang"]) == set(label.split("-"))  # no other pair's rows
+        pd.testing.assert_frame_equal(  # expected_pairs: a float sum, in partitions of their own
+            rows.astype({"lang_pair": str}).sort_values("host").reset_index(drop=True),
+            one_pair_rows.astype({"lang_pair": str}).sort_values("host").reset_index(drop=True))
+    deu_fra = shortlist_rows[shortlist_rows["lang_pair"] == "deu-fra"].set_index("host")
+    assert deu_fra["predicted_pairs"].to_dict() == {"a.is": 1, "g.de": 3}  # its own pairs, in the domain
+    assert deu_fra["rank"].to_dict() == {"g.de": 1, "a.is": 2}
+    assert report["metrics"]["by_pair"]["deu-fra"]["aligned_pairs_by_domain"] == {"in_domain": 4, "off_domain": 2}
