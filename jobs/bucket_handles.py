@@ -155,20 +155,9 @@ class BucketHandlesJob(Job):
         return expanded.withColumn("reason", F.when(F.row_number().over(first) > 1, F.lit("duplicate_url")))
 
     def per_stripper(self, pairs, column_of):
-        """A column computed with each row's pair's stripper (`column_of(stripper)`), one branch per distinct one."""
-        from pyspark.sql import functions as F
-
-        labels_of: dict[handles.HandleStripper, list[str]] = {}
-        for pair in pairs:
-            labels_of.setdefault(self.strippers[pair], []).append(pair_label(pair))
-        if len(labels_of) == 1:
-            return column_of(next(iter(labels_of)))
-        column = None
-        for stripper, labels in labels_of.items():
-            matches = F.col(PAIR_COLUMN).isin(*labels)
-            column = (F.when(matches, column_of(stripper)) if column is None
-                      else column.when(matches, column_of(stripper)))
-        return column
+        """A column computed with each row's pair's stripper (`column_of(stripper)`)."""
+        return handles.column_by_pair(PAIR_COLUMN, {pair_label(pair): self.strippers[pair] for pair in pairs},
+                                      column_of)
 
     def bucket(self, valid):
         """Per URL: bucket sizes by language, rank inside its side of the bucket, and its reason."""

@@ -19,17 +19,20 @@ left out (filtered as hub_page), or a wrong pair would teach its own words and c
 ways (udfs.common.lexicon). With --from-archive it also trains --held-out-folds lexicons, each without one fold of the
 archive's page pairs (udfs.common.lexicon.with_held_out), for verify-pairs to calibrate its decision on scores of pages a
 lexicon never learned from. Writes a lexicon directory; Spark only for --from-archive. Several pairs
-(`--langs en:fr,de`, with --from-archive and --aligned only) are trained one after the other in one job, each into
-`--out DIR/<pair>/` (the folder of lexicons verify-pairs and export-bitext take); a pair with nothing to learn from
-is a counted skip.
+(`--langs en:fr,de`, with --from-archive and --aligned only) are trained in one job, each into `--out DIR/<pair>/`
+(the folder of lexicons verify-pairs and export-bitext take): the archive's text pairs of every pair are taken in one
+Spark pass (each pair's keyed by lang_pair, in an order of their own, not Spark's), then each pair's lexicon is
+learned from its rows; a pair with nothing to learn from is a counted skip.
 """
 from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from parascout.jobs.base import ConfigError, Job, PairSkipped, language_pairs_option
+from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, PairSkipped, language_pairs_option
 from parascout.udfs.common import storage, tables
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.lexicon import (
@@ -83,14 +86,27 @@ MUTUAL_BEST_COLUMNS = ("lang_ok", "tsim", "own_tsim_idf", "paragraph_length_r", 
 
 
 def archive_paragraph_pairs(batches):
-    """mapInPandas body: page pairs with both sides' paragraphs -> their aligned paragraph pairs."""
+    """mapInPandas body: page pairs (of a language pair) with both sides' paragraphs -> their aligned paragraph pairs,
+    each with its place among its page pair's."""
     import pandas as pd
 
     for batch in batches:
-        rows = [(a, b, s, t) for s, t, src, trg in zip(batch["src_url"], batch["trg_url"],
-                                                       batch["src_paragraphs"], batch["trg_paragraphs"])
-                for a, b in page_pair_texts(src, trg)]
-        yield pd.DataFrame(rows, columns=["src_text", "trg_text", "src_url", "trg_url"])
+        rows = [(label, a, b, s, t, place) for label, s, t, src, trg in zip(
+                    batch[PAIR_COLUMN], batch["src_url"], batch["trg_url"], batch["src_paragraphs"],
+                    batch["trg_paragraphs"])
+                for place, (a, b) in enumerate(page_pair_texts(src, trg))]
+        yield pd.DataFrame(rows, columns=[PAIR_COLUMN, "src_text", "trg_text", "src_url", "trg_url", "place"])
+
+
+@dataclass
+class ArchiveShare:
+    """A language pair's share of the archive: its text pairs (src_text, trg_text, src_url, trg_url), the sources
+    they came from, its input counts ('input', 'kept', 'reason:<why>') and metrics, in the order the report takes them."""
+
+    rows: list[tuple[str, str, str, str]] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
 
 
 class TrainLexiconJob(Job):
@@ -164,19 +180,24 @@ class TrainLexiconJob(Job):
             return list(read_bitextor_dic(path, args.src_lang, args.trg_lang, counts))
         return list(read_tei(path, counts))
 
-    def oriented(self, pairs):
-        """The distinct (src_url, trg_url) pairs of the job's language pair, src on the --langs src side."""
+    def oriented(self, pairs, *columns: str):
+        """The rows of the run's language pairs (either direction) as (lang_pair, src_url, trg_url, *columns), src on
+        the pair's src side: a row stored the other way round is turned (a table's own lang_pair is set aside)."""
         from pyspark.sql import functions as F
 
-        src_lang, trg_lang = self.args.src_lang, self.args.trg_lang
-        forward = pairs.where((F.col("src_lang") == src_lang) & (F.col("trg_lang") == trg_lang))
-        backward = pairs.where((F.col("src_lang") == trg_lang) & (F.col("trg_lang") == src_lang))
-        return forward.select("src_url", "trg_url").unionByName(
-            backward.select(F.col("trg_url").alias("src_url"), F.col("src_url").alias("trg_url"))).distinct()
+        directions = self.spark.createDataFrame(
+            [(src, trg, pair_label((src, trg)), False) for src, trg in self.pairs]
+            + [(trg, src, pair_label((src, trg)), True) for src, trg in self.pairs],
+            f"src_lang string, trg_lang string, {PAIR_COLUMN} string, turned boolean")
+        turned = F.col("turned")
+        return pairs.drop(PAIR_COLUMN).join(F.broadcast(directions), ["src_lang", "trg_lang"]).select(
+            PAIR_COLUMN, F.when(turned, F.col("trg_url")).otherwise(F.col("src_url")).alias("src_url"),
+            F.when(turned, F.col("src_url")).otherwise(F.col("trg_url")).alias("trg_url"), *columns)
 
-    def archive_pairs(self, counts: dict) -> list[tuple[str, str, str, str]]:
-        """(src_text, trg_text, src_url, trg_url): paragraph pairs of the archive's confident page pairs and the page
-        pair each came from (Spark; at most --max-pairs)."""
+    def archive_pairs(self) -> dict[str, ArchiveShare]:
+        """Each language pair's share of the archive (pair label -> ArchiveShare): the paragraph pairs of its confident
+        page pairs and the page pair each came from (at most --max-pairs), taken for every pair in one Spark pass."""
+        from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
         args, root = self.args, self.args.from_archive
@@ -186,17 +207,21 @@ class TrainLexiconJob(Job):
         for needed in (table, "texts"):
             if not locations[needed]:
                 raise ConfigError(f"--from-archive {root}: no {needed} table; run fetch-docs and rank-pairs first")
-        # confident: a switcher link or STRAND handle proposed the pair, or its two URLs share a handle
-        # (URL minus language substrings) whatever source proposed it
-        stripper = handles.build_stripper((args.src_lang, args.trg_lang))
-        pairs = self.spark.read.parquet(locations[table]).where(
-            F.col("source").rlike(CONFIDENT_SOURCES)
-            | (handles.handle_column(F.col("src_url"), stripper) == handles.handle_column(F.col("trg_url"), stripper)))
         verified = tables.table_location(storage.join(root, "verified_pairs")) if args.with_verified_pairs else None
         if args.with_verified_pairs and not verified:
             raise ConfigError(f"--with-verified-pairs: no verified_pairs table under {root}; run verify-pairs first")
-        pairs = self.oriented(pairs)
-        sources = [table]
+        shares = {pair_label(pair): ArchiveShare() for pair in self.pairs}
+        # confident: a switcher link or STRAND handle proposed the pair, or its two URLs share a handle (URL minus
+        # the pair's language substrings) whatever source proposed it
+        strippers = {pair_label(pair): handles.build_stripper(pair) for pair in self.pairs}
+        same_handle = (handles.column_by_pair(PAIR_COLUMN, strippers, lambda s: handles.handle_column(F.col("src_url"), s))
+                       == handles.column_by_pair(PAIR_COLUMN, strippers, lambda s: handles.handle_column(F.col("trg_url"), s)))
+        pairs = (self.oriented(self.spark.read.parquet(locations[table]), "source")
+                 .where(F.col("source").rlike(CONFIDENT_SOURCES) | same_handle)
+                 .select(PAIR_COLUMN, "src_url", "trg_url").distinct())
+        max_page_pairs = dict.fromkeys(shares, MAX_CONFIDENT_PAGE_PAIRS)
+        for share in shares.values():
+            share.sources = [table]
         texts = self.spark.read.parquet(locations["texts"]).where(F.col("duplicate_of").isNull())
         if verified:
             # the second round learns from the pairs verify-pairs accepted INSTEAD of the confident ones: a
@@ -204,47 +229,94 @@ class TrainLexiconJob(Job):
             # 134 of 383 eng-fra link pairs are translations), and that noise is what the first round could
             # not avoid; a language pair verify-pairs accepted nothing for keeps the confident pairs
             judged = self.spark.read.parquet(verified)
-            accepted = self.oriented(judged.where(F.col("parallel")))
-            if accepted.limit(1).count():
-                pairs, sources = accepted, ["verified_pairs"]
-                proposed, rejected = ([(row.src_url, row.trg_url) for row in self.oriented(pairs_of(judged))
-                                       .join(accepted, ["src_url", "trg_url"], "left_anti").collect()]
-                                      for pairs_of in (self.agreeing_mutual_best, self.one_host_judged))
-                kept = self.cross_fitted(proposed, rejected, texts, accepted) if rejected else []
-                self.report.metric("cross_fitted_pairs", {"proposed": len(proposed), "judged": len(rejected),
-                                                          "kept": len(kept or []), "skipped": kept is None})
-                if kept:
-                    pairs = accepted.unionByName(self.spark.createDataFrame(kept, "src_url string, trg_url string"))
-        self.report.metric("archive_sources", sources)
-        rows, page_pairs, hub_pairs = self.paragraph_rows(pairs, texts, MAX_PAGE_PAIRS if sources == ["verified_pairs"]
-                                                          else MAX_CONFIDENT_PAGE_PAIRS)
-        counts["reason:hub_page"] = counts.get("reason:hub_page", 0) + hub_pairs
-        used = len(rows[["src_url", "trg_url"]].drop_duplicates()) if len(rows) else 0
-        counts["input"] = counts.get("input", 0) + page_pairs
-        counts["kept"] = counts.get("kept", 0) + used
-        counts["reason:no_paragraph_pairs"] = counts.get("reason:no_paragraph_pairs", 0) + page_pairs - hub_pairs - used
-        self.report.metric("archive_paragraph_pairs", len(rows))
-        return list(zip(rows["src_text"], rows["trg_text"], rows["src_url"], rows["trg_url"]))
+            accepted = self.oriented(judged.where(F.col("parallel"))).distinct().persist(StorageLevel.MEMORY_AND_DISK)
+            pairs = self.with_accepted(pairs, accepted, judged, texts, shares)
+            for label, share in shares.items():
+                if share.sources == ["verified_pairs"]:
+                    max_page_pairs[label] = MAX_PAGE_PAIRS
+        rows, tallies = self.paragraph_rows(pairs, texts, max_page_pairs)
+        if verified:
+            accepted.unpersist()
+        for label, share in shares.items():
+            tally = tallies[label]
+            share.rows = rows.get(label, [])
+            used = len({(src, trg) for _, _, src, trg in share.rows})
+            share.counts = {"reason:hub_page": tally["hub_pairs"], "input": tally["page_pairs"], "kept": used,
+                            "reason:no_paragraph_pairs": tally["page_pairs"] - tally["hub_pairs"] - used}
+            share.metrics.update(archive_sources=share.sources, hub_filter=tally["hub_filter"],
+                                 archive_paragraph_pairs=len(share.rows))
+        return shares
 
-    def paragraph_rows(self, pairs, texts, max_page_pairs: int):
-        """(the distinct paragraph pairs of the page pairs without hubs, at most --max-pairs, as pandas; page pairs
-        with both texts; of them, dropped as hub pairs)."""
+    def with_accepted(self, confident, accepted, judged, texts, shares: dict[str, ArchiveShare]):
+        """The second round's page pairs: of a pair verify-pairs accepted some for, those and the rejected ones the
+        cross-fit keeps (its share's sources then verified_pairs); of the others, the confident ones."""
         from pyspark.sql import functions as F
 
+        accepting = sorted(row[PAIR_COLUMN] for row in accepted.select(PAIR_COLUMN).distinct().collect())
+        if not accepting:
+            return confident
+        proposed, rejected = ({label: [] for label in accepting} for _ in range(2))
+        for found, pairs_of in ((proposed, self.agreeing_mutual_best), (rejected, self.one_host_judged)):
+            not_accepted = (self.oriented(pairs_of(judged)).distinct()
+                            .join(accepted, [PAIR_COLUMN, "src_url", "trg_url"], "left_anti")
+                            .where(F.col(PAIR_COLUMN).isin(*accepting)))
+            for row in not_accepted.collect():
+                found[row[PAIR_COLUMN]].append((row.src_url, row.trg_url))
+            for urls in found.values():
+                urls.sort()  # the cross-fit's lexicons learn in this order, not Spark's
+        cross_fitted = []
+        for pair in self.pairs:
+            label = pair_label(pair)
+            if label not in accepting:
+                continue
+            kept = self.cross_fitted(pair, proposed[label], rejected[label], texts,
+                                     accepted.where(F.col(PAIR_COLUMN) == label)) if rejected[label] else []
+            shares[label].metrics["cross_fitted_pairs"] = {"proposed": len(proposed[label]),
+                                                           "judged": len(rejected[label]), "kept": len(kept or []),
+                                                           "skipped": kept is None}
+            shares[label].sources = ["verified_pairs"]
+            cross_fitted += [(label, src, trg) for src, trg in kept or []]
+        chosen = confident.where(~F.col(PAIR_COLUMN).isin(*accepting)).unionByName(
+            accepted.where(F.col(PAIR_COLUMN).isin(*accepting)))
+        if cross_fitted:
+            chosen = chosen.unionByName(self.spark.createDataFrame(
+                cross_fitted, f"{PAIR_COLUMN} string, src_url string, trg_url string"))
+        return chosen
+
+    def paragraph_rows(self, pairs, texts, max_page_pairs: dict[str, int]):
+        """({pair label: its distinct paragraph pairs as (src_text, trg_text, src_url, trg_url), at most --max-pairs}
+        of the page pairs (lang_pair, src_url, trg_url) without hubs, {pair label: its tallies}: page pairs with both
+        texts, those dropped as hub pairs, the hub filter's metric). A paragraph pair several page pairs hold is
+        taken from the first by (src_url, trg_url, its place there), and each pair's rows come in that order: the
+        lexicon does not depend on how Spark ordered them."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        limits = F.create_map(*[F.lit(value) for item in max_page_pairs.items() for value in item])
+        pairs = pairs.withColumn("max_page_pairs", limits[F.col(PAIR_COLUMN)])
         for side in ("src", "trg"):
             pairs = pairs.join(texts.select(F.col("url").alias(f"{side}_url"),
                                             F.col("paragraphs").alias(f"{side}_paragraphs")), f"{side}_url")
         joined = pairs.persist()  # counted, searched for hubs and filtered: the texts joins run once
-        page_pairs = joined.count()
-        pairs, hub_pairs = self.without_hubs(joined, page_pairs, max_page_pairs)
-        text_pairs = pairs.mapInPandas(archive_paragraph_pairs,
-                                       "src_text string, trg_text string, src_url string, trg_url string")
+        hubs = self.hub_pages(joined).persist()  # few: joined to every page pair, and counted
+        kept, tallies = self.without_hubs(joined, hubs, max_page_pairs)
+        text_pairs = kept.mapInPandas(archive_paragraph_pairs, f"{PAIR_COLUMN} string, src_text string, "
+                                                               "trg_text string, src_url string, trg_url string, place long")
         # a site's template repeats on every page: each distinct paragraph pair is learned from once
-        rows = text_pairs.dropDuplicates(["src_text", "trg_text"]).limit(self.args.max_pairs).toPandas()
+        first = text_pairs.groupBy(PAIR_COLUMN, "src_text", "trg_text").agg(
+            F.min(F.struct("src_url", "trg_url", "place")).alias("first"))
+        # --max-pairs takes a window over each pair's rows, run only when a pair's page pairs may hold more
+        if any(tally["text_pairs_at_most"] > self.args.max_pairs for tally in tallies.values()):
+            order = Window.partitionBy(PAIR_COLUMN).orderBy("first")
+            first = first.withColumn("rank", F.row_number().over(order)).where(F.col("rank") <= self.args.max_pairs)
+        rows = (first.select(PAIR_COLUMN, "src_text", "trg_text", "first.src_url", "first.trg_url", "first.place")
+                .toPandas().sort_values([PAIR_COLUMN, "src_url", "trg_url", "place"]))
+        hubs.unpersist()
         joined.unpersist()
-        return rows, page_pairs, hub_pairs
+        return ({label: list(zip(group["src_text"], group["trg_text"], group["src_url"], group["trg_url"]))
+                 for label, group in rows.groupby(PAIR_COLUMN, sort=False)}, tallies)
 
-    def cross_fitted(self, proposed: list[tuple[str, str]], judged: list[tuple[str, str]], texts,
+    def cross_fitted(self, pair, proposed: list[tuple[str, str]], judged: list[tuple[str, str]], texts,
                      accepted) -> list[tuple[str, str]] | None:
         """The judged (rejected, one-host) page pairs that lexicons trained without them, on the accepted pairs and
         the other folds' proposed pairs, still find their pages' best against every page of their host in the other
@@ -252,7 +324,7 @@ class TrainLexiconJob(Job):
         MAX_CROSS_FIT_PAIRS judged pairs, MAX_CROSS_FIT_PAGES pages on their hosts or MAX_CROSS_FIT_RIVALS rivals."""
         from pyspark.sql import functions as F
 
-        src_lang, trg_lang = self.args.src_lang, self.args.trg_lang
+        src_lang, trg_lang = pair
         urls = {url for pair in judged for url in pair}
         hosts = {row.host for row in texts.where(F.col("url").isin(list(urls))).select("host").distinct().collect()}
         host_pages = texts.where(F.col("host").isin(list(hosts)) & F.col("lang").isin(src_lang, trg_lang)).select(
@@ -275,9 +347,9 @@ class TrainLexiconJob(Job):
             return None
         rivals = {(src, url) for src in sources for url in by_host.get((host_of.get(src), trg_lang), [])}
         rivals |= {(url, trg) for trg in targets for url in by_host.get((host_of.get(trg), src_lang), [])}
-        learned = self.paragraph_rows(accepted, texts, MAX_PAGE_PAIRS)[0]
+        learned = self.paragraph_rows(accepted, texts, {pair_label(pair): MAX_PAGE_PAIRS})[0].get(pair_label(pair), [])
         paragraphs = {page.url: [row.asDict(recursive=True) for row in page.paragraphs or []] for page in pages}
-        return cross_fitted_pairs(src_lang, trg_lang, list(zip(learned["src_text"], learned["trg_text"])), proposed,
+        return cross_fitted_pairs(src_lang, trg_lang, [(a, b) for a, b, _, _ in learned], proposed,
                                   rivals, paragraphs, iterations=self.args.iterations, judged=judged)
 
     @staticmethod
@@ -327,21 +399,56 @@ class TrainLexiconJob(Job):
         agreeing = F.when(uncorrelated, F.col("text_paragraph_ratio") >= 1.0).otherwise(length_r >= MIN_PARAGRAPH_LENGTH_R)
         return rows.where(best & (F.col("score") > 0) & agreeing & cls.on_one_host())
 
-    def without_hubs(self, pairs, total: int, max_page_pairs: int):
-        """(the page pairs none of whose pages is in more than `max_page_pairs` of them, how many were dropped); all
-        of them when every pair has a hub page (a tiny site: better a noisy lexicon than none). `total`: pairs.count()."""
+    @staticmethod
+    def hub_pages(pairs):
+        """(lang_pair, url) of the pages in more than their language pair's `max_page_pairs` of its page pairs."""
         from pyspark.sql import functions as F
 
-        pages = pairs.select(F.col("src_url").alias("url")).unionByName(pairs.select(F.col("trg_url").alias("url")))
-        hubs = pages.groupBy("url").count().where(F.col("count") > max_page_pairs).select("url")
-        kept = (pairs.join(hubs.withColumnRenamed("url", "src_url"), "src_url", "left_anti")
-                .join(hubs.withColumnRenamed("url", "trg_url"), "trg_url", "left_anti"))
-        remaining = kept.count()
-        self.report.metric("hub_filter", {"max_page_pairs": max_page_pairs, "hub_pages": hubs.count(),
-                                          "skipped": bool(total and not remaining)})
-        return (pairs, 0) if total and not remaining else (kept, total - remaining)
+        pages = pairs.select(PAIR_COLUMN, F.col("src_url").alias("url"), "max_page_pairs").unionByName(
+            pairs.select(PAIR_COLUMN, F.col("trg_url").alias("url"), "max_page_pairs"))
+        return (pages.groupBy(PAIR_COLUMN, "url").agg(F.count("*").alias("count"), F.first("max_page_pairs").alias("most"))
+                .where(F.col("count") > F.col("most")).select(PAIR_COLUMN, "url"))
+
+    @staticmethod
+    def without_hubs(pairs, hubs, max_page_pairs: dict[str, int]):
+        """(the page pairs with no `hubs` page, {pair label: page_pairs, hub_pairs dropped, the hub_filter metric,
+        text_pairs_at_most of the page pairs kept}); of a language pair every page pair of which has a hub page, all
+        of them (a tiny site: better a noisy lexicon than none). One Spark action for every pair."""
+        from pyspark.sql import functions as F
+
+        for side in ("src", "trg"):
+            pairs = pairs.join(F.broadcast(hubs.select(PAIR_COLUMN, F.col("url").alias(f"{side}_url"),
+                                                       F.lit(True).alias(f"{side}_hub"))), [PAIR_COLUMN, f"{side}_url"], "left")
+        hub_pair = F.coalesce(F.col("src_hub"), F.lit(False)) | F.coalesce(F.col("trg_hub"), F.lit(False))
+        # a page pair teaches at most one paragraph pair per paragraph of its shorter page, and its whole texts
+        text_pairs = F.least(*[F.coalesce(F.size(f"{side}_paragraphs"), F.lit(0)) for side in ("src", "trg")]) + 1
+        none = F.lit(0).cast("long")
+        counts = (pairs.groupBy(PAIR_COLUMN).agg(
+            F.count("*").alias("page_pairs"), F.sum((~hub_pair).cast("long")).alias("kept"), none.alias("hub_pages"),
+            F.sum(text_pairs).alias("text_pairs"), F.sum(F.when(~hub_pair, text_pairs)).alias("kept_text_pairs"))
+            .unionByName(hubs.groupBy(PAIR_COLUMN).agg(none.alias("page_pairs"), none.alias("kept"),
+                                                       F.count("*").alias("hub_pages"), none.alias("text_pairs"),
+                                                       none.alias("kept_text_pairs"))))
+        counted: dict[str, dict[str, int]] = {label: {} for label in max_page_pairs}
+        for row in counts.collect():
+            for kind, value in row.asDict().items():
+                if kind != PAIR_COLUMN:
+                    counted[row[PAIR_COLUMN]][kind] = counted[row[PAIR_COLUMN]].get(kind, 0) + int(value or 0)
+        tallies, everything_hub = {}, []
+        for label, most in max_page_pairs.items():
+            count = counted[label]
+            total, remaining = count.get("page_pairs", 0), count.get("kept", 0)
+            skipped = bool(total and not remaining)
+            tallies[label] = {"page_pairs": total, "hub_pairs": 0 if skipped else total - remaining,
+                              "hub_filter": {"max_page_pairs": most, "hub_pages": count.get("hub_pages", 0),
+                                             "skipped": skipped},
+                              "text_pairs_at_most": count.get("text_pairs" if skipped else "kept_text_pairs", 0)}
+            if skipped:
+                everything_hub.append(label)
+        return pairs.where(~hub_pair | F.col(PAIR_COLUMN).isin(*everything_hub)).drop("src_hub", "trg_hub"), tallies
 
     def process(self) -> None:
+        self.shares = self.archive_pairs() if self.args.from_archive else {}
         self.for_each_pair(self.train_pair)
 
     def pair_out(self, pair) -> str:
@@ -373,7 +480,12 @@ class TrainLexiconJob(Job):
             sources.append({"dictionary": path})
         archive_rows = []
         if args.from_archive:
-            archive_rows = self.archive_pairs(counts)
+            share = self.shares[pair_label(pair)]
+            for key, value in share.metrics.items():
+                self.report.metric(key, value)
+            for key, value in share.counts.items():
+                counts[key] = counts.get(key, 0) + value
+            archive_rows = share.rows
             sources.append({"archive": args.from_archive})
         self.report.input("source_records", counts.pop("input", 0))
         self.report.add_counts({key.split(":", 1)[1]: value for key, value in counts.items() if ":" in key},

@@ -300,3 +300,16 @@ def test_jvm_spec_refuses_words_with_its_separators():
     assert EN_FR.jvm_spec.count(b"\x1e") == 2 and b"en-gb" in EN_FR.jvm_spec.split(b"\x1e")[0].split(b"\x1f")
     with pytest.raises(ValueError):
         _ = plain_stripper(["en\x1ffr"]).jvm_spec
+
+
+@pytest.mark.slow
+def test_column_by_pair_takes_each_rows_pair_stripper(spark):
+    strippers = {"eng-fra": EN_FR, "eng-deu": build_stripper(("en", "de")), "fra-eng": EN_FR}
+    urls = ["http://x.com/fr/a", "http://x.com/de/a", "http://x.com/deutsch/b?lang=fr"]
+    rows = [(label, url) for label in strippers for url in urls]
+    frame = spark.createDataFrame(rows, "lang_pair string, url string")
+    column = handles.column_by_pair("lang_pair", strippers, lambda stripper: handles.handle_column(F.col("url"), stripper))
+    found = frame.select("lang_pair", "url", column.alias("handle")).collect()
+    assert [row["handle"] for row in found] == [strippers[label].handle(url) for label, url in rows]
+    assert "CASE WHEN" not in str(handles.column_by_pair("lang_pair", {"eng-fra": EN_FR},
+                                                         lambda stripper: handles.handle_column(F.col("url"), stripper)))

@@ -332,6 +332,80 @@ def test_train_lexicon_several_pairs_from_an_archive_writes_one_per_pair(spark, 
         run_job(TrainLexiconJob, spark, ["--langs", "en:fr,de", "--out", str(tmp_path / "x"), "--corpus", str(corpus)])
 
 
+def _lexicon_files(folder) -> dict[str, str]:
+    """A lexicon directory's tables (lexicon and held-out ones, their page folds), decompressed."""
+    return {str(path.relative_to(folder)): gzip.decompress(path.read_bytes()).decode()
+            for path in sorted(folder.rglob("*.tsv.gz"))}
+
+
+def _pair_report(report, label) -> tuple:
+    """A pair's counts and metrics, less what differs from run to run or by folder (time, version, paths)."""
+    metrics = {key: value for key, value in report["metrics"]["by_pair"][label].items()
+               if key not in ("training_cpu_seconds", "lexicon_dir")}
+    metrics["lexicon"] = {key: value for key, value in metrics["lexicon"].items() if key not in ("version", "sources")}
+    return report["by_pair"][label], metrics
+
+
+@pytest.mark.slow
+def test_several_pairs_in_one_pass_learn_what_each_pair_learns_alone(spark, tmp_path):
+    sides = {"eng": ["The house is blue.", "The cat sleeps.", "A red dog.", "The dog sleeps in the house."],
+             "fra": ["La maison est bleue.", "Le chat dort.", "Un chien rouge.", "Le chien dort dans la maison."],
+             "deu": ["Das Haus ist blau.", "Die Katze schläft.", "Ein roter Hund.", "Der Hund schläft im Haus."]}
+    menu = {"eng": "Home and contact.", "fra": "Accueil et contact.", "deu": "Start und Kontakt."}
+
+    def page(lang, k):
+        # every page repeats its site's menu: one paragraph pair many page pairs hold
+        texts = [sides[lang][k], sides[lang][(k + 1) % 4], menu[lang]]
+        return {"url": f"http://h/{lang}/{k}", "host": "h", "lang": lang, "title": "", "main_text": "\n".join(texts),
+                "text_truncated": False, "duplicate_of": None,
+                "paragraphs": [{"text": text, "type": "text", "lang": lang, "boilerplate": False, "hash": str(i)}
+                               for i, text in enumerate(texts)]}
+
+    candidates = pd.DataFrame({"host": "h", "src_url": [f"http://h/eng/{k}" for k in range(4)]
+                               + [f"http://h/deu/{k}" for k in range(4)],
+                               "trg_url": [f"http://h/fra/{k}" for k in range(4)] + [f"http://h/eng/{k}" for k in range(4)],
+                               "src_lang": ["eng"] * 4 + ["deu"] * 4, "trg_lang": ["fra"] * 4 + ["eng"] * 4,
+                               "source": "link", "lang_pair": ["eng-fra"] * 4 + ["deu-eng"] * 4})
+    roots = {name: tmp_path / name for name in ("together", "eng-fra", "eng-deu", "reordered")}
+    for name, root in roots.items():
+        spark.createDataFrame(pd.DataFrame([page(lang, k) for lang in sides for k in range(4)])).write.parquet(
+            str(root / "texts"))
+        # the reordered root holds the same pairs in another order and other files (as another layout reads them)
+        rows = candidates.iloc[::-1] if name == "reordered" else candidates
+        spark.createDataFrame(rows).repartition(3 if name == "reordered" else 1).write.partitionBy("lang_pair").parquet(
+            str(root / "candidates"))
+
+    def train(name, langs, *extra):
+        return run_job(TrainLexiconJob, spark, ["--langs", langs, "--out", str(roots[name] / "lexicons"),
+                                                "--from-archive", str(roots[name]), "--force", *extra])
+
+    together = train("together", "en:fr,de")
+    assert together["balanced"] and together["metrics"]["lang_pairs"] == ["eng-fra", "eng-deu"]
+    alone = {"eng-fra": train("eng-fra", "en,fr"), "eng-deu": train("eng-deu", "en,de")}
+    for label, report in alone.items():
+        assert _lexicon_files(roots["together"] / "lexicons" / label) == _lexicon_files(roots[label] / "lexicons")
+        assert _pair_report(together, label) == _pair_report(report, label)
+    assert together["metrics"]["by_pair"]["eng-fra"]["held_out"]["folds"] > 1
+    assert "haus" not in load_lexicon(roots["together"] / "lexicons" / "eng-fra").translations("house")
+    train("reordered", "en,fr")
+    assert _lexicon_files(roots["reordered"] / "lexicons") == _lexicon_files(roots["eng-fra"] / "lexicons")
+    capped = train("reordered", "en:fr,de", "--max-pairs", "3")  # each pair's first 3 paragraph pairs
+    assert [capped["metrics"]["by_pair"][label]["archive_paragraph_pairs"] for label in ("eng-fra", "eng-deu")] == [3, 3]
+    assert capped["by_pair"]["eng-fra"]["kept"] == 1 and capped["balanced"]
+
+    # a second round: verify-pairs accepted eng-fra pairs only, so eng-deu learns from its confident pairs again
+    verified = candidates.drop(columns="lang_pair").assign(parallel=[True, True, True, False] + [False] * 4)
+    for name in ("together", "eng-fra"):
+        spark.createDataFrame(verified).write.parquet(str(roots[name] / "verified_pairs"))
+    together = train("together", "en:fr,de", "--with-verified-pairs")
+    alone = train("eng-fra", "en,fr", "--with-verified-pairs")
+    assert together["metrics"]["by_pair"]["eng-fra"]["archive_sources"] == ["verified_pairs"]
+    assert together["metrics"]["by_pair"]["eng-deu"]["archive_sources"] == ["candidates"]
+    assert _lexicon_files(roots["together"] / "lexicons" / "eng-fra") == _lexicon_files(roots["eng-fra"] / "lexicons")
+    assert _pair_report(together, "eng-fra") == _pair_report(alone, "eng-fra")
+    assert _lexicon_files(roots["together"] / "lexicons" / "eng-deu") == _lexicon_files(roots["eng-deu"] / "lexicons")
+
+
 @pytest.mark.slow
 def test_hub_pages_in_both_rounds(spark, tmp_path):
     root = tmp_path / "root"

@@ -30,7 +30,7 @@ import logging
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -292,6 +292,25 @@ def handle_column(url, stripper: HandleStripper, learned_patterns=None, use_jvm_
         stripped = F.when(learned_patterns.isNull(), stripped).otherwise(
             F.regexp_replace(stripped, learned_patterns, F.lit("")))
     return stripped.substr(F.lit(2), F.length(stripped))
+
+
+def column_by_pair(pair_column: str, strippers: Mapping[str, HandleStripper],
+                   column_of: Callable[[HandleStripper], object]):
+    """`column_of(stripper)` with the stripper of each row's language pair (`strippers`: the pair's label, as the
+    `pair_column` holds it -> its stripper), so several pairs are handled in one pass: one branch per distinct
+    stripper, none when there is one."""
+    from pyspark.sql import functions as F
+
+    labels_of: dict[HandleStripper, list[str]] = {}
+    for label, stripper in strippers.items():
+        labels_of.setdefault(stripper, []).append(label)
+    if len(labels_of) == 1:
+        return column_of(next(iter(labels_of)))
+    column = None
+    for stripper, labels in labels_of.items():
+        matches = F.col(pair_column).isin(*labels)
+        column = F.when(matches, column_of(stripper)) if column is None else column.when(matches, column_of(stripper))
+    return column
 
 
 # ---- bad input --------------------------------------------------------------------------
