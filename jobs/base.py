@@ -617,6 +617,19 @@ class Job:
         """Counts of a DataFrame by the values of a (small-cardinality) reason column."""
         return {str(row[column]): int(row["count"]) for row in df.groupBy(column).count().collect()}
 
+    @staticmethod
+    def counts_by_pair(df, column: str | None = None, every_pair: Collection[str] = ()) -> dict:
+        """Rows of a DataFrame of several language pairs per lang_pair ({label: n}), or per lang_pair and value of
+        `column` ({label: {value: n}}), in one grouped action; the labels `every_pair` names are there without
+        rows too."""
+        counts: dict = {label: {} if column else 0 for label in every_pair}
+        for row in df.groupBy(PAIR_COLUMN, *([column] if column else [])).count().collect():
+            if column:
+                counts.setdefault(row[PAIR_COLUMN], {})[str(row[column])] = int(row["count"])
+            else:
+                counts[row[PAIR_COLUMN]] = int(row["count"])
+        return counts
+
     # ---- inputs ----------------------------------------------------------------------
     def resolve_inputs(self) -> None:
         """Decide which declared inputs this run reads (and their current versions); fails when one must be there."""

@@ -227,12 +227,8 @@ class BucketHandlesJob(Job):
 
     def count_outcomes(self, duplicates, bucketed) -> dict[str, dict[str, int]]:
         """Per pair: its URLs by what bucketing made of them (duplicate_url, ok, no_partner, capped)."""
-        rows = (duplicates.select(PAIR_COLUMN, "reason").unionByName(bucketed.select(PAIR_COLUMN, "reason"))
-                .groupBy(PAIR_COLUMN, "reason").count().collect())
-        outcomes: dict[str, dict[str, int]] = {}
-        for row in rows:
-            outcomes.setdefault(row[PAIR_COLUMN], {})[row["reason"]] = int(row["count"])
-        return outcomes
+        return self.counts_by_pair(duplicates.select(PAIR_COLUMN, "reason").unionByName(
+            bucketed.select(PAIR_COLUMN, "reason")), "reason")
 
     def count_buckets(self, bucketed) -> dict[str, dict]:
         """Per pair: bucket counts, size classes, capped buckets and the URL pairs the buckets make (one action)."""

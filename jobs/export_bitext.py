@@ -164,17 +164,6 @@ class ExportBitextJob(Job):
         self.collect_top_sites(self.read_table("bitext_sites"))
         self.write_files(written, self.read_table("bitext_sentences"), labels)
 
-    @staticmethod
-    def counts_by_pair(frame, column: str | None = None) -> dict:
-        """Rows per lang_pair ({label: n}), or per lang_pair and value of `column` ({label: {value: n}})."""
-        counts: dict = {}
-        for row in frame.groupBy(PAIR_COLUMN, *([column] if column else [])).count().collect():
-            if column:
-                counts.setdefault(row[PAIR_COLUMN], {})[str(row[column])] = int(row["count"])
-            else:
-                counts[row[PAIR_COLUMN]] = int(row["count"])
-        return counts
-
     def report_pair(self, pair: tuple[str, str]) -> None:
         """One pair's counts and metrics, from what the one pass collected for it."""
         label = pair_label(pair)

@@ -136,7 +136,7 @@ class RankPairs(Job):
         kept = self.stage(blocking.bounded_groups(by_pair.filter(F.col("url_status") == "ok"),
                                                   self.args.max_group_urls, self.args.split_depth), "groups")
         pairs = self.stage(self.candidate_pairs(kept), "pairs")
-        for label, combinations in self.counts_by_pair(pairs, "source").items():
+        for label, combinations in self.pair_counts(pairs, "source").items():
             self.pair_metric(label, "pairs_after_dedup", sum(combinations.values()))
             self.pair_metric(label, "candidates_per_source", {
                 source: sum(n for combination, n in combinations.items() if source in combination.split(","))
@@ -168,12 +168,9 @@ class RankPairs(Job):
     def pair_metric(self, label: str, key: str, value) -> None:
         self.pair_metrics.setdefault(label, {})[key] = value
 
-    def counts_by_pair(self, frame: DataFrame, column: str) -> dict[str, dict[str, int]]:
-        """{lang_pair: {value of `column`: count}} of a frame of the run's pairs (every pair present, maybe empty)."""
-        counts: dict[str, dict[str, int]] = {pair_label(pair): {} for pair in self.pairs}
-        for row in frame.groupBy(PAIR_COLUMN, column).count().collect():
-            counts.setdefault(row[PAIR_COLUMN], {})[str(row[column])] = int(row["count"])
-        return counts
+    def pair_counts(self, frame: DataFrame, column: str) -> dict[str, dict[str, int]]:
+        """{lang_pair: {value of `column`: count}}, every pair of the run there (empty without rows)."""
+        return self.counts_by_pair(frame, column, every_pair=[pair_label(pair) for pair in self.pairs])
 
     def stage(self, frame: DataFrame, name: str) -> DataFrame:
         """Materialise an intermediate table under <root>/_tmp and read it back: a short plan, no recomputation."""
@@ -237,7 +234,7 @@ class RankPairs(Job):
         outcome = F.when(F.col("url_status") == "ok", F.concat(F.lit("ok:"), F.col("lang"))).otherwise(
             F.col("url_status"))
         run = self.count_by(labelled.withColumn("outcome", outcome), "outcome")
-        in_pair = self.counts_by_pair(by_pair, "url_status")
+        in_pair = self.pair_counts(by_pair, "url_status")
         self.url_statuses = {}
         for pair in self.pairs:
             counts = {reason: n for reason, n in run.items() if not reason.startswith("ok:")}
@@ -303,7 +300,7 @@ class RankPairs(Job):
         but join no pair of the two languages on one site counted as link_candidates_<reason>."""
         pages = self.stage(blocking.page_links(docs), "page-links")
         checked = blocking.orient_pairs(blocking.link_pairs(pages, kept), kept)
-        for label, reasons in self.counts_by_pair(checked, "reason").items():
+        for label, reasons in self.pair_counts(checked, "reason").items():
             for why, count in reasons.items():
                 self.pair_metric(label, f"link_candidates_{why}", count)
         return self.stage(blocking.link_evidence(pages, kept, self.blocking), "link-evidence")
@@ -318,7 +315,7 @@ class RankPairs(Job):
         linked = {"both_ways": both, "any": either, "none": F.lit(False)}[uncued]
         self.run_metrics["uncued_links"] = uncued
         taken = F.when(cued | linked, "taken").otherwise("not_candidates")
-        for label, counts in self.counts_by_pair(evidence.withColumn("taken", taken), "taken").items():
+        for label, counts in self.pair_counts(evidence.withColumn("taken", taken), "taken").items():
             self.pair_metric(label, "link_pairs_not_candidates", counts.get("not_candidates", 0))
         columns = [PAIR_COLUMN, "host", "src_url", "trg_url"]
         return [evidence.filter(condition).select(*columns, F.lit(source).alias("source"),
@@ -328,7 +325,7 @@ class RankPairs(Job):
     def orient(self, pairs: DataFrame, kept: DataFrame, source: str) -> DataFrame:
         """Pairs of kept URLs of one site in their pair's two languages (src first); the rest counted by reason."""
         checked = blocking.orient_pairs(pairs, kept)
-        for label, reasons in self.counts_by_pair(checked, "reason").items():
+        for label, reasons in self.pair_counts(checked, "reason").items():
             for why, count in reasons.items():
                 self.pair_metric(label, f"{source}_candidates_{why}", count)
         return checked.filter(F.col("reason") == "ok").select(PAIR_COLUMN, "host", "src_url", "trg_url",
@@ -368,11 +365,11 @@ class RankPairs(Job):
         best_for_target = Window.partitionBy(PAIR_COLUMN, "trg_url").orderBy(F.desc("score"), "src_url")
         aligned = self.stage(aligned.withColumn("target_rank", F.row_number().over(best_for_target)), "alignment")
         conflicts = F.when(F.col("target_rank") > 1, "conflict").otherwise("first")
-        for label, counts in self.counts_by_pair(aligned.withColumn("conflict", conflicts), "conflict").items():
+        for label, counts in self.pair_counts(aligned.withColumn("conflict", conflicts), "conflict").items():
             self.pair_metric(label, "alignment_cross_group_conflicts", counts.get("conflict", 0))
         self.write_table(aligned.filter(F.col("target_rank") == 1).drop("target_rank"), "alignment")
         unaligned = self.pair_urls(scored).subtract(self.pair_urls(self.read_table("alignment")))
-        for label, counts in self.counts_by_pair(unaligned.withColumn("side", F.lit("url")), "side").items():
+        for label, counts in self.pair_counts(unaligned.withColumn("side", F.lit("url")), "side").items():
             self.pair_metric(label, "alignment_urls_left_unaligned", counts.get("url", 0))
 
     @staticmethod
