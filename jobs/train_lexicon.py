@@ -213,11 +213,11 @@ class TrainLexiconJob(Job):
         shares = {pair_label(pair): ArchiveShare() for pair in self.pairs}
         # confident: a switcher link or STRAND handle proposed the pair, or its two URLs share a handle (URL minus
         # the pair's language substrings) whatever source proposed it
+        proposed = self.oriented(self.spark.read.parquet(locations[table]), "source")  # columns need the session
         strippers = {pair_label(pair): handles.build_stripper(pair) for pair in self.pairs}
         same_handle = (handles.column_by_pair(PAIR_COLUMN, strippers, lambda s: handles.handle_column(F.col("src_url"), s))
                        == handles.column_by_pair(PAIR_COLUMN, strippers, lambda s: handles.handle_column(F.col("trg_url"), s)))
-        pairs = (self.oriented(self.spark.read.parquet(locations[table]), "source")
-                 .where(F.col("source").rlike(CONFIDENT_SOURCES) | same_handle)
+        pairs = (proposed.where(F.col("source").rlike(CONFIDENT_SOURCES) | same_handle)
                  .select(PAIR_COLUMN, "src_url", "trg_url").distinct())
         max_page_pairs = dict.fromkeys(shares, MAX_CONFIDENT_PAGE_PAIRS)
         for share in shares.values():
