@@ -747,6 +747,8 @@ class Job:
         self.report.data["fingerprint"] = self.arguments_fingerprint()
         self.report.data["tables_read"] = self.tables_read
         try:
+            if self.uses_spark:
+                self.spark  # noqa: B018 - started before process(): building a Column needs an active session
             with SparkProgress(self.name):  # a line every few seconds while Spark stages run
                 self.process()
             self.report.check_balance()

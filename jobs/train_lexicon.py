@@ -213,7 +213,7 @@ class TrainLexiconJob(Job):
         shares = {pair_label(pair): ArchiveShare() for pair in self.pairs}
         # confident: a switcher link or STRAND handle proposed the pair, or its two URLs share a handle (URL minus
         # the pair's language substrings) whatever source proposed it
-        proposed = self.oriented(self.spark.read.parquet(locations[table]), "source")  # columns need the session
+        proposed = self.oriented(self.spark.read.parquet(locations[table]), "source")
         strippers = {pair_label(pair): handles.build_stripper(pair) for pair in self.pairs}
         same_handle = (handles.column_by_pair(PAIR_COLUMN, strippers, lambda s: handles.handle_column(F.col("src_url"), s))
                        == handles.column_by_pair(PAIR_COLUMN, strippers, lambda s: handles.handle_column(F.col("trg_url"), s)))
