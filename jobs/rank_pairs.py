@@ -2,7 +2,7 @@
 
 Per site (a host without its language subdomain: en.example.is and example.is are one
 site), URLs of the two languages are paired by six blockers — STRAND handle buckets
-(the `candidates` table), token-Jaccard top-k (udfs/rank/blocking.py), and from the `docs` table
+(the `candidates` table), token-Jaccard top-k (udfs/rank/blocking/), and from the `docs` table
 links whose context names the target's language (`cue`: a language switcher, or rare third-language
 alternates both pages link to), links both ways (`link`), shared rare image names (ILSP-FC) and
 nearest paragraph-length profiles (STRAND's length correlation) — never by the Cartesian product. Huge sites are split into
