@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import resources
@@ -616,6 +616,23 @@ class Job:
     def count_by(self, df, column: str) -> dict[str, int]:
         """Counts of a DataFrame by the values of a (small-cardinality) reason column."""
         return {str(row[column]): int(row["count"]) for row in df.groupBy(column).count().collect()}
+
+    def run_pair_label(self, label):
+        """Column: the run's label (--langs order) of the pair a stored `label` column names in either direction
+        (eng-fra or fra-eng -> eng-fra); null for a pair not in the run."""
+        from pyspark.sql import functions as F
+
+        labels = {}
+        for pair in self.pairs:
+            labels[pair_label(pair[::-1])] = labels[pair_label(pair)] = pair_label(pair)
+        return F.create_map(*[F.lit(value) for item in labels.items() for value in item])[label]
+
+    def pair_languages(self, pairs: Iterable[LangPair] | None = None):
+        """(lang, lang_pair, src_lang, trg_lang): each language of each pair (the run's by default), for a broadcast
+        join on `lang` that gives a row once for every pair holding its language."""
+        pairs = self.pairs if pairs is None else pairs
+        return self.spark.createDataFrame([(lang, pair_label(pair), *pair) for pair in pairs for lang in pair],
+                                          f"lang string, {PAIR_COLUMN} string, src_lang string, trg_lang string")
 
     @staticmethod
     def counts_by_pair(df, column: str | None = None, every_pair: Collection[str] = ()) -> dict:

@@ -146,11 +146,8 @@ class BucketHandlesJob(Job):
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        pair_langs = self.spark.createDataFrame(
-            [(lang, pair_label(pair), *pair) for pair in pairs for lang in pair],
-            f"lang string, {PAIR_COLUMN} string, src_lang string, trg_lang string")
         kept = classified.where(F.col("reason").isNull() & ~F.col("redirect")).select("url", "host", "lang")
-        expanded = kept.join(F.broadcast(pair_langs), "lang")
+        expanded = kept.join(F.broadcast(self.pair_languages(pairs)), "lang")
         first = Window.partitionBy(PAIR_COLUMN, "url").orderBy("lang")
         return expanded.withColumn("reason", F.when(F.row_number().over(first) > 1, F.lit("duplicate_url")))
 

@@ -212,10 +212,7 @@ class RankPairs(Job):
     def urls_by_pair(self, labelled: DataFrame) -> DataFrame:
         """The URLs in a language of the run, once for each of its pairs holding that language (blocking.with_pair's
         columns)."""
-        pairs = self.spark.createDataFrame([(pair_label(pair), *pair) for pair in self.pairs],
-                                           "lang_pair string, src_lang string, trg_lang string")
-        return labelled.filter(F.col("url_status") == "ok").join(
-            F.broadcast(pairs), (F.col("lang") == F.col("src_lang")) | (F.col("lang") == F.col("trg_lang")))
+        return labelled.filter(F.col("url_status") == "ok").join(F.broadcast(self.pair_languages()), "lang")
 
     def with_sites(self, frame: DataFrame) -> DataFrame:
         """Add `site` (the output `host`, by each pair's language labels); URLs of a pair's sites lacking one of its
@@ -289,11 +286,8 @@ class RankPairs(Job):
 
     def run_pairs_of(self, candidates: DataFrame) -> DataFrame:
         """Candidate pairs of the run's language pairs (either direction) with the run's lang_pair label."""
-        labels = {pair_label(pair): pair_label(pair) for pair in self.pairs}
-        labels.update({pair_label(pair[::-1]): pair_label(pair) for pair in self.pairs})
         label = F.col(PAIR_COLUMN) if PAIR_COLUMN in candidates.columns else F.concat_ws("-", "src_lang", "trg_lang")
-        mapping = F.create_map(*[F.lit(value) for item in labels.items() for value in item])
-        return candidates.withColumn(PAIR_COLUMN, mapping[label]).where(F.col(PAIR_COLUMN).isNotNull())
+        return candidates.withColumn(PAIR_COLUMN, self.run_pair_label(label)).where(F.col(PAIR_COLUMN).isNotNull())
 
     def link_evidence(self, docs: DataFrame, kept: DataFrame) -> DataFrame:
         """Per linked pair of kept pages, what the links say (blocking.link_evidence); links that hit a kept URL

@@ -71,7 +71,7 @@ class ShortlistJob(Job):
             self.pairs = [self.languages_ranked()]
         hosts = self.read_table("rank_hosts")
         self.read = hosts.count()
-        wanted = hosts.withColumn(PAIR_COLUMN, self.run_label(F.col("src_lang"), F.col("trg_lang"))).where(
+        wanted = hosts.withColumn(PAIR_COLUMN, self.run_pair_label(F.concat_ws("-", "src_lang", "trg_lang"))).where(
             F.col(PAIR_COLUMN).isNotNull())
         grouped_by = F.first("grouped_by") if "grouped_by" in hosts.columns else F.lit("site")
         ranked = wanted.groupBy(PAIR_COLUMN).agg(F.count("*").alias("kept"), grouped_by.alias("grouped_by")).collect()
@@ -88,25 +88,13 @@ class ShortlistJob(Job):
         self.report.metric("summary", {"pairs": done, **{key: sum(by_pair[label][key] for label in done)
                                                          for key in SUMMARY_KEYS}})
 
-    def run_label(self, src_lang, trg_lang):
-        """The label (--langs order) of the run's pair of two language columns, in either order; null for another
-        pair."""
-        label = F.lit(None).cast("string")
-        for pair in self.pairs:
-            label = F.when(src_lang.isin(*pair) & trg_lang.isin(*pair) & (src_lang != trg_lang),
-                           pair_label(pair)).otherwise(label)
-        return label
-
     def rows_by_pair(self, frame: DataFrame, labels: list[str]) -> DataFrame:
         """The rows of each pair `labels` names, lang_pair set to its label: by the lang_pair of a table written
         per pair (either direction); a table without one whole for every pair."""
         if PAIR_COLUMN not in frame.columns:
             return frame.withColumn(PAIR_COLUMN, F.explode(F.array(*[F.lit(label) for label in labels])))
-        label = F.lit(None).cast("string")
-        for name in labels:
-            reverse = "-".join(reversed(name.split("-")))
-            label = F.when(F.col(PAIR_COLUMN).isin(name, reverse), name).otherwise(label)
-        return frame.withColumn(PAIR_COLUMN, label).where(F.col(PAIR_COLUMN).isNotNull())
+        return frame.withColumn(PAIR_COLUMN, self.run_pair_label(F.col(PAIR_COLUMN))).where(
+            F.col(PAIR_COLUMN).isin(*labels))
 
     def shortlist(self, wanted: DataFrame, labels: list[str]) -> None:
         """The shortlist of every pair `labels` names, ranked per pair, written once; its yield and evaluation
@@ -187,7 +175,7 @@ class ShortlistJob(Job):
         if self.args.truth:
             truth = self.spark.read.parquet(self.args.truth)
             if {"src_lang", "trg_lang"} <= set(truth.columns):
-                truth = truth.withColumn(PAIR_COLUMN, self.run_label(F.col("src_lang"), F.col("trg_lang"))).where(
+                truth = truth.withColumn(PAIR_COLUMN, self.run_pair_label(F.concat_ws("-", "src_lang", "trg_lang"))).where(
                     F.col(PAIR_COLUMN).isin(*labels))
             else:
                 truth = truth.withColumn(PAIR_COLUMN, F.explode(F.array(*[F.lit(label) for label in labels])))
