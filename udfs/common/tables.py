@@ -338,9 +338,15 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("src_words", "int", "words of the source main text"),
         ("trg_words", "int", "words of the target main text"),
         ("structure_ok", "boolean", "STRAND's rule: dp < --max-dp and p < --max-p"),
-        ("p_parallel_content*", "double", "the decision model's P(parallel)"),
+        ("p_parallel_content*", "double", "the content model's P(parallel)"),
+        ("url_exact", "boolean", "the URLs differ only in their language markers (a STRAND handle proposed the pair)"),
+        ("url_log_odds", "double", ("log-odds a URL-exact pair adds to the content's, earned by its host's URL-exact "
+                                    "pairs that are the same document by their text")),
+        ("p_parallel", "double", "P(parallel) from content and URL together: the decision's and the 1-1 step's score"),
         ("parallel*", "boolean", "the pair is a translation and survived the 1-1 alignment"),
         ("method*", "string", "what decided (self-labelled model, labels, structural rule, residual mutual best)"),
+        ("evidence", "string", ("what carried the verdict: content, url+content, url+structure (no text to judge), "
+                                "language, structure or document")),
         ("reason*", "string", ("why a pair is not parallel (content_rejected, lang_mismatch, untranslated, "
                                       "not_one_to_one ...)")),
     )),

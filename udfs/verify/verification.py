@@ -33,8 +33,11 @@ language pair with too few labels; features are clipped to the range the labels 
 accepts a pair only if its own_tsim_idf also beats its language pair's random pairs' NULL_QUANTILE (all random
 pairs' where the language pair has too few): a model fitted on few labels may take a page built on another
 page's template, with other text, for its layout alone. `--learn-from`
-labels replace the self labels. `one_to_one` then keeps each page (near-duplicates counted as one page)
-in at most one parallel pair per language pair, best p_parallel_content first; `residual_pairs` then pairs the pages
+labels replace the self labels. The URLs are evidence in the same decision (`decide`): a pair whose URLs differ only
+in their language markers adds the log-odds its host's own such pairs earn (url_log_odds), so a URL-exact
+translation the content model doubts is kept, and a sibling page built on the same template does not displace it;
+content still rejects a URL-exact pair that is untranslated or two different documents. `one_to_one` then keeps each page (near-duplicates counted as one page)
+in at most one parallel pair per language pair, best p_parallel first; `residual_pairs` then pairs the pages
 it left without a partner whose own texts pick each other (method RESIDUAL_METHOD): a lexicon bootstrapped from the
 archive knows the pairs it learned from far better than the rest, and the model it calibrates rejects a host's last
 few translations.
@@ -55,6 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from parascout.udfs.common.code_text import code_flags
 from parascout.udfs.common.lexicon import Lexicon, lexicon_for, main_paragraphs
 from parascout.udfs.fetch.html_text import cld2_language
 from parascout.udfs.verify.structure import (
@@ -74,11 +78,10 @@ LEXICON_FEATURES = ("tsim", "tsim_idf", "short_side_coverage", "diagonal_share",
 #: the own-text floor of a language pair judged without its lexicon (own_tsim_idf >= 0: no floor)
 NO_OWN_TEXT_FLOOR = -1.0
 CONFIDENT_SOURCES = ("link", "handle")
+#: the source of a pair whose URLs differ only in their language markers (rank-pairs' STRAND handle)
+URL_EXACT_SOURCE = "handle"
 #: verified_pairs.method of a pair residual_pairs accepted
 RESIDUAL_METHOD = "residual-mutual-best"
-#: texts.paragraphs types that hold code, not prose: their language says nothing of the page's (a French
-#: manual quotes English commands), and a copy of them is no untranslated text
-CODE_TYPES = frozenset({"code", "pre"})
 WORD = re.compile(r"[^\W\d_]{2,}")
 #: texts.paragraphs type of a list item (a teaser, a link list): not the page's own text
 LIST_ITEM = "list_item"
@@ -116,8 +119,8 @@ VERIFIED_SCHEMA = (
     "host string, src_url string, trg_url string, src_lang string, trg_lang string, source string, "
     "src_cld2_lang string, trg_cld2_lang string, dp double, n int, r double, p double, aligned_chunks int, "
     "image_jaccard double, shared_images int, length_ratio double, paragraph_ratio double, lang_ok boolean, "
-    f"{CONTENT_SCHEMA}, structure_ok boolean, p_parallel_content double, "
-    "parallel boolean, method string, reason string"
+    f"{CONTENT_SCHEMA}, structure_ok boolean, p_parallel_content double, url_exact boolean, url_log_odds double, "
+    "p_parallel double, parallel boolean, method string, evidence string, reason string"
 )
 #: the per-host stage adds `role` (candidate | random | spliced | labelled), the pages' near-duplicate keys,
 #: `mutual_best` (content_mutual_best) and HELD_OUT_COLUMNS: the LEXICON_FEATURES under the held-out lexicon that never
@@ -272,12 +275,16 @@ class HostPages:
         return self._texts[key]
 
     def main_prose(self, url: str) -> list[dict]:
-        """The page's main paragraphs that are prose: not code, and MIN_PROSE_WORDS words or more (a text without
-        spaces, as Chinese or Japanese write, when it is longer than a label)."""
+        """The page's main paragraphs that are prose: not code, identifiers, commands or numbers, whatever their
+        markup (udfs.common.code_text: their language says nothing of the page's, a French manual quotes English
+        code, and a copy of them is no untranslated text), and MIN_PROSE_WORDS words or more (a text without spaces,
+        as Chinese or Japanese write, when it is longer than a label)."""
         key = ("prose", url)
         if key not in self._texts:
-            self._texts[key] = [p for p in main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs"))
-                                if p.get("type") not in CODE_TYPES and _is_prose(p["text"], self.config.min_prose_words)]
+            paragraphs = main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs"))
+            code = code_flags([(p["text"], p.get("type")) for p in paragraphs])
+            self._texts[key] = [p for p, is_code in zip(paragraphs, code)
+                                if not is_code and _is_prose(p["text"], self.config.min_prose_words)]
         return self._texts[key]
 
     def paragraph_language(self, text: str) -> str | None:
@@ -543,6 +550,9 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
                      "src_key": host_pages.key(pair["src_url"]), "trg_key": host_pages.key(pair["trg_url"])})
         texts.append(pair_texts)
     result = pd.DataFrame(rows, columns=FEATURE_COLUMNS)
+    result["url_exact"] = url_exact(result)
+    result["url_log_odds"] = result["p_parallel"] = np.nan  # the decision's (decide)
+    result["evidence"] = pd.Series(None, index=result.index, dtype=object)
     result["mutual_best"] = content_mutual_best(result)
     result = held_out_features(result, records, texts, chosen, host_pages)
     for column in ("n", "aligned_chunks", "shared_images", "src_words", "trg_words"):
@@ -831,14 +841,45 @@ class ContentModel:
                    data.get("default_own_text_floor"))
 
 
+def url_exact(frame: pd.DataFrame) -> pd.Series:
+    """Pairs whose URLs differ only in their language markers: a STRAND handle (rank-pairs' `handle` source) proposed
+    them."""
+    if "source" not in frame:
+        return pd.Series(False, index=frame.index)
+    return frame["source"].fillna("").str.split(",").map(lambda sources: URL_EXACT_SOURCE in sources).astype(bool)
+
+
+def url_log_odds(exact: pd.Series, same_document: pd.Series) -> float:
+    """The log-odds a URL-exact pair of one host and language pair adds to its content's: how often the host's own
+    URL-exact pairs (with text, in their languages) are the same document by their text (`same_document`: above the
+    random pairs' null), with one pseudo-count each way, log((k + 1) / (n - k + 1)). A site whose URLs pair its
+    translations exactly earns a strong prior; one whose language slots pair unrelated pages earns none."""
+    n, k = int(exact.sum()), int((exact & same_document).sum())
+    return math.log((k + 1) / (n - k + 1)) if n else 0.0
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    clipped = np.clip(p, 1e-6, 1 - 1e-6)
+    return np.log(clipped / (1 - clipped))
+
+
 def decide(frame: pd.DataFrame, model: ContentModel | None, config: VerificationConfig = DEFAULT) -> pd.DataFrame:
-    """Add p_parallel_content and the verdict: judged pairs in their languages with p >= the model's accept_p
-    are parallel.
+    """Add the verdict from all the evidence of one host and language pair: p_parallel_content (the content model),
+    url_log_odds (url_log_odds, on URL-exact pairs) and p_parallel = sigmoid(logit(p_parallel_content) +
+    url_log_odds). A judged pair (both sides in their languages) is parallel when p_parallel >= the model's accept_p
+    and its own text beats the random pairs' null (content may reject a URL-exact pair: two different documents); a
+    URL-exact pair without text to judge (a table of contents, a page of images) when its whole pages are in their
+    languages and the structural rule holds. A page whose URL-exact pair is the same document by its text, translated
+    or not, is in no other pair (not_one_to_one): a sibling of its template is no translation of it. `evidence` says
+    what carried the verdict.
     With no model (no texts table) the structural rule's verdict stands."""
     frame = frame.copy()
     judged = frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS + LANGUAGE_REASONS)
+    frame["url_exact"] = exact = url_exact(frame)
+    frame["evidence"] = np.where(frame["reason"].isin(DOCUMENT_REASONS), "document",
+                                 np.where(frame["reason"].isin(LANGUAGE_REASONS), "language", "structure"))
     if model is None:
-        frame["p_parallel_content"] = np.nan
+        frame["p_parallel_content"] = frame["url_log_odds"] = frame["p_parallel"] = np.nan
         return frame
     has_text = frame["tsim"].notna() | (model.method == "learned-logistic")  # labels may come without texts
     p = model.predict(frame)
@@ -846,15 +887,35 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     frame["method"] = model.method
     own = pd.to_numeric(frame["own_tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float) \
         if "own_tsim_idf" in frame else np.zeros(len(frame))
-    accepted = judged & has_text & (p >= model.accept_p_under(config)) & (own > model.own_text_floor(frame))
+    same_document = pd.Series(own > model.own_text_floor(frame), index=frame.index)
+    odds = url_log_odds(exact & judged & has_text, same_document)
+    frame["url_log_odds"] = np.where(exact, odds, 0.0)
+    combined = 1 / (1 + np.exp(-(np.where(has_text, _logit(p), 0.0) + frame["url_log_odds"].to_numpy())))
+    frame["p_parallel"] = combined
+    by_text = has_text & (combined >= model.accept_p_under(config)) & same_document
+    structure_ok = frame["structure_ok"].fillna(False).astype(bool) if "structure_ok" in frame else False
+    by_structure = ~has_text & exact & (odds > 0) & structure_ok
+    accepted = judged & (by_text | by_structure)
+    # a page whose URL-exact partner is its same document (translated or left untranslated) has that partner: a
+    # sibling page of the same template is not its translation, however alike their texts
+    holds = exact & same_document & (odds > 0)
+    displaced = accepted & ~exact & pd.concat(
+        [frame[column].isin(set(frame[column][holds])) for column in ("src_url", "trg_url") if column in frame]
+        + [pd.Series(False, index=frame.index)], axis=1).any(axis=1)
+    accepted &= ~displaced
     frame.loc[judged, "parallel"] = accepted[judged]
-    frame.loc[judged, "reason"] = np.where(accepted[judged], None,
-                                           np.where(has_text[judged], "content_rejected", "no_text"))
+    frame.loc[judged, "reason"] = np.where(accepted[judged], None, np.where(
+        displaced[judged], "not_one_to_one", np.where(has_text[judged], "content_rejected", "no_text")))
+    url_carried = exact & (odds > 0) | displaced
+    frame.loc[judged, "evidence"] = np.where(
+        by_structure[judged], "url+structure",
+        np.where(has_text[judged], np.where(url_carried[judged], "url+content", "content"), "structure"))
     return frame
 
 
 def one_to_one(frame: pd.DataFrame) -> pd.DataFrame:
-    """Keep each page (URL) in at most one parallel pair, best p_parallel_content first; a near-duplicate's pair
+    """Keep each page (URL) in at most one parallel pair, best p_parallel first (content and URL evidence: a sibling
+    page whose text scores a little higher does not displace a URL-exact partner); a near-duplicate's pair
     (src_key / trg_key: a copy of another page) loses to its kept page's pair with the same partner whatever their
     p. Two pairs of four different URLs both stay, near-duplicates or not: a site's alias or print version and
     its translation are a pair of their own (export-bitext counts their repeated sentences once). The other
@@ -878,7 +939,8 @@ def one_to_one(frame: pd.DataFrame) -> pd.DataFrame:
                                  for key, src, trg in zip(keys, parallel["src_url"], parallel["trg_url"])],
                                 index=parallel.index)
     urls = pd.DataFrame({"src_url": parallel["src_url"], "trg_url": parallel["trg_url"],
-                         "score": parallel["p_parallel_content"].fillna(1.0), "row": parallel.index})
+                         "score": parallel["p_parallel"].fillna(parallel["p_parallel_content"]).fillna(1.0),
+                         "row": parallel.index})
     urls = pd.concat([urls[~copies], urls[copies & ~beaten]])  # a tie goes to the kept page, not its copy
     kept = set(greedy_one_to_one(urls)["row"])
     losers = [index for index in parallel.index if index not in kept]
@@ -911,6 +973,7 @@ def residual_pairs(frame: pd.DataFrame, model: ContentModel | None,
     frame.loc[residual, "parallel"] = True
     frame.loc[residual, "reason"] = None
     frame.loc[residual, "method"] = RESIDUAL_METHOD
+    frame.loc[residual, "evidence"] = "content"
     return frame
 
 

@@ -1,7 +1,8 @@
 """The obvious sentence-pair filters, each a reason (the pair stays in the Parquet with it).
 
 Checked in this order, the first that fires is the reason: `identical_sides` (the same text after
-case and space folding: untranslated), `length_ratio` (character lengths, in the document's own
+case and space folding: untranslated), `code` (a side is code, an identifier, a command or numbers, whatever
+its markup: udfs.common.code_text; a code line is no bitext), `length_ratio` (character lengths, in the document's own
 ratio, more than AlignmentConfig.max_length_ratio apart), `numbers_mismatch` (the digit sequences differ),
 `wrong_language` (CLD2 on a sentence of at least AlignmentConfig.min_cld2_chars reliably names another language
 than the side's).
@@ -12,11 +13,12 @@ import re
 
 import pycld2
 
+from parascout.udfs.common.code_text import is_code
 from parascout.udfs.common.langs import cld2_to_iso639_3
 from parascout.udfs.export.bitext.config import DEFAULT, AlignmentConfig
 
 UNALIGNED = "unaligned"
-FILTERED_REASONS = frozenset({"identical_sides", "length_ratio", "numbers_mismatch", "wrong_language", UNALIGNED})
+FILTERED_REASONS = frozenset({"identical_sides", "code", "length_ratio", "numbers_mismatch", "wrong_language", UNALIGNED})
 BAD_REASONS: frozenset[str] = frozenset()
 
 _SPACE = re.compile(r"\s+")
@@ -39,6 +41,8 @@ def filter_reason(src: str, trg: str, src_lang: str, trg_lang: str, length_ratio
     """Why a sentence pair is filtered out, or None to keep it (`length_ratio`: trg/src chars of the document)."""
     if _SPACE.sub(" ", src).strip().casefold() == _SPACE.sub(" ", trg).strip().casefold():
         return "identical_sides"
+    if is_code(src) or is_code(trg):
+        return "code"
     scaled = len(trg) / max(length_ratio, 1e-6)
     if max(len(src), scaled) > config.max_length_ratio * max(min(len(src), scaled), 1.0):
         return "length_ratio"

@@ -1,0 +1,129 @@
+"""Code, identifiers, commands and numbers told from prose by what they are, not by the tags around them.
+
+A documentation site marks its examples up in `<pre>`, in highlighted `<div>`/`<span>` runs, in table cells or
+inline; whatever the markup, the text extractor hands over a paragraph, and an English example inside a French page
+reads to a language detector as English prose. What the text itself shows is enough: prose is words separated by
+spaces with punctuation at their edges, and a good part of its words are the small lower-case words that hold a
+sentence together; code is tokens with operators and brackets inside them (`abs(x)`, `a.b`, `x=1;`, `\\relative`),
+operator tokens of their own (`=`, `{`, `|`), identifiers (`snake_case`, `camelCase`, `c4`, `G0`), and between them
+capitalised keywords and single letters rather than sentences (`Dim iNumber As Integer`, `a = [1 2 3]`).
+
+`code_share(text)` is the share of a paragraph's tokens that are code-shaped (numbers count for neither side);
+`is_code(text)` calls a paragraph code when that share reaches CODE_SHARE, or, where few of its words are
+lower-case words of two letters or more (no sentence structure), LOOSE_CODE_SHARE; a line that starts with a shell
+or interpreter prompt (`$`, `#`, `>>>`, `user@host:~$`) is a command. A single space-less token in an
+alphabet written with spaces (`'chantquarterbar`, `set_fftw_wisdom`) is an identifier, not a sentence.
+
+Code comes in runs: an example marked up one line per `<br>` or table row has lines that alone read as a title
+(`Case 1 To 5`, `End Select`). `code_flags` judges a page's paragraphs in order and extends each code paragraph to
+its neighbours that are no sentence (sentence_like) and no heading.
+"""
+from __future__ import annotations
+
+import re
+
+#: a paragraph with at least this share of code-shaped tokens (of its code-shaped and word tokens) is code
+CODE_SHARE = 0.4
+#: ... or with at least this share when under MIN_SENTENCE_WORD_SHARE of its words are lower-case words
+LOOSE_CODE_SHARE = 0.2
+#: prose: at least this share of its words are lower-case words of two letters or more (function words, verbs)
+MIN_SENTENCE_WORD_SHARE = 0.5
+
+#: punctuation prose puts around its words
+_EDGE = "\"'«»“”‘’„()[]¿¡.,;:!?…"
+_WORD = re.compile(r"^[^\W\d_]+(?:['’\-][^\W\d_]+)*$")
+_LOWER_WORD = re.compile(r"^[^\W\d_A-Z][^\W\d_]+$")
+_NUMBER = re.compile(r"^[+\-−±]?(?:\d[\d.,:/\s]*|\.\d+)(?:[%°]|e[+\-]?\d+)?$", re.IGNORECASE)
+#: prose dashes and bullets, the only tokens of symbols alone that sentences hold
+_PROSE_SYMBOLS = frozenset("—–-‒―•·*…/&")
+_PROSE_RUNS = frozenset({"--", "...", "***"})
+#: a shell or interpreter prompt before a command (`$ sudo apt install …`, `>>> import x`, `root@box:~#`)
+_PROMPT = re.compile(r"^(?:[$#%>]|>>>|\.\.\.|PS>|[\w.-]+@[\w.-]+(?::\S*)?[$#]|[A-Z]:\\\S*>)$")
+#: characters that do not occur inside a word of prose
+_OPERATORS = re.compile(r"[=<>{}\[\]()\\|$#@^~;_+*`]|::|->|\w\.\w\w|\w\w\.\w")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_MIXED = re.compile(r"^(?=.*[^\W\d_])(?=.*\d)\w+$")
+#: scripts written without spaces between words: a long token of them is a phrase, not an identifier
+_UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def _token_kind(token: str) -> str:
+    """'word', 'code' or 'number' (or 'other': prose punctuation standing alone)."""
+    core = token.strip(_EDGE)
+    if not core:
+        return "other" if len(token) == 1 or token in _PROSE_RUNS or all(c in _EDGE for c in token) else "code"
+    if _NUMBER.match(core):
+        return "number"
+    if len(core) == 1 and core in _PROSE_SYMBOLS or core in _PROSE_RUNS:
+        return "other"
+    inner = token.lstrip(_EDGE[:8]).rstrip(".,;:!?…\"'»”’")  # brackets inside a token are code: abs(x), a[1]
+    if _OPERATORS.search(inner) or _CAMEL.search(core) or _MIXED.match(core):
+        return "code"
+    if token[:1] == "'" and "'" not in token[1:]:  # a quoted symbol: 'chantquarterbar
+        return "code"
+    return "word" if _WORD.match(core) else "code"
+
+
+def _counts(text: str) -> tuple[int, int, int]:
+    """(code-shaped tokens, word tokens, lower-case words of two letters or more) of a text."""
+    code = words = lower = 0
+    for token in text.split():
+        kind = _token_kind(token)
+        if kind == "code":
+            code += 1
+        elif kind == "word":
+            words += 1
+            lower += bool(_LOWER_WORD.match(token.strip(_EDGE)))
+    return code, words, lower
+
+
+def code_share(text: str) -> float:
+    """The share of a text's code-shaped tokens among its code-shaped and word tokens (0 without either)."""
+    code, words, _ = _counts(text)
+    return code / (code + words) if code + words else 0.0
+
+
+def is_code(text: str, share: float = CODE_SHARE, loose_share: float = LOOSE_CODE_SHARE) -> bool:
+    """A paragraph that is code, an identifier, a command or numbers, not prose (module docstring)."""
+    tokens = text.split()
+    if not tokens:
+        return False
+    if len(tokens) == 1:
+        return not _UNSPACED.search(tokens[0]) and _token_kind(tokens[0]) != "word"
+    if _PROMPT.match(tokens[0]):
+        return True  # a command after its prompt
+    code, words, lower = _counts(text)
+    if not words:
+        return True  # numbers, operators and identifiers only
+    ratio = code / (code + words)
+    return ratio >= share or (ratio >= loose_share and lower < MIN_SENTENCE_WORD_SHARE * words)
+
+
+#: paragraph types (texts.paragraphs.type) that are a page's headings: a run of code does not extend over them
+HEADING_TYPES = frozenset({"heading", "title"})
+#: a paragraph of at least this many tokens, or ending as a sentence ends, with enough lower-case words, is a sentence
+MIN_SENTENCE_TOKENS = 8
+_SENTENCE_END = re.compile(r"[.!?。！？:;]['\"»”’)]*$")
+
+
+def sentence_like(text: str) -> bool:
+    """A paragraph that reads as a sentence: MIN_SENTENCE_WORD_SHARE of its words lower-case words, and a sentence's
+    end or MIN_SENTENCE_TOKENS tokens."""
+    _, words, lower = _counts(text)
+    if not words or lower < MIN_SENTENCE_WORD_SHARE * words:
+        return False
+    return len(text.split()) >= MIN_SENTENCE_TOKENS or bool(_SENTENCE_END.search(text.strip()))
+
+
+def code_flags(paragraphs: list[tuple[str, str | None]]) -> list[bool]:
+    """is_code of each (text, type) of a page's paragraphs in their order, each code paragraph's run extended to the
+    neighbours that are neither sentences nor headings."""
+    flags = [is_code(text) for text, _ in paragraphs]
+    loose = [kind not in HEADING_TYPES and not sentence_like(text) for text, kind in paragraphs]
+    for order in (range(len(flags)), range(len(flags) - 1, -1, -1)):
+        previous = False
+        for index in order:
+            if not flags[index] and previous and loose[index]:
+                flags[index] = True
+            previous = flags[index]
+    return flags
