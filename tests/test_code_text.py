@@ -15,8 +15,8 @@ from parascout.udfs.verify.verification import HostPages, verify_host
 HOST = "help.example.org"
 
 CODE = [
-    "Sub ExampleRandomSelect Dim iVar As Integer iVar = Int((15 * Rnd) -2) Select Case iVar Case 1 To 5 "
-    "Print \"Number from 1 to 5\" Case Else Print \"Out of range\" End Select End Sub",
+    ("Sub ExampleRandomSelect Dim iVar As Integer iVar = Int((15 * Rnd) -2) Select Case iVar Case 1 To 5 "
+    "Print \"Number from 1 to 5\" Case Else Print \"Out of range\" End Select End Sub"),
     "x=[1 2 -2 sqrt(2) -sqrt(2) 2/sqrt(3) -2/sqrt(3) -1]; asec(x)/%pi",
     "SopranoMusic = \\relative g' { g1 | c2 b | a1 | \\bar \"||\" a1 | d2 c | c b | c1 | \\bar \"||\" }",
     "$ sudo apt install freedombox && sudo systemctl restart plinth",
@@ -66,17 +66,17 @@ EXAMPLES = {
                   "<span class=\"scilabopenclose\">]</span>; <span class=\"scilabcommand\">asec</span>(x)/%pi</pre>"),
 }
 ENGLISH_PROSE = [
-    "Returns a random integer from a range and prints which range it falls into, using the Select Case statement "
-    "to compare the value against several lists of values in turn.",
-    "The Select Case statement evaluates an expression once and then runs the block of the first case whose "
-    "condition is true; when no case matches, the block of Case Else runs, and when there is none, nothing runs.",
+    ("Returns a random integer from a range and prints which range it falls into, using the Select Case statement "
+    "to compare the value against several lists of values in turn."),
+    ("The Select Case statement evaluates an expression once and then runs the block of the first case whose "
+    "condition is true; when no case matches, the block of Case Else runs, and when there is none, nothing runs."),
 ]
 FRENCH_PROSE = [
-    "Renvoie un entier aléatoire dans un intervalle et affiche l'intervalle auquel il appartient, à l'aide de "
-    "l'instruction Select Case qui compare la valeur à plusieurs listes de valeurs tour à tour.",
-    "L'instruction Select Case évalue une expression une seule fois puis exécute le bloc du premier cas dont la "
+    ("Renvoie un entier aléatoire dans un intervalle et affiche l'intervalle auquel il appartient, à l'aide de "
+    "l'instruction Select Case qui compare la valeur à plusieurs listes de valeurs tour à tour."),
+    ("L'instruction Select Case évalue une expression une seule fois puis exécute le bloc du premier cas dont la "
     "condition est vraie ; si aucun cas ne convient, le bloc de Case Else s'exécute, et s'il n'y en a pas, rien ne "
-    "s'exécute.",
+    "s'exécute."),
 ]
 
 
