@@ -692,3 +692,79 @@ def test_pages_left_without_a_partner_pair_by_their_mutual_best_text():
     assert (decided.method == RESIDUAL_METHOD).tolist() == [False, True] + [False] * 5 + [True, False]
     assert residual_pairs(frame, None).equals(frame)
     assert not residual_pairs(frame.assign(trg_lang="ara"), model).parallel[1]  # a lexicon-free language pair: no floor
+
+
+def logit_model(floor: float | None = None) -> ContentModel:
+    """A model whose p_parallel_content is sigmoid(tsim): the tests set each pair's content score through tsim."""
+    features = len(CONTENT_FEATURES)
+    weights = tuple(1.0 if name == "tsim" else 0.0 for name in CONTENT_FEATURES)
+    return ContentModel(weights, 0.0, (0.0,) * features, (1.0,) * features, default_own_text_floor=floor)
+
+
+def url_frame(rows: list[tuple[str, str, str, float, float]]) -> pd.DataFrame:
+    """(src page, trg page, source, p_parallel_content, own_tsim_idf) rows of one host and language pair."""
+    return pd.DataFrame([{"host": HOST, "src_url": f"http://{HOST}/en/{src}", "trg_url": f"http://{HOST}/de/{trg}",
+                          "src_lang": "eng", "trg_lang": "deu", "source": source,
+                          "tsim": math.log(p / (1 - p)), "own_tsim_idf": own, "reason": None, "parallel": False,
+                          "structure_ok": True, "src_key": None, "trg_key": None} for src, trg, source, p, own in rows])
+
+
+def decided(frame: pd.DataFrame, model: ContentModel) -> dict[tuple[str, str], pd.Series]:
+    result = one_to_one(decide(frame, model))
+    return {(row.src_url.rsplit("/", 1)[1], row.trg_url.rsplit("/", 1)[1]): row for row in result.itertuples()}
+
+
+def test_a_sibling_of_one_template_does_not_displace_a_url_exact_partner():
+    # reference pages 03030111 and 03030113 on one template with near-identical examples: by content alone each
+    # English page prefers the other's German page; their URLs pair them exactly
+    pages = [("03030111.html", "03030111.html", "handle,similar", 0.70, 0.5),
+             ("03030113.html", "03030113.html", "handle,similar", 0.72, 0.5),
+             ("03030111.html", "03030113.html", "similar", 0.90, 0.6),
+             ("03030113.html", "03030111.html", "similar", 0.91, 0.6)]
+    rows = decided(url_frame(pages), logit_model(floor=0.1))
+    assert {key for key, row in rows.items() if row.parallel} == {("03030111.html", "03030111.html"),
+                                                                  ("03030113.html", "03030113.html")}
+    exact = rows[("03030111.html", "03030111.html")]
+    assert exact.url_exact and exact.url_log_odds == pytest.approx(math.log(3)) and exact.evidence == "url+content"
+    assert exact.p_parallel == pytest.approx(0.875) and exact.p_parallel_content == pytest.approx(0.7)
+    assert rows[("03030111.html", "03030113.html")].reason == "not_one_to_one"
+    # the same pairs without the URL evidence: content alone swaps them (what the URL evidence prevents)
+    alone = decided(url_frame([(s, t, "similar", p, own) for s, t, _, p, own in pages]), logit_model(floor=0.1))
+    assert {key for key, row in alone.items() if row.parallel} == {("03030111.html", "03030113.html"),
+                                                                   ("03030113.html", "03030111.html")}
+
+
+def test_a_page_whose_url_exact_partner_is_left_untranslated_pairs_with_no_sibling():
+    frame = url_frame([("base2dec", "base2dec", "handle", 0.99, 0.8), ("dec2base", "dec2base", "handle", 0.9, 0.7),
+                       ("base2dec", "dec2base", "similar", 0.9, 0.3)])
+    frame.loc[0, "reason"] = "untranslated"  # the language check's verdict: the German page is the English text
+    rows = decided(frame, logit_model(floor=0.1))
+    assert rows[("base2dec", "base2dec")].reason == "untranslated" and not rows[("base2dec", "base2dec")].parallel
+    sibling = rows[("base2dec", "dec2base")]
+    assert not sibling.parallel and sibling.reason == "not_one_to_one" and sibling.evidence == "url+content"
+    assert rows[("dec2base", "dec2base")].parallel
+
+
+def test_content_still_rejects_a_url_exact_pair_of_two_different_documents():
+    frame = url_frame([("a", "a", "handle", 0.95, 0.5), ("b", "b", "handle", 0.9, 0.5),
+                       ("c", "c", "handle", 0.6, 0.05)])  # c: own text at the random pairs' level
+    rows = decided(frame, logit_model(floor=0.1))
+    assert rows[("a", "a")].parallel and rows[("b", "b")].parallel
+    assert not rows[("c", "c")].parallel and rows[("c", "c")].reason == "content_rejected"
+
+
+def test_url_exact_pairs_earn_no_prior_on_a_site_whose_language_slots_pair_other_documents():
+    # most of the site's URL-exact pairs are different documents by their text: a doubtful one gets no help
+    frame = url_frame([(k, k, "handle", 0.3, 0.05) for k in "abcd"] + [("e", "e", "handle", 0.3, 0.5)])
+    rows = decided(frame, logit_model(floor=0.1))
+    assert rows[("e", "e")].url_log_odds == pytest.approx(math.log(2 / 5)) and not rows[("e", "e")].parallel
+
+
+def test_a_url_exact_pair_without_text_passes_on_its_languages_and_structure():
+    frame = url_frame([("a", "a", "handle", 0.9, 0.5), ("toc", "toc", "handle", 0.5, 0.0),
+                       ("x", "toc2", "similar", 0.5, 0.0), ("toc3", "toc3", "handle", 0.5, 0.0)])
+    frame.loc[1:, "tsim"] = np.nan  # fewer words of main text than the check needs: no content features
+    frame.loc[3, "structure_ok"] = False
+    rows = decided(frame, logit_model(floor=0.1))
+    assert rows[("toc", "toc")].parallel and rows[("toc", "toc")].evidence == "url+structure"
+    assert rows[("x", "toc2")].reason == "no_text" and rows[("toc3", "toc3")].reason == "no_text"

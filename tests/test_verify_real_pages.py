@@ -1,5 +1,6 @@
-"""verify-pairs' language check on real pages: pairs of the real-sites archive (real GIMP, Debian and KiCad manual
-pages, read from its WARC files), translated, partly translated and left untranslated."""
+"""verify-pairs' language check on real pages: pairs of the real-sites archives (real GIMP, Debian and KiCad manual
+pages; real LilyPond and Scilab reference pages whose examples are code in <pre>, in one <span> per token, or lists of
+identifiers; read from their WARC files), translated, partly translated and left untranslated."""
 import gzip
 import json
 from pathlib import Path
@@ -12,10 +13,12 @@ from parascout.udfs.fetch.documents import DOC_COLUMNS, parse_record
 from parascout.udfs.verify.structure import ThresholdRule
 from parascout.udfs.verify.verification import verify_host
 
-ARCHIVE = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-sites"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+ARCHIVE = SHARED / "real-sites"
+ARCHIVE_2 = SHARED / "real-sites-2"
 pytestmark = pytest.mark.skipif(not ARCHIVE.exists(), reason="the real-sites archive (../shared/data/real-sites) "
                                                               "is absent")
-#: (English page, French page, class in the archive's truth, its untranslated share)
+#: (English page, French page, class in the archive's truth)
 PAIRS = [
     # CLD2 calls the whole French page English (its English footer outweighs its short French lines)
     ("https://docs.gimp.org/2.10/en/filters-distort.html", "https://docs.gimp.org/2.10/fr/filters-distort.html",
@@ -33,9 +36,27 @@ PAIRS = [
 ]
 
 
-def index_entries(urls: set[str]) -> dict[str, dict]:
+#: real-sites-2: (English page, partner page, class, partner language), code-heavy reference pages
+SCILAB, LILYPOND = "https://help.scilab.org/docs/6.1.1", "https://lilypond.org/doc/v2.24/Documentation"
+CODE_PAIRS = [
+    # fully translated, examples in <pre class="scilabcode"> with a <span> per token (English identifiers, output)
+    (f"{SCILAB}/en_US/clean.html", f"{SCILAB}/fr_FR/clean.html", "translated", "fra"),
+    (f"{SCILAB}/en_US/typename.html", f"{SCILAB}/fr_FR/typename.html", "translated", "fra"),
+    # a LilyPond template: a paragraph of prose, then the whole score as LilyPond input in <pre>
+    (f"{LILYPOND}/learning/psalms.html", f"{LILYPOND}/learning/psalms.fr.html", "translated", "fra"),
+    # a third of the French prose left in English (untranslated_share 0.35)
+    (f"{SCILAB}/en_US/asec.html", f"{SCILAB}/fr_FR/asec.html", "partial", "fra"),
+    # the English page inside the French help's navigation
+    (f"{SCILAB}/en_US/base2dec.html", f"{SCILAB}/fr_FR/base2dec.html", "untranslated", "fra"),
+    # a list of Scheme symbols, one per line ('chantquarterbar), under a translated title
+    (f"{LILYPOND}/notation/list-of-breath-marks.html", f"{LILYPOND}/notation/list-of-breath-marks.fr.html",
+     "translated", "fra"),
+]
+
+
+def index_entries(urls: set[str], archive: Path = ARCHIVE) -> dict[str, dict]:
     entries = {}
-    with gzip.open(ARCHIVE / "indexes" / "cdx-00000.gz", "rt", encoding="utf-8") as lines:
+    with gzip.open(archive / "indexes" / "cdx-00000.gz", "rt", encoding="utf-8") as lines:
         for line in lines:
             fields = json.loads(line.split(" ", 2)[2])
             if fields["url"] in urls and fields["status"] == "200":
@@ -43,8 +64,8 @@ def index_entries(urls: set[str]) -> dict[str, dict]:
     return entries
 
 
-def page_row(url: str, entry: dict) -> dict:
-    with open(ARCHIVE / entry["filename"], "rb") as warc:
+def page_row(url: str, entry: dict, archive: Path = ARCHIVE) -> dict:
+    with open(archive / entry["filename"], "rb") as warc:
         warc.seek(int(entry["offset"]))
         doc = parse_record(gzip.decompress(warc.read(int(entry["length"]))), url)
     paragraphs = doc.pop("page_paragraphs")
@@ -78,3 +99,32 @@ def test_real_pairs_are_in_their_languages_unless_left_untranslated(judged, src_
         assert row["trg_lang_share"] > 0.5
         if kind == "partial":
             assert row["trg_lang_share"] < 0.95  # its English leftovers are seen, and do not sink it
+
+
+@pytest.fixture(scope="module")
+def judged_code_pages() -> pd.DataFrame:
+    if not ARCHIVE_2.exists():
+        pytest.skip("the real-sites-2 archive (../shared/data/real-sites-2) is absent")
+    urls = {url for pair in CODE_PAIRS for url in pair[:2]}
+    entries = index_entries(urls, ARCHIVE_2)
+    assert set(entries) == urls, "the archive lacks a page this test reads"
+    rows = []
+    for en, partner, _, lang in CODE_PAIRS:
+        pages = pd.DataFrame([page_row(url, entries[url], ARCHIVE_2) for url in (en, partner)])
+        pairs = pd.DataFrame([{"host": en.split("/")[2], "src_url": en, "trg_url": partner, "src_lang": "eng",
+                               "trg_lang": lang, "source": "handle"}])
+        rows.append(verify_host(pairs, pages, ThresholdRule().to_dict(), [Lexicon("eng", lang, {})]))
+    result = pd.concat(rows, ignore_index=True)
+    return result[result["role"] == "candidate"].set_index("trg_url")
+
+
+@pytest.mark.parametrize("src_url,trg_url,kind,lang", CODE_PAIRS)
+def test_code_in_any_markup_does_not_make_a_translation_untranslated(judged_code_pages, src_url, trg_url, kind, lang):
+    row = judged_code_pages.loc[trg_url]
+    if kind == "untranslated":
+        assert row["reason"] == "untranslated" and not row["lang_ok"]
+    else:
+        assert row["lang_ok"], (row["src_lang_share"], row["trg_lang_share"])
+        # the English page's code is not another language
+        assert row["src_lang_share"] > 0.8
+        assert row["trg_lang_share"] > (0.8 if kind == "translated" else 0.5)

@@ -11,7 +11,7 @@ capitalised keywords and single letters rather than sentences (`Dim iNumber As I
 `code_share(text)` is the share of a paragraph's tokens that are code-shaped (numbers count for neither side);
 `is_code(text)` calls a paragraph code when that share reaches CODE_SHARE, or, where few of its words are
 lower-case words of two letters or more (no sentence structure), LOOSE_CODE_SHARE; a line that starts with a shell
-or interpreter prompt (`$`, `#`, `>>>`, `user@host:~$`) is a command. A single space-less token in an
+or interpreter prompt (`$`, `#`, `>>>`, `-->`, `mysql>`, `user@host:~$`) is a command. A single space-less token in an
 alphabet written with spaces (`'chantquarterbar`, `set_fftw_wisdom`) is an identifier, not a sentence.
 
 Code comes in runs: an example marked up one line per `<br>` or table row has lines that alone read as a title
@@ -38,7 +38,7 @@ _NUMBER = re.compile(r"^[+\-−±]?(?:\d[\d.,:/\s]*|\.\d+)(?:[%°]|e[+\-]?\d+)?$
 _PROSE_SYMBOLS = frozenset("—–-‒―•·*…/&")
 _PROSE_RUNS = frozenset({"--", "...", "***"})
 #: a shell or interpreter prompt before a command (`$ sudo apt install …`, `>>> import x`, `root@box:~#`)
-_PROMPT = re.compile(r"^(?:[$#%>]|>>>|\.\.\.|PS>|[\w.-]+@[\w.-]+(?::\S*)?[$#]|[A-Z]:\\\S*>)$")
+_PROMPT = re.compile(r"^(?:[$#%>]|>>>?|-->|\.\.\.|\w+>|[\w.-]+@[\w.-]+(?::\S*)?[$#]|[A-Z]:\\\S*>)$")
 #: characters that do not occur inside a word of prose
 _OPERATORS = re.compile(r"[=<>{}\[\]()\\|$#@^~;_+*`]|::|->|\w\.\w\w|\w\w\.\w")
 _CAMEL = re.compile(r"[a-z][A-Z]")
