@@ -150,7 +150,7 @@ def site_counts(root: Path, run: Path, truth) -> dict[str, dict]:
     counts: dict[str, dict] = {}
 
     def site(pair: frozenset) -> dict:
-        host = urlsplit(sorted(pair)[0]).hostname
+        host = urlsplit(min(pair)).hostname
         return counts.setdefault(host, {"pairs": {}, "accepted": {}, "aligned_right": 0, "kept_aligned_right": 0,
                                         "overturned_rejected": {}, "overturned_added": {}})
 
@@ -230,9 +230,9 @@ def markdown(rows: list[dict], knob: str) -> str:
     def classes(table: dict) -> str:
         return ", ".join(f"{cls} {count}" for cls, count in sorted(table.items())) or "–"
 
-    lines = [f"| site | run | {knob} (chosen on the other sites) | pairs | strict P | R translated | R partial | "
+    lines = [(f"| site | run | {knob} (chosen on the other sites) | pairs | strict P | R translated | R partial | "
              "untranslated accepted | kept of alignment's right translated | alignment pairs rejected | "
-             "accepted pairs not in the alignment |", "|" + " --- |" * 11]
+             "accepted pairs not in the alignment |"), "|" + " --- |" * 11]
     for row in rows:
         lines.append(" | ".join(["", row["site"], row["run"], row["value"], str(row["pairs"]),
                                  cell(row["precision_strict"]), cell(row["recall_translated"]),
