@@ -74,57 +74,58 @@ def page_row(url: str, entry: dict, archive: Path = ARCHIVE) -> dict:
             "text_paragraphs": paragraphs, "main_text": "\n".join(p["text"] for p in main), "duplicate_of": None}
 
 
-@pytest.fixture(scope="module")
-def judged() -> pd.DataFrame:
-    urls = {url for pair in PAIRS for url in pair[:2]}
-    entries = index_entries(urls)
+def judge(archive: Path, pairs: list[tuple]) -> pd.DataFrame:
+    """verify_host's candidate rows of (English page, partner page, class[, partner language]) pairs of an archive,
+    by partner URL."""
+    urls = {url for pair in pairs for url in pair[:2]}
+    entries = index_entries(urls, archive)
     assert set(entries) == urls, "the archive lacks a page this test reads"
     rows = []
-    for host in {url.split("/")[2] for url in urls}:
-        pages = pd.DataFrame([page_row(url, entries[url]) for url in sorted(urls) if url.split("/")[2] == host])
-        pairs = pd.DataFrame([{"host": host, "src_url": en, "trg_url": fr, "src_lang": "eng", "trg_lang": "fra",
-                               "source": "handle"} for en, fr, _ in PAIRS if en.split("/")[2] == host])
-        rows.append(verify_host(pairs, pages, ThresholdRule().to_dict(), [Lexicon("eng", "fra", {})]))
+    for host in sorted({url.split("/")[2] for url in urls}):
+        pages = pd.DataFrame([page_row(url, entries[url], archive) for url in sorted(urls) if url.split("/")[2] == host])
+        on_host = [(pair[0], pair[1], pair[3] if len(pair) > 3 else "fra") for pair in pairs
+                   if pair[0].split("/")[2] == host]
+        for lang in sorted({lang for *_, lang in on_host}):
+            frame = pd.DataFrame([{"host": host, "src_url": en, "trg_url": partner, "src_lang": "eng",
+                                   "trg_lang": lang, "source": "handle"} for en, partner, pair_lang in on_host
+                                  if pair_lang == lang])
+            rows.append(verify_host(frame, pages, ThresholdRule().to_dict(), [Lexicon("eng", lang, {})]))
     result = pd.concat(rows, ignore_index=True)
     return result[result["role"] == "candidate"].set_index("trg_url")
 
 
+@pytest.fixture(scope="module")
+def judged() -> pd.DataFrame:
+    return judge(ARCHIVE, PAIRS)
+
+
 @pytest.mark.parametrize("src_url,trg_url,kind", PAIRS)
 def test_real_pairs_are_in_their_languages_unless_left_untranslated(judged, src_url, trg_url, kind):
-    row = judged.loc[trg_url]
+    assert_language_verdict(judged.loc[trg_url], kind)
+
+
+def assert_language_verdict(row: pd.Series, kind: str, translated_share: float = 0.5) -> None:
+    """An untranslated pair is rejected as such; a translated one passes with more than `translated_share` of its
+    partner's prose in its language, a partial one with more than half and its English leftovers seen."""
     if kind == "untranslated":
         assert row["reason"] == "untranslated" and not row["lang_ok"]
-    else:
-        assert row["lang_ok"], (row["src_lang_share"], row["trg_lang_share"])
-        assert row["trg_lang_share"] > 0.5
-        if kind == "partial":
-            assert row["trg_lang_share"] < 0.95  # its English leftovers are seen, and do not sink it
+        return
+    assert row["lang_ok"], (row["src_lang_share"], row["trg_lang_share"])
+    assert row["trg_lang_share"] > (translated_share if kind == "translated" else 0.5)
+    if kind == "partial":
+        assert row["trg_lang_share"] < 0.95  # its English leftovers are seen, and do not sink it
 
 
 @pytest.fixture(scope="module")
 def judged_code_pages() -> pd.DataFrame:
     if not ARCHIVE_2.exists():
         pytest.skip("the real-sites-2 archive (../shared/data/real-sites-2) is absent")
-    urls = {url for pair in CODE_PAIRS for url in pair[:2]}
-    entries = index_entries(urls, ARCHIVE_2)
-    assert set(entries) == urls, "the archive lacks a page this test reads"
-    rows = []
-    for en, partner, _, lang in CODE_PAIRS:
-        pages = pd.DataFrame([page_row(url, entries[url], ARCHIVE_2) for url in (en, partner)])
-        pairs = pd.DataFrame([{"host": en.split("/")[2], "src_url": en, "trg_url": partner, "src_lang": "eng",
-                               "trg_lang": lang, "source": "handle"}])
-        rows.append(verify_host(pairs, pages, ThresholdRule().to_dict(), [Lexicon("eng", lang, {})]))
-    result = pd.concat(rows, ignore_index=True)
-    return result[result["role"] == "candidate"].set_index("trg_url")
+    return judge(ARCHIVE_2, CODE_PAIRS)
 
 
 @pytest.mark.parametrize("src_url,trg_url,kind,lang", CODE_PAIRS)
 def test_code_in_any_markup_does_not_make_a_translation_untranslated(judged_code_pages, src_url, trg_url, kind, lang):
     row = judged_code_pages.loc[trg_url]
-    if kind == "untranslated":
-        assert row["reason"] == "untranslated" and not row["lang_ok"]
-    else:
-        assert row["lang_ok"], (row["src_lang_share"], row["trg_lang_share"])
-        # the English page's code is not another language
-        assert row["src_lang_share"] > 0.8
-        assert row["trg_lang_share"] > (0.8 if kind == "translated" else 0.5)
+    assert_language_verdict(row, kind, translated_share=0.8)
+    if kind != "untranslated":
+        assert row["src_lang_share"] > 0.8  # the English page's code is not another language
