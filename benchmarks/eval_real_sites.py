@@ -16,7 +16,7 @@ strict precision there is at least TARGET_PRECISION, else the most precise), and
 Prints, per site and language pair: the value chosen without the site, strict precision (untranslated pairs count as
 wrong), recall of translated and partial pairs, untranslated pairs accepted, the share of the translated pairs
 rank-pairs' 1-1 alignment had right that verification keeps, and every pair where verification overturns the
-alignment (both directions), counted by the truth's class. Writes OUT/loso.json and OUT/loso.md.
+alignment (both directions), counted by the truth's class. Writes OUT/loso.json, OUT/loso.md and OUT/loso.png.
 """
 from __future__ import annotations
 
@@ -242,6 +242,31 @@ def markdown(rows: list[dict], knob: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plot(rows: list[dict], path: Path) -> None:
+    """Strict precision and recall of translated and partial pairs per site and run, as bars (loso.png)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{row['site']}\n{row['run'].rsplit('-', 1)[1]}" for row in rows]
+    measures = (("precision_strict", "strict precision"), ("recall_translated", "recall, translated"),
+                ("recall_partial", "recall, partial"))
+    figure, axes = plt.subplots(figsize=(max(8.0, 0.9 * len(rows)), 4.5))
+    width = 0.27
+    for number, (key, name) in enumerate(measures):
+        values = [row[key] if row[key] is not None else 0.0 for row in rows]
+        axes.bar([k + (number - 1) * width for k in range(len(rows))], values, width, label=name)
+    axes.axhline(TARGET_PRECISION, color="grey", linestyle="--", linewidth=0.8)
+    axes.set_xticks(range(len(rows)), labels, fontsize=7, rotation=45, ha="right")
+    axes.set_ylim(0, 1.05)
+    axes.set_title("verify-pairs per site, each site left out of the knob's choice")
+    axes.legend(fontsize=8, loc="lower left")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder of the runs (created; steps already done are reused)")
@@ -278,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     (out / "loso.json").write_text(json.dumps({"knob": knob, "values": values, "rows": rows}, indent=2))
     table = markdown(rows, knob)
     (out / "loso.md").write_text(table)
+    plot([row for row in rows if row["accepted"]], out / "loso.png")
     print(table)
     return 0
 
