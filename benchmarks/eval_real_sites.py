@@ -16,7 +16,8 @@ pairs, pooled), and the site is reported with it.
 Prints, per site and language pair: the value chosen without the site, strict precision (untranslated pairs count as
 wrong), recall of translated and partial pairs, untranslated pairs accepted, the share of the translated pairs
 rank-pairs' 1-1 alignment had right that verification keeps, and every pair where verification overturns the
-alignment (both directions), counted by the truth's class. Writes OUT/loso.json, OUT/loso.md and OUT/loso.png; `--score-only` scores the grid runs an earlier
+alignment (both directions), counted by the truth's class; OUT/overturns.tsv lists each of those pairs with its class, verify-pairs' reason and evidence.
+Writes OUT/loso.json, OUT/loso.md and OUT/loso.png; `--score-only` scores the grid runs an earlier
 call left, running nothing.
 """
 from __future__ import annotations
@@ -147,13 +148,23 @@ def site_counts(root: Path, run: Path, truth) -> dict[str, dict]:
     classes = {pair_key(en, l2): cls for en, l2, cls in zip(truth["en_url"], truth["fr_url"], truth["class"])}
     accepted = set() if verified is None else {
         pair_key(s, t) for s, t, ok in zip(verified["src_url"], verified["trg_url"], verified["parallel"]) if ok}
+    verdicts = {} if verified is None else {
+        (s, t): (reason, evidence) for s, t, reason, evidence in zip(
+            verified["src_url"], verified["trg_url"], verified["reason"],
+            verified["evidence"] if "evidence" in verified else [None] * len(verified))}
     aligned = set() if alignment is None else {pair_key(s, t) for s, t in zip(alignment["src_url"], alignment["trg_url"])}
     counts: dict[str, dict] = {}
 
     def site(pair: frozenset) -> dict:
         host = urlsplit(min(pair)).hostname
         return counts.setdefault(host, {"pairs": {}, "accepted": {}, "aligned_right": 0, "kept_aligned_right": 0,
-                                        "overturned_rejected": {}, "overturned_added": {}})
+                                        "overturned_rejected": {}, "overturned_added": {}, "overturns": []})
+
+    def overturn(direction: str, src: str, trg: str, cls: str) -> None:
+        reason, evidence = verdicts.get((src, trg), verdicts.get((trg, src), ("not_verified", None)))
+        site(pair_key(src, trg))["overturns"].append(
+            {"direction": direction, "src_url": src, "trg_url": trg, "class": cls, "reason": reason,
+             "evidence": evidence})
 
     def add(table: dict, key: str) -> None:
         table[key] = table.get(key, 0) + 1
@@ -162,15 +173,19 @@ def site_counts(root: Path, run: Path, truth) -> dict[str, dict]:
         add(site(pair)["pairs"], cls)
     for pair in accepted:
         add(site(pair)["accepted"], classes.get(pair, "false"))
-    for pair in aligned:
+    for src, trg in [] if alignment is None else zip(alignment["src_url"], alignment["trg_url"]):
+        pair = pair_key(src, trg)
         entry, cls = site(pair), classes.get(pair, "false")
         if cls == "translated":
             entry["aligned_right"] += 1
             entry["kept_aligned_right"] += pair in accepted
         if pair not in accepted:
             add(entry["overturned_rejected"], cls)
-    for pair in accepted - aligned:
-        add(site(pair)["overturned_added"], classes.get(pair, "false"))
+            overturn("alignment pair rejected", src, trg, cls)
+    for src, trg, ok in [] if verified is None else zip(verified["src_url"], verified["trg_url"], verified["parallel"]):
+        if ok and pair_key(src, trg) not in aligned:
+            add(site(pair_key(src, trg))["overturned_added"], classes.get(pair_key(src, trg), "false"))
+            overturn("accepted, not in the alignment", src, trg, classes.get(pair_key(src, trg), "false"))
     return counts
 
 
@@ -222,7 +237,7 @@ def leave_one_site_out(counts: dict[tuple, dict[str, dict]], values: list[str], 
                 result.pop("recall_right")
                 rows.append({"site": held_out, "run": run, "value": chosen, **result,
                              "overturned_rejected": entry["overturned_rejected"],
-                             "overturned_added": entry["overturned_added"]})
+                             "overturned_added": entry["overturned_added"], "overturns": entry["overturns"]})
     return rows
 
 
@@ -313,6 +328,13 @@ def main(argv: list[str] | None = None) -> int:
     table = markdown(rows, knob)
     (out / "loso.md").write_text(table)
     plot([row for row in rows if row["accepted"]], out / "loso.png")
+    with (out / "overturns.tsv").open("w") as overturns:
+        overturns.write("site\trun\tdirection\tclass\treason\tevidence\tsrc_url\ttrg_url\n")
+        for row in rows:
+            for item in row["overturns"]:
+                overturns.write("\t".join([row["site"], row["run"], item["direction"], item["class"],
+                                           str(item["reason"]), str(item["evidence"]), item["src_url"],
+                                           item["trg_url"]]) + "\n")
     print(table)
     return 0
 

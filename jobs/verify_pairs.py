@@ -45,7 +45,7 @@ from parascout.udfs.verify.verification import (
 from parascout.udfs.verify.verification_config import DEFAULT, VerificationConfig
 
 ARROW_BATCH_ROWS = 256
-DOC_FEATURES = ["status", "cld2_lang", "cld2_reliable", "text_chars", "paragraphs", "images", "structure"]
+DOC_FEATURES = ["status", "cld2_lang", "cld2_reliable", "text_chars", "paragraphs", "images", "structure", "outlinks"]
 
 
 def verify_cogroup(pairs, pages, rule: dict, lexicons: list, random_count: int, seed: int,

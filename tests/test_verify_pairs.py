@@ -16,6 +16,7 @@ from parascout.udfs.common.lexicon import Lexicon, write_lexicon
 from parascout.udfs.common.urls import url_host
 from parascout.udfs.fetch.documents import DOC_COLUMNS, empty_doc, parse_record
 from parascout.udfs.fetch.html_text import paragraph_hash
+from parascout.udfs.verify import verification
 from parascout.udfs.verify.structure import ThresholdRule
 from parascout.udfs.verify.verification import (
     CONTENT_FEATURES,
@@ -764,11 +765,32 @@ def test_url_exact_pairs_earn_no_prior_on_a_site_whose_language_slots_pair_other
     assert rows[("e", "e")].url_log_odds == pytest.approx(math.log(2 / 5)) and not rows[("e", "e")].parallel
 
 
-def test_a_url_exact_pair_without_text_passes_on_its_languages_and_structure():
+def test_a_url_exact_pair_without_text_passes_on_its_languages_structure_and_links():
     frame = url_frame([("a", "a", "handle", 0.9, 0.5), ("toc", "toc", "handle", 0.5, 0.0),
-                       ("x", "toc2", "similar", 0.5, 0.0), ("toc3", "toc3", "handle", 0.5, 0.0)])
+                       ("x", "toc2", "similar", 0.5, 0.0), ("toc3", "toc3", "handle", 0.5, 0.0),
+                       ("page-2", "page-2", "handle", 0.5, 0.0)])
     frame.loc[1:, "tsim"] = np.nan  # fewer words of main text than the check needs: no content features
     frame.loc[3, "structure_ok"] = False
+    # the tables of contents link each other's counterparts; page 2 of a listing in each language lists other items
+    frame["link_agreement"] = [np.nan, 0.9, 0.9, 0.9, 0.2]
     rows = decided(frame, logit_model(floor=0.1))
     assert rows[("toc", "toc")].parallel and rows[("toc", "toc")].evidence == "url+structure"
     assert rows[("x", "toc2")].reason == "no_text" and rows[("toc3", "toc3")].reason == "no_text"
+    assert rows[("page-2", "page-2")].reason == "no_text"
+
+
+def test_link_agreement_is_the_share_of_links_that_go_to_each_others_counterparts():
+    links = {"en": [f"http://{HOST}/en/{k}" for k in "abcd"], "de": [f"http://{HOST}/de/{k}" for k in "abc"]}
+    pages = pd.DataFrame([{"url": f"http://{HOST}/{lang}/{page}", "status": "ok", "cld2_lang": None,
+                           "outlinks": links[lang] if page in ("toc", "list") else [],
+                           "text_paragraphs": None, "main_text": None, "duplicate_of": None}
+                          for lang in ("en", "de") for page in ("toc", "list", *"abcd")])
+    pages.loc[pages["url"] == f"http://{HOST}/de/list", "outlinks"] = pd.Series(
+        [[f"http://{HOST}/de/d", f"http://{HOST}/de/other"]], index=pages.index[pages["url"] == f"http://{HOST}/de/list"])
+    pairs = pd.DataFrame([{"host": HOST, "src_url": f"http://{HOST}/en/{k}", "trg_url": f"http://{HOST}/de/{k}",
+                           "role": "candidate", "source": "handle"} for k in ("toc", "list", *"abcd")])
+    pairs["url_exact"] = True
+    values = verification.link_agreements(pairs, HostPages(pages)).tolist()
+    # toc: 3 of its 4 counterpart links agree; list: 1 of 4; a page without links: no evidence
+    assert values[0] == pytest.approx(3 / 4) and values[1] == pytest.approx(1 / 4) and np.isnan(values[2])
+

@@ -338,6 +338,8 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("src_words", "int", "words of the source main text"),
         ("trg_words", "int", "words of the target main text"),
         ("structure_ok", "boolean", "STRAND's rule: dp < --max-dp and p < --max-p"),
+        ("link_agreement", "double", ("share of the source page's links to pages with a URL-exact partner whose "
+                                      "partner the target page links")),
         ("p_parallel_content*", "double", "the content model's P(parallel)"),
         ("url_exact", "boolean", "the URLs differ only in their language markers (a STRAND handle proposed the pair)"),
         ("url_log_odds", "double", ("log-odds a URL-exact pair adds to the content's, earned by its host's URL-exact "

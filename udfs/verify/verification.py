@@ -119,7 +119,8 @@ VERIFIED_SCHEMA = (
     "host string, src_url string, trg_url string, src_lang string, trg_lang string, source string, "
     "src_cld2_lang string, trg_cld2_lang string, dp double, n int, r double, p double, aligned_chunks int, "
     "image_jaccard double, shared_images int, length_ratio double, paragraph_ratio double, lang_ok boolean, "
-    f"{CONTENT_SCHEMA}, structure_ok boolean, p_parallel_content double, url_exact boolean, url_log_odds double, "
+    f"{CONTENT_SCHEMA}, structure_ok boolean, link_agreement double, p_parallel_content double, url_exact boolean, "
+    "url_log_odds double, "
     "p_parallel double, parallel boolean, method string, evidence string, reason string"
 )
 #: the per-host stage adds `role` (candidate | random | spliced | labelled), the pages' near-duplicate keys,
@@ -555,6 +556,7 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
         texts.append(pair_texts)
     result = pd.DataFrame(rows, columns=FEATURE_COLUMNS)
     result["url_exact"] = url_exact(result)
+    result["link_agreement"] = link_agreements(result, host_pages)
     result["url_log_odds"] = result["p_parallel"] = np.nan  # the decision's (decide)
     result["evidence"] = pd.Series(None, index=result.index, dtype=object)
     result["mutual_best"] = content_mutual_best(result)
@@ -562,6 +564,27 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
     for column in ("n", "aligned_chunks", "shared_images", "src_words", "trg_words"):
         result[column] = result[column].astype("Int64")
     return result
+
+
+def link_agreements(frame: pd.DataFrame, pages: HostPages) -> pd.Series:
+    """Per candidate pair: the share of its source page's links, among those whose target has a URL-exact partner in
+    the frame's candidates, that go to a page whose partner the target page links (None below MIN_COUNTERPART_LINKS
+    such links). A table of contents and its translation link each other's counterparts; two paginated listings of
+    a section list other items."""
+    exact = frame[(frame["role"] == "candidate") & frame["url_exact"]]
+    counterparts: dict[str, set[str]] = {}
+    for src, trg in zip(exact["src_url"], exact["trg_url"]):
+        counterparts.setdefault(src, set()).add(trg)
+    values = []
+    for role, src, trg in zip(frame["role"], frame["src_url"], frame["trg_url"]):
+        src_links = set(_as_list((pages.pages.get(src) or {}).get("outlinks")))
+        mappable = [link for link in src_links if link in counterparts]
+        if role != "candidate" or len(mappable) < pages.config.min_counterpart_links:
+            values.append(np.nan)
+            continue
+        trg_links = set(_as_list((pages.pages.get(trg) or {}).get("outlinks")))
+        values.append(sum(bool(counterparts[link] & trg_links) for link in mappable) / len(mappable))
+    return pd.Series(values, index=frame.index, dtype=float)
 
 
 def page_keys(frame: pd.DataFrame) -> dict[str, pd.Series]:
@@ -872,8 +895,8 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     url_log_odds (url_log_odds, on URL-exact pairs) and p_parallel = sigmoid(logit(p_parallel_content) +
     url_log_odds). A judged pair (both sides in their languages) is parallel when p_parallel >= the model's accept_p
     and its own text beats the random pairs' null (content may reject a URL-exact pair: two different documents); a
-    URL-exact pair without text to judge (a table of contents, a page of images) when its whole pages are in their
-    languages and the structural rule holds. A page whose URL-exact pair is the same document by its text, translated
+    URL-exact pair without text to judge (a table of contents) when its whole pages are in their languages, the
+    structural rule holds and its links go to each other's counterparts (link_agreements). A page whose URL-exact pair is the same document by its text, translated
     or not, is in no other pair (not_one_to_one): a sibling of its template is no translation of it. `evidence` says
     what carried the verdict.
     With no model (no texts table) the structural rule's verdict stands."""
@@ -898,7 +921,8 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     frame["p_parallel"] = combined
     by_text = has_text & (combined >= model.accept_p_under(config)) & same_document
     structure_ok = frame["structure_ok"].fillna(False).astype(bool) if "structure_ok" in frame else False
-    by_structure = ~has_text & exact & (odds > 0) & structure_ok
+    links = pd.to_numeric(frame["link_agreement"], errors="coerce").fillna(0) if "link_agreement" in frame else 0.0
+    by_structure = ~has_text & exact & (odds > 0) & structure_ok & (links >= config.min_link_agreement)
     accepted = judged & (by_text | by_structure)
     # a page whose URL-exact partner is its same document (translated or left untranslated) has that partner: a
     # sibling page of the same template is not its translation, however alike their texts
