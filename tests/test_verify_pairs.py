@@ -772,7 +772,7 @@ def test_a_url_exact_pair_without_text_passes_on_its_languages_structure_and_lin
     frame.loc[1:, "tsim"] = np.nan  # fewer words of main text than the check needs: no content features
     frame.loc[3, "structure_ok"] = False
     # the tables of contents link each other's counterparts; page 2 of a listing in each language lists other items
-    frame["link_agreement"] = [np.nan, 0.9, 0.9, 0.9, 0.2]
+    frame["link_agreement"] = [np.nan, np.nan, 0.9, 0.9, 0.2]  # toc: every link is navigation, no evidence against
     rows = decided(frame, logit_model(floor=0.1))
     assert rows[("toc", "toc")].parallel and rows[("toc", "toc")].evidence == "url+structure"
     assert rows[("x", "toc2")].reason == "no_text" and rows[("toc3", "toc3")].reason == "no_text"
@@ -793,4 +793,7 @@ def test_link_agreement_is_the_share_of_links_that_go_to_each_others_counterpart
     values = verification.link_agreements(pairs, HostPages(pages)).tolist()
     # toc: 3 of its 4 counterpart links agree; list: 1 of 4; a page without links: no evidence
     assert values[0] == pytest.approx(3 / 4) and values[1] == pytest.approx(1 / 4) and np.isnan(values[2])
+    # links on most of the host's pages are its navigation, whatever they point to
+    everywhere = pages.assign(outlinks=[links[url.split("/")[3]] for url in pages["url"]])
+    assert np.isnan(verification.link_agreements(pairs, HostPages(everywhere)).iloc[0])
 

@@ -197,9 +197,19 @@ class HostPages:
         self._structures: dict[str, Linearised] = {}
         self._codes: dict[str, str] = {}  # one token -> character code for all the host's pages
         self._copies: dict[str, str] | None = None  # a template copy -> the page it copies (key)
+        self._navigation: frozenset[str] | None = None  # links on most of the host's pages (navigation_links)
         self.vocabulary = Vocabulary()  # the host's words as integer ids, shared by its pages' texts
         texts = [self.text(url) for url in self.pages]
         self.idf, self.unseen_idf, self.rare = inverse_document_frequencies(t for t in texts if t is not None)
+
+    def navigation_links(self) -> frozenset[str]:
+        """Links on more than BOILERPLATE_IMAGE_SHARE of the host's pages (and on MIN_BOILERPLATE_DOCS): the site's
+        navigation, as its logos are its boilerplate images."""
+        if self._navigation is None:
+            counts = Counter(link for row in self.pages.values() for link in set(_as_list(row.get("outlinks"))))
+            least = max(self.config.min_boilerplate_docs, self.config.boilerplate_image_share * len(self.pages))
+            self._navigation = frozenset(link for link, count in counts.items() if count > least)
+        return self._navigation
 
     def structure(self, url: str) -> Linearised:
         if url not in self._structures:
@@ -569,15 +579,17 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
 def link_agreements(frame: pd.DataFrame, pages: HostPages) -> pd.Series:
     """Per candidate pair: the share of its source page's links, among those whose target has a URL-exact partner in
     the frame's candidates, that go to a page whose partner the target page links (None below MIN_COUNTERPART_LINKS
-    such links). A table of contents and its translation link each other's counterparts; two paginated listings of
-    a section list other items."""
+    such links). The site's navigation (HostPages.navigation_links) is left out: two language versions of one
+    template link each other's counterparts whatever the page. Two paginated listings of a section list other items;
+    a table of contents that every page of a manual carries is navigation, and gives no evidence either way."""
     exact = frame[(frame["role"] == "candidate") & frame["url_exact"]]
     counterparts: dict[str, set[str]] = {}
     for src, trg in zip(exact["src_url"], exact["trg_url"]):
         counterparts.setdefault(src, set()).add(trg)
+    navigation = pages.navigation_links()
     values = []
     for role, src, trg in zip(frame["role"], frame["src_url"], frame["trg_url"]):
-        src_links = set(_as_list((pages.pages.get(src) or {}).get("outlinks")))
+        src_links = set(_as_list((pages.pages.get(src) or {}).get("outlinks"))) - navigation
         mappable = [link for link in src_links if link in counterparts]
         if role != "candidate" or len(mappable) < pages.config.min_counterpart_links:
             values.append(np.nan)
@@ -896,7 +908,7 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     url_log_odds). A judged pair (both sides in their languages) is parallel when p_parallel >= the model's accept_p
     and its own text beats the random pairs' null (content may reject a URL-exact pair: two different documents); a
     URL-exact pair without text to judge (a table of contents) when its whole pages are in their languages, the
-    structural rule holds and its links go to each other's counterparts (link_agreements). A page whose URL-exact pair is the same document by its text, translated
+    structural rule holds and its own links (not the navigation) go to each other's counterparts (link_agreements). A page whose URL-exact pair is the same document by its text, translated
     or not, is in no other pair (not_one_to_one): a sibling of its template is no translation of it. `evidence` says
     what carried the verdict.
     With no model (no texts table) the structural rule's verdict stands."""
@@ -921,8 +933,10 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     frame["p_parallel"] = combined
     by_text = has_text & (combined >= model.accept_p_under(config)) & same_document
     structure_ok = frame["structure_ok"].fillna(False).astype(bool) if "structure_ok" in frame else False
-    links = pd.to_numeric(frame["link_agreement"], errors="coerce").fillna(0) if "link_agreement" in frame else 0.0
-    by_structure = ~has_text & exact & (odds > 0) & structure_ok & (links >= config.min_link_agreement)
+    links = pd.to_numeric(frame["link_agreement"], errors="coerce") if "link_agreement" in frame \
+        else pd.Series(np.nan, index=frame.index)
+    linked = links.isna() | (links >= config.min_link_agreement)  # no links of its own: no evidence against
+    by_structure = ~has_text & exact & (odds > 0) & structure_ok & linked
     accepted = judged & (by_text | by_structure)
     # a page whose URL-exact partner is its same document (translated or left untranslated) has that partner: a
     # sibling page of the same template is not its translation, however alike their texts

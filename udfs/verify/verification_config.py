@@ -16,7 +16,8 @@ class VerificationConfig:
     pairs, the language check and near-copies."""
 
     boilerplate_image_share: float = knob(
-        0.10, "an image on more than this share of a host's fetched pages is boilerplate (logos, icons)")
+        0.10, "an image on more than this share of a host's fetched pages is boilerplate (logos, icons), a link "
+              "navigation (link_agreement leaves it out)")
     min_boilerplate_docs: int = knob(
         3, "... and on at least this many pages: an image shared by a pair alone never counts as boilerplate")
     null_quantile: float = knob(
