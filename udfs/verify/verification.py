@@ -579,9 +579,10 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
 def link_agreements(frame: pd.DataFrame, pages: HostPages) -> pd.Series:
     """Per candidate pair: the share of its source page's links, among those whose target has a URL-exact partner in
     the frame's candidates, that go to a page whose partner the target page links (None below MIN_COUNTERPART_LINKS
-    such links). The site's navigation (HostPages.navigation_links) is left out: two language versions of one
-    template link each other's counterparts whatever the page. Two paginated listings of a section list other items;
-    a table of contents that every page of a manual carries is navigation, and gives no evidence either way."""
+    such links: the page has no links of its own). The site's navigation (HostPages.navigation_links) is left out:
+    two language versions of one template link each other's counterparts whatever the page, and a table of contents
+    that every page of a manual carries is navigation. Pages with links of their own are listings of other pages
+    (the same items in the same order or not)."""
     exact = frame[(frame["role"] == "candidate") & frame["url_exact"]]
     counterparts: dict[str, set[str]] = {}
     for src, trg in zip(exact["src_url"], exact["trg_url"]):
@@ -907,8 +908,9 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     url_log_odds (url_log_odds, on URL-exact pairs) and p_parallel = sigmoid(logit(p_parallel_content) +
     url_log_odds). A judged pair (both sides in their languages) is parallel when p_parallel >= the model's accept_p
     and its own text beats the random pairs' null (content may reject a URL-exact pair: two different documents); a
-    URL-exact pair without text to judge (a table of contents) when its whole pages are in their languages, the
-    structural rule holds and its own links (not the navigation) go to each other's counterparts (link_agreements). A page whose URL-exact pair is the same document by its text, translated
+    URL-exact pair without text to judge when its whole pages are in their languages, the structural rule holds and
+    it has no links of its own (link_agreements: none besides the site's navigation): a table of contents or a
+    section's menu is the template in two languages, a paginated listing of other pages is no translation. A page whose URL-exact pair is the same document by its text, translated
     or not, is in no other pair (not_one_to_one): a sibling of its template is no translation of it. `evidence` says
     what carried the verdict.
     With no model (no texts table) the structural rule's verdict stands."""
@@ -933,10 +935,11 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     frame["p_parallel"] = combined
     by_text = has_text & (combined >= model.accept_p_under(config)) & same_document
     structure_ok = frame["structure_ok"].fillna(False).astype(bool) if "structure_ok" in frame else False
-    links = pd.to_numeric(frame["link_agreement"], errors="coerce") if "link_agreement" in frame \
-        else pd.Series(np.nan, index=frame.index)
-    linked = links.isna() | (links >= config.min_link_agreement)  # no links of its own: no evidence against
-    by_structure = ~has_text & exact & (odds > 0) & structure_ok & linked
+    # no text and no links of its own (a table of contents, a section's menu: the site's template in the two
+    # languages); one with links of its own is a listing of other pages, which no translation is (self_labels)
+    template_only = pd.to_numeric(frame["link_agreement"], errors="coerce").isna() if "link_agreement" in frame \
+        else pd.Series(True, index=frame.index)
+    by_structure = ~has_text & exact & (odds > 0) & structure_ok & template_only
     accepted = judged & (by_text | by_structure)
     # a page whose URL-exact partner is its same document (translated or left untranslated) has that partner: a
     # sibling page of the same template is not its translation, however alike their texts

@@ -55,12 +55,11 @@ class VerificationConfig:
         0.9, "... its paragraph lengths correlate at least this much (not measured is no agreement)")
     min_residual_image_jaccard: float = knob(
         0.5, "... and, both pages with images, they share at least this Jaccard of them")
-    min_link_agreement: float = knob(
-        0.5, "a URL-exact pair with no text to judge (a table of contents) is parallel when at least this share of its "
-             "source page's links whose targets have URL-exact partners go to pages whose partners the other page "
-             "links (paginated listings of other items do not)")
     min_counterpart_links: int = knob(
-        3, "... and at least this many of its links have such partners (fewer: no evidence)")
+        3, "a URL-exact pair with no text to judge whose source page has this many links (besides the site's "
+           "navigation) to pages with URL-exact partners is a listing of other pages, not a translation; with fewer "
+           "it is the template in two languages (a table of contents, a section's menu) and passes on its languages "
+           "and structure")
     min_text_words: int = knob(
         10, "a side with fewer words of main text than this gives no text to judge (a title alone proves nothing)")
     #: a page half translated is a translation: its untranslated sentences drop out at export
