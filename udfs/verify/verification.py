@@ -36,8 +36,9 @@ page's template, with other text, for its layout alone. `--learn-from`
 labels replace the self labels. The URLs are evidence in the same decision (`decide`): a pair whose URLs differ only
 in their language markers adds the log-odds its host's own such pairs earn (url_log_odds), so a URL-exact
 translation the content model doubts is kept, and a sibling page built on the same template does not displace it;
-content still rejects a URL-exact pair that is untranslated or two different documents. `one_to_one` then keeps each page (near-duplicates counted as one page)
-in at most one parallel pair per language pair, best p_parallel first; `residual_pairs` then pairs the pages
+content still rejects a URL-exact pair that is untranslated or two different documents. `one_to_one` then keeps each
+page (near-duplicates counted as one page) in at most one parallel pair per language pair, best p_parallel first;
+`residual_pairs` then pairs the pages
 it left without a partner whose own texts pick each other (method RESIDUAL_METHOD): a lexicon bootstrapped from the
 archive knows the pairs it learned from far better than the rest, and the model it calibrates rejects a host's last
 few translations.
@@ -910,9 +911,9 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     and its own text beats the random pairs' null (content may reject a URL-exact pair: two different documents); a
     URL-exact pair without text to judge when its whole pages are in their languages, the structural rule holds and
     it has no links of its own (link_agreements: none besides the site's navigation): a table of contents or a
-    section's menu is the template in two languages, a paginated listing of other pages is no translation. A page whose URL-exact pair is the same document by its text, translated
-    or not, is in no other pair (not_one_to_one): a sibling of its template is no translation of it. `evidence` says
-    what carried the verdict.
+    section's menu is the template in two languages, a paginated listing of other pages is no translation. A page
+    whose URL-exact pair is the same document by its text, translated or not, is in no other pair (not_one_to_one):
+    a sibling of its template is no translation of it. `evidence` says what carried the verdict.
     With no model (no texts table) the structural rule's verdict stands."""
     frame = frame.copy()
     judged = frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS + LANGUAGE_REASONS)
