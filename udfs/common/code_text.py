@@ -29,10 +29,10 @@ LOOSE_CODE_SHARE = 0.2
 #: prose: at least this share of its words are lower-case words of two letters or more (function words, verbs)
 MIN_SENTENCE_WORD_SHARE = 0.5
 
-#: punctuation prose puts around its words
-_EDGE = "\"'«»“”‘’„()[]¿¡.,;:!?…"
+#: punctuation prose puts around its words: quotes, brackets, sentence marks
+_QUOTES = "\"'«»“”‘’„"
+_EDGE = _QUOTES + "()[]¿¡.,;:!?…"
 _WORD = re.compile(r"^[^\W\d_]+(?:['’\-][^\W\d_]+)*$")
-_LOWER_WORD = re.compile(r"^[^\W\d_A-Z][^\W\d_]+$")
 _NUMBER = re.compile(r"^[+\-−±]?(?:\d[\d.,:/\s]*|\.\d+)(?:[%°]|e[+\-]?\d+)?$", re.IGNORECASE)
 #: prose dashes and bullets, the only tokens of symbols alone that sentences hold
 _PROSE_SYMBOLS = frozenset("—–-‒―•·*…/&")
@@ -56,7 +56,7 @@ def _token_kind(token: str) -> str:
         return "number"
     if len(core) == 1 and core in _PROSE_SYMBOLS or core in _PROSE_RUNS:
         return "other"
-    inner = token.lstrip(_EDGE[:8]).rstrip(".,;:!?…\"'»”’")  # brackets inside a token are code: abs(x), a[1]
+    inner = token.lstrip(_QUOTES).rstrip(".,;:!?…" + _QUOTES)  # brackets inside a token are code: abs(x), a[1]
     if _OPERATORS.search(inner) or _CAMEL.search(core) or _MIXED.match(core):
         return "code"
     if token[:1] == "'" and "'" not in token[1:]:  # a quoted symbol: 'chantquarterbar
@@ -73,7 +73,8 @@ def _counts(text: str) -> tuple[int, int, int]:
             code += 1
         elif kind == "word":
             words += 1
-            lower += bool(_LOWER_WORD.match(token.strip(_EDGE)))
+            core = token.strip(_EDGE)  # a script without case (Arabic, Hebrew) counts as lower-case
+            lower += len(core) >= 2 and not core[0].isupper()
     return code, words, lower
 
 
