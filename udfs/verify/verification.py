@@ -579,8 +579,8 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
 
 def link_agreements(frame: pd.DataFrame, pages: HostPages) -> pd.Series:
     """Per candidate pair: the share of its source page's links, among those whose target has a URL-exact partner in
-    the frame's candidates, that go to a page whose partner the target page links (None below MIN_COUNTERPART_LINKS
-    such links: the page has no links of its own). The site's navigation (HostPages.navigation_links) is left out:
+    the frame's candidates, that go to a page whose partner the target page links (None below the config's
+    min_counterpart_links such links: the page has no links of its own). The site's navigation (HostPages.navigation_links) is left out:
     two language versions of one template link each other's counterparts whatever the page, and a table of contents
     that every page of a manual carries is navigation. Pages with links of their own are listings of other pages
     (the same items in the same order or not)."""
