@@ -443,7 +443,7 @@ def _judged_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, l
     if texts is not None:
         language_reason = _main_text_language(pair, pages, features, found)
         lang_ok = features["lang_ok"] = language_reason is None
-    elif found and URL_EXACT_SOURCE in str(pair.get("source") or "").split(","):
+    elif found and is_url_exact(pair.get("source")):
         # no main text (a table of contents): CLD2's unreliable guess on the whole page agrees with the languages the
         # URLs declare, two weak pieces of evidence that say the same
         lang_ok = features["lang_ok"] = True
@@ -580,9 +580,9 @@ def verify_host(pairs: pd.DataFrame, pages: pd.DataFrame, rule: dict, lexicons: 
 def link_agreements(frame: pd.DataFrame, pages: HostPages) -> pd.Series:
     """Per candidate pair: the share of its source page's links, among those whose target has a URL-exact partner in
     the frame's candidates, that go to a page whose partner the target page links (None below the config's
-    min_counterpart_links such links: the page has no links of its own). The site's navigation (HostPages.navigation_links) is left out:
-    two language versions of one template link each other's counterparts whatever the page, and a table of contents
-    that every page of a manual carries is navigation. Pages with links of their own are listings of other pages
+    min_counterpart_links such links: the page has no links of its own). The site's navigation
+    (HostPages.navigation_links) is left out: two language versions of one template link each other's counterparts
+    whatever the page, and a table of contents that every page of a manual carries is navigation. Pages with links of their own are listings of other pages
     (the same items in the same order or not)."""
     exact = frame[(frame["role"] == "candidate") & frame["url_exact"]]
     counterparts: dict[str, set[str]] = {}
@@ -882,12 +882,17 @@ class ContentModel:
                    data.get("default_own_text_floor"))
 
 
+def is_url_exact(source: str | None) -> bool:
+    """A pair whose URLs differ only in their language markers: a STRAND handle is among what proposed it (`source`,
+    rank-pairs' comma-joined sources)."""
+    return isinstance(source, str) and URL_EXACT_SOURCE in source.split(",")
+
+
 def url_exact(frame: pd.DataFrame) -> pd.Series:
-    """Pairs whose URLs differ only in their language markers: a STRAND handle (rank-pairs' `handle` source) proposed
-    them."""
+    """is_url_exact of each row's source."""
     if "source" not in frame:
         return pd.Series(False, index=frame.index)
-    return frame["source"].fillna("").str.split(",").map(lambda sources: URL_EXACT_SOURCE in sources).astype(bool)
+    return frame["source"].map(is_url_exact).astype(bool)
 
 
 def url_log_odds(exact: pd.Series, same_document: pd.Series) -> float:
