@@ -1,7 +1,8 @@
 """`parascout demo`: the whole pipeline on the embedded sample archive, then a report.
 
 sample archive → scan-cdx → bucket-handles → train-url2lang, train-pairs →
-rank-pairs → fetch-docs → train-lexicon → verify-pairs → export-bitext → shortlist → replay-crawl → report.md.
+fetch-docs → rank-pairs → train-lexicon → verify-pairs → export-bitext → shortlist → replay-crawl →
+export-crawl-plan → report.md.
 Every step is an ordinary job run in one SparkSession over the same root; a step
 whose report says it already ran with the same arguments is skipped, so a rerun
 resumes where a failed run stopped.
@@ -131,6 +132,7 @@ class Demo(Job):
             Step("replay-crawl", ["--root", root, "--langs", langs, "--truth", truth,
                                   "--lang-model", storage.join(models, "url2lang"),
                                   "--pair-model", storage.join(models, "pairs")]),
+            Step("export-crawl-plan", ["--root", root, "--langs", langs, "--top", "20"]),
         ]
 
     def already_done(self) -> dict | None:

@@ -7,8 +7,9 @@ plus, with --lexicon, the translation lexicon: udfs/export/bitext/align.py) and 
 - `bitext_documents` (Parquet: urls, site, scores, main texts, paragraph lists, counts, status),
 - `bitext_sentences` (Parquet: every bead with score and reason; null reason = exported),
 - `bitext_sites` (Parquet: documents, sentence pairs and words per language per site),
-- `bitext/<A>-<B>.documents.tsv.gz` (Bitextor: url1, url2, base64 text1, base64 text2),
-  `bitext/<A>-<B>.sent.tsv.gz` (Bitextor: src_url, trg_url, src_text, trg_text, score) and
+- `bitext/<A>-<B>.documents.gz` (Bitextor: src_url, trg_url, src_doc, trg_doc, the texts base64),
+  `bitext/<A>-<B>.sent.gz` (Bitextor: src_url, trg_url, src_text, trg_text, aligner_score), each opening with a
+  header line naming its columns as Bitextor 8.2+ does (--format bitextor-8.1: none), and
   `bitext/<A>-<B>.tmx.gz` (TMX 1.4b, one unit per unique pair with its count).
 Input document pairs = exported + filtered (no sentence pair kept, other language pair) + bad (a text
 missing or empty, too many sentences).
@@ -34,7 +35,19 @@ from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.common.sites import with_site
 from parascout.udfs.export.bitext.config import AlignmentConfig
 from parascout.udfs.export.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, FILTERED_REASONS, export_batches
-from parascout.udfs.export.bitext.formats import TMX_FOOTER, document_line, sentence_line, tmx_header, tmx_unit
+from parascout.udfs.export.bitext.formats import (
+    DOCUMENT_COLUMNS,
+    DOCUMENTS_SUFFIX,
+    SENTENCE_COLUMNS,
+    SENTENCES_SUFFIX,
+    TMX_FOOTER,
+    TSV_FORMATS,
+    document_line,
+    sentence_line,
+    tmx_header,
+    tmx_unit,
+    tsv_header,
+)
 from parascout.udfs.export.bitext.sentences import MAX_SENTENCES
 from parascout.udfs.rank import domain_focus
 
@@ -65,6 +78,9 @@ class ExportBitextJob(Job):
                                  "--domain-terms); the others are filtered off_domain / no_domain_text")
         parser.add_argument("--max-sentences", type=int, default=MAX_SENTENCES,
                             help="a page with more sentences is bad input (too_many_*_sentences)")
+        parser.add_argument("--format", choices=TSV_FORMATS, default="bitextor",
+                            help="the TSVs' convention: bitextor (8.2+: a header line naming the columns, what "
+                                 "`bifixer --header` reads) or bitextor-8.1 (no header line)")
 
     def validate_arguments(self, args) -> None:
         super().validate_arguments(args)
@@ -273,11 +289,13 @@ class ExportBitextJob(Job):
 
         def write_documents(label, rows):
             lines = (document_line(r["src_url"], r["trg_url"], r["src_text"], r["trg_text"]) for r in rows)
-            return self.write_gzip(storage.join(folder, f"{label}.documents.tsv.gz"), lines)
+            return self.write_gzip(storage.join(folder, f"{label}{DOCUMENTS_SUFFIX}"), lines,
+                                   header=tsv_header(DOCUMENT_COLUMNS, self.args.format))
 
         def write_sentences(label, rows):
             lines = (sentence_line(r["src_url"], r["trg_url"], r["src_text"], r["trg_text"], r["score"]) for r in rows)
-            return self.write_gzip(storage.join(folder, f"{label}.sent.tsv.gz"), lines)
+            return self.write_gzip(storage.join(folder, f"{label}{SENTENCES_SUFFIX}"), lines,
+                                   header=tsv_header(SENTENCE_COLUMNS, self.args.format))
 
         def write_tmx(label, rows):
             src_code, trg_code = codes[label]
@@ -296,7 +314,7 @@ class ExportBitextJob(Job):
             F.min(F.struct("src_url", "trg_url")).alias("first")).orderBy(PAIR_COLUMN, F.desc("count"), "src_text",
                                                                           "trg_text")
         written = {kind: self.write_per_pair(frame, labels, write) for kind, frame, write in (
-            ("documents.tsv", ok, write_documents), ("sent.tsv", lines, write_sentences),
+            ("documents", ok, write_documents), ("sent", lines, write_sentences),
             ("tmx (unique pairs)", unique, write_tmx))}
         for label in labels:
             name = "bitext/" if len(self.pairs) == 1 else f"bitext/{label}."

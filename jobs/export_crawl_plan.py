@@ -4,14 +4,15 @@ Reads the shortlist (its `--top N` sites of the language pair), replay_summary (
 fewest fetches to 80% of the parallel documents, then AUC) and replay_frontier (that policy's fetch order).
 Writes the `crawl_plan` table (one row per planned site with its expected yield) and, under
 <root>/crawl-plan/ (docs/crawl-plan.md says how each crawler reads them):
-- seeds.txt: every planned site's entry pages, one URL per line (wget --input-file, Heritrix seeds.txt);
-- hosts.txt and hosts.gz: the hosts a crawl of each site stays on, one per line (Bitextor `hostsFile`),
-  bitextor.yaml: a config fragment naming it;
+- seeds.txt: every planned site's entry points (the replay's seeds, every host's root, each language's home),
+  one URL per line (wget --input-file, Heritrix seeds.txt);
+- hosts.txt and hosts.gz: the hosts a crawl of each site stays on (every host of the site its replay fetched
+  from), one per line (Bitextor `hostsFile`), bitextor.yaml: a Bitextor config naming it (relative: hosts.gz);
 - sites/<site>/seeds.txt, ranked_urls.txt (the planned crawl order, one URL per line), frontier.tsv (rank, url,
   priority, predicted language and partner), hosts.txt;
 - plan.md: per site the policy and "80% of the site's parallel pages after ~N fetches".
 Shortlist rows in = planned + filtered (not_replayed: no replay of the site; no_plannable_policy: only oracle
-or failed replays).
+or failed replays; same_site: another host of a site a better-ranked row already plans).
 """
 from __future__ import annotations
 
@@ -30,13 +31,18 @@ from parascout.udfs.export.crawl_plan import (
     FRONTIER_TSV_COLUMNS,
     YIELD_COLUMNS,
     bitextor_config,
+    entry_points,
     expected_yield,
     frontier_line,
     site_folder,
 )
 
-FILTERED_REASONS = frozenset({"not_replayed", "no_plannable_policy"})
+#: the groupings replay-crawl may have used, most likely first (its --group-by; host: the name itself)
+REPLAY_GROUPINGS = ("domain", "site", "name")
+FILTERED_REASONS = frozenset({"not_replayed", "no_plannable_policy", "same_site"})
 PLAN_FOLDER = "crawl-plan"
+#: the Bitextor hosts file, named relative to bitextor.yaml beside it (the plan folder may move, or be on s3://)
+HOSTS_FILE = "hosts.gz"
 PLAN_SCHEMA = (
     "site string, shortlist_rank int, src_lang string, trg_lang string, predicted_pairs long, replay_site string, "
     "policy string, n_docs long, n_parallel_docs long, budget_fetches long, fetched long, docs_found long, "
@@ -72,15 +78,18 @@ class ExportCrawlPlanJob(Job):
             return
         replayed = set(self.replay_table("replay_summary").select("host").distinct().toPandas()["host"])  # sites
         name = self.replay_name(replayed)
-        top = top.assign(replay_site=top["site"].map(name)).drop_duplicates("replay_site")
+        top = top.assign(replay_site=top["site"].map(name))
+        same_site = int(top.duplicated("replay_site").sum())  # fra.x.org after www.x.org: one site, planned once
+        top = top.drop_duplicates("replay_site")
         planned = top.merge(self.planned_summary(), on="replay_site", how="inner")
         missing = top[~top["replay_site"].isin(planned["replay_site"])]
         not_replayed = int((~missing["replay_site"].isin(replayed)).sum())
         self.report.kept(len(planned))
-        self.report.add_counts({"not_replayed": not_replayed, "no_plannable_policy": len(missing) - not_replayed},
+        self.report.add_counts({"not_replayed": not_replayed, "no_plannable_policy": len(missing) - not_replayed,
+                                "same_site": same_site},
                                bad_reasons=frozenset(), filtered_reasons=FILTERED_REASONS)
         planned = planned.assign(expected_yield=[expected_yield(row) for row in planned.to_dict("records")],
-                                 folder=[storage.join(PLAN_FOLDER, "sites", site_folder(s)) for s in planned["site"]])
+                                 folder=[storage.join(PLAN_FOLDER, "sites", site_folder(s)) for s in planned["replay_site"]])
         counts = self.write_files(planned)
         for position, column in enumerate(("n_seeds", "n_urls", "n_hosts")):
             planned[column] = planned["replay_site"].map(lambda site, k=position: counts[site][k])
@@ -109,9 +118,14 @@ class ExportCrawlPlanJob(Job):
         return frame.where(F.col(PAIR_COLUMN).isin(pair_label(self.languages), pair_label(self.languages[::-1])))
 
     def replay_name(self, replayed: set[str]):
-        """A shortlist site -> the replay's name for it: itself, or its site (replay-crawl groups hosts by site)."""
-        site_of = shortlist_site_of((), self.languages or ("", ""))
-        return lambda site: site if site in replayed else site_of(site)
+        """A shortlist site -> the replay's name for it: itself, or its site by the first grouping that names a
+        replayed site (replay-crawl groups a registered domain's hosts by default; rank-pairs strips only www
+        and language labels: fra.x.org stays fra.x.org in a shortlist, x.org in the replay)."""
+        namers = [shortlist_site_of((), self.languages or ("", ""), grouping) for grouping in REPLAY_GROUPINGS]
+
+        def name(site: str) -> str:
+            return next((n for n in (site, *(namer(site) for namer in namers)) if n in replayed), namers[0](site))
+        return name
 
     def planned_summary(self):
         """The planned policy's replay_summary row of every replayed site (one row per site)."""
@@ -126,14 +140,15 @@ class ExportCrawlPlanJob(Job):
                     .orderBy("host", "rank"))
         folders = dict(zip(planned["replay_site"], planned["folder"]))
         seeds: dict[str, list[str]] = {site: [] for site in folders}
-        hosts: dict[str, dict[str, None]] = {site: {} for site in folders}
+        hosts: dict[str, list[str]] = {site: [] for site in folders}
         urls = dict.fromkeys(folders, 0)
-        files, current, ranked, table = contextlib.ExitStack(), None, None, None
+        files, current, ranked, table, visited = contextlib.ExitStack(), None, None, None, []
         with files:
             for row in frontier.toLocalIterator():
                 if row["host"] != current:  # the next site: its files replace the last one's
                     files.close()
-                    current, base = row["host"], storage.join(self.args.root, folders[row["host"]])
+                    self.site_done(current, visited, seeds, hosts)
+                    current, visited, base = row["host"], [], storage.join(self.args.root, folders[row["host"]])
                     ranked = files.enter_context(storage.open_output(storage.join(base, "ranked_urls.txt")))
                     table = files.enter_context(storage.open_output(storage.join(base, "frontier.tsv")))
                     table.write(("\t".join(FRONTIER_TSV_COLUMNS) + "\n").encode())
@@ -141,23 +156,30 @@ class ExportCrawlPlanJob(Job):
                 ranked.write(f"{record['url']}\n".encode())
                 table.write(frontier_line(record).encode())
                 urls[current] += 1
-                hosts[current].setdefault(url_host(record["url"]) or "")
-                if record["seed"]:
-                    seeds[current].append(record["url"])
+                visited.append({key: record.get(key) for key in ("url", "seed", "archived", "cld2_lang")})
+        self.site_done(current, visited, seeds, hosts)
         for site, base in folders.items():
             self.write_lines(storage.join(self.args.root, base, "seeds.txt"), seeds[site])
-            self.write_lines(storage.join(self.args.root, base, "hosts.txt"), [h for h in hosts[site] if h])
-        all_hosts = list(dict.fromkeys(h for site in folders for h in hosts[site] if h))
+            self.write_lines(storage.join(self.args.root, base, "hosts.txt"), hosts[site])
+        all_hosts = list(dict.fromkeys(h for site in folders for h in hosts[site]))
         self.report.output(f"{PLAN_FOLDER}/seeds.txt",
                            self.write_lines(storage.join(folder, "seeds.txt"), [u for s in folders for u in seeds[s]]))
         self.report.output(f"{PLAN_FOLDER}/hosts.txt", self.write_lines(storage.join(folder, "hosts.txt"), all_hosts))
         with storage.open_output(storage.join(folder, "hosts.gz")) as out:
             out.write(gzip.compress("".join(f"{h}\n" for h in all_hosts).encode()))
-        storage.write_text(storage.join(folder, "bitextor.yaml"),
-                           bitextor_config(storage.join(folder, "hosts.gz"), self.iso639_1_pair()))
+        storage.write_text(storage.join(folder, "bitextor.yaml"), bitextor_config(HOSTS_FILE, self.iso639_1_pair()))
         storage.write_text(storage.join(folder, "plan.md"), self.plan_markdown(planned, urls))
         self.report.output(f"{PLAN_FOLDER}/sites/*/ranked_urls.txt", sum(urls.values()))
-        return {site: (len(seeds[site]), urls[site], len([h for h in hosts[site] if h])) for site in folders}
+        return {site: (len(seeds[site]), urls[site], len(hosts[site])) for site in folders}
+
+    def site_done(self, site: str | None, visited: list[dict], seeds: dict, hosts: dict) -> None:
+        """A site's seeds (its entry points) and hosts (every host its crawl fetched from), once its frontier
+        rows are read."""
+        if site is None:
+            return
+        seeds[site] = entry_points(visited, self.languages or ())
+        fetched = [row["url"] for row in visited]
+        hosts[site] = [host for host in dict.fromkeys(map(url_host, [*seeds[site], *fetched])) if host]
 
     def iso639_1_pair(self) -> tuple[str, str]:
         """The pair as Bitextor's lang1/lang2 want it (two-letter codes where the language has one)."""

@@ -1,9 +1,10 @@
 """replay-crawl: replay crawl policies over each site's archived link graph and measure their yield.
 
 Per site (docs.groupBy('site').cogroup(truth).applyInPandas) udfs.replay replays every policy
-for `--budget` × the site's archived documents. A site is what rank-pairs groups by default: the
-host without www and language labels (www.x.com, fr.x.com, x.com -> x.com), so a crawl follows links
-between language subdomains as a website-scoped crawler does; `--group-by host` keeps hosts apart.
+for `--budget` × the site's archived documents. A site is every host of a registered domain (www.x.org,
+fra.x.org, x.org -> x.org), so a crawl follows links between a site's hosts as a website-scoped crawler does,
+whatever the hosts are called; `--group-by site` groups as rank-pairs does (www and language labels left out,
+so fra.x.org stays apart from x.org), `name` joins country domains (x.de, x.fr), `host` keeps hosts apart.
 Truth pairs join the site of their src_url's host, whatever their `host` column says. Outputs: replay_summary (host × policy metrics),
 replay_curves (yield curve sampled every 1% of the budget), replay_deciles (the paper's Fig. 7
 view), replay_frontier (per site, the fetch order of the policy planned for it: udfs/replay/frontier.py; what
@@ -65,7 +66,7 @@ class ReplayCrawlJob(Job):
                                                             "en-fr,de-fr")
         parser.add_argument("--policies", default=",".join(POLICY_NAMES), help="comma-separated policies")
         parser.add_argument("--budget", type=float, default=1.0, help="fetches per host, × its archived documents")
-        parser.add_argument("--seeds", default="home", help="'home' (root URL, else shortest URL) or a file of URLs")
+        parser.add_argument("--seeds", default="home", help="'home' (each host's root URL, else its shortest URL) or a file of URLs")
         parser.add_argument("--lang-model", help="language-from-URL model directory (needed by smart)")
         parser.add_argument("--pair-model", help="parallel-URL-pair model directory (needed by smart)")
         parser.add_argument("--truth", default="verified_pairs",
@@ -81,10 +82,11 @@ class ReplayCrawlJob(Job):
         parser.add_argument("--in-domain-only", action="store_true",
                             help="yield counts only truth pairs with a page in the domain (texts.in_domain: "
                                  "fetch-docs --domain-terms)")
-        parser.add_argument("--group-by", choices=["site", "name", "host"], default="site",
-                            help="crawl scope: a site (its hosts www.x.com, fr.x.com, x.com together, as rank-pairs "
-                                 "groups), a name (x.de, x.fr and their hosts: rank-pairs --group-by name) or each "
-                                 "host alone")
+        parser.add_argument("--group-by", choices=["domain", "site", "name", "host"], default="domain",
+                            help="crawl scope: a registered domain's hosts together (www.x.org, fra.x.org, x.org: "
+                                 "what a website-scoped crawler follows), a site as rank-pairs groups by default "
+                                 "(www and language labels left out only), a name (x.de, x.fr and their hosts: "
+                                 "rank-pairs --group-by name) or each host alone")
 
     def validate_arguments(self, args: argparse.Namespace) -> None:
         super().validate_arguments(args)
@@ -134,7 +136,7 @@ class ReplayCrawlJob(Job):
         self.report.input("docs", sum(rows for rows, _ in reasons.values()))
         self.report.add_counts({r: n for r, (n, _) in reasons.items() if r != "ok"}, bad_reasons=BAD_REASONS,
                                filtered_reasons=FILTERED_REASONS)
-        notes += [f"{args.group_by}s skipped ({reason}): {reasons[reason][1]}"
+        notes += [f"{self.unit()} skipped ({reason}): {reasons[reason][1]}"
                   for reason in SKIP_REASONS if reason in reasons]
         config = ReplayRun(langs=langs, policies=tuple(policies), budget=args.budget,
                            count_missing_as_fetch=args.count_missing_as_fetch, random_seed=args.random_seed,
@@ -159,6 +161,10 @@ class ReplayCrawlJob(Job):
         results.unpersist()
         self._account(summary, reasons.get("ok", (0, 0))[0])
         self._write_replay_report(summary, means, langs, policies, notes)
+
+    def unit(self) -> str:
+        """What the replay calls the thing it replays, in messages: hosts, or sites (of every other grouping)."""
+        return "hosts" if self.args.group_by == "host" else "sites"
 
     def _policies(self) -> tuple[list[str], list[str]]:
         """The policies to replay, and notes on the ones skipped (smart without the URL models)."""
@@ -259,7 +265,7 @@ class ReplayCrawlJob(Job):
         failed = int(per_host["failed"].sum())
         if failed > self.args.max_failed_share * len(per_host):
             errors = sorted(set(summary.loc[summary["status"] != "ok", "status"].astype(str)))[:3]
-            raise JobFailed(f"the replay failed on {failed} of {len(per_host)} {self.args.group_by}s, over "
+            raise JobFailed(f"the replay failed on {failed} of {len(per_host)} {self.unit()}, over "
                             f"--max-failed-share {self.args.max_failed_share:.0%}: {errors}")
 
     def _write_replay_report(self, summary, means, langs: tuple[str, str], policies: list[str], notes: list[str]):

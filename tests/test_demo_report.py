@@ -37,7 +37,7 @@ def summaries() -> list[dict]:
         ("export-bitext", "", job_report("verified_pairs (parallel)", 12, 12, metrics={
             "sentence_pairs": 321, "unique_sentence_pairs": 300, "words_eng": 4567, "words_fra": 4890,
             "examples": [["A house.", "Une maison.", 0.98765]]},
-            outputs={"bitext_documents": 12, "bitext/sent.tsv": 321})),
+            outputs={"bitext_documents": 12, "bitext/sent": 321})),
         ("shortlist", "", job_report("rank_hosts", 3, 3, outputs={"shortlist": 3}, metrics={"evaluation": {
             "hosts_evaluated": 3, "relevant_min_true_pairs": 5, "spearman": 0.49999999, "precision_at_5": 2 / 3}})),
         ("replay-crawl", "", job_report("docs", 90, 60, filtered={"host_without_truth_pairs": 30}, metrics={

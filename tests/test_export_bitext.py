@@ -64,6 +64,25 @@ def test_bitextor_tsvs_and_tmx_are_written_and_read_back():
     assert props == {"count": "3", "score": "0.5000", "src-url": "http://a/en?x=1&y=2", "trg-url": "http://a/fr"}
 
 
+def test_the_readers_take_both_formats_and_refuse_a_foreign_header():
+    rows = [formats.sentence_line("http://a/en", "http://a/fr", "One.", "Un.", 0.5)]
+    header = formats.tsv_header(formats.SENTENCE_COLUMNS, "bitextor")
+    assert header == "src_url\ttrg_url\tsrc_text\ttrg_text\taligner_score\n"
+    assert formats.tsv_header(formats.SENTENCE_COLUMNS, "bitextor-8.1") == ""
+    expected = [("http://a/en", "http://a/fr", "One.", "Un.", 0.5)]
+    assert list(formats.read_sentence_lines([header, *rows])) == list(formats.read_sentence_lines(rows)) == expected
+    documents = [formats.tsv_header(formats.DOCUMENT_COLUMNS, "bitextor"),
+                 formats.document_line("http://a/en", "http://a/fr", "One.", "Un.")]
+    assert documents[0] == "src_url\ttrg_url\tsrc_doc\ttrg_doc\n"
+    assert list(formats.read_document_lines(documents)) == [("http://a/en", "http://a/fr", "One.", "Un.")]
+    with pytest.raises(ValueError, match="header"):
+        list(formats.read_sentence_lines(["src_url\ttrg_url\tsent1\tsent2\thunalign_score\n", *rows]))
+    with pytest.raises(ValueError, match="header"):
+        list(formats.read_document_lines([header]))  # a sentence file is no documents file
+    with pytest.raises(ValueError, match="unknown TSV format"):
+        formats.tsv_header(formats.SENTENCE_COLUMNS, "moses")
+
+
 def test_filters_name_their_reason():
     assert filter_reason("Same text.", "same  TEXT.", "eng", "fra") == "identical_sides"
     assert filter_reason("I have 3 cats.", "J'ai 4 chats.", "eng", "fra") == "numbers_mismatch"
@@ -160,10 +179,16 @@ def test_export_bitext_job_writes_every_format_and_balances(spark, tmp_path):
     assert report["metrics"]["sentence_pairs"] == 3 and report["metrics"]["words_eng"] == 15
     # report examples: whole sentences (>= 6 words), one per document
     assert [example[0] for example in report["metrics"]["examples"]] == ["My father built it in 1950."]
-    with gzip.open(tmp_path / "bitext" / "eng-fra.sent.tsv.gz", "rt") as handle:
-        lines = list(formats.read_sentence_lines(handle))
+    assert sorted(path.name for path in (tmp_path / "bitext").glob("*.gz")) == [
+        "eng-fra.documents.gz", "eng-fra.sent.gz", "eng-fra.tmx.gz"]
+    with gzip.open(tmp_path / "bitext" / "eng-fra.sent.gz", "rt") as handle:
+        sent_lines = handle.readlines()
+    assert sent_lines[0] == "src_url\ttrg_url\tsrc_text\ttrg_text\taligner_score\n"  # Bitextor 8.2+'s header
+    lines = list(formats.read_sentence_lines(sent_lines))
     assert [line[2] for line in lines] == ["The house is red.", "It stands by the river.", "My father built it in 1950."]
-    with gzip.open(tmp_path / "bitext" / "eng-fra.documents.tsv.gz", "rt") as handle:
+    assert report["outputs"]["bitext/sent"] == 3 and report["outputs"]["bitext/documents"] == 1  # header not counted
+    with gzip.open(tmp_path / "bitext" / "eng-fra.documents.gz", "rt") as handle:
+        assert handle.readline() == "src_url\ttrg_url\tsrc_doc\ttrg_doc\n"
         assert [d[2] for d in formats.read_document_lines(handle)] == ["\n".join(EN)]
     with gzip.open(tmp_path / "bitext" / "eng-fra.tmx.gz", "rt") as handle:
         assert len(check_tmx_structure(handle.read())) == 3
@@ -184,11 +209,11 @@ def test_export_bitext_job_writes_every_format_and_balances(spark, tmp_path):
     assert ranked.loc["a.example", ["bitext_documents", "bitext_sentence_pairs", "bitext_words_trg"]].tolist() == [1, 3, 15]
     assert ranked.loc["a.example", "bitext_words_src"] == sites_words_fra(tmp_path)
 
-    # several pairs in one run: a lexicon folder with eng-fra only, so deu-fra is a counted skip
+    # several pairs in one run: a lexicon folder with eng-fra only, so deu-fra is a counted skip; Bitextor 8.1's TSVs
     write_lexicon(Lexicon("eng", "fra", {"house": {"maison": 1.0}, "red": {"rouge": 1.0}}),
                   tmp_path / "lexicons" / "eng-fra")
     report = run_job(ExportBitextJob, spark, ["--root", root, "--langs", "en-fr,de-fr", "--lexicon",
-                                              str(tmp_path / "lexicons"), "--force"])
+                                              str(tmp_path / "lexicons"), "--force", "--format", "bitextor-8.1"])
     assert report["balanced"] and report["inputs"]["verified_pairs (parallel)"] == 2 * 4
     assert report["metrics"]["pairs_skipped"] == {"deu-fra": "no_lexicon"}
     assert report["filtered"]["pair_no_lexicon"] == 1 and report["by_pair"]["eng-fra"]["kept"] == 1
@@ -200,6 +225,13 @@ def test_export_bitext_job_writes_every_format_and_balances(spark, tmp_path):
         "unique_sentence_pairs": eng_fra["unique_sentence_pairs"], "words": eng_fra["words"]}
     assert sorted(p.name for p in (tmp_path / "bitext_documents").glob("version=*/lang_pair=*")) == [
         "lang_pair=eng-fra"]
+    with gzip.open(tmp_path / "bitext" / "eng-fra.sent.gz", "rt") as handle:
+        old_format = handle.readlines()
+    assert old_format[0].startswith("http://a.example/en\t") and len(old_format) == eng_fra["sentence_pairs"]
+    assert [line[:2] for line in formats.read_sentence_lines(old_format)] == [
+        ("http://a.example/en", "http://a.example/fr")] * eng_fra["sentence_pairs"]
+    with gzip.open(tmp_path / "bitext" / "eng-fra.documents.gz", "rt") as handle:
+        assert [d[0] for d in formats.read_document_lines(handle)] == ["http://a.example/en"]
     report = run_job(ShortlistJob, spark, ["--root", root, "--langs", "fr-en,de-fr"])
     assert report["balanced"] and report["metrics"]["pairs_skipped"] == {"deu-fra": "no_sites"}
     assert report["metrics"]["by_pair"]["fra-eng"]["sites_to_crawl"] == 1
@@ -220,13 +252,13 @@ def test_a_rerun_after_a_killed_export_rewrites_the_bitext_files_whole(spark, tm
     first = run_job(ExportBitextJob, spark, argv)
     folder = tmp_path / "bitext"
     whole = bitext_contents(folder)
-    assert set(whole) == {"eng-fra.documents.tsv.gz", "eng-fra.sent.tsv.gz", "eng-fra.tmx.gz"}
+    assert set(whole) == {"eng-fra.documents.gz", "eng-fra.sent.gz", "eng-fra.tmx.gz"}
     assert json.loads((folder / "_manifest.json").read_text())["run_id"] == first["run_id"]
     tmx = folder / "eng-fra.tmx.gz"
     tmx.write_bytes(tmx.read_bytes()[: tmx.stat().st_size // 2])  # a file cut as a kill during a copy leaves it
     if kill == "while_writing":
         (folder / "_manifest.json").unlink()
-        (folder / ".tmp-0badf00d-eng-fra.sent.tsv.gz").write_bytes(b"\x1f\x8b half a file")
+        (folder / ".tmp-0badf00d-eng-fra.sent.gz").write_bytes(b"\x1f\x8b half a file")
     again = run_job(ExportBitextJob, spark, argv)
     assert "skipped_rerun" not in again and again["run_id"] != first["run_id"]
     assert bitext_contents(folder) == whole  # byte for byte, the TMX's creation date included
@@ -314,5 +346,5 @@ def test_in_domain_only_counts_each_pairs_pairs_apart(spark, tmp_path):
     assert report["by_pair"]["deu-fra"]["filtered"] == {"other_language_pair": 3, "off_domain": 1}
     assert report["metrics"]["by_pair"]["deu-fra"]["documents"] == 0
     assert report["metrics"]["by_pair"]["deu-fra"]["sentence_beads"] == {}
-    with gzip.open(tmp_path / "bitext" / "deu-fra.sent.tsv.gz", "rt") as handle:
-        assert handle.read() == ""
+    with gzip.open(tmp_path / "bitext" / "deu-fra.sent.gz", "rt") as handle:
+        assert handle.read() == formats.tsv_header(formats.SENTENCE_COLUMNS, "bitextor")  # the header alone

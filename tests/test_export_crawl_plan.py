@@ -1,6 +1,12 @@
-"""export-crawl-plan on the replay's sample sites: the plan's files, and its ranked URLs replayed as a crawl order."""
+"""export-crawl-plan on the replay's sample sites: the plan's files, its ranked URLs replayed as a crawl order, and
+a site on two hosts crawled by real wget from its plan."""
+import contextlib
 import gzip
+import html
 import shutil
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import pandas as pd
@@ -14,6 +20,7 @@ from parascout.udfs.export import crawl_plan
 from parascout.udfs.replay import metrics
 from parascout.udfs.replay.graph import build_graph
 from parascout.udfs.replay.simulator import replay_order
+from parascout.udfs.replay.synthetic import multilingual_site
 from tests.conftest import run_job
 from tests.test_replay_crawl_job import HOSTS, dataset  # noqa: F401  (the replay's module-scoped sample sites)
 
@@ -75,9 +82,11 @@ def test_plan_files_parse_and_report_balances(planned):
     for row in plan.itertuples():
         site = root / row.folder
         ranked = (site / "ranked_urls.txt").read_text().splitlines()
-        assert len(ranked) == row.n_urls and ranked[:row.n_seeds] == (site / "seeds.txt").read_text().splitlines()
         table = pd.read_csv(site / "frontier.tsv", sep="\t", keep_default_na=False)
         assert list(table.columns) == list(crawl_plan.FRONTIER_TSV_COLUMNS)
+        replay_seeds, site_seeds = table.loc[table["seed"] == 1, "url"].tolist(), (site / "seeds.txt").read_text().split()
+        assert len(ranked) == row.n_urls and len(site_seeds) == row.n_seeds
+        assert site_seeds[:len(replay_seeds)] == replay_seeds == ranked[:len(replay_seeds)]  # then roots, homes
         assert table["url"].tolist() == ranked and table["rank"].tolist() == list(range(1, len(ranked) + 1))
         assert f"after ~{row.fetches_to_80} fetches" in row.expected_yield and row.expected_yield in markdown
 
@@ -119,3 +128,111 @@ def test_expected_yield_in_words():
     assert crawl_plan.expected_yield({"policy": "bfs", "fetches_to_80": None, "recall": 0.5, "fetched": 40}) == (
         "80% not reached: 50% of the site's parallel pages after 40 fetches with bfs")
     assert crawl_plan.site_folder("www.a.is:8080/x") == "www.a.is_8080_x"
+
+
+TWO_HOSTS = ("www.delta.is", "islenska.delta.is")  # English on www, Icelandic on a host of its own
+
+
+@pytest.fixture(scope="module")
+def two_host_site(spark, tmp_path_factory):
+    """A site whose languages live on sibling hosts (www.x / islenska.x, http: served below), replayed by site
+    (registered domain) and planned from a shortlist that names only its English host, as rank-pairs does."""
+    root = tmp_path_factory.mktemp("two-host-plan")
+    docs, truth = multilingual_site(n_articles=30, host=TWO_HOSTS[0], second_host=TWO_HOSTS[1], seed=3)
+    docs = docs.assign(url=docs["url"].str.replace("https://", "http://", regex=False),
+                       outlinks=[[link.replace("https://", "http://") for link in links] for links in docs["outlinks"]])
+    truth = truth.assign(src_url=truth["src_url"].str.replace("https://", "http://", regex=False),
+                         trg_url=truth["trg_url"].str.replace("https://", "http://", regex=False))
+    write_parquet_table(docs, str(root / "docs"))
+    shortlist = pd.DataFrame({"host": [TWO_HOSTS[0], TWO_HOSTS[1]], "src_lang": "eng", "trg_lang": "isl",
+                              "predicted_pairs": [20, 20], "predicted_ratio": [0.5, 0.5], "rank": [1, 2]})
+    write_parquet_table(shortlist, str(root / "shortlist"))
+    (root / "truth").mkdir()
+    truth.to_parquet(root / "truth" / "pairs.parquet")
+    run_job(ReplayCrawlJob, spark, ["--root", str(root), "--langs", "en,is", "--truth",
+                                    str(root / "truth" / "pairs.parquet"), "--policies", "bfs,strand,oracle"])
+    report = run_job(ExportCrawlPlanJob, spark, ["--root", str(root), "--top", "2"])
+    return root, docs, truth, report
+
+
+@pytest.mark.slow
+def test_a_site_on_two_hosts_is_replayed_and_planned_as_one(spark, two_host_site):
+    root, _, _, report = two_host_site
+    summary = spark.read.parquet(str(root / "replay_summary")).toPandas().set_index("policy")
+    assert set(summary["host"]) == {"delta.is"}  # both hosts, one site
+    assert summary.loc["oracle", "recall"] == 1.0 and summary.loc["bfs", "recall"] > 0.9
+    assert report["status"] == "ok" and report["balanced"] and report["kept"] == 1
+    assert report["filtered"] == {"same_site": 1}  # the shortlist's second row is the same site
+    folder = root / "crawl-plan"
+    assert set((folder / "hosts.txt").read_text().splitlines()) == set(TWO_HOSTS)
+    seeds = (folder / "seeds.txt").read_text().splitlines()
+    assert {f"http://{host}/" for host in TWO_HOSTS} <= set(seeds)
+
+
+@pytest.mark.slow
+def test_wget_from_the_plan_fetches_both_languages(two_host_site, tmp_path):
+    """Real wget, given the plan's seeds.txt and hosts.txt as docs/crawl-plan.md says, crawls both hosts of the
+    site (served on 127.0.0.1 as an HTTP proxy, so the hosts keep their names) and fetches both sides of every
+    true pair."""
+    if shutil.which("wget") is None:
+        pytest.skip("wget is not installed (apt-get install -y wget)")
+    root, docs, truth, _ = two_host_site
+    folder = root / "crawl-plan"
+    with serve_site(docs) as port:
+        command = ["wget", f"--input-file={folder / 'seeds.txt'}", "--recursive", "--level=inf", "--span-hosts",
+                   f"--domains={','.join((folder / 'hosts.txt').read_text().split())}", "--no-verbose",
+                   "--tries=1", "--timeout=10", "-e", "use_proxy=on", "-e", f"http_proxy=http://127.0.0.1:{port}",
+                   f"--directory-prefix={tmp_path / 'crawl'}"]
+        subprocess.run(command, check=False, capture_output=True, text=True, timeout=300)  # non-zero on any 404
+    fetched = {f"http://{path.relative_to(tmp_path / 'crawl').as_posix()}" for path in (tmp_path / "crawl").rglob("*")
+               if path.is_file()}
+    fetched |= {url.removesuffix("index.html") for url in fetched}
+    assert set(truth["src_url"]) <= fetched and set(truth["trg_url"]) <= fetched
+    assert {urlsplit(url).hostname for url in fetched} == set(TWO_HOSTS)
+
+
+@contextlib.contextmanager
+def serve_site(docs: pd.DataFrame):
+    """The docs rows as an HTTP proxy serves them on 127.0.0.1: each archived page an HTML page linking its
+    outlinks, anything else 404 (a proxy request names the whole URL, so one server holds every host)."""
+    pages = {row.url: row.outlinks for row in docs.itertuples() if row.status == "ok"}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            links = pages.get(self.path)
+            if links is None:
+                self.send_error(404)
+                return
+            body = "".join(f'<a href="{html.escape(link)}">{k}</a>\n' for k, link in enumerate(links))
+            data = f"<!doctype html><html><body>{body}</body></html>".encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_entry_points_cover_every_host_and_language():
+    """A replay seeded inside a language section (https://x.be/en/) still plans the host's root and the other
+    language's home, so neither wget --no-parent nor Heritrix's seed scope leaves French out."""
+    frontier = [
+        {"url": "https://x.be/en/", "seed": True, "archived": True, "cld2_lang": "eng"},
+        {"url": "https://x.be/en/about.html", "seed": False, "archived": True, "cld2_lang": "eng"},
+        {"url": "https://x.be/fr/a-propos.html", "seed": False, "archived": True, "cld2_lang": "fra"},
+        {"url": "https://x.be/fr/", "seed": False, "archived": True, "cld2_lang": "fra"},
+        {"url": "http://fr.x.be/contact", "seed": False, "archived": False, "cld2_lang": None},
+    ]
+    assert crawl_plan.entry_points(frontier, ("eng", "fra")) == [
+        "https://x.be/en/", "https://x.be/", "http://fr.x.be/", "https://x.be/fr/"]

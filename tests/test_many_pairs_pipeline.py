@@ -119,7 +119,7 @@ def test_three_pairs_in_one_run_each_have_verified_pairs_and_bitext(spark, three
     counts = pair_counts(spark, root)
     for label in labels:
         assert counts[label]["verified_pairs"] > 0 and counts[label]["sentence_pairs"] > 0, (label, counts)
-        assert (root / "bitext" / f"{label}.sent.tsv.gz").stat().st_size > 0
+        assert (root / "bitext" / f"{label}.sent.gz").stat().st_size > 0
     exported = reports["export-bitext"]["metrics"]["by_pair"]
     assert all(exported[label]["sentence_pairs"] == counts[label]["sentence_pairs"] for label in labels)
     shortlist = reports["shortlist"]["metrics"]["by_pair"]

@@ -20,7 +20,7 @@ from parascout.udfs.common.tables import table_location
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 STEPS = ["make-sample-archive", "scan-cdx", "bucket-handles", "train-url2lang", "train-pairs", "fetch-docs",
-         "rank-pairs", "verify-pairs", "export-bitext", "shortlist", "replay-crawl"]
+         "rank-pairs", "verify-pairs", "export-bitext", "shortlist", "replay-crawl", "export-crawl-plan"]
 
 MODEL_DIRS = {"train-url2lang": "models/url2lang", "train-pairs": "models/pairs"}  # their reports live there
 
@@ -56,6 +56,30 @@ def test_every_step_ran_and_balanced(demo_root):
         assert (demo_root / table / "_manifest.json").exists(), table
     ranking = json.loads((demo_root / "_reports" / "rank-pairs.json").read_text())["metrics"]
     assert ranking["candidates_per_source"].get("link", 0) > 0  # docs were there: switcher links took part
+
+
+def test_every_planned_site_replays_and_its_plan_covers_its_hosts_and_languages(demo_root):
+    """A site is every host of its domain: the replay finds its pairs (the oracle above 0%) even where its languages
+    live on sibling hosts, and its crawl plan names every host holding a true pair and an entry point in each
+    language."""
+    summary = pd.read_parquet(table_location(str(demo_root / "replay_summary")))
+    plan = pd.read_parquet(table_location(str(demo_root / "crawl_plan")))
+    truth = pd.read_parquet(demo_root / "archive" / "truth" / "pairs.parquet")
+    docs = pd.read_parquet(table_location(str(demo_root / "docs")), columns=["url", "cld2_lang"])
+    language = dict(zip(docs["url"], docs["cld2_lang"]))
+    oracle = summary[summary["policy"] == "oracle"].set_index("host")["recall"]
+    assert len(plan) and (oracle[plan["replay_site"]] > 0).all()
+    multi_host = 0
+    for row in plan.itertuples():
+        hosts = set((demo_root / row.folder / "hosts.txt").read_text().split())
+        seeds = (demo_root / row.folder / "seeds.txt").read_text().split()
+        site_truth = truth[truth["src_url"].str.contains(f"[/.]{re.escape(row.replay_site)}/", regex=True)]
+        truth_hosts = {url.split("/")[2] for url in [*site_truth["src_url"], *site_truth["trg_url"]]}
+        assert truth_hosts <= hosts, row.site
+        assert truth_hosts <= {url.split("/")[2] for url in seeds}, row.site  # an entry point on every host
+        assert {"eng", "fra"} <= {language.get(url) for url in seeds}, row.site  # and in each language
+        multi_host += len(truth_hosts) > 1
+    assert multi_host  # the sample archive puts some sites' languages on subdomains
 
 
 def test_executors_were_separate_jvms(demo_root):

@@ -222,6 +222,24 @@ def test_a_site_graph_follows_links_between_its_hosts_even_when_flagged_off_host
     assert alone.n_offhost_links == 1 and alone.links == [[]]
 
 
+def test_a_site_whose_hosts_do_not_link_each_other_is_seeded_on_every_host():
+    """English on www., French on fra., no language switcher: a crawl of the site's hosts starts each from its
+    root, so the replay reaches both languages (seeded at www. alone it found none of the pairs)."""
+    docs = pd.DataFrame([
+        {"url": "https://www.x.org/", "host": "www.x.org", "outlinks": ["https://www.x.org/a.html"], "cld2_lang": "eng"},
+        {"url": "https://www.x.org/a.html", "host": "www.x.org", "outlinks": [], "cld2_lang": "eng"},
+        {"url": "https://fra.x.org/a.html", "host": "fra.x.org", "outlinks": [], "cld2_lang": "fra"},
+        {"url": "https://fra.x.org/", "host": "fra.x.org", "outlinks": ["https://fra.x.org/a.html"], "cld2_lang": "fra"},
+    ]).assign(status="ok", warc_length=10)
+    graph = build_graph(docs, "x.org")
+    assert [graph.urls[node] for node in graph.homes()] == ["https://www.x.org/", "https://fra.x.org/"]
+    truth = pd.DataFrame({"src_url": ["https://www.x.org/", "https://www.x.org/a.html"],
+                          "trg_url": ["https://fra.x.org/", "https://fra.x.org/a.html"]})
+    result = simulate(graph, "oracle", truth)
+    assert result.pairs_found == 2 and result.fetched == 4
+    assert build_graph(docs.iloc[:2]).homes() == [build_graph(docs.iloc[:2]).home()]  # one host: one seed
+
+
 @pytest.mark.parametrize("budget", [1.5, 2.0])
 @pytest.mark.parametrize("n_articles", [10, 12])  # 21 pages: smart+site rescores at fetch 21
 def test_a_rescoring_policy_runs_past_the_archived_documents(budget, n_articles):

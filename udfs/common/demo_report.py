@@ -37,6 +37,7 @@ STEP_MEANING = {
     "export-bitext": ("aligns the parallel pages' sentences; writes TSV and TMX", "page pairs exported"),
     "shortlist": ("ranks sites by predicted pairs", "sites holding both languages"),
     "replay-crawl": ("replays crawl policies over the archived link graph", "documents replayed"),
+    "export-crawl-plan": ("seeds, hosts and ranked URLs for a crawl of the top sites", "sites planned"),
 }
 
 
@@ -67,7 +68,7 @@ def produced(summaries: list[dict]) -> str:
     outputs = {table: rows for summary in summaries for table, rows in summary["outputs"].items()}
     exported = next((step["kept"] for step in summaries if step["job"] == "export-bitext"), None) or 0
     parts = [f"{exported:,} verified document pairs with aligned sentences",
-             f"{outputs.get('bitext/sent.tsv', 0):,} sentence pairs"]
+             f"{outputs.get('bitext/sent', 0):,} sentence pairs"]
     words = _words(_metrics(summaries, "export-bitext"))
     if words:
         parts.append("words " + ", ".join(f"{lang} {count:,}" for lang, count in words.items()))
@@ -252,6 +253,10 @@ def _replay_section(report: Report, summaries: list[dict]) -> None:
         if name in written:
             report.image(f"replay/{name}", caption)
     report.paragraph("Every policy, per host and per decile of the crawl: [replay/report.md](replay/report.md).")
+    if any(summary["job"] == "export-crawl-plan" for summary in summaries):
+        report.paragraph("A crawl of the top sites from their entry points, on every host of each site, in the "
+                         "replay's best order: [crawl-plan/plan.md](crawl-plan/plan.md) (docs/crawl-plan.md says "
+                         "how to hand it to wget, Heritrix or Bitextor).")
 
 
 def _models_section(report: Report, summaries: list[dict], model_metrics: dict[str, dict]) -> None:

@@ -1,13 +1,18 @@
 """The crawl plan's formats: what export-crawl-plan writes for wget, Heritrix and Bitextor, as pure functions.
 
-A plan is per site: seed URLs (its entry pages), the ranked URLs of the replay's planned policy, the hosts a
-crawl of the site stays on, and the yield the replay measured ("80% of the site's parallel pages after ~N
-fetches"). docs/crawl-plan.md says how to feed each file to each crawler.
+A plan is per site (all hosts of a registered domain: www.x.org and fra.x.org are one site): seed URLs (its
+entry points: every host's root, each language's home, the replay's seeds), the ranked URLs of the replay's
+planned policy, the hosts a crawl of the site stays on, and the yield the replay measured ("80% of the site's
+parallel pages after ~N fetches"). docs/crawl-plan.md says how to feed each file to each crawler.
 """
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+import yaml
 
 #: the replay_summary columns a plan reports as the site's expected yield
 YIELD_COLUMNS = ("policy", "n_docs", "n_parallel_docs", "budget_fetches", "fetched", "docs_found", "recall", "auc",
@@ -19,6 +24,32 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 def site_folder(site: str) -> str:
     """A site's folder name under crawl-plan/sites/ (a host name; anything else replaced by '_')."""
     return _UNSAFE.sub("_", site).strip("._") or "_"
+
+
+def entry_points(frontier: Iterable[dict], languages: Iterable[str]) -> list[str]:
+    """A site's seeds for a crawler, from its frontier rows (url, seed, archived, cld2_lang) in rank order: the
+    replay's seeds, every host's root, and each language's home (its archived page with the shortest path).
+
+    A seed inside a language section (https://x.be/en/) puts the other language outside the crawl's scope where
+    scope follows the seeds (wget --no-parent, Heritrix's seed SURT prefixes); the host roots and one entry per
+    language keep every host and language in scope whatever the crawler does with them."""
+    rows = list(frontier)
+    seeds = [row["url"] for row in rows if row.get("seed")]
+    schemes: dict[str, str] = {}
+    homes: dict[str, tuple[tuple[int, int, str], str]] = {}
+    wanted = set(languages)
+    for row in rows:
+        parts = urlsplit(row["url"])
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            continue
+        schemes.setdefault(parts.netloc.lower().rsplit("@", 1)[-1], parts.scheme)
+        lang = row.get("cld2_lang")
+        if row.get("archived") and lang in wanted:
+            depth = (parts.path.rstrip("/").count("/"), len(parts.path) + len(parts.query), row["url"])
+            if lang not in homes or depth < homes[lang][0]:
+                homes[lang] = (depth, row["url"])
+    roots = [f"{scheme}://{netloc}/" for netloc, scheme in schemes.items()]
+    return list(dict.fromkeys([*seeds, *roots, *(homes[lang][1] for lang in sorted(homes))]))
 
 
 def expected_yield(summary: dict) -> str:
@@ -40,9 +71,29 @@ def frontier_line(row: dict) -> str:
 
 
 def bitextor_config(hosts_file: str, langs: tuple[str, str]) -> str:
-    """A Bitextor config fragment: the plan's hosts file (hostsFile) and the language pair (lang1, lang2)."""
-    return (f"# parascout crawl plan: merge into a Bitextor config (docs/crawl-plan.md)\n"
-            f"hostsFile: {hosts_file}\nlang1: {langs[0]}\nlang2: {langs[1]}\ncrawler: wget\ncrawlTimeLimit: 1h\n")
+    """A whole Bitextor 8.3 config, one its validator accepts: crawl the plan's hosts with wget, align documents
+    and sentences with the aligners that need neither a dictionary nor an MT system (NDA and vecalign use
+    multilingual sentence embeddings). `hosts_file` is read relative to the folder bitextor runs in."""
+    lang1, lang2 = langs
+    pair = f"{lang1}-{lang2}"
+    sections = (
+        ("Where Bitextor writes: placeholders, edit them (dataDir gets every host's WARCs: a disk with room)",
+         {"permanentDir": f"~/bitextor/{pair}/permanent", "dataDir": f"~/bitextor/{pair}/data",
+          "transientDir": f"~/bitextor/{pair}/transient"}),
+        ("The plan's hosts, relative to the folder bitextor runs in (this one); wget, each host for crawlTimeLimit",
+         {"hostsFile": hosts_file, "crawler": "wget", "crawlTimeLimit": "1h"}),
+        ((f"{pair} documents and sentences aligned by multilingual sentence embeddings (no dictionary, no MT):\n"
+          f"Neural Document Aligner and vecalign; writes {pair}.sent.gz and {pair}.documents.gz in permanentDir"),
+         {"lang1": lang1, "lang2": lang2, "documentAligner": "NDA", "sentenceAligner": "vecalign",
+          "granularity": ["sentences", "documents"]}),
+    )
+    # values through PyYAML, so a language code such as `no` stays a string
+    lines = ["# parascout crawl plan: a Bitextor 8.3 config (docs/crawl-plan.md). From this folder:",
+             "#   bitextor -C bitextor.yaml -j 8        (-c KEY=VALUE ... overrides settings)"]
+    for comment, settings in sections:
+        lines += ["", *(f"# {line}" for line in comment.splitlines()),
+                  yaml.safe_dump(settings, sort_keys=False, default_flow_style=False).rstrip()]
+    return "\n".join(lines) + "\n"
 
 
 def _present(value) -> bool:

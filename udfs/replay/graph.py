@@ -77,6 +77,23 @@ class SiteGraph:
             return min(range(self.n_docs), key=lambda node: (len(self.urls[node]), self.urls[node]))
         return self.node(f"https://{self.host}/", add=True)
 
+    def homes(self) -> list[int]:
+        """A crawl's seeds: the home page, then the home of each other host of a site (its archived root, else its
+        shortest archived URL). A crawler given a site's hosts starts each from its root, and a site whose hosts
+        do not link each other (English on www.x.org, French on fra.x.org, no switcher) is only whole that way."""
+        first = self.home()
+        if len(self.scope) < 2:
+            return [first]
+        best: dict[str, tuple[tuple[int, int, str], int]] = {}
+        for node in range(self.n_docs):
+            key = url_key(self.urls[node])
+            host, _, path = key[2:].partition("/")
+            rank = (0 if path == "" else 1, len(key), key)
+            if host not in best or rank < best[host][0]:
+                best[host] = (rank, node)
+        others = [node for _, (_, node) in sorted(best.items()) if node != first]
+        return [first, *others]
+
     def csr(self) -> tuple[np.ndarray, np.ndarray]:
         """(offsets, targets): the links of page u are targets[offsets[u]:offsets[u + 1]] (cached)."""
         if self._csr is None or len(self._csr[0]) != self.n_nodes + 1:

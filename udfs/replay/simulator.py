@@ -170,11 +170,12 @@ def checkpoints_for(budget_fetches: int, sample_every: float = 0.01) -> list[int
 
 
 def resolve_seeds(graph: SiteGraph, seeds: Iterable[str] | None) -> list[int]:
-    """Seed ids: the home page by default; seed URLs missing from the archive become missing pages."""
+    """Seed ids: the home page of each host of the site by default (SiteGraph.homes); seed URLs missing from the
+    archive become missing pages."""
     if seeds is None or isinstance(seeds, str) and seeds == "home":
-        return [graph.home()]
+        return graph.homes()
     found = list(dict.fromkeys(graph.node(url, add=True) for url in seeds))
-    return found or [graph.home()]
+    return found or graph.homes()
 
 
 def reachable(graph: SiteGraph, seeds: list[int], follows: Sequence[bool] | None) -> list[int]:

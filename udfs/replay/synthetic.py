@@ -21,15 +21,19 @@ from parascout.udfs.replay.policies import lss_handles
 def multilingual_site(n_articles: int = 200, translated_share: float = 0.6, comments_per_article: int = 4,
                       n_tags: int = 40, tags_per_article: int = 3, n_categories: int = 8,
                       missing_share: float = 0.05, host: str = "www.example.is", langs: tuple[str, str] = ("eng", "isl"),
-                      codes: tuple[str, str] = ("en", "is"), seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(docs, truth) of one synthetic bilingual site; docs has the columns build_graph reads."""
+                      codes: tuple[str, str] = ("en", "is"), seed: int = 0, second_host: str | None = None,
+                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(docs, truth) of one synthetic bilingual site; docs has the columns build_graph reads. With `second_host`
+    the B language lives on a host of its own (www.x.org in A, fra.x.org in B) under paths without a language
+    code."""
     rng = random.Random(seed)
     base = f"https://{host}"
     first, second = codes
+    second_base = f"https://{second_host}" if second_host else f"{base}/{second}"
     pages: dict[str, dict] = {}
 
     def page(url: str, lang: str | None, links: list[str], status: str = "ok") -> None:
-        pages[url] = {"url": url, "host": host, "status": status, "cld2_lang": lang, "cld2_reliable": lang is not None,
+        pages[url] = {"url": url, "host": url.split("/")[2], "status": status, "cld2_lang": lang, "cld2_reliable": lang is not None,
                       "outlinks": links, "warc_length": 2_000 + rng.randrange(30_000), "http_status": 200}
 
     categories = [f"{base}/{first}/category/{c}/" for c in range(n_categories)]
@@ -47,9 +51,9 @@ def multilingual_site(n_articles: int = 200, translated_share: float = 0.6, comm
         for comment in comments:
             page(comment, langs[0], [article])
         if rng.random() < translated_share:
-            translation = f"{base}/{second}/category/{c}/article-{i}.html"
+            translation = f"{second_base}/category/{c}/article-{i}.html"
             links.append(translation)
-            page(translation, langs[1], [article, f"{base}/{second}/category/{c}/"])
+            page(translation, langs[1], [article, f"{second_base}/category/{c}/"])
             translated_categories[c].append(translation)
             truth.append((host, article, translation, langs[0], langs[1]))
         page(article, langs[0], links)
@@ -57,7 +61,7 @@ def multilingual_site(n_articles: int = 200, translated_share: float = 0.6, comm
     for c, category in enumerate(categories):
         page(category, langs[0], [f"{base}/", *articles[c]])
         if translated_categories[c]:
-            page(f"{base}/{second}/category/{c}/", langs[1], translated_categories[c])
+            page(f"{second_base}/category/{c}/", langs[1], translated_categories[c])
     for tag in tags:
         page(tag, langs[0], rng.sample([a for group in articles for a in group], min(5, n_articles)))
     page(f"{base}/", langs[0], [*categories, f"{base}/de/", f"{base}/{first}/gone.html"])

@@ -1,10 +1,13 @@
 """The files a corpus builder's tools read: Bitextor document / sentence TSV and TMX 1.4b.
 
-- documents: `url1 \\t url2 \\t base64(text1) \\t base64(text2)` (Bitextor's document alignment output);
-- sentences: `src_url \\t trg_url \\t src_text \\t trg_text \\t score` (Bitextor's sentence alignment
-  output, what bifixer and bicleaner read); tabs and newlines inside a text become spaces;
+- documents, `<A>-<B>.documents.gz`: `src_url \\t trg_url \\t src_doc \\t trg_doc`, the texts base64 (Bitextor's
+  document output, granularity documents);
+- sentences, `<A>-<B>.sent.gz`: `src_url \\t trg_url \\t src_text \\t trg_text \\t aligner_score` (Bitextor's
+  sentence output, what bifixer and bicleaner read); tabs and newlines inside a text become spaces;
 - TMX 1.4b: one <tu> per unique sentence pair, with props count, score and the first url pair.
-Readers are here too, so tests (and users) can read back exactly what was written.
+The TSVs open with a line naming their columns, as Bitextor 8.2+ writes them and `bifixer --header` reads them;
+format "bitextor-8.1" leaves it out (columns by position, Bitextor 8.1 and `bifixer` without --header).
+Readers are here too, so tests (and users) can read back exactly what was written, in either format.
 """
 from __future__ import annotations
 
@@ -14,12 +17,40 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from xml.sax.saxutils import escape, quoteattr
 
+#: the TSV conventions: Bitextor 8.2+ (a header line, the default) and Bitextor 8.1 (none)
+TSV_FORMATS = ("bitextor", "bitextor-8.1")
+#: the columns, named as Bitextor 8.3 names them (its Snakefile's documents header; docs/OUTPUT.md's sent columns)
+DOCUMENT_COLUMNS = ("src_url", "trg_url", "src_doc", "trg_doc")
+SENTENCE_COLUMNS = ("src_url", "trg_url", "src_text", "trg_text", "aligner_score")
+#: the file names after the pair label (`eng-fra.sent.gz`), Bitextor's `{lang1}-{lang2}.sent.gz`
+DOCUMENTS_SUFFIX = ".documents.gz"
+SENTENCES_SUFFIX = ".sent.gz"
+
 _FIELD_SPACE = re.compile(r"[\t\r\n]+")
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def tsv_field(text: str | None) -> str:
     return _FIELD_SPACE.sub(" ", text or "")
+
+
+def tsv_header(columns: tuple[str, ...], tsv_format: str) -> str:
+    """A TSV file's first line: its column names in format "bitextor", nothing in "bitextor-8.1"."""
+    if tsv_format not in TSV_FORMATS:
+        raise ValueError(f"unknown TSV format {tsv_format!r}: one of {', '.join(TSV_FORMATS)}")
+    return "\t".join(columns) + "\n" if tsv_format == "bitextor" else ""
+
+
+def _fields(lines: Iterable[str], columns: tuple[str, ...]) -> Iterator[list[str]]:
+    """Each data line's fields. A first line naming a column first is the header: it must name exactly `columns`
+    (a URL is never "src_url"), and is skipped; without one the fields are read by position."""
+    for number, line in enumerate(lines):
+        fields = line.rstrip("\n").split("\t")
+        if number == 0 and fields[0] == columns[0]:
+            if tuple(fields) != columns:
+                raise ValueError(f"header {fields} is not {list(columns)}")
+            continue
+        yield fields
 
 
 def _base64(text: str | None) -> str:
@@ -31,8 +62,8 @@ def document_line(src_url: str, trg_url: str, src_text: str, trg_text: str) -> s
 
 
 def read_document_lines(lines: Iterable[str]) -> Iterator[tuple[str, str, str, str]]:
-    for line in lines:
-        src_url, trg_url, src, trg = line.rstrip("\n").split("\t")
+    """A documents file's rows, texts decoded (either format)."""
+    for src_url, trg_url, src, trg in _fields(lines, DOCUMENT_COLUMNS):
         yield src_url, trg_url, base64.b64decode(src).decode("utf-8"), base64.b64decode(trg).decode("utf-8")
 
 
@@ -41,8 +72,8 @@ def sentence_line(src_url: str, trg_url: str, src_text: str, trg_text: str, scor
 
 
 def read_sentence_lines(lines: Iterable[str]) -> Iterator[tuple[str, str, str, str, float]]:
-    for line in lines:
-        src_url, trg_url, src, trg, score = line.rstrip("\n").split("\t")
+    """A sentences file's rows (either format)."""
+    for src_url, trg_url, src, trg, score in _fields(lines, SENTENCE_COLUMNS):
         yield src_url, trg_url, src, trg, float(score)
 
 
