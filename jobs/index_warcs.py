@@ -3,8 +3,10 @@ and WAT link files, so scan-cdx, fetch-docs and replay-crawl read them as they r
 
 One Spark task per file frames its records and parses each with udfs.fetch.warc_record (udfs/index/warc_index.py); a
 response becomes a CDX line (and a WAT record with its links under ROOT/wat/), every other record is
-counted under its reason. The lines are sorted by (SURT, timestamp) and written as a ZipNum collection
-(ROOT/indexes/cdx-NNNNN.gz + cluster.idx, one file per sorted partition) or as plain sorted .cdx files.
+counted under its reason. A line's `crawl` key names the crawl: the `isPartOf` field of the WARC's warcinfo
+record (CommonCrawl and Heritrix write one), else the WARC's name stem (wget: its --warc-file name). The lines
+are sorted by (SURT, timestamp) and written as a ZipNum collection (ROOT/indexes/cdx-NNNNN.gz + cluster.idx, one
+file per sorted partition) or as plain sorted .cdx files.
 Records read = kept (indexed) + filtered(reason) + bad(reason).
 """
 from __future__ import annotations
@@ -17,9 +19,6 @@ from parascout.jobs.base import ConfigError, Job
 from parascout.udfs.common import storage
 from parascout.udfs.fetch import warc_record
 from parascout.udfs.index import cdx, warc_index
-
-#: names of files a --warc folder may hold that are archives (others, like logs or CDX, are skipped)
-ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 
 
 class IndexWarcs(Job):
@@ -73,7 +72,7 @@ class IndexWarcs(Job):
             files = storage.list_files(given, endpoint=self.args.s3_endpoint)
             prefix = given.rstrip("/") + "/"
             for path in files:
-                if path != given and not path.endswith(ARCHIVE_SUFFIXES):
+                if path != given and not path.endswith(warc_index.ARCHIVE_SUFFIXES):  # not logs, CDX...
                     continue
                 name = path[len(prefix):] if path.startswith(prefix) else path.rsplit("/", 1)[-1]
                 found.append((path, name))

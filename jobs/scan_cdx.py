@@ -77,7 +77,8 @@ class ScanCdx(Job):
         sources.add_argument("--api-limit", type=int, default=10_000, help="at most this many CDX API captures")
         sources.add_argument("--s3-endpoint", help="S3-compatible endpoint URL for s3:// inputs (else AWS)")
         filters = parser.add_argument_group("filters")
-        filters.add_argument("--crawl", type=comma_list, default=[], help="crawl ids, e.g. CC-MAIN-2024-33")
+        filters.add_argument("--crawl", type=comma_list, default=[],
+                             help="crawls to keep (urls.crawl): ids like CC-MAIN-2024-33, or an own crawl's name")
         filters.add_argument("--status", type=comma_list, default=["200"], help="HTTP statuses of pages to keep")
         filters.add_argument("--mime", type=comma_list, default=list(cdx_records.HTML_MIMES),
                              help="MIME types to keep (mime-detected first), or 'any'")
@@ -129,6 +130,19 @@ class ScanCdx(Job):
         return ranges
 
     def cdx_lines(self, ranges: list[storage.ByteRange], jvm_reader: bool):
+        """(value, read_status, cdx_crawl) lines of the byte ranges; `cdx_crawl` is the crawl their file's path
+        names (cc-index/collections/CC-MAIN-2024-33/indexes/...), found once per file and added as a literal to
+        the lines of the files that name it."""
+        from pyspark.sql import functions as F
+
+        by_crawl: dict[str | None, list[storage.ByteRange]] = {}
+        for byte_range in ranges:
+            by_crawl.setdefault(cdx_records.cdx_path_crawl(byte_range.path), []).append(byte_range)
+        return reduce(DataFrame.unionByName, [
+            self.read_lines(group, jvm_reader).withColumn("cdx_crawl", F.lit(crawl).cast("string"))
+            for crawl, group in by_crawl.items()])
+
+    def read_lines(self, ranges: list[storage.ByteRange], jvm_reader: bool):
         """(value, read_status) lines of the byte ranges: whole local files on the JVM when `jvm_reader`
         (fastest), the rest (ZipNum blocks, S3, broken files) read and gunzipped in Python tasks."""
         on_jvm = [r for r in ranges if jvm_reader and cdx.jvm_readable(r)]
@@ -185,8 +199,8 @@ class ScanCdx(Job):
         """Parsed records of every source, one schema, each with a bad-input `reason` (null when good)."""
         line_sources = [self.cdx_lines(ranges, jvm_reader)] if ranges else []
         if api_lines is not None:
-            line_sources.append(self.spark.createDataFrame([(line, None) for line in api_lines],
-                                                           "value string, read_status string"))
+            line_sources.append(self.spark.createDataFrame([(line, None, None) for line in api_lines],
+                                                           "value string, read_status string, cdx_crawl string"))
         parts = [cdx_records.parse_cdx_lines(reduce(DataFrame.unionByName, line_sources))] if line_sources else []
         parts += [cdx_records.parse_columnar_rows(self.columnar_rows(path, filters.crawls))
                   for path in self.args.index_parquet]

@@ -31,6 +31,7 @@ from parascout.udfs.index.cdx import (
 from parascout.udfs.index.cdx_api import capture_to_cdx_line
 from parascout.udfs.index.cdx_records import (
     CaptureFilters,
+    cdx_path_crawl,
     filter_reason,
     parse_cdx_lines,
     parse_cdx_lines_sql,
@@ -239,7 +240,7 @@ def test_good_lines_parse_into_typed_fields(spark):
     page = parsed.loc["https://www.visitmalta.mt/mt/dwar"]
     assert (page["surt"], page["host"], page["status"]) == ("mt,visitmalta)/mt/dwar", "www.visitmalta.mt", 200)
     assert page["mime"] == "application/xhtml+xml"  # mime-detected wins over the HTTP header
-    assert page["warc_offset"] == 15000 and page["warc_length"] == 1105 and page["record_type"] == "page"
+    assert page["warc_offset"] == 15000 and page["warc_length"] == 1105 and page["record_type"] == "response"
     redirect = parsed.loc["http://example.is/"]
     assert (redirect["record_type"], redirect["redirect"]) == ("redirect", "https://www.example.is/")
     assert parsed.loc["https://www.example.is/is/", "record_type"] == "revisit"
@@ -284,19 +285,43 @@ def odd_lines() -> list[bytes]:
     return [line.encode("utf-8") for line in lines] + [b"is,example)/bad \xff 20240805101010 {}"]
 
 
+#: (WARC filename, the line's `crawl` key, the crawl its CDX file's path names) -> the record's crawl
+CRAWL_SOURCES = [
+    (("crawl-data/CC-MAIN-2024-33/segments/1/warc/x.warc.gz", "job", "CC-MAIN-2020-01"), "CC-MAIN-2024-33"),
+    (("mycrawl-00001.warc.gz", "job", "CC-MAIN-2020-01"), "CC-MAIN-2020-01"),
+    (("mycrawl-00001.warc.gz", "job", None), "job"),
+    (("mycrawl-00001.warc.gz", "", None), None),
+    (("crawls/mycrawl-00001.warc.gz", None, None), None),
+]
+
+
+def crawl_source_lines() -> list[tuple[bytes, str | None]]:
+    """(CDX line, the crawl its file's path names) of CRAWL_SOURCES, in their order."""
+    lines = []
+    for index, ((filename, key, cdx_crawl), _) in enumerate(CRAWL_SOURCES):
+        fields = {"url": f"https://a.example.is/{index}", "status": "200", "length": "1", "offset": "2",
+                  "filename": filename, "crawl": key}
+        lines.append((f"is,example,a)/{index} 20240805101010 {json.dumps(fields)}".encode(), cdx_crawl))
+    return lines
+
+
 def test_the_java_line_parser_gives_the_records_of_the_spark_expressions(spark):
     raw = [line for path in ("captures.cdx", "broken.cdx") for line in (CDX_DATA / path).read_bytes().split(b"\n")
            if line] + odd_lines()
-    frame = spark.createDataFrame([(line, None) for line in raw] + [(b"", "truncated_gzip")],
-                                  "value binary, read_status string")
-    lines = frame.selectExpr("cast(value as string) as value", "read_status")
+    frame = spark.createDataFrame([(line, None, None) for line in raw] + [(b"", "truncated_gzip", None)]
+                                  + [(line, None, cdx_crawl) for line, cdx_crawl in crawl_source_lines()],
+                                  "value binary, read_status string, cdx_crawl string")
+    lines = frame.selectExpr("cast(value as string) as value", "read_status", "cdx_crawl")
     by_java, by_sql = parse_cdx_lines(lines).toPandas(), parse_cdx_lines_sql(lines).toPandas()
     assert spark.catalog.functionExists("parascout_cdx_line") or jvm.jvm_jar_path() is None
     assert by_java["reason"].tolist() == by_sql["reason"].tolist()
     assert by_java["reason"].isna().sum() >= 9 and by_java["reason"].nunique() >= 9
     good = by_sql["reason"].isna()  # a bad record carries its reason only
     pd.testing.assert_frame_equal(by_java[good].reset_index(drop=True), by_sql[good].reset_index(drop=True))
-    odd = by_java.iloc[-len(odd_lines()) - 1:]
+    crawls = by_java.iloc[-len(CRAWL_SOURCES):]
+    assert crawls["reason"].isna().all() and set(crawls["record_type"]) == {"response"}
+    assert crawls["crawl"].tolist() == [crawl for _, crawl in CRAWL_SOURCES]
+    odd = by_java.iloc[-len(odd_lines()) - 1 - len(CRAWL_SOURCES):-len(CRAWL_SOURCES)]
     assert odd["reason"].tolist() == [
         None, None, None, None, None, "missing_status", "missing_location", None, "bad_url", "bad_url",
         "missing_url", "bad_json", "bad_json", "bad_json", "bad_json", "bad_json", "malformed_line",
@@ -308,6 +333,39 @@ def test_the_java_line_parser_gives_the_records_of_the_spark_expressions(spark):
     assert odd.loc["is,example)/odd1", "mime"] == "application/xhtml+xml" and odd["mime"].iloc[0] == "text/html"
     assert odd.loc["is,example)/odd0", ["status", "crawl", "charset"]].tolist() == [200, "X", "latin-1"]
     assert odd.loc["is,example)/odd2", "record_type"] == "revisit" and odd.loc["is,example)/odd6", "warc_length"] == 7
+
+
+def test_a_cdx_path_names_the_crawl_of_a_commoncrawl_collection_folder():
+    assert [cdx_path_crawl(path) for path in (
+        "s3://commoncrawl/cc-index/collections/CC-MAIN-2024-33/indexes/cdx-00000.gz",
+        "/data/cc-index/collections/CC-MAIN-2009-2010/indexes/cdx-00299.gz",
+        "file:///mirror/CC-MAIN-2012/indexes/cdx-00001.gz",
+        "/data/CC-MAIN-2024-33/mine/indexes/cdx-00000.gz",  # a CommonCrawl folder, then one's own: the last counts
+        "/out/mycrawl/indexes/cdx-00000.gz", "/data/CC-MAIN-2024-33-cdx-00000.gz",
+        "/data/CC-MAIN-20240805082005-20240805082005-00001/x.cdx",  # a WARC's stem, not a crawl
+    )] == ["CC-MAIN-2024-33", "CC-MAIN-2009-2010", "CC-MAIN-2012", "CC-MAIN-2024-33", None, None, None]
+
+
+def test_real_commoncrawl_lines_give_both_parsers_the_crawl_and_record_type(spark, shared_data):
+    from parascout.udfs.index.warc_index import IndexSettings, index_file
+
+    name = "CC-MAIN-2020-34-excerpt.warc.gz"
+    lines = [row["line"] for row in index_file(str(shared_data / "cc-sample" / name), name, IndexSettings())
+             if row["line"]]
+    # the same captures as CommonCrawl's index lists them: the WARC's path under crawl-data/, no crawl key
+    warc_path = "crawl-data/CC-MAIN-2020-34/segments/1/warc/CC-MAIN-20200808165417-20200808195417-00395.warc.gz"
+    listed = [" ".join([*line.split(" ", 2)[:2], json.dumps({**json.loads(line.split(" ", 2)[2]),
+                                                              "filename": warc_path, "crawl": None})])
+              for line in lines]
+    frame = spark.createDataFrame([(line, None, cdx_crawl) for line in lines for cdx_crawl in (None, "CC-MAIN-2099-01")]
+                                  + [(line, None, None) for line in listed],
+                                  "value string, read_status string, cdx_crawl string")
+    by_java, by_sql = parse_cdx_lines(frame).toPandas(), parse_cdx_lines_sql(frame).toPandas()
+    pd.testing.assert_frame_equal(by_java, by_sql)
+    assert len(by_java) == 3 * 16 and by_java["reason"].isna().all()
+    assert set(by_java["record_type"]) == {"response"}  # 16 responses of status 200
+    # index-warcs' lines: the warcinfo's isPartOf, unless the CDX file's path names a crawl; CommonCrawl's: the path
+    assert by_java["crawl"].tolist() == ["CC-MAIN-2020-34", "CC-MAIN-2099-01"] * 16 + ["CC-MAIN-2020-34"] * 16
 
 
 def mutated_lines(count: int, seed: int) -> list[bytes]:

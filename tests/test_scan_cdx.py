@@ -60,7 +60,7 @@ def test_every_line_is_kept_filtered_or_bad_and_urls_are_laid_out_by_host(spark,
     assert str(about["fetch_time"]) == "2024-08-05 10:13:13" and about["warc_offset"] == 4000
     assert urls.loc["https://www.example.is/", "langs"].tolist() == ["isl", "eng"]
     assert urls.loc["https://news.example.co.uk/world/story-1", "domain"] == "example.co.uk"
-    assert set(urls["record_type"]) == {"page"} and set(urls["status"]) == {200}
+    assert set(urls["record_type"]) == {"response"} and set(urls["status"]) == {200}
     assert set(urls["crawl"]) == {CRAWL}
 
     assert hosts_of(spark, tmp_path) == {
@@ -136,6 +136,29 @@ def test_zipnum_host_filter_reads_only_matching_blocks(spark, tmp_path):
     assert report["balanced"] and report["kept"] == 60
     assert report["filtered"] == {"host_not_allowed": 50 * metrics["zipnum_blocks_read"] - 60}
     assert set(urls_of(spark, tmp_path / "out")["host"]) == {"www.site07.is", "www.site30.is"}
+
+
+@pytest.mark.slow
+def test_a_commoncrawl_index_path_names_the_crawl_of_lines_with_plain_warc_names(spark, tmp_path):
+    lines = [line.replace(f"crawl-data/{CRAWL}/segments/1/warc/a.warc.gz", "mycrawl-00001.warc.gz")
+             for line in site_lines(sites=4)]
+    collection = tmp_path / "cc-index" / "collections" / CRAWL / "indexes"
+    plain = tmp_path / "mine" / "indexes"
+    for folder in (collection, plain):
+        write_zipnum(lines, str(folder), block_lines=20)
+    # whole files (read on the JVM) and selected ZipNum blocks (read in Python tasks)
+    for name, hosts in (("whole", []), ("blocks", ["--hosts", "www.site01.is"])):
+        report = run_job(ScanCdx, spark, ["--root", str(tmp_path / name), "--cdx", str(collection), "--cdx", str(plain),
+                                          "--crawl", CRAWL, *hosts])
+        assert report["balanced"] and report["kept"] == (120 if name == "whole" else 30)
+        assert ("cdx_file_reader" in report["metrics"]) == (name == "whole")  # else no file was read whole
+        assert report["filtered"]["crawl_not_selected"] == report["inputs"]["index_records"] // 2  # the plain copy's
+        urls = urls_of(spark, tmp_path / name)
+        assert set(urls["crawl"]) == {CRAWL} and set(urls["warc_filename"]) == {"mycrawl-00001.warc.gz"}
+    report = run_job(ScanCdx, spark, ["--root", str(tmp_path / "plain"), "--cdx", str(plain)])
+    urls = urls_of(spark, tmp_path / "plain")
+    assert report["kept"] == len(urls) == 120 and urls["crawl"].isna().all()  # nothing names a crawl
+    assert set(urls["record_type"]) == {"response"}
 
 
 def write_columnar_index(cdx_path: Path, table_root: Path) -> dict:

@@ -9,13 +9,30 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from warcio.warcwriter import WARCWriter
 
 from parascout.udfs.fetch.warc_record import decode_record
-from parascout.udfs.index.warc_index import BAD_REASONS, FILTERED_REASONS, IndexSettings, index_file, wat_name
+from parascout.udfs.index.warc_index import (
+    BAD_REASONS,
+    FILTERED_REASONS,
+    IndexSettings,
+    index_file,
+    name_stem,
+    warcinfo_crawl,
+    wat_name,
+)
 from parascout.udfs.index.wat import read_wat
 from parascout.udfs.sample_archive import generate
+from tests.test_documents import ENGLISH, html_page, record_bytes, write_warc
 
 CC_SAMPLES = ("CC-MAIN-2020-34-excerpt.warc.gz", "CC-MAIN-2024-22-whirlwind.warc.gz")
+#: the warcinfo fields wget 1.21 writes (no crawl name) and those Heritrix 3 writes (isPartOf: the job's name)
+WGET_WARCINFO = {"software": "Wget/1.21.3 (linux-gnu)", "format": "WARC File Format 1.0",
+                 "conformsTo": "http://bibnum.bnf.fr/WARC/WARC_ISO_28500_version1_latestdraft.pdf",
+                 "robots": "classic", "wget-arguments": "\"--recursive\" \"--warc-file=mycrawl\" \"http://a.example/\""}
+HERITRIX_WARCINFO = {"software": "Heritrix/3.4.0-20220727 http://crawler.archive.org", "operator": "Web team",
+                     "isPartOf": "weekly-news", "description": "news sites, weekly", "robots": "obey",
+                     "format": "WARC File Format 1.1"}
 
 
 def index(path: Path, filename: str | None = None, **settings) -> tuple[list[dict], Counter]:
@@ -24,6 +41,24 @@ def index(path: Path, filename: str | None = None, **settings) -> tuple[list[dic
     reasons = Counter(row["reason"] for row in rows)
     assert set(reasons) <= {"ok", *BAD_REASONS, *FILTERED_REASONS}
     return [parse_line(row["line"]) for row in rows if row["line"]], reasons
+
+
+def warcinfo_bytes(filename: str, fields: dict[str, str]) -> bytes:
+    """One gzip member holding a warcinfo record with `fields`, written by warcio."""
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=True)
+    writer.write_record(writer.create_warcinfo_record(filename, fields))
+    return out.getvalue()
+
+
+def write_own_warc(path: Path, warcinfo: dict[str, str] | None, pages: int = 2) -> list[str]:
+    """A WARC as a crawler of one's own writes it: a warcinfo record (none when `warcinfo` is None), then `pages`
+    HTML responses; their URLs."""
+    urls = [f"http://{path.name.split('.')[0]}.example/page-{i}.html" for i in range(pages)]
+    records = [("", warcinfo_bytes(path.name, warcinfo))] if warcinfo is not None else []
+    records += [(url, record_bytes(url, html_page(f"Page {i}", [ENGLISH] * 2))) for i, url in enumerate(urls)]
+    write_warc(path, records)
+    return urls
 
 
 def parse_line(line: str) -> dict:
@@ -67,6 +102,28 @@ def test_commoncrawl_excerpts_index_like_cdxj_indexer(shared_data, name):
     assert_same_records(lines, path)
     assert reasons["ok"] == len(lines) and reasons["request_record"] >= len(lines)
     assert all(line["languages"] and line["charset"] and line["mime-detected"] for line in lines)
+
+
+@pytest.mark.parametrize(("name", "crawl"), zip(CC_SAMPLES, ("CC-MAIN-2020-34", "CC-MAIN-2024-22")))
+def test_commoncrawl_lines_name_the_crawl_of_the_warcinfo_record(shared_data, name, crawl):
+    lines, reasons = index(shared_data / "cc-sample" / name)
+    assert reasons["warcinfo_record"] == 1 and lines and {line["crawl"] for line in lines} == {crawl}
+    assert list(lines[0])[-1] == "crawl"  # after CommonCrawl's keys, in their order
+
+
+def test_own_crawls_lines_name_the_warcinfo_crawl_else_the_warc_name_stem(tmp_path):
+    cases = {"heritrix-20240805-00001.warc.gz": (HERITRIX_WARCINFO, "weekly-news"),
+             "mycrawl-00001.warc.gz": (WGET_WARCINFO, "mycrawl-00001"),  # wget names no crawl
+             "bare.warc.gz": (None, "bare")}  # no warcinfo record at all
+    for name, (warcinfo, crawl) in cases.items():
+        urls = write_own_warc(tmp_path / name, warcinfo)
+        lines, reasons = index(tmp_path / name, f"crawls/{name}")
+        assert [line["url"] for line in lines] == urls and {line["crawl"] for line in lines} == {crawl}, name
+        assert reasons["warcinfo_record"] == (warcinfo is not None) and reasons["ok"] == len(urls)
+    assert warcinfo_crawl(warcinfo_bytes("x.warc.gz", {"IsPartOf": " job-7 "})) == "job-7"
+    assert warcinfo_crawl(b"\x1f\x8b\x08\x00 not deflate") is None
+    assert [name_stem(name) for name in ("a/b.warc.gz", "c.arc", "d.warc", "e.gz", ".warc")] == [
+        "b", "c", "d", "e.gz", ".warc"]
 
 
 def test_uncompressed_and_whole_file_gzip_warcs(shared_data, tmp_path):

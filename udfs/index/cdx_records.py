@@ -5,9 +5,15 @@ hand-written pass over the line and its JSON) where the session can load parasco
 expressions (split, one json_tuple, string searches and try_casts: ~2x the CPU). Every record gets a
 `reason`: a bad-input reason, a filter reason, or "ok"; nothing is dropped without one. Registered
 domains come from the bundled Public Suffix List (a Java UDF, else a pandas UDF that sees only hosts).
+
+A record's `crawl` is the first that exists of: the crawl its WARC filename names (CommonCrawl's
+`crawl-data/CC-MAIN-2024-33/...`), the crawl its CDX file's path names (`cdx_crawl`, from
+`cdx_path_crawl`: `cc-index/collections/CC-MAIN-2024-33/indexes/cdx-00000.gz`), the line's own `crawl`
+key (index-warcs writes the WARC's warcinfo `isPartOf` there, else the WARC's name stem); null when none does.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import reduce
@@ -25,6 +31,8 @@ from parascout.udfs.index.url_language import sibling_key_column, url_marker_col
 
 BAD_REASONS = frozenset({"non_utf8", "malformed_line", "bad_json", "missing_url", "url_too_long",
                          "control_characters", "bad_url", "missing_status", "missing_location", *READ_PROBLEMS})
+#: record_type values: a WARC revisit record (its payload is an earlier capture's), a 3xx response, any other response
+RECORD_TYPES = ("revisit", "redirect", "response")
 RECORD_FILTERS = ("crawl_not_selected", "host_not_allowed", "revisit", "redirect", "status", "mime")
 CAPTURE_FILTERS = ("older_capture", "host_not_bilingual")
 FILTERED_REASONS = frozenset({*RECORD_FILTERS, *CAPTURE_FILTERS})
@@ -45,7 +53,10 @@ CAPTURE_YEARS = (1991, 2100)
 UNKNOWN_LANGUAGE = "und"
 #: CDX JSON keys (the API says `encoding` where files say `charset`)
 CDX_JSON_KEYS = ("url", "mime", "mime-detected", "status", "digest", "length", "offset", "filename",
-                 "charset", "encoding", "languages", "redirect", "truncated")
+                 "charset", "encoding", "languages", "redirect", "truncated", "crawl")
+#: a folder of a CDX file's path named like a CommonCrawl crawl (CC-MAIN-2024-33, CC-MAIN-2012, CC-MAIN-2009-2010):
+#: CommonCrawl's index layout is cc-index/collections/<crawl>/indexes/cdx-NNNNN.gz; the last such folder counts
+CDX_PATH_CRAWL = re.compile(r"^(?:.*/)?(CC-MAIN-[0-9]{4}(?:-[0-9]{2,4})?)/")
 RECORD_COLUMNS = ("url", "surt", "host", "status", "mime", "digest", "fetch_time", "warc_filename", "warc_offset",
                   "warc_length", "crawl", "record_type", "redirect", "charset", "truncated", "languages")
 #: columns read from the columnar index (cc-index-table schema) and their Spark types; `crawl` is the partition
@@ -92,9 +103,10 @@ def _first_reason(rules: list[tuple[Column, str]], otherwise: Column | str | Non
 
 
 def _record_type(mime_header: Column, mime_detected: Column, status: Column) -> Column:
+    """One of RECORD_TYPES: revisit (the CDX mime says warc/revisit), redirect (a 3xx status), else response."""
     revisit = (F.lower(mime_header) == "warc/revisit") | (F.lower(mime_detected) == "warc/revisit")
     return (F.when(F.coalesce(revisit, F.lit(False)), "revisit")
-            .when(status.between(300, 399), "redirect").otherwise("page"))
+            .when(status.between(300, 399), "redirect").otherwise("response"))
 
 
 def _common_bad_rules() -> list[tuple[Column, str]]:
@@ -125,6 +137,23 @@ def crawl_of(warc_filename: Column) -> Column:
                   F.substring_index(F.substring_index(warc_filename, "/", 2), "/", -1))
 
 
+def cdx_path_crawl(path: str) -> str | None:
+    """The crawl a CDX file's path names: '.../cc-index/collections/CC-MAIN-2024-33/indexes/cdx-00000.gz' ->
+    'CC-MAIN-2024-33'; None for a path with no folder named like a CommonCrawl crawl. Once per file, on the driver."""
+    match = CDX_PATH_CRAWL.match(path)
+    return match[1] if match else None
+
+
+def record_crawl(warc_filename: Column, cdx_crawl: Column, crawl_key: Column) -> Column:
+    """The first crawl name that exists: the WARC filename's, the CDX file path's, the line's `crawl` key's."""
+    return F.coalesce(crawl_of(warc_filename), cdx_crawl, F.nullif(crawl_key, F.lit("")))
+
+
+def _cdx_crawl(lines: DataFrame) -> Column:
+    """The lines' `cdx_crawl` column (the crawl their CDX file's path names), null where they have none."""
+    return F.col("cdx_crawl") if "cdx_crawl" in lines.columns else F.lit(None).cast("string")
+
+
 def _count(text: Column) -> Column:
     """A non-negative integer field ("1234"), else null; try_cast is far cheaper than a regex per line."""
     number = text.try_cast("long")
@@ -146,15 +175,16 @@ def _utc_timestamp(digits: Column) -> Column:
 
 
 def parse_cdx_lines(lines: DataFrame, use_jvm_udf: bool = True) -> DataFrame:
-    """(value string, read_status) lines -> RECORD_COLUMNS + `reason` (a bad-input reason, null when good):
-    by the Java UDF where the active session can load it, else by Spark expressions (the same records)."""
+    """(value string, read_status[, cdx_crawl]) lines -> RECORD_COLUMNS + `reason` (a bad-input reason, null when
+    good): by the Java UDF where the active session can load it, else by Spark expressions (the same records)."""
     from pyspark.sql import SparkSession
 
     spark = SparkSession.getActiveSession() if use_jvm_udf else None
     if spark is not None and java_function_available(spark, JVM_LINE_FUNCTION, JVM_LINE_CLASS, "CDX lines",
                                                      "Spark expressions", JVM_RECORD_DDL):
         record = F.call_function(JVM_LINE_FUNCTION, F.col("value").cast("binary"), F.col("read_status"),
-                                 F.lit(MAX_URL_CHARS), *[F.lit(year) for year in CAPTURE_YEARS]).alias("record")
+                                 F.lit(MAX_URL_CHARS), *[F.lit(year) for year in CAPTURE_YEARS],
+                                 _cdx_crawl(lines)).alias("record")
         fields = lines.select(record).select("record.*")
         return fields.select(*[F.timestamp_micros("fetch_micros").alias(name) if name == "fetch_time" else name
                                for name in RECORD_COLUMNS], "reason")
@@ -167,8 +197,8 @@ def parse_cdx_lines_sql(lines: DataFrame) -> DataFrame:
     parts = F.split(value, " ", 3)
     json_columns = [f"j_{key.replace('-', '_')}" for key in CDX_JSON_KEYS]
     fields = lines.select(
-        "read_status", F.is_valid_utf8(value).alias("utf8"), F.get(parts, 0).alias("surt"),
-        F.get(parts, 1).alias("timestamp"), F.get(parts, 2).alias("json"),
+        "read_status", _cdx_crawl(lines).alias("cdx_crawl"), F.is_valid_utf8(value).alias("utf8"),
+        F.get(parts, 0).alias("surt"), F.get(parts, 1).alias("timestamp"), F.get(parts, 2).alias("json"),
     ).select("*", F.json_tuple("json", *CDX_JSON_KEYS).alias(*json_columns))
     status = F.col("j_status").try_cast("int")
     records = fields.select(
@@ -182,7 +212,7 @@ def parse_cdx_lines_sql(lines: DataFrame) -> DataFrame:
         F.col("j_filename").alias("warc_filename"),
         _count(F.col("j_offset")).alias("warc_offset"),
         _count(F.col("j_length")).alias("warc_length"),
-        crawl_of(F.col("j_filename")).alias("crawl"),
+        record_crawl(F.col("j_filename"), F.col("cdx_crawl"), F.col("j_crawl")).alias("crawl"),
         "j_mime", "j_mime_detected",
         F.col("j_redirect").alias("redirect"),
         F.coalesce("j_charset", "j_encoding").alias("charset"),
@@ -249,15 +279,15 @@ def host_allowed(filters: CaptureFilters) -> Column:
 def filter_reason(filters: CaptureFilters) -> Column:
     """Why a good record is not kept ('ok' when it is), by the order of RECORD_FILTERS."""
     record_type = F.col("record_type")
-    page = record_type == "page"
+    response = record_type == "response"
     rules = [
         (F.lit(bool(filters.crawls)) & ~F.coalesce(F.col("crawl").isin(list(filters.crawls)), F.lit(False)),
          "crawl_not_selected"),
         (F.lit(filters.restricts_hosts) & ~host_allowed(filters), "host_not_allowed"),
         ((record_type == "revisit") & F.lit(not filters.keep_revisits), "revisit"),
         ((record_type == "redirect") & F.lit(not filters.keep_redirects), "redirect"),
-        (page & F.lit(bool(filters.statuses)) & ~F.col("status").isin(list(filters.statuses)), "status"),
-        (page & F.lit(bool(filters.mimes)) & ~F.coalesce(F.col("mime").isin(list(filters.mimes)), F.lit(False)),
+        (response & F.lit(bool(filters.statuses)) & ~F.col("status").isin(list(filters.statuses)), "status"),
+        (response & F.lit(bool(filters.mimes)) & ~F.coalesce(F.col("mime").isin(list(filters.mimes)), F.lit(False)),
          "mime"),
     ]
     return _first_reason([(condition, F.lit(name)) for condition, name in rules], F.lit("ok"))

@@ -6,7 +6,9 @@ record: the length on its header line). Each record's bytes, exactly what a byte
 (offset, length) returns, then go through udfs.fetch.documents / udfs.fetch.warc_record, the one WARC parser, so
 the index says what fetch-docs will read there. A response becomes a `SURT TIMESTAMP {json}` line and,
 with a WAT folder, a WAT metadata record with its links (what udfs.index.wat reads back); every other record
-is counted under its reason.
+is counted under its reason. A line's `crawl` key (not one of CommonCrawl's: their filenames name the crawl)
+is the `isPartOf` field of the file's last warcinfo record before it (CommonCrawl and Heritrix write one; wget
+does not), else the file's name stem.
 
 A gzip member holding more than one record (a whole file gzipped at once) cannot be range-read: the
 first such member makes the file `whole_file_gzip` (one counted record), unless a recompression folder
@@ -41,6 +43,8 @@ WAT_BATCH_ROWS = 1000
 WARC_CONTENT_LENGTH = re.compile(rb"(?:^|\n)content-length:[ \t]*(\d{1,15})[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
 ARC_HEADER_LINE = re.compile(rb"^\S+ \S+ \d{8,14} \S* (\d{1,15})\r?$")
 GZIP_MAGIC = b"\x1f\x8b"
+#: names of archive files (longest first: the stem of a name is what is left without its suffix)
+ARCHIVE_SUFFIXES = (".warc.gz", ".arc.gz", ".warc", ".arc")
 
 #: per-file and framing reasons of this module; record reasons come from udfs.fetch.warc_record
 BAD_REASONS = frozenset({*warc_record.BAD_REASONS, "unreadable_file", "multi_record_member", "missing_url",
@@ -219,8 +223,32 @@ def record_languages(doc: dict, content_language: str | None) -> str | None:
     return ",".join(dict.fromkeys(code for code in ordered if code)) or None
 
 
-def index_record(framed: FramedRecord, filename: str, settings: IndexSettings) -> tuple[str, dict | None]:
-    """(reason, CDX fields with the doc's links) of one framed record; reason 'ok' for an indexed response."""
+def name_stem(filename: str) -> str:
+    """An archive's name without folders and suffix: 'crawls/mycrawl-00001.warc.gz' -> 'mycrawl-00001'."""
+    name = filename.rsplit("/", 1)[-1]
+    suffix = next((suffix for suffix in ARCHIVE_SUFFIXES if name.endswith(suffix)), "")
+    return name.removesuffix(suffix) or name
+
+
+def warcinfo_crawl(data: bytes) -> str | None:
+    """The `isPartOf` field of a warcinfo record's bytes (the crawl's name), None when it has none or the
+    record cannot be read."""
+    try:
+        raw = warc_record.inflate_member(data)
+    except warc_record.RecordProblem:
+        return None
+    block = raw.partition(b"\r\n\r\n")[2]
+    for line in block.decode("utf-8", "replace").splitlines():
+        name, colon, value = line.partition(":")
+        if colon and name.strip().lower() == "ispartof" and value.strip():
+            return value.strip()
+    return None
+
+
+def index_record(framed: FramedRecord, filename: str, settings: IndexSettings, crawl: str | None = None
+                 ) -> tuple[str, dict | None]:
+    """(reason, CDX fields with the doc's links) of one framed record; reason 'ok' for an indexed response,
+    whose line names `crawl`."""
     if framed.data is None:
         return framed.problem or "not_warc", None
     record, doc = parse_record_and_headers(framed.data, None, settings.record_seconds)
@@ -247,7 +275,7 @@ def index_record(framed: FramedRecord, filename: str, settings: IndexSettings) -
         "charset": doc["charset"].upper() if doc.get("charset") else None,
         "languages": record_languages(doc, record.http_headers.get("content-language")),
         "redirect": (doc.get("outlinks") or [None])[0] if doc["status"] == "http_redirect" else None,
-        "truncated": record.warc_truncated,
+        "truncated": record.warc_truncated, "crawl": crawl,
     }
     return "ok", {"surt": key, "timestamp": timestamp, "fields": fields, "doc": doc,
                   "warc_date": record.warc_date, "content_type": record.http_headers.get("content-type")}
@@ -302,8 +330,11 @@ def index_file(path: str, filename: str, settings: IndexSettings) -> Iterator[di
 
 def _index_records(records: Iterator[FramedRecord], filename: str, settings: IndexSettings, wat_out
                    ) -> Iterator[dict]:
+    crawl = name_stem(filename)
     for framed in records:
-        reason, indexed = index_record(framed, filename, settings)
+        reason, indexed = index_record(framed, filename, settings, crawl)
+        if reason == warc_record.RECORD_TYPE_REASONS["warcinfo"]:
+            crawl = warcinfo_crawl(framed.data) or name_stem(filename)
         if indexed is None:
             yield {"reason": reason, "surt": None, "timestamp": None, "line": None}
             continue

@@ -12,21 +12,21 @@ import java.time.ZoneOffset;
 import java.util.Locale;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.api.java.UDF5;
+import org.apache.spark.sql.api.java.UDF6;
 
 /**
- * Spark SQL UDF {@code (line bytes, read_status, max_url_chars, first_year, last_year) -> capture record}: one
- * CommonCrawl CDX line
- * ({@code SURT TIMESTAMP {json}}) parsed in one pass, the JVM twin of udfs/index/cdx_records.py's
- * {@code parse_cdx_lines_sql}.
+ * Spark SQL UDF {@code (line bytes, read_status, max_url_chars, first_year, last_year, cdx_crawl) -> capture record}:
+ * one CommonCrawl CDX line ({@code SURT TIMESTAMP {json}}) parsed in one pass, the JVM twin of
+ * udfs/index/cdx_records.py's {@code parse_cdx_lines_sql}.
  *
  * <p>Splitting the line, a {@code json_tuple} and a dozen field expressions cost Spark ~6 CPU-seconds per
  * million lines; this hand-written scanner reads the flat JSON object once and fills every field and the
  * bad-input reason. The record is a struct of {@link #FIELDS} (fetch time as epoch microseconds, UTC);
  * {@code reason} is the first bad-input reason by udfs/index/cdx_records.py's order, null for a good record, and a
- * bad record carries its reason only.
+ * bad record carries its reason only. {@code cdx_crawl} is the crawl the line's CDX file path names (null when it
+ * names none); the record's crawl is cdx_records.py's {@code record_crawl}.
  */
-public final class CdxLine implements UDF5<byte[], String, Integer, Integer, Integer, Row> {
+public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Integer, String, Row> {
     private static final long serialVersionUID = 1L;
     /** The struct's fields, in order (udfs/index/cdx_records.py JVM_RECORD_DDL names the same). */
     public static final String[] FIELDS = {"url", "surt", "host", "status", "mime", "digest", "fetch_micros",
@@ -34,13 +34,14 @@ public final class CdxLine implements UDF5<byte[], String, Integer, Integer, Int
         "languages", "reason"};
     private static final int URL = 0, MIME = 1, MIME_DETECTED = 2, STATUS = 3, DIGEST = 4, LENGTH = 5,
         OFFSET = 6, FILENAME = 7, CHARSET = 8, ENCODING = 9, LANGUAGES = 10, REDIRECT = 11, TRUNCATED = 12,
-        KEYS = 13;
+        CRAWL = 13, KEYS = 14;
     private static final ThreadLocal<CharsetDecoder> UTF8 = ThreadLocal.withInitial(
         () -> StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
             .onUnmappableCharacter(CodingErrorAction.REPORT));
 
     @Override
-    public Row call(byte[] line, String readStatus, Integer maxUrlChars, Integer firstYear, Integer lastYear) {
+    public Row call(byte[] line, String readStatus, Integer maxUrlChars, Integer firstYear, Integer lastYear,
+                    String cdxCrawl) {
         if (readStatus != null) {
             return bad(readStatus);
         }
@@ -80,7 +81,8 @@ public final class CdxLine implements UDF5<byte[], String, Integer, Integer, Int
         Integer status = parsedStatus != null && parsedStatus >= 100 && parsedStatus <= 599
             ? parsedStatus.intValue() : null;
         boolean revisit = "warc/revisit".equals(lower(json[MIME])) || "warc/revisit".equals(lower(json[MIME_DETECTED]));
-        String recordType = revisit ? "revisit" : status != null && status >= 300 && status <= 399 ? "redirect" : "page";
+        String recordType = revisit ? "revisit"
+            : status != null && status >= 300 && status <= 399 ? "redirect" : "response";
         if (!revisit && status == null) {
             return bad("missing_status");
         }
@@ -93,8 +95,8 @@ public final class CdxLine implements UDF5<byte[], String, Integer, Integer, Int
         String mime = json[MIME_DETECTED] != null ? json[MIME_DETECTED] : json[MIME];
         String charset = json[CHARSET] != null ? json[CHARSET] : json[ENCODING];
         return RowFactory.create(url, text.substring(0, firstSpace), host, status, mime == null ? null : mimeType(mime),
-            json[DIGEST], micros, filename, offset, length, crawl(filename), recordType, json[REDIRECT], charset,
-            json[TRUNCATED], json[LANGUAGES], null);
+            json[DIGEST], micros, filename, offset, length, crawl(filename, cdxCrawl, json[CRAWL]), recordType,
+            json[REDIRECT], charset, json[TRUNCATED], json[LANGUAGES], null);
     }
 
     /** Does the text hold a C0 control character or DEL (udfs/common/urls.py CONTROL_CHARACTERS)? */
@@ -259,8 +261,21 @@ public final class CdxLine implements UDF5<byte[], String, Integer, Integer, Int
         return trimmed == host.length() ? host : host.substring(0, trimmed);
     }
 
+    /** The first crawl name that exists: the WARC filename's, the CDX file path's, the line's `crawl` key's
+     * (udfs/index/cdx_records.py record_crawl). */
+    static String crawl(String filename, String cdxCrawl, String crawlKey) {
+        String named = warcCrawl(filename);
+        if (named != null) {
+            return named;
+        }
+        if (cdxCrawl != null) {
+            return cdxCrawl;
+        }
+        return crawlKey == null || crawlKey.isEmpty() ? null : crawlKey;
+    }
+
     /** 'crawl-data/CC-MAIN-2024-33/segments/...' -> 'CC-MAIN-2024-33'; null for other names. */
-    static String crawl(String filename) {
+    static String warcCrawl(String filename) {
         if (!filename.startsWith("crawl-data/")) {
             return null;
         }
@@ -334,6 +349,7 @@ public final class CdxLine implements UDF5<byte[], String, Integer, Integer, Int
                 case "languages": return LANGUAGES;
                 case "redirect": return REDIRECT;
                 case "truncated": return TRUNCATED;
+                case "crawl": return CRAWL;
                 default: return -1;
             }
         }
