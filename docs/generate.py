@@ -29,16 +29,26 @@ def cell(text: object) -> str:
 
 def tables_markdown() -> str:
     """docs/tables.md: every table a job writes, its columns, types and meanings."""
-    from parascout.udfs.common.tables import BUILT_IN_TABLES, TABLES
+    from parascout.udfs.common.tables import BUILT_IN_TABLES, READ_EXAMPLES, TABLES
 
     built_in = [TABLES[name] for name in BUILT_IN_TABLES]
     lines = ["# Tables", "",
              "Every table a job writes under its dataset root (`--root`), generated from the registry in",
              "`udfs/common/tables.py` by `docs/generate.py`. `Job.write_table` checks each written table against it: a",
              "required column must be present, and a column the registry does not list is refused in tests and",
-             "logged in real runs. Types are Spark SQL types. Read a table's current version with",
-             "`parascout table-location ROOT/TABLE` (or `parascout.udfs.common.tables.table_location`).", ""]
+             "logged in real runs. Types are Spark SQL types.", ""]
     lines += [f"- [`{table.name}`](#{table.name}) — {table.meaning}" for table in built_in]
+    lines += ["", "## Reading a table", "",
+              "A table is a folder of plain Parquet: `ROOT/TABLE/version=<v>/` (with `lang_pair=<src>-<trg>/`",
+              "partitions for tables written per language pair) and `_manifest.json`. Jobs write a new version under",
+              "`ROOT/_staging/` and move it in when they succeed, so the folder holds the current version only, also",
+              "while a job rewrites the table or after one was killed; read it the obvious way:", ""]
+    for tool, language, template in READ_EXAMPLES:
+        lines += [f"- {tool}: `{template.format(table='out/demo/verified_pairs')}`"]
+    lines += ["", "These readers see the folder names as columns: `version` (the version read) and `lang_pair`.",
+              "The current version's folder alone is `parascout table-location ROOT/TABLE` (or",
+              "`parascout.udfs.common.tables.table_location`): read that on object stores (s3://, gs://), where the",
+              "move into the table folder is a copy and a folder read during a switch can see two versions."]
     for table in built_in:
         lines += ["", f"## {table.name}", "", f"Written by `{table.job}`. {table.meaning}", "",
                   "| column | type | required | meaning |", "|---|---|---|---|"]

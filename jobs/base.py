@@ -346,7 +346,7 @@ class Job:
         if not target.startswith(root.rstrip("/") + "/"):
             return None
         folder = target[len(root.rstrip("/")) + 1:].split("/", 1)[0]
-        written = {*self.outputs, *self.unversioned_outputs, "_reports", "_locks"}
+        written = {*self.outputs, *self.unversioned_outputs, "_reports", "_locks", tables.STAGING}
         table_dir = storage.join(self.args.root, folder)
         if folder in written or storage.exists(storage.join(table_dir, tables.MANIFEST)):
             return table_dir
@@ -446,7 +446,7 @@ class Job:
     def table_location(self, table: str) -> str | None:
         """Where `table`'s data is: this run's new version once written, else the current version (None: absent)."""
         if table in self._staged:
-            return tables.version_path(self.table_path(table), self._staged[table][0])
+            return tables.staging_path(self.table_path(table), self._staged[table][0])
         return tables.table_location(self.table_path(table))
 
     def table_exists(self, table: str) -> bool:
@@ -487,10 +487,10 @@ class Job:
             raise ConfigError(str(error)) from error
 
     def write_table(self, df, table: str) -> int:
-        """Write a DataFrame as a new version of `table` beside the current one and return its row count.
+        """Write a DataFrame as a new version of `table` in the root's staging folder and return its row count.
 
         The job's later steps read the new version; readers elsewhere keep the current one until the job
-        succeeds and `commit_outputs` switches the manifest (see parascout.udfs.common.tables). While a pair is processed
+        succeeds and `commit_outputs` moves it into the table folder (see parascout.udfs.common.tables). While a pair is processed
         the rows go to the version's `lang_pair=<src>-<trg>` partition, and every pair of the run shares the version;
         a frame with a `lang_pair` column written outside a pair is partitioned by it the same way."""
         if self.pair is not None and PAIR_COLUMN in df.columns:
@@ -502,9 +502,9 @@ class Job:
         if self.pair is not None and table in self._staged:
             version, rows_before = self._staged[table]
         else:
-            self._remove_versions(table_dir, keep=self._current_version(table_dir))  # stale: failed or killed runs
+            self._remove_stale_versions(table_dir)
             version, rows_before = tables.new_version(), 0
-        location = tables.version_path(table_dir, version)
+        location = tables.staging_path(table_dir, version)
         if self.pair is not None:
             location = storage.join(location, f"{PAIR_COLUMN}={pair_label(self.pair)}")
             self._pair_writes.setdefault(pair_label(self.pair), []).append(location)
@@ -545,7 +545,7 @@ class Job:
         if not done:
             raise JobFailed(f"{self.name}: every language pair was skipped: {self.report.data['metrics']['pairs_skipped']}")
         for table, (version, _) in self._staged.items():  # every pair's partitions are written: the version is
-            marker = storage.join(tables.version_path(self.table_path(table), version), "_SUCCESS")  # complete
+            marker = storage.join(tables.staging_path(self.table_path(table), version), "_SUCCESS")  # complete
             if not storage.exists(marker):
                 storage.write_text(marker, "")
 
@@ -558,35 +558,58 @@ class Job:
         """A skipped pair's partitions, written before it was skipped (the table's rows count without them)."""
         for location in self._pair_writes.pop(label, []):
             for table, (version, rows) in list(self._staged.items()):
-                if location.startswith(tables.version_path(self.table_path(table), version) + "/"):
+                if location.startswith(tables.staging_path(self.table_path(table), version) + "/"):
                     removed = self.spark.read.parquet(location).count()
                     self._staged[table] = (version, rows - removed)
                     self.report.output(table, rows - removed)
             self._hadoop_fs(location).delete(self._hadoop_path(location), True)
 
     def commit_outputs(self) -> None:
-        """Switch every table this run wrote to its new version, then remove the versions it replaced; nothing
-        is switched unless every new version is still complete."""
+        """Switch every table this run wrote to its new version: move it from the staging folder into the table
+        folder, write the manifest, remove the version it replaced; nothing is switched unless every new version
+        is still complete."""
         gone = [table for table, (version, _) in self._staged.items()
-                if not tables.version_complete(self.table_path(table), version)]
+                if not tables.staged_complete(self.table_path(table), version)]
         if gone:
             raise JobFailed(f"the new versions of {gone} are gone before the switch (removed by another writer?); "
                             "the tables keep their current versions")
         for table, (version, rows) in list(self._staged.items()):
-            tables.write_manifest(self.table_path(table), version, rows=rows, job=self.name,
-                                  run_id=self.report.data["run_id"])
+            table_dir = self.table_path(table)
+            self._move(tables.staging_path(table_dir, version), tables.version_path(table_dir, version))
+            self._hadoop_fs(table_dir).delete(self._hadoop_path(tables.staging_path(table_dir)), True)
+            tables.write_manifest(table_dir, version, rows=rows, job=self.name, run_id=self.report.data["run_id"])
             del self._staged[table]
-            self._remove_versions(self.table_path(table), keep=version, legacy_too=True)
+            self._remove_versions(table_dir, keep=version, legacy_too=True)
 
     def discard_outputs(self) -> None:
         """A failed run: remove the versions it wrote (best effort; the next write removes what is left)."""
         for table, (version, _) in self._staged.items():
+            table_dir = self.table_path(table)
+            moved = [tables.version_path(table_dir, version)] if self._current_version(table_dir) != version else []
             try:
-                self._hadoop_fs(self.table_path(table)).delete(self._hadoop_path(
-                    tables.version_path(self.table_path(table), version)), True)
+                for location in [tables.staging_path(table_dir, version), *moved]:  # moved: a switch cut short
+                    self._hadoop_fs(location).delete(self._hadoop_path(location), True)
             except Exception as error:  # noqa: BLE001 - the job's own error is the one to report
                 self.log.warning("could not remove the unfinished %s version %s: %s", table, version, error)
         self._staged = {}
+
+    def _move(self, source: str, target: str) -> None:
+        """Rename a version folder into its table folder (a rename on local disks and HDFS, a copy on object
+        stores); the table folder is made first where the table is new."""
+        fs = self._hadoop_fs(target)
+        fs.mkdirs(self._hadoop_path(target).getParent())
+        if not fs.rename(self._hadoop_path(source), self._hadoop_path(target)):
+            raise JobFailed(f"could not move the new version {source} to {target}; the table keeps its current "
+                            "version")
+
+    def _remove_stale_versions(self, table_dir: str) -> None:
+        """Before a new version is written: the table folder's versions but the current one, and the table's
+        staging folder (versions of failed or killed runs: the writer lock makes this run the only writer)."""
+        self._remove_versions(table_dir, keep=self._current_version(table_dir))
+        staging = tables.staging_path(table_dir)
+        fs = self._hadoop_fs(staging)
+        if fs.exists(self._hadoop_path(staging)):
+            fs.delete(self._hadoop_path(staging), True)
 
     @staticmethod
     def _current_version(table_dir: str) -> str | None:

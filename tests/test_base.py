@@ -59,7 +59,7 @@ class CountJob(Job):
         if self.args.fail_after_write:
             raise RuntimeError("killed after writing")
         if self.args.lose_version:
-            shutil.rmtree(tables.version_path(self.table_path("numbers"), self._staged["numbers"][0]))
+            shutil.rmtree(tables.staging_path(self.table_path("numbers"), self._staged["numbers"][0]))
 
 
 def test_report_balances_and_is_written(spark, tmp_path):
@@ -114,6 +114,35 @@ def test_a_failed_job_leaves_no_new_version_and_stale_versions_are_removed(spark
     report = run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "8"])
     assert report["status"] == "ok" and numbers_of(spark, tmp_path) == [0, 2, 4, 6]
     assert not stale.exists()
+
+
+def test_a_table_folder_read_the_obvious_way_holds_the_current_rows_once(spark, tmp_path, monkeypatch):
+    """While a rewrite of the table is in flight (here: killed after writing, its version left as kill -9 leaves
+    it), DuckDB, pandas, pyarrow and Spark reading the table folder as docs/tables.md shows count its rows once."""
+    import duckdb
+    import pandas
+    import pyarrow.parquet
+
+    run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "10"])
+    monkeypatch.setattr(CountJob, "discard_outputs", lambda self: None)  # killed: nothing cleans up
+    with pytest.raises(RuntimeError, match="killed after writing"):
+        run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "40", "--fail-after-write"])
+    monkeypatch.undo()
+    staged = list((tmp_path / tables.STAGING / "numbers").glob("version=*/*.parquet"))
+    assert staged  # a second version is there, outside the table folder
+    table = str(tmp_path / "numbers")
+    counts = {}
+    for tool, language, template in tables.READ_EXAMPLES:
+        code = template.format(table=table)
+        if language == "sql":
+            counts[tool] = len(duckdb.sql(code).df())
+        else:
+            frame = eval(code, {"pandas": pandas, "pyarrow": pyarrow, "spark": spark})  # the docs' line, run as written
+            counts[tool] = frame.count() if tool == "Spark" else len(frame)
+    assert counts == {"DuckDB": 5, "pandas": 5, "pyarrow": 5, "Spark": 5}
+    report = run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "40"])  # the next write clears the stale one
+    assert report["status"] == "ok" and not (tmp_path / tables.STAGING / "numbers").exists()
+    assert len(pandas.read_parquet(table)) == 20
 
 
 def test_rerun_with_same_arguments_is_skipped(spark, tmp_path):

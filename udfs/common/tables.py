@@ -1,15 +1,17 @@
-"""Versioned tables under a dataset root: version folders of plain Parquet and a manifest naming the current one.
+"""Versioned tables under a dataset root: one version folder of plain Parquet and a manifest naming it.
 
     ROOT/docs/_manifest.json                        {"version": "v20261125T030102-3f9a1c2e", "rows": ..., ...}
     ROOT/docs/version=v20261125T030102-3f9a1c2e/    part-*.parquet, _SUCCESS (written by Spark)
+    ROOT/_staging/docs/version=v20261205T...        a job's new version while it runs (outside the table folder)
 
-A job writes a new version folder beside the current one and switches by writing the manifest last (one small
-object: a rename on local disks and HDFS, a single PUT on object stores), so a reader that resolves the manifest sees
-the old version or the new one, never half of one; a failed job leaves no manifest pointing at its data. Old and
-stale versions are removed after the switch (Job.write_table / Job.commit_outputs).
-
-Reading a table with another tool: read `table_location(ROOT/docs)` (the current version folder), or the table
-folder itself while no job is writing it (it then holds one version folder, seen as a `version` column).
+A job writes its new version under ROOT/_staging/, outside the table folder, and switches by moving it into the
+table folder (a rename on local disks and HDFS), writing the manifest, and removing the version it replaced. So the
+table folder holds one version (two for the moment between the move and the removal): any reader of the folder
+(DuckDB's `read_parquet('ROOT/docs/**/*.parquet')`, pandas, pyarrow, Spark) reads the current rows once, also
+while a job rewrites the table or after one was killed. A reader that resolves the manifest (`table_location`)
+sees the old version or the new one, never half of one. On object stores (s3://, gs://) the move is a copy: read
+through `table_location` there while a job may be switching. Stale versions (failed or killed runs) are removed
+by the next write (Job.write_table / Job.commit_outputs).
 A folder of Parquet files with `_SUCCESS` and no manifest (written by another tool) is read as it is.
 """
 from __future__ import annotations
@@ -24,6 +26,8 @@ from parascout.udfs.common import storage
 
 MANIFEST = "_manifest.json"
 VERSION_PREFIX = "version="
+#: the folder under a root where jobs write new versions until they switch (readers of a table never see it)
+STAGING = "_staging"
 
 
 def new_version() -> str:
@@ -33,6 +37,29 @@ def new_version() -> str:
 
 def version_path(table_dir: str, version: str) -> str:
     return storage.join(table_dir, VERSION_PREFIX + version)
+
+
+#: a table folder as other tools read it (docs/tables.md; tests/test_base.py runs each with a second version
+#: present): every one reads the current version's rows once, and sees `version` (and `lang_pair`) as columns
+READ_EXAMPLES = (
+    ("DuckDB", "sql", "SELECT * FROM read_parquet('{table}/**/*.parquet')"),
+    ("pandas", "python", "pandas.read_parquet('{table}')"),
+    ("pyarrow", "python", "pyarrow.parquet.read_table('{table}')"),
+    ("Spark", "python", "spark.read.parquet('{table}')"),
+)
+
+
+def staging_path(table_dir: str, version: str = "") -> str:
+    """Where a job writes `version` of the table until the switch: ROOT/_staging/<table>/version=<v> (the
+    table's staging folder when `version` is empty). Outside the table folder, so no reader of it sees the rows."""
+    parent, _, name = table_dir.rstrip("/").rpartition("/")
+    folder = storage.join(parent or ".", STAGING, name)
+    return storage.join(folder, VERSION_PREFIX + version) if version else folder
+
+
+def staged_complete(table_dir: str, version: str) -> bool:
+    """Whether a staged version is there with its _SUCCESS marker (its writer finished it)."""
+    return storage.exists(storage.join(staging_path(table_dir, version), "_SUCCESS"))
 
 
 def read_manifest(table_dir: str) -> dict | None:
@@ -141,6 +168,9 @@ def columns_from(*rows: tuple) -> tuple[Column, ...]:
     return tuple(Column(name.rstrip("*"), type_, meaning, name.endswith("*")) for name, type_, meaning in rows)
 
 
+#: the site a pair belongs to, in the tables rank-pairs and the jobs after it write (its `host` is the source page's)
+SITE_KEY = ("site*", "string", ("the site the pair was found in: its hosts as rank-pairs --group-by groups them "
+                                "(www.x.org and en.x.org are x.org by default)"))
 PAIR_KEYS = (
     ("host*", "string", "host of the source page"),
     ("src_url*", "string", "URL of the page in the first language of --langs"),
@@ -156,6 +186,7 @@ LINK_EVIDENCE = (
     ("shared_alternates", "int", "rare cue-marked third pages both pages link to"),
 )
 SCORED = (
+    SITE_KEY,
     *PAIR_KEYS,
     ("group_key", "string", "the bounded group (site, path prefix or handle hash) the pair was proposed in"),
     ("source*", "string", "what proposed the pair: handle, similar, link, cue, image, structure, exhaustive (joined by ,)"),
@@ -171,7 +202,9 @@ SCORED = (
     ("scored_by", "string", "the model that gave p_parallel"),
     ("rank*", "int", "rank of the pair among the source URL's candidates, by score"),
 )
-REPLAY_KEYS = (("host*", "string", "replayed host"), ("policy*", "string", "crawl policy (bfs, smart, smart+site, oracle ...)"))
+REPLAY_KEYS = (("site*", "string", ("the replayed site: every host of a registered domain (replay-crawl --group-by; "
+                                    "with --group-by host, each host is its own site)")),
+               ("policy*", "string", "crawl policy (bfs, smart, smart+site, oracle ...)"))
 
 TABLES: dict[str, Table] = {table.name: table for table in (
     Table("urls", "scan-cdx", "One row per URL: its latest capture in the index, normalised.", columns_from(
@@ -191,8 +224,14 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("warc_filename*", "string", "WARC file holding the record, relative to the WARC prefix"),
         ("warc_offset*", "bigint", "byte offset of the record in its WARC file"),
         ("warc_length*", "bigint", "byte length of the gzipped record"),
-        ("crawl*", "string", "crawl name (CC-MAIN-...)"),
-        ("record_type", "string", "response, revisit or redirect"),
+        ("crawl*", "string", ("crawl name, the first that exists: the one the WARC filename names (CommonCrawl's "
+                              "crawl-data/CC-MAIN-2024-33/...), the one the CDX file's path names (a folder named "
+                              "like a CommonCrawl crawl: cc-index/collections/CC-MAIN-2024-33/indexes/), the CDX "
+                              "line's `crawl` key (index-warcs: the WARC's warcinfo isPartOf, else the WARC's name "
+                              "without .warc.gz); the columnar index's `crawl` partition; null when none names one")),
+        ("record_type", "string", ("revisit (CDX mime warc/revisit: a WARC revisit record, its payload is an earlier "
+                                   "capture's; kept with --keep-revisits), redirect (a response with a 3xx status; "
+                                   "kept with --keep-redirects) or response (any other response: 2xx, 4xx, 5xx)")),
         ("redirect", "string", "redirect target, for redirects"),
         ("charset", "string", "charset the index recorded"),
         ("truncated", "string", "why the crawler truncated the payload, if it did"),
@@ -294,9 +333,9 @@ TABLES: dict[str, Table] = {table.name: table for table in (
           columns_from(*SCORED)),
     Table("alignment", "rank-pairs", "The 1-1 alignment per site of the scored pairs above the model's cut-off.",
           columns_from(*SCORED)),
-    Table("rank_hosts", "rank-pairs", "Per host: URLs per language and how they were grouped, capped or split.",
+    Table("rank_hosts", "rank-pairs", "Per site: URLs per language and how they were grouped, capped or split.",
           columns_from(
-        ("host*", "string", "host"),
+        ("site*", "string", "site (hosts as --group-by groups them)"),
         ("n_urls_src", "bigint", "URLs in the first language"),
         ("n_urls_trg", "bigint", "URLs in the second language"),
         ("n_groups", "bigint", "groups the host's URLs were split into"),
@@ -308,6 +347,7 @@ TABLES: dict[str, Table] = {table.name: table for table in (
     )),
     Table("verified_pairs", "verify-pairs", "Every input pair with its structure and content features and the decision.",
           columns_from(
+        SITE_KEY,
         *PAIR_KEYS,
         ("source", "string", "what proposed the pair (from the input table)"),
         ("src_cld2_lang", "string", "CLD2's language of the source page"),
@@ -353,8 +393,8 @@ TABLES: dict[str, Table] = {table.name: table for table in (
                                       "not_one_to_one ...)")),
     )),
     Table("bitext_documents", "export-bitext", "One row per exported document pair, with both texts.", columns_from(
+        SITE_KEY,
         *PAIR_KEYS,
-        ("site", "string", "site of the host"),
         ("p_parallel_content", "double", "verify-pairs' P(parallel)"),
         ("status*", "string", "ok (at least one sentence pair kept) or why not"),
         ("src_text*", "string", "source main text"),
@@ -368,6 +408,7 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("trg_words", "bigint", "words in the kept target sentences"),
     )),
     Table("bitext_sentences", "export-bitext", "Every sentence bead of the exported document pairs.", columns_from(
+        SITE_KEY,
         *PAIR_KEYS,
         ("bead*", "int", "position of the bead in its document pair"),
         ("bead_type*", "string", "sentences on each side: 1-1, 2-1, 1-0 ..."),
@@ -388,7 +429,7 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("trg_lang", "string", "second language"),
     )),
     Table("shortlist", "shortlist", "Sites ranked by the translations they are predicted to hold.", columns_from(
-        ("host*", "string", "site (hosts grouped as rank-pairs groups them)"),
+        ("site*", "string", "site (hosts as rank-pairs --group-by groups them)"),
         ("src_lang*", "string", "first language"),
         ("trg_lang*", "string", "second language"),
         ("n_urls_src", "bigint", "URLs in the first language"),
@@ -402,16 +443,16 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("bitext_words_src", "bigint", "source words exported"),
         ("bitext_words_trg", "bigint", "target words exported"),
     )),
-    Table("replay_summary", "replay-crawl", "Per host and policy: how fast the replayed crawl found the pairs.",
+    Table("replay_summary", "replay-crawl", "Per site and policy: how fast the replayed crawl found the pairs.",
           columns_from(
         *REPLAY_KEYS,
-        ("status*", "string", "ok, or why the host was not replayed"),
-        ("n_rows", "bigint", "docs rows of the host"),
+        ("status*", "string", "ok, or why the site was not replayed"),
+        ("n_rows", "bigint", "docs rows of the site"),
         ("n_docs", "bigint", "usable documents"),
         ("n_nodes", "bigint", "pages in the link graph (fetched or linked)"),
-        ("n_links", "bigint", "same-host links"),
-        ("n_offhost_links", "bigint", "links to other hosts (out of scope)"),
-        ("n_truth_pairs", "bigint", "truth pairs of the host"),
+        ("n_links", "bigint", "links between pages of the site (its hosts)"),
+        ("n_offhost_links", "bigint", "links to hosts outside the site (out of scope)"),
+        ("n_truth_pairs", "bigint", "truth pairs of the site"),
         ("n_unusable_truth_pairs", "bigint", "truth pairs with a page not in the graph"),
         ("n_pairs", "bigint", "usable truth pairs"),
         ("n_parallel_docs", "bigint", "documents in a usable truth pair"),
@@ -435,7 +476,7 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("planned", "boolean", ("the policy a crawl of the site should follow: fewest fetches to 80%, then "
                                 "highest AUC (oracle never); replay_frontier keeps its fetch order")),
     )),
-    Table("replay_curves", "replay-crawl", "The yield curve of each host and policy, one row per point.", columns_from(
+    Table("replay_curves", "replay-crawl", "The yield curve of each site and policy, one row per point.", columns_from(
         *REPLAY_KEYS,
         ("fetched*", "bigint", "fetches so far"),
         ("pairs_found*", "bigint", "truth pairs found so far"),
@@ -470,7 +511,7 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("src_lang", "string", "first language of the pair"),
         ("trg_lang", "string", "second language of the pair"),
         ("predicted_pairs", "bigint", "the shortlist's predicted pairs"),
-        ("replay_site", "string", "the replay's name of the site (replay_frontier.host)"),
+        ("replay_site", "string", "the replay's name of the site (replay_frontier.site)"),
         ("policy*", "string", "the replayed policy planned: fewest fetches to 80%, then highest AUC"),
         ("n_docs", "bigint", "archived documents of the site"),
         ("n_parallel_docs", "bigint", "documents in a truth pair"),
