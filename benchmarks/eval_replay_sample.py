@@ -125,7 +125,7 @@ def replay_all(docs: pd.DataFrame, truth: pd.DataFrame, lang_model: str, pair_mo
     for done, ((src, trg), site, site_docs, pairs) in enumerate(site_pairs(docs, truth), start=1):
         config = ReplayRun(langs=(src, trg), policies=policies, lang_model=lang_model, pair_model=pair_model)
         result = replay_host(site_docs, pairs, config)
-        rows.append(result.assign(host=f"{site} {src}-{trg}"))
+        rows.append(result.assign(site=f"{site} {src}-{trg}"))
         if done % 10 == 0:
             log.info("replayed %d/%d site-pairs", done, total)
     return pd.concat(rows, ignore_index=True)
@@ -154,8 +154,9 @@ def pooled_summaries(work: Path, args: argparse.Namespace, seeds: list[int]) -> 
             summaries = []
             for seed in seeds:
                 summary = pd.read_csv(work / f"replay-summary-{hosts}-full-{args.test_hosts}-{seed}-{kinds}.csv")
+                summary = summary.rename(columns={"host": "site"})  # summaries saved before the column was `site`
                 rows.extend(policy_rows(summary, hosts, f"{seed} cues:{kinds}"))
-                summaries.append(summary.assign(host=f"{seed} " + summary["host"]))
+                summaries.append(summary.assign(site=f"{seed} " + summary["site"]))
             rows.extend(policy_rows(pd.concat(summaries, ignore_index=True), hosts, f"{args.seed} cues:{kinds}"))
     return pd.DataFrame(rows)
 
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                 summary = replay_all(docs, truth, lang_model, pair_model, wanted)
                 log.info("replayed with %d-host models in %.0f CPU-s", hosts, time.process_time() - started)
                 summary.to_csv(work / f"replay-summary-{hosts}-{archive.name}-{kinds}.csv", index=False)
-                summaries.append(summary.assign(host=archive.name + " " + summary["host"]))
+                summaries.append(summary.assign(site=archive.name + " " + summary["site"]))
             rows.extend(policy_rows(pd.concat(summaries, ignore_index=True), hosts,
                                     f"{args.seed} cues:{kinds}"))
             print(pd.DataFrame(rows).to_string(index=False), flush=True)

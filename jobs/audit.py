@@ -114,13 +114,9 @@ class AuditJob(Job):
 
     def exported(self):
         """Exported document pairs and sentence pairs of the run's pairs (lang_pair: the run's label), each with
-        its site (a sentence pair its document pair's)."""
+        its site."""
         documents = self.of_run_pairs(self.read_table("bitext_documents"))
-        site = F.coalesce("site", "host") if "site" in documents.columns else F.col("host")
-        documents = documents.withColumn("site", site)
-        sites = documents.select(PAIR_COLUMN, "src_url", "trg_url", "site")
-        sentences = (self.of_run_pairs(self.read_table("bitext_sentences")).where(F.col("reason").isNull())
-                     .join(sites, [PAIR_COLUMN, "src_url", "trg_url"]))
+        sentences = self.of_run_pairs(self.read_table("bitext_sentences")).where(F.col("reason").isNull())
         return (documents.where(F.col("status") == "ok").select(*ITEM_COLUMNS, "sentence_pairs"),
                 sentences.select(*ITEM_COLUMNS, "bead", "score"))
 

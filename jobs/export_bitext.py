@@ -32,7 +32,6 @@ from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, PairSkipped, lang
 from parascout.udfs.common import storage, tables
 from parascout.udfs.common.langs import load_languages, pair_label
 from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
-from parascout.udfs.common.sites import with_site
 from parascout.udfs.export.bitext.config import AlignmentConfig
 from parascout.udfs.export.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, FILTERED_REASONS, export_batches
 from parascout.udfs.export.bitext.formats import (
@@ -49,6 +48,7 @@ from parascout.udfs.export.bitext.formats import (
     tsv_header,
 )
 from parascout.udfs.export.bitext.sentences import MAX_SENTENCES
+from parascout.udfs.index.cdx_records import url_host
 from parascout.udfs.rank import domain_focus
 
 TEXT_COLUMNS = ["paragraphs", "main_text"]
@@ -119,9 +119,10 @@ class ExportBitextJob(Job):
         stored = F.concat_ws("-", "src_lang", "trg_lang")
         forward = pairs.where(stored.isin(*[pair_label(pair) for pair in self.pairs]))
         backward = pairs.where(stored.isin(*[pair_label(pair[::-1]) for pair in self.pairs])).select(
-            "host", F.col("trg_url").alias("src_url"), F.col("src_url").alias("trg_url"),
-            F.col("trg_lang").alias("src_lang"), F.col("src_lang").alias("trg_lang"), "p_parallel_content")
-        columns = ["host", "src_url", "trg_url", "src_lang", "trg_lang", "p_parallel_content"]
+            "site", url_host(F.col("trg_url")).alias("host"), F.col("trg_url").alias("src_url"),
+            F.col("src_url").alias("trg_url"), F.col("trg_lang").alias("src_lang"), F.col("src_lang").alias("trg_lang"),
+            "p_parallel_content")
+        columns = ["site", "host", "src_url", "trg_url", "src_lang", "trg_lang", "p_parallel_content"]
         oriented = forward.select(*columns).unionByName(backward).withColumn(PAIR_COLUMN, stored)
         return pairs, oriented.dropDuplicates([PAIR_COLUMN, "src_url", "trg_url"])
 
@@ -166,10 +167,10 @@ class ExportBitextJob(Job):
                               config=self.alignment),
             DOCUMENT_SCHEMA).withColumn(PAIR_COLUMN, F.concat_ws("-", "src_lang", "trg_lang"))
         documents = documents.persist(StorageLevel.MEMORY_AND_DISK)  # aligned once, written as two tables
-        self.write_table(with_site(documents.drop("sentences"), None), "bitext_documents")
-        sentences = documents.select("host", "src_url", "trg_url", "src_lang", "trg_lang", PAIR_COLUMN,
-                                     F.explode("sentences").alias("s")).select(
-            "host", "src_url", "trg_url", "src_lang", "trg_lang", "s.*", PAIR_COLUMN)
+        self.write_table(documents.drop("sentences"), "bitext_documents")
+        keys = ["site", "host", "src_url", "trg_url", "src_lang", "trg_lang"]
+        sentences = documents.select(*keys, PAIR_COLUMN, F.explode("sentences").alias("s")).select(
+            *keys, "s.*", PAIR_COLUMN)
         self.write_table(sentences, "bitext_sentences")
         documents.unpersist()
         written = self.read_table("bitext_documents")

@@ -76,7 +76,7 @@ class ExportCrawlPlanJob(Job):
             self.report.kept(0)
             self.write_table(self.spark.createDataFrame([], PLAN_SCHEMA), "crawl_plan")
             return
-        replayed = set(self.replay_table("replay_summary").select("host").distinct().toPandas()["host"])  # sites
+        replayed = set(self.replay_table("replay_summary").select("site").distinct().toPandas()["site"])
         name = self.replay_name(replayed)
         top = top.assign(replay_site=top["site"].map(name))
         same_site = int(top.duplicated("replay_site").sum())  # fra.x.org after www.x.org: one site, planned once
@@ -103,8 +103,8 @@ class ExportCrawlPlanJob(Job):
         if self.languages:
             pair = F.array_sort(F.array("src_lang", "trg_lang"))
             shortlist = shortlist.where(pair == F.array_sort(F.array(*[F.lit(c) for c in self.languages])))
-        top = (shortlist.orderBy("rank", "host").limit(self.args.top)
-               .select(F.col("host").alias("site"), F.col("rank").alias("shortlist_rank"), "src_lang", "trg_lang",
+        top = (shortlist.orderBy("rank", "site").limit(self.args.top)
+               .select("site", F.col("rank").alias("shortlist_rank"), "src_lang", "trg_lang",
                        "predicted_pairs").toPandas())
         if not self.languages and len(top):
             self.languages = (top["src_lang"].iloc[0], top["trg_lang"].iloc[0])
@@ -130,14 +130,14 @@ class ExportCrawlPlanJob(Job):
     def planned_summary(self):
         """The planned policy's replay_summary row of every replayed site (one row per site)."""
         return (self.replay_table("replay_summary").where(F.col("planned") & (F.col("status") == "ok"))
-                .select(F.col("host").alias("replay_site"), *YIELD_COLUMNS).toPandas())
+                .select(F.col("site").alias("replay_site"), *YIELD_COLUMNS).toPandas())
 
     def write_files(self, planned) -> dict[str, tuple[int, int, int]]:
         """Per-site files streamed from replay_frontier (site by site, in rank order), then the combined seeds,
         hosts, Bitextor fragment and plan.md; returns replay site -> (seeds, urls, hosts)."""
         folder = storage.join(self.args.root, PLAN_FOLDER)
-        frontier = (self.replay_table("replay_frontier").where(F.col("host").isin(list(planned["replay_site"])))
-                    .orderBy("host", "rank"))
+        frontier = (self.replay_table("replay_frontier").where(F.col("site").isin(list(planned["replay_site"])))
+                    .orderBy("site", "rank"))
         folders = dict(zip(planned["replay_site"], planned["folder"]))
         seeds: dict[str, list[str]] = {site: [] for site in folders}
         hosts: dict[str, list[str]] = {site: [] for site in folders}
@@ -145,10 +145,10 @@ class ExportCrawlPlanJob(Job):
         files, current, ranked, table, visited = contextlib.ExitStack(), None, None, None, []
         with files:
             for row in frontier.toLocalIterator():
-                if row["host"] != current:  # the next site: its files replace the last one's
+                if row["site"] != current:  # the next site: its files replace the last one's
                     files.close()
                     self.site_done(current, visited, seeds, hosts)
-                    current, visited, base = row["host"], [], storage.join(self.args.root, folders[row["host"]])
+                    current, visited, base = row["site"], [], storage.join(self.args.root, folders[row["site"]])
                     ranked = files.enter_context(storage.open_output(storage.join(base, "ranked_urls.txt")))
                     table = files.enter_context(storage.open_output(storage.join(base, "frontier.tsv")))
                     table.write(("\t".join(FRONTIER_TSV_COLUMNS) + "\n").encode())

@@ -176,10 +176,7 @@ class FetchDocsJob(Job):
         else:
             wanted = urls.select("url")
             if self.args.select == "shortlist":  # `all` is every URL, whatever tables lie beside urls
-                shortlist = self.read_table("shortlist")
-                if "host" not in shortlist.columns:
-                    raise ConfigError("fetch-docs: the shortlist table has no `host` column")
-                wanted = urls.join(shortlist.select("host").distinct(), "host", "left_semi").select("url")
+                wanted = self.urls_of_shortlisted_sites(urls)
             elif self.args.select == "sites":
                 wanted = self.urls_of_discovered_sites(urls)
         order = [F.col("warc_filename").isNull().asc()]
@@ -198,11 +195,27 @@ class FetchDocsJob(Job):
         sites = self.read_table("discovered_sites")
         if self.args.max_sites:
             sites = sites.where(F.col("rank") <= self.args.max_sites)
-        first = sites.select("src_lang", "trg_lang", "grouped_by").first()
+        return self.urls_of_sites(urls, sites, sites.select("grouped_by").first())
+
+    def urls_of_shortlisted_sites(self, urls: DataFrame) -> DataFrame:
+        """Every URL of the shortlist's sites, hosts grouped as rank-pairs grouped them (rank_hosts.grouped_by)."""
+        shortlist = self.read_table("shortlist")
+        if "site" not in shortlist.columns:
+            raise ConfigError("fetch-docs: the shortlist table has no `site` column (rerun shortlist)")
+        grouped = self.read_table("rank_hosts").select("grouped_by").first() if self.table_exists("rank_hosts") \
+            else None
+        return self.urls_of_sites(urls, shortlist, grouped)
+
+    @staticmethod
+    def urls_of_sites(urls: DataFrame, sites: DataFrame, grouped) -> DataFrame:
+        """The URLs of `sites` (site, src_lang, trg_lang rows): each URL's host grouped into its site by
+        `grouped` (a row with grouped_by; None: the default grouping) and the first row's language labels."""
+        first = sites.select("src_lang", "trg_lang").first()
         if first is None:
             return urls.select("url").limit(0)
+        grouped_by = grouped["grouped_by"] if grouped is not None and grouped["grouped_by"] else "site"
         keys = ["host", "domain"] if "domain" in urls.columns else ["host"]
-        hosts = with_site(urls.select(*keys).distinct(), (first["src_lang"], first["trg_lang"]), first["grouped_by"])
+        hosts = with_site(urls.select(*keys).distinct(), (first["src_lang"], first["trg_lang"]), grouped_by)
         chosen = hosts.join(sites.select("site"), "site", "left_semi").select("host")
         return urls.join(chosen, "host", "left_semi").select("url")
 

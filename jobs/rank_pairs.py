@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, PairSkipped, language_pairs_option
 from parascout.udfs.common import storage
 from parascout.udfs.common.langs import pair_label
-from parascout.udfs.common.sites import GROUPINGS, with_site
+from parascout.udfs.common.sites import GROUPINGS, with_page_hosts, with_site
 from parascout.udfs.rank import blocking, ranking
 from parascout.udfs.rank.blocking import BlockingConfig, bind
 
@@ -146,7 +146,8 @@ class RankPairs(Job):
                  rescore_model=self.args.rescore_model, rescore_top_k=self.args.rescore_top_k or self.args.top_k,
                  keep_top_k=self.args.top_k, link_weights=None if self.args.link_evidence else {}),
             ranking.SCORED_SCHEMA)
-        self.write_table(scored.withColumn(PAIR_COLUMN, F.concat_ws("-", "src_lang", "trg_lang")), "scored_pairs")
+        self.write_table(with_page_hosts(scored).withColumn(PAIR_COLUMN, F.concat_ws("-", "src_lang", "trg_lang")),
+                         "scored_pairs")
         self.write_alignment(self.read_table("scored_pairs"))
         self.write_table(ranking.site_summary(kept, self.args.max_group_urls)
                          .withColumn("grouped_by", F.lit(self.args.group_by)), "rank_hosts")
@@ -215,7 +216,7 @@ class RankPairs(Job):
         return labelled.filter(F.col("url_status") == "ok").join(F.broadcast(self.pair_languages()), "lang")
 
     def with_sites(self, frame: DataFrame) -> DataFrame:
-        """Add `site` (the output `host`, by each pair's language labels); URLs of a pair's sites lacking one of its
+        """Add `site` (the output `site`, by each pair's language labels); URLs of a pair's sites lacking one of its
         languages are filtered."""
         frame = with_site(frame, None, self.args.group_by)
         ok = F.col("url_status") == "ok"
@@ -354,7 +355,7 @@ class RankPairs(Job):
         else:
             min_score, source = UNCALIBRATED_MIN_SCORE, "default for a pair model without a calibrated decision"
         self.run_metrics["align_min_score"] = {"value": min_score, "source": source}
-        aligned = scored.groupBy(PAIR_COLUMN, "host", "group_key").applyInPandas(
+        aligned = scored.groupBy(PAIR_COLUMN, "site", "group_key").applyInPandas(
             bind(ranking.align_group, min_score=min_score, metadata=metadata), scored.schema)
         best_for_target = Window.partitionBy(PAIR_COLUMN, "trg_url").orderBy(F.desc("score"), "src_url")
         aligned = self.stage(aligned.withColumn("target_rank", F.row_number().over(best_for_target)), "alignment")

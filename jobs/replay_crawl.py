@@ -5,11 +5,12 @@ for `--budget` × the site's archived documents. A site is every host of a regis
 fra.x.org, x.org -> x.org), so a crawl follows links between a site's hosts as a website-scoped crawler does,
 whatever the hosts are called; `--group-by site` groups as rank-pairs does (www and language labels left out,
 so fra.x.org stays apart from x.org), `name` joins country domains (x.de, x.fr), `host` keeps hosts apart.
-Truth pairs join the site of their src_url's host, whatever their `host` column says. Outputs: replay_summary (host × policy metrics),
+Truth pairs join the site of their src_url's host, whatever their `host` column says. Outputs, keyed by `site` (with
+`--group-by host` each host is its own site): replay_summary (site × policy metrics),
 replay_curves (yield curve sampled every 1% of the budget), replay_deciles (the paper's Fig. 7
 view), replay_frontier (per site, the fetch order of the policy planned for it: udfs/replay/frontier.py; what
 export-crawl-plan hands a crawler) and <root>/replay/report.{md,html} with PNG plots. The report is built on the driver from
-the summary rows, which are bounded by hosts × policies, and from Spark-side means. Several pairs (--langs en:fr,de)
+the summary rows, which are bounded by sites × policies, and from Spark-side means. Several pairs (--langs en:fr,de)
 are replayed one after the other in one job, each into its lang_pair partitions, with its own
 replay/report-<pair>.{md,html} and <plot>-<pair>.png; a pair without truth pairs is a counted skip.
 """
@@ -29,14 +30,14 @@ from parascout.udfs.replay.policies import MODEL_POLICIES
 from parascout.udfs.replay.report import build_report, write_report
 
 
-def shortlist_site_of(shortlist_hosts, langs: tuple[str, str], grouped_by: str = "site"):
-    """Replayed host -> the shortlist's name for it: itself, or its site by `grouped_by` (rank-pairs --group-by site:
-    www.x.com, fr.x.com -> x.com; name: x.de, x.fr -> x.*) when the shortlist does not list the host itself."""
+def shortlist_site_of(shortlist_sites, langs: tuple[str, str], grouped_by: str = "site"):
+    """Replayed site (or host) -> the shortlist's name for it: itself, or its site by `grouped_by` (rank-pairs
+    --group-by site: www.x.com, fr.x.com -> x.com; name: x.de, x.fr -> x.*) when the shortlist does not list it."""
     from parascout.udfs.common.sites import site_of
     from parascout.udfs.common.urls import registered_domain
     from parascout.udfs.rank.blocking import language_markers
 
-    listed, markers = set(shortlist_hosts), language_markers(langs)
+    listed, markers = set(shortlist_sites), language_markers(langs)
     return lambda host: host if host in listed else site_of(host, registered_domain(host), markers, grouped_by)
 
 
@@ -131,8 +132,8 @@ class ReplayCrawlJob(Job):
             raise PairSkipped("no_truth_pairs", "no truth pair of the pair to replay towards")
         docs, truth = self._with_sites(self.docs, truth, langs)
         labelled = self._label(docs, truth, args.max_host_docs)
-        reasons = {r["reason"]: (r["rows"], r["hosts"]) for r in labelled.groupBy("reason").agg(
-            F.count("*").alias("rows"), F.countDistinct("site").alias("hosts")).collect()}
+        reasons = {r["reason"]: (r["rows"], r["sites"]) for r in labelled.groupBy("reason").agg(
+            F.count("*").alias("rows"), F.countDistinct("site").alias("sites")).collect()}
         self.report.input("docs", sum(rows for rows, _ in reasons.values()))
         self.report.add_counts({r: n for r, (n, _) in reasons.items() if r != "ok"}, bad_reasons=BAD_REASONS,
                                filtered_reasons=FILTERED_REASONS)
@@ -144,19 +145,19 @@ class ReplayCrawlJob(Job):
                            config=getattr(args, "replay", None) or ReplayConfig())
         docs = labelled.where(F.col("reason") == "ok").select("site", *[c for c in DOCS_COLUMNS if c in labelled.columns])
         results = (docs.groupBy("site").cogroup(truth.groupBy("site"))
-                   .applyInPandas(lambda host_docs, host_truth: replay_host(host_docs, host_truth, config),
+                   .applyInPandas(lambda site_docs, site_truth: replay_host(site_docs, site_truth, config),
                                   RESULT_SCHEMA)
                    .persist(StorageLevel.MEMORY_AND_DISK))
         self.write_table(results.select(*SUMMARY_COLUMNS), "replay_summary")
         self.write_table(_exploded(results, "curve_", ["fetched", "pairs_found", "docs_found", "bytes_fetched"])
                          .drop("position"), "replay_curves")
         self.write_table(_exploded(results, "decile_", ["fetched", "docs_found", "docs_in_decile", "share"])
-                         .select("host", "policy", (F.col("position") + 1).alias("decile"), "fetched", "docs_found",
+                         .select("site", "policy", (F.col("position") + 1).alias("decile"), "fetched", "docs_found",
                                  "docs_in_decile", F.col("share").alias("share_of_parallel_docs")), "replay_deciles")
         self.write_table(_exploded(results.where(F.col("planned")), "frontier_", list(FRONTIER_FIELDS))
-                         .select("host", "policy", (F.col("position") + 1).alias("rank"), *FRONTIER_FIELDS),
+                         .select("site", "policy", (F.col("position") + 1).alias("rank"), *FRONTIER_FIELDS),
                          "replay_frontier")
-        summary = self.read_table("replay_summary").toPandas()  # hosts × policies rows
+        summary = self.read_table("replay_summary").toPandas()  # sites × policies rows
         means = _means(results.where(F.col("status") == "ok")).toPandas()  # policies × 111 rows
         results.unpersist()
         self._account(summary, reasons.get("ok", (0, 0))[0])
@@ -216,13 +217,13 @@ class ReplayCrawlJob(Job):
 
         ok_first = F.when(F.col("status") == "ok", 0).otherwise(1)
         truth_sites = truth.groupBy("site").agg(F.count("*").alias("n_truth_pairs"))
-        rows = (docs.withColumn("host_rows", F.count("*").over(Window.partitionBy("site")))
+        rows = (docs.withColumn("site_rows", F.count("*").over(Window.partitionBy("site")))
                 .withColumn("copy", F.row_number().over(Window.partitionBy("site", "url").orderBy(ok_first)))
                 .join(truth_sites, "site", "left"))
         reason = (F.when(F.col("url").isNull() | F.col("host").isNull(), "missing_url_or_host")
                   .when(F.col("copy") > 1, "duplicate_url")
                   .when(F.col("n_truth_pairs").isNull(), "host_without_truth_pairs")
-                  .when(F.col("host_rows") > max_host_docs, "host_too_large").otherwise("ok"))
+                  .when(F.col("site_rows") > max_host_docs, "host_too_large").otherwise("ok"))
         return rows.withColumn("reason", reason)
 
     def _with_sites(self, docs, truth, langs: tuple[str, str]):
@@ -253,19 +254,19 @@ class ReplayCrawlJob(Job):
         return seeds
 
     def _account(self, summary, ok_rows: int) -> None:
-        """Rows of hosts whose replay failed are bad, the others kept; headline metrics per policy."""
-        per_host = summary.groupby("host").agg(rows=("n_rows", "first"), failed=("status", lambda s: (s != "ok").any()))
-        failed_rows = int(per_host.loc[per_host["failed"], "rows"].sum())
+        """Rows of sites whose replay failed are bad, the others kept; headline metrics per policy."""
+        per_site = summary.groupby("site").agg(rows=("n_rows", "first"), failed=("status", lambda s: (s != "ok").any()))
+        failed_rows = int(per_site.loc[per_site["failed"], "rows"].sum())
         self.report.kept(ok_rows - failed_rows)
         self.report.bad("replay_failed", failed_rows)
-        self.report.metric("hosts_replayed", len(per_host))
-        self.report.metric("hosts_failed", int(per_host["failed"].sum()))
+        self.report.metric("hosts_replayed", len(per_site))
+        self.report.metric("hosts_failed", int(per_site["failed"].sum()))
         for key, value in headline(summary).items():
             self.report.metric(key, value)
-        failed = int(per_host["failed"].sum())
-        if failed > self.args.max_failed_share * len(per_host):
+        failed = int(per_site["failed"].sum())
+        if failed > self.args.max_failed_share * len(per_site):
             errors = sorted(set(summary.loc[summary["status"] != "ok", "status"].astype(str)))[:3]
-            raise JobFailed(f"the replay failed on {failed} of {len(per_host)} {self.unit()}, over "
+            raise JobFailed(f"the replay failed on {failed} of {len(per_site)} {self.unit()}, over "
                             f"--max-failed-share {self.args.max_failed_share:.0%}: {errors}")
 
     def _write_replay_report(self, summary, means, langs: tuple[str, str], policies: list[str], notes: list[str]):
@@ -289,40 +290,40 @@ class ReplayCrawlJob(Job):
         if not self.uses("shortlist"):
             return None, "No shortlist table under --root: the prediction-vs-replay comparison was skipped."
         if summary.empty:
-            return None, "No host was replayed: the prediction-vs-replay comparison was skipped."
+            return None, "No site was replayed: the prediction-vs-replay comparison was skipped."
         shortlist = self.read_table("shortlist")
         if {"src_lang", "trg_lang"} <= set(shortlist.columns):
             shortlist = shortlist.where(F.col("src_lang").isin(*langs) & F.col("trg_lang").isin(*langs))
         replayed = [p for p in (self.args.compare_policy, "smart", "strand", "bfs", *POLICY_NAMES)
                     if p in set(summary["policy"])]
-        frame = shortlist.select("host", "predicted_pairs", "predicted_ratio").toPandas()  # a shortlist: bounded
+        frame = shortlist.select("site", "predicted_pairs", "predicted_ratio").toPandas()  # a shortlist: bounded
         if self.args.group_by != "host":  # a shortlist of rank-pairs --group-by host: its hosts summed by site
             site_of = shortlist_site_of((), langs, self.args.group_by)
-            frame = (frame.assign(host=frame["host"].map(site_of)).groupby("host", as_index=False, sort=False)
+            frame = (frame.assign(site=frame["site"].map(site_of)).groupby("site", as_index=False, sort=False)
                      .agg(predicted_pairs=("predicted_pairs", "sum"), predicted_ratio=("predicted_ratio", "mean")))
         comparison = prediction_agreement(frame, summary, replayed[0],
-                                          site_of=shortlist_site_of(frame["host"], langs, self.args.group_by))
+                                          site_of=shortlist_site_of(frame["site"], langs, self.args.group_by))
         self.report.metric("shortlist_comparison", comparison[1])
         return comparison, None
 
 
 def _exploded(results, prefix: str, names: list[str]):
-    """One row per array position of the `prefix`+name array columns (replayed hosts only)."""
+    """One row per array position of the `prefix`+name array columns (replayed sites only)."""
     from pyspark.sql import functions as F
 
     zipped = F.arrays_zip(*[F.col(prefix + name) for name in names])
-    rows = results.where(F.col("status") == "ok").select("host", "policy", F.posexplode(zipped).alias("position", "point"))
-    return rows.select("host", "policy", "position", *[F.col(f"point.{prefix}{n}").alias(n) for n in names])
+    rows = results.where(F.col("status") == "ok").select("site", "policy", F.posexplode(zipped).alias("position", "point"))
+    return rows.select("site", "policy", "position", *[F.col(f"point.{prefix}{n}").alias(n) for n in names])
 
 
 def _means(ok_results):
-    """Mean recall on the 0..100% budget grid and mean decile shares, per policy, over hosts (one Spark pass)."""
+    """Mean recall on the 0..100% budget grid and mean decile shares, per policy, over sites (one Spark pass)."""
     from pyspark.sql import functions as F
 
     def long(column: str, kind: str):
         return ok_results.select("policy", F.lit(kind).alias("kind"), F.posexplode(column).alias("position", "value"))
     return (long("grid_recall", "curve").unionByName(long("decile_share", "decile"))
-            .groupBy("kind", "policy", "position").agg(F.avg("value").alias("mean"), F.count("value").alias("hosts")))
+            .groupBy("kind", "policy", "position").agg(F.avg("value").alias("mean"), F.count("value").alias("sites")))
 
 
 if __name__ == "__main__":

@@ -99,15 +99,15 @@ class ShortlistJob(Job):
     def shortlist(self, wanted: DataFrame, labels: list[str]) -> None:
         """The shortlist of every pair `labels` names, ranked per pair, written once; its yield and evaluation
         collected per pair (self.found)."""
-        aligned = (self.aligned_pairs(labels).groupBy(PAIR_COLUMN, "host").agg(
+        aligned = (self.aligned_pairs(labels).groupBy(PAIR_COLUMN, "site").agg(
             F.sum((F.col("score") >= self.args.min_score).cast("long")).alias("predicted_pairs"),
             F.sum("score").alias("expected_pairs")))
-        shortlist = (wanted.join(aligned, [PAIR_COLUMN, "host"], "left").fillna(0, ["predicted_pairs", "expected_pairs"])
+        shortlist = (wanted.join(aligned, [PAIR_COLUMN, "site"], "left").fillna(0, ["predicted_pairs", "expected_pairs"])
                      .withColumn("predicted_ratio", F.coalesce(F.col("predicted_pairs") / F.least(
                          "n_urls_src", "n_urls_trg"), F.lit(0.0))))
         shortlist = self.with_bitext_yield(shortlist, labels)
         # one order per pair: the shortlist has one row per site holding both languages, not per URL
-        order = Window.partitionBy(PAIR_COLUMN).orderBy(F.desc("predicted_pairs"), F.desc("predicted_ratio"), "host")
+        order = Window.partitionBy(PAIR_COLUMN).orderBy(F.desc("predicted_pairs"), F.desc("predicted_ratio"), "site")
         self.write_table(shortlist.withColumn("rank", F.row_number().over(order))
                          .select(*SHORTLIST_COLUMNS, PAIR_COLUMN), "shortlist")
         written = self.read_table("shortlist")
@@ -143,7 +143,7 @@ class ShortlistJob(Job):
 
     def result_line(self) -> str:
         top = self.read_table("shortlist").orderBy("rank").limit(3).collect()  # the closing line names the top sites
-        return ("top sites: " + ", ".join(f"{row.host} ({row.predicted_pairs:,} predicted pairs)" for row in top)
+        return ("top sites: " + ", ".join(f"{row.site} ({row.predicted_pairs:,} predicted pairs)" for row in top)
                 if top else "no site holds both languages")
 
     def aligned_pairs(self, labels: list[str]) -> DataFrame:
@@ -159,15 +159,13 @@ class ShortlistJob(Job):
         """Documents, sentence pairs and words per language export-bitext exported per site (0 where none)."""
         if not self.uses("bitext_documents"):
             return shortlist.select("*", *[F.lit(0).cast("long").alias(c) for c in BITEXT_YIELD_COLUMNS])
-        documents = self.rows_by_pair(self.read_table("bitext_documents"), labels).where(
-            F.col("status") == "ok").drop("site")
-        documents = documents.join(self.sites(documents), [PAIR_COLUMN, "host"], "left")
+        documents = self.rows_by_pair(self.read_table("bitext_documents"), labels).where(F.col("status") == "ok")
         same_side = F.col("src_lang") == F.substring_index(PAIR_COLUMN, "-", 1)
-        exported = documents.groupBy(PAIR_COLUMN, F.col("site").alias("host")).agg(
+        exported = documents.groupBy(PAIR_COLUMN, "site").agg(
             F.count("*").alias("bitext_documents"), F.sum("sentence_pairs").alias("bitext_sentence_pairs"),
             F.sum(F.when(same_side, F.col("src_words")).otherwise(F.col("trg_words"))).alias("bitext_words_src"),
             F.sum(F.when(same_side, F.col("trg_words")).otherwise(F.col("src_words"))).alias("bitext_words_trg"))
-        return shortlist.join(exported, [PAIR_COLUMN, "host"], "left").fillna(0, BITEXT_YIELD_COLUMNS)
+        return shortlist.join(exported, [PAIR_COLUMN, "site"], "left").fillna(0, BITEXT_YIELD_COLUMNS)
 
     def truth_counts(self, labels: list[str]) -> tuple[DataFrame | None, bool]:
         """True pairs per pair and site from --truth (covers every site) or verified_pairs (only the checked
@@ -206,8 +204,8 @@ class ShortlistJob(Job):
     def site_counts(self, pairs: DataFrame) -> DataFrame:
         """Distinct true pairs per pair and site, sites named the way rank-pairs named them."""
         pairs = pairs.select(PAIR_COLUMN, "host", "src_url", "trg_url").distinct()
-        pairs = pairs.join(self.sites(pairs), [PAIR_COLUMN, "host"]).withColumn("host", F.col("site"))
-        return pairs.groupBy(PAIR_COLUMN, "host").agg(F.count("*").alias("true_pairs"))
+        pairs = pairs.join(self.sites(pairs), [PAIR_COLUMN, "host"])
+        return pairs.groupBy(PAIR_COLUMN, "site").agg(F.count("*").alias("true_pairs"))
 
     def evaluate(self, shortlist: DataFrame, labels: list[str]) -> None:
         """Each pair's ranking against its true pairs (self.found[label]['evaluation']): one read of the truth
@@ -218,8 +216,8 @@ class ShortlistJob(Job):
                 self.found[label]["evaluation"] = "no verified_pairs table and no --truth: not evaluated"
             return
         if not covers_all:
-            truth = truth.join(shortlist.select(PAIR_COLUMN, "host"), [PAIR_COLUMN, "host"])
-        nth = F.row_number().over(Window.partitionBy(PAIR_COLUMN).orderBy("host"))
+            truth = truth.join(shortlist.select(PAIR_COLUMN, "site"), [PAIR_COLUMN, "site"])
+        nth = F.row_number().over(Window.partitionBy(PAIR_COLUMN).orderBy("site"))
         truth = truth.withColumn("nth", nth).where(F.col("nth") <= self.args.max_eval_hosts + 1).drop("nth").toPandas()
         truths, evaluated = {}, []
         for label in labels:
@@ -229,11 +227,11 @@ class ShortlistJob(Job):
                 self.found[label]["evaluation"] = f"{compared} sites to compare, over --max-eval-hosts: not evaluated"
             else:
                 evaluated.append(label)
-        ranked = shortlist.where(F.col(PAIR_COLUMN).isin(*evaluated)).select(PAIR_COLUMN, "host", "predicted_pairs",
+        ranked = shortlist.where(F.col(PAIR_COLUMN).isin(*evaluated)).select(PAIR_COLUMN, "site", "predicted_pairs",
                                                                                "rank")
         if not covers_all:  # may be empty
-            ranked = ranked.join(self.spark.createDataFrame(truth[[PAIR_COLUMN, "host"]], f"{PAIR_COLUMN} string, "
-                                                            "host string"), [PAIR_COLUMN, "host"])
+            ranked = ranked.join(self.spark.createDataFrame(truth[[PAIR_COLUMN, "site"]], f"{PAIR_COLUMN} string, "
+                                                            "site string"), [PAIR_COLUMN, "site"])
         ranked = ranked.toPandas() if evaluated else None
         for label in evaluated:
             metrics = evaluate_shortlist(ranked[ranked[PAIR_COLUMN] == label].drop(columns=PAIR_COLUMN), truths[label],

@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, language_pairs_option
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
+from parascout.udfs.common.sites import with_page_hosts
 from parascout.udfs.verify.structure import ThresholdRule
 from parascout.udfs.verify.verification import (
     BAD_REASONS,
@@ -216,7 +217,7 @@ class VerifyPairsJob(Job):
 
     def process(self) -> None:
         table = self.args.pairs or ("scored_pairs" if self.uses("scored_pairs") else "candidates")
-        pairs = self.selected_pairs(self.read_table(table)).drop(PAIR_COLUMN)
+        pairs = judged_by_site(self.selected_pairs(self.read_table(table)).drop(PAIR_COLUMN))
         self.report.input(table, pairs.count())
         docs = self.documents()
         content = self.args.decision == "content" and (self.uses("texts") or bool(self.args.learn_from))
@@ -232,7 +233,7 @@ class VerifyPairsJob(Job):
                         .groupBy("host", "src_lang", "trg_lang")
                         .applyInPandas(functools.partial(decide_host, model=model.to_dict() if model else None,
                                                          config=self.verification), VERIFIED_SCHEMA))
-            self.write_table(verified.withColumn(PAIR_COLUMN, F.concat_ws("-", "src_lang", "trg_lang")),
+            self.write_table(with_page_hosts(verified).withColumn(PAIR_COLUMN, F.concat_ws("-", "src_lang", "trg_lang")),
                              "verified_pairs")
             features.unpersist()
         self.count_outcomes(self.read_table("verified_pairs"))
@@ -256,6 +257,15 @@ class VerifyPairsJob(Job):
                     continue
                 self.report.add_counts(counts, bad_reasons=BAD_REASONS, filtered_reasons=FILTERED_REASONS)
                 self.report.metric("parallel_pairs", counts.get("ok", 0))
+
+
+
+def judged_by_site(pairs: DataFrame) -> DataFrame:
+    """Input pairs keyed as verification groups them: inside verify-pairs a pair's `host` is the site its pages are
+    judged in (the input's `site`; a table without one, such as bucket-handles' candidates, is per host)."""
+    if "site" not in pairs.columns:
+        return pairs
+    return pairs.drop("host").withColumnRenamed("site", "host")
 
 
 if __name__ == "__main__":

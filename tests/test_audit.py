@@ -292,7 +292,7 @@ def test_precision_per_site_pooled_and_weighted():
 DOCUMENT_SCHEMA = ("host string, src_url string, trg_url string, src_lang string, trg_lang string, site string, "
                    "p_parallel_content double, status string, src_text string, trg_text string, sentence_pairs int, "
                    "lang_pair string")
-SENTENCE_SCHEMA = ("host string, src_url string, trg_url string, src_lang string, trg_lang string, bead int, "
+SENTENCE_SCHEMA = ("site string, host string, src_url string, trg_url string, src_lang string, trg_lang string, bead int, "
                    "bead_type string, src_text string, trg_text string, score double, reason string, lang_pair string")
 
 
@@ -309,7 +309,7 @@ class WriteBitext(Job):
 
 def bitext_rows() -> dict[str, list[tuple]]:
     """eng-fra: a.example 4 exported documents (3 kept sentence pairs and a dropped one each) and one not
-    exported, b.example one with hostile text (2 sentence pairs), www.c.example one without a site (1); deu-fra:
+    exported, b.example one with hostile text (2 sentence pairs), www.c.example one (1); deu-fra:
     d.example one (1)."""
     documents, sentences = [], []
 
@@ -318,15 +318,15 @@ def bitext_rows() -> dict[str, list[tuple]]:
         label = "-".join(pair)
         documents.append((host, src, trg, *pair, site, 0.9, status, text, "Texte.", kept, label))
         for bead in range(kept):
-            sentences.append((host, src, trg, *pair, bead, "1-1", f"{text} {bead}", f"Texte {bead}.", 0.8, None, label))
+            sentences.append((site, host, src, trg, *pair, bead, "1-1", f"{text} {bead}", f"Texte {bead}.", 0.8, None, label))
         if status == "ok":
-            sentences.append((host, src, trg, *pair, kept, "1-1", "Same.", "Same.", 0.9, "identical_sides", label))
+            sentences.append((site, host, src, trg, *pair, kept, "1-1", "Same.", "Same.", 0.9, "identical_sides", label))
 
     for number in range(4):
         add("a.example", "a.example", f"page{number}", "ok", 3)
     add("a.example", "a.example", "empty", "no_sentence_pairs_kept", 0)
     add("b.example", "b.example", "hostile", "ok", 2, text=HOSTILE.replace("\ud800", ""))
-    add("www.c.example", None, "one", "ok", 1)
+    add("www.c.example", "c.example", "one", "ok", 1)
     add("d.example", "d.example", "one", "ok", 1, pair=("deu", "fra"))
     return {"bitext_documents": documents, "bitext_sentences": sentences}
 
@@ -346,7 +346,7 @@ SAMPLE = ["--langs", "en-fr,de-fr", "--per-site", "2", "--max-sites", "2", "--ra
 def test_audit_samples_per_site_then_reads_judgements_back(spark, bitext_root, tmp_path):
     root = str(bitext_root)
     report = run_job(AuditJob, spark, ["--root", root, *SAMPLE])
-    # eng-fra: 6 documents + 15 sentence pairs exported; a.example and b.example audited (www.c.example: 2 left out)
+    # eng-fra: 6 documents + 15 sentence pairs exported; a.example and b.example audited (c.example: 2 left out)
     assert report["balanced"] and report["inputs"] == {"exported pairs (documents and sentences)": 21 + 2}
     assert report["kept"] == 7 + 2 and report["filtered"] == {"not_sampled": 12, "site_not_audited": 2}
     assert report["by_pair"]["eng-fra"]["kept"] == 7 and report["by_pair"]["deu-fra"]["kept"] == 2

@@ -50,7 +50,7 @@ def summaries() -> list[dict]:
 
 
 SHORTLIST = pd.DataFrame({
-    "host": ["big.fr", "mid.com", "none.net"], "src_lang": "eng", "trg_lang": "fra", "n_urls_src": [40, 20, 5],
+    "site": ["big.fr", "mid.com", "none.net"], "src_lang": "eng", "trg_lang": "fra", "n_urls_src": [40, 20, 5],
     "n_urls_trg": [38, 15, 4], "predicted_pairs": [30, 10, 0], "expected_pairs": [29.5, 9.1, 0.2],
     "predicted_ratio": [0.79, 0.67, 0.0], "rank": [1, 2, 3], "bitext_documents": [9, 3, 0],
     "bitext_sentence_pairs": [250, 71, 0], "bitext_words_src": [3500, 1067, 0], "bitext_words_trg": [3700, 1190, 0]})

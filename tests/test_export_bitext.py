@@ -99,7 +99,7 @@ def document(src_paragraphs, trg_paragraphs):
             return None
         return [{"text": p, "type": "text", "lang": None, "boilerplate": False, "hash": str(i)}
                 for i, p in enumerate(paragraphs)] + [{"text": "Menu", "type": "text", "boilerplate": True}]
-    return {"host": "a.example", "src_url": "http://a.example/en", "trg_url": "http://a.example/fr",
+    return {"site": "a.example", "host": "a.example", "src_url": "http://a.example/en", "trg_url": "http://a.example/fr",
             "src_lang": "eng", "trg_lang": "fra", "p_parallel_content": 0.9,
             "src_paragraphs": texts(src_paragraphs), "trg_paragraphs": texts(trg_paragraphs)}
 
@@ -148,8 +148,8 @@ def write_inputs(spark, tmp_path) -> None:
     root = str(tmp_path)
     rows = [document(EN, FR), {**document(None, FR), "src_url": "http://a.example/en2", "trg_url": "http://a.example/fr2"},
             {**document(["Same words here."], ["Same words here."]), "src_url": "http://b.example/en",
-             "trg_url": "http://b.example/fr", "host": "b.example"}]
-    pairs = pd.DataFrame([{k: r[k] for k in ("host", "src_url", "trg_url", "src_lang", "trg_lang", "p_parallel_content")}
+             "trg_url": "http://b.example/fr", "site": "b.example", "host": "b.example"}]
+    pairs = pd.DataFrame([{k: r[k] for k in ("site", "host", "src_url", "trg_url", "src_lang", "trg_lang", "p_parallel_content")}
                           for r in rows])
     pairs["parallel"] = True
     other = pairs.iloc[[0]].assign(src_url="http://a.example/de", src_lang="deu")  # another language pair
@@ -200,12 +200,12 @@ def test_export_bitext_job_writes_every_format_and_balances(spark, tmp_path):
 
     # the shortlist carries each site's yield in words once export-bitext has run
     spark.createDataFrame(pd.DataFrame({
-        "host": ["a.example", "b.example"], "src_lang": "fra", "trg_lang": "eng", "n_urls_src": 5, "n_urls_trg": 5,
+        "site": ["a.example", "b.example"], "src_lang": "fra", "trg_lang": "eng", "n_urls_src": 5, "n_urls_trg": 5,
         "n_groups": 1, "n_urls_capped": 0, "n_groups_chunked": 0, "grouped_by": "site"})).write.parquet(f"{root}/rank_hosts")
-    spark.createDataFrame(pd.DataFrame({"host": ["a.example"], "src_url": ["u"], "trg_url": ["v"], "score": [0.9]})
+    spark.createDataFrame(pd.DataFrame({"site": ["a.example"], "src_url": ["u"], "trg_url": ["v"], "score": [0.9]})
                           ).write.parquet(f"{root}/alignment")
     run_job(ShortlistJob, spark, ["--root", root, "--langs", "fr,en"])
-    ranked = pd.read_parquet(tmp_path / "shortlist").set_index("host")
+    ranked = pd.read_parquet(tmp_path / "shortlist").set_index("site")
     assert ranked.loc["a.example", ["bitext_documents", "bitext_sentence_pairs", "bitext_words_trg"]].tolist() == [1, 3, 15]
     assert ranked.loc["a.example", "bitext_words_src"] == sites_words_fra(tmp_path)
 

@@ -32,7 +32,7 @@ def planned(spark, dataset, tmp_path_factory):  # noqa: F811
     root = tmp_path_factory.mktemp("crawl-plan")
     docs = pd.read_parquet(source / "docs")
     write_parquet_table(docs, str(root / "docs"))
-    shortlist = pd.DataFrame({"host": ["www.gamma.is", "www.beta.is", "www.alpha.is", "www.unseen.is"],
+    shortlist = pd.DataFrame({"site": ["www.gamma.is", "www.beta.is", "www.alpha.is", "www.unseen.is"],
                               "src_lang": "eng", "trg_lang": "isl", "predicted_pairs": [41, 30, 12, 3],
                               "predicted_ratio": [0.6, 0.5, 0.2, 0.1], "rank": [1, 2, 3, 4]})
     write_parquet_table(shortlist, str(root / "shortlist"))
@@ -47,15 +47,15 @@ def test_replay_keeps_the_planned_policys_fetch_order(spark, planned):
     root, _, _, replay, _ = planned
     summary = spark.read.parquet(str(root / "replay_summary")).toPandas()
     chosen = summary[summary["planned"]]
-    assert sorted(chosen["host"]) == ["alpha.is", "beta.is", "gamma.is"] and "oracle" not in set(chosen["policy"])
+    assert sorted(chosen["site"]) == ["alpha.is", "beta.is", "gamma.is"] and "oracle" not in set(chosen["policy"])
     for _, row in chosen.iterrows():  # the planned policy is the fastest plannable one to 80%
-        others = summary[(summary["host"] == row["host"]) & (summary["policy"] != "oracle")]
+        others = summary[(summary["site"] == row["site"]) & (summary["policy"] != "oracle")]
         assert row["fetches_to_80"] == others["fetches_to_80"].min()
     frontier = spark.read.parquet(str(root / "replay_frontier")).toPandas()
     assert replay["outputs"]["replay_frontier"] == len(frontier)
-    sizes = frontier.groupby("host")["rank"].agg(["min", "max", "count"])
+    sizes = frontier.groupby("site")["rank"].agg(["min", "max", "count"])
     assert (sizes["min"] == 1).all() and (sizes["max"] == sizes["count"]).all()
-    fetched = chosen.set_index("host")["fetched"]
+    fetched = chosen.set_index("site")["fetched"]
     assert sizes["count"].to_dict() == fetched.to_dict()
     assert frontier.loc[frontier["rank"] == 1, "seed"].all()
     strand = frontier[frontier["policy"] == "strand"]
@@ -144,7 +144,7 @@ def two_host_site(spark, tmp_path_factory):
     truth = truth.assign(src_url=truth["src_url"].str.replace("https://", "http://", regex=False),
                          trg_url=truth["trg_url"].str.replace("https://", "http://", regex=False))
     write_parquet_table(docs, str(root / "docs"))
-    shortlist = pd.DataFrame({"host": [TWO_HOSTS[0], TWO_HOSTS[1]], "src_lang": "eng", "trg_lang": "isl",
+    shortlist = pd.DataFrame({"site": [TWO_HOSTS[0], TWO_HOSTS[1]], "src_lang": "eng", "trg_lang": "isl",
                               "predicted_pairs": [20, 20], "predicted_ratio": [0.5, 0.5], "rank": [1, 2]})
     write_parquet_table(shortlist, str(root / "shortlist"))
     (root / "truth").mkdir()
@@ -159,7 +159,7 @@ def two_host_site(spark, tmp_path_factory):
 def test_a_site_on_two_hosts_is_replayed_and_planned_as_one(spark, two_host_site):
     root, _, _, report = two_host_site
     summary = spark.read.parquet(str(root / "replay_summary")).toPandas().set_index("policy")
-    assert set(summary["host"]) == {"delta.is"}  # both hosts, one site
+    assert set(summary["site"]) == {"delta.is"}  # both hosts, one site
     assert summary.loc["oracle", "recall"] == 1.0 and summary.loc["bfs", "recall"] > 0.9
     assert report["status"] == "ok" and report["balanced"] and report["kept"] == 1
     assert report["filtered"] == {"same_site": 1}  # the shortlist's second row is the same site

@@ -114,7 +114,7 @@ def test_fetch_docs_needs_a_source(tmp_path):
 
 def test_selection_modes(spark, tmp_path):
     rows = [{"url": f"http://{host}/p{i}", "warc_filename": "f.warc.gz", "warc_offset": i * 100, "warc_length": 100}
-            for host in ("a.com", "b.com", "c.com") for i in range(3)]
+            for host in ("a.com", "b.com", "www.c.com", "fr.c.com") for i in range(3)]
     write_table(tmp_path, "urls", urls_rows(rows))
     write_table(tmp_path, "candidates", [{"host": "a.com", "src_url": "http://a.com/p0", "trg_url": "http://a.com/p1"}])
 
@@ -126,7 +126,9 @@ def test_selection_modes(spark, tmp_path):
         return {row["url"] for row in job.selected_urls().collect()}
 
     assert selected("pairs") == {"http://a.com/p0", "http://a.com/p1"}
-    assert len(selected("all")) == 9
-    write_table(tmp_path, "shortlist", [{"host": "b.com", "score": 1.0}])
-    assert selected("shortlist") == {f"http://b.com/p{i}" for i in range(3)}
-    assert len(selected("all")) == 9  # a shortlist beside urls does not narrow --select all
+    assert len(selected("all")) == 12
+    write_table(tmp_path, "shortlist", [{"site": site, "src_lang": "eng", "trg_lang": "fra", "rank": rank}
+                                        for rank, site in enumerate(("b.com", "c.com"), 1)])
+    assert selected("shortlist") == {f"http://{host}/p{i}" for host in ("b.com", "www.c.com", "fr.c.com")
+                                     for i in range(3)}  # a site is all its hosts
+    assert len(selected("all")) == 12  # a shortlist beside urls does not narrow --select all

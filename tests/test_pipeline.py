@@ -67,7 +67,7 @@ def test_every_planned_site_replays_and_its_plan_covers_its_hosts_and_languages(
     truth = pd.read_parquet(demo_root / "archive" / "truth" / "pairs.parquet")
     docs = pd.read_parquet(table_location(str(demo_root / "docs")), columns=["url", "cld2_lang"])
     language = dict(zip(docs["url"], docs["cld2_lang"]))
-    oracle = summary[summary["policy"] == "oracle"].set_index("host")["recall"]
+    oracle = summary[summary["policy"] == "oracle"].set_index("site")["recall"]
     assert len(plan) and (oracle[plan["replay_site"]] > 0).all()
     multi_host = 0
     for row in plan.itertuples():
@@ -94,7 +94,7 @@ def test_demo_report_and_plots(demo_root):
     shortlist = pd.read_parquet(table_location(str(demo_root / "shortlist")))
     assert len(shortlist) > 0 and shortlist["bitext_sentence_pairs"].sum() > 0
     first = shortlist.sort_values("rank").iloc[0]
-    assert (f"| 1 | {first.host} | {first.n_urls_src:,} | {first.n_urls_trg:,} | {first.predicted_pairs:,} | "
+    assert (f"| 1 | {first.site} | {first.n_urls_src:,} | {first.n_urls_trg:,} | {first.predicted_pairs:,} | "
             f"{first.bitext_documents:,} | {first.bitext_sentence_pairs:,} | {first.bitext_words_src:,} | "
             f"{first.bitext_words_trg:,} |") in text
     demo = json.loads((demo_root / "_reports" / "demo.json").read_text())["metrics"]

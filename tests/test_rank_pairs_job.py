@@ -221,7 +221,9 @@ def test_rank_pairs_blocks_scores_splits_and_aligns(spark, tmp_path, models):
 
     aligned = spark.read.parquet(str(root / "alignment")).toPandas()
     assert aligned["src_url"].is_unique and aligned["trg_url"].is_unique and len(aligned) > 0
-    hosts = spark.read.parquet(str(root / "rank_hosts")).toPandas().set_index("host")
+    assert (aligned["host"] == aligned["src_url"].str.split("/").str[2]).all()  # the source page's host
+    assert (aligned["site"] != aligned["host"]).any()  # ... and the site it was ranked in, apart (www.site0.is)
+    hosts = spark.read.parquet(str(root / "rank_hosts")).toPandas().set_index("site")
     assert hosts.loc["big.is", "n_groups"] > 1 and hosts.loc["flat.is", "n_groups_chunked"] > 0
     assert hosts.loc["site7.is", "n_urls_src"] > 0  # en.site7.is and site7.is are one site
 
@@ -261,7 +263,7 @@ def test_rank_pairs_by_name_pairs_a_site_whose_languages_live_on_two_country_dom
     report, scored, _ = found["site"]
     assert report["filtered"]["site_one_language"] == len(urls) and scored.empty
     report, scored, hosts = found["name"]
-    assert set(scored["host"]) == {"example.*"}
+    assert set(scored["site"]) == {"example.*"}
     top = scored[scored["rank"] == 1]
     assert len(set(zip(top["src_url"], top["trg_url"])) & set(pairs)) >= 10
     assert set(hosts["grouped_by"]) == {"name"}

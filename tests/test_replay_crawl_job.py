@@ -30,7 +30,7 @@ def dataset(tmp_path_factory):
     truth = pd.concat([t for _, t in sites], ignore_index=True)
     (root / "truth").mkdir()
     truth.assign(convention="synthetic").to_parquet(root / "truth" / "pairs.parquet")
-    shortlist = pd.DataFrame({"host": [*HOSTS, "www.unseen.is"], "src_lang": "eng", "trg_lang": "isl",
+    shortlist = pd.DataFrame({"site": [*HOSTS, "www.unseen.is"], "src_lang": "eng", "trg_lang": "isl",
                               "predicted_pairs": [12, 30, 41, 3], "predicted_ratio": [0.2, 0.5, 0.6, 0.1]})
     write_parquet_table(shortlist, str(root / "shortlist"))
     archived = docs[(docs["status"] == "ok") & docs["url"].notna()]
@@ -64,21 +64,21 @@ def test_replay_without_models_skips_smart_and_reports(spark, dataset):
     summary = spark.read.parquet(str(root / "replay_summary")).toPandas()
     assert sorted(summary["policy"].unique()) == ["bfs", "bfs+cld2", "ilsp", "oracle", "random", "strand"]
     assert (summary["status"] == "ok").all()
-    for host, group in summary.groupby("host"):
+    for site, group in summary.groupby("site"):
         auc = group.set_index("policy")["auc"]
         assert auc["oracle"] == auc.max() and auc["strand"] > auc["bfs"] + 0.3
-        assert (group["n_docs"] == counts["n_docs"][host]).all() and (group["budget_fetches"] == group["n_docs"]).all()
+        assert (group["n_docs"] == counts["n_docs"][site]).all() and (group["budget_fetches"] == group["n_docs"]).all()
     curves = spark.read.parquet(str(root / "replay_curves")).toPandas()
     assert report["outputs"]["replay_curves"] == len(curves) > 15 * 100
-    ends = curves.sort_values("fetched").groupby(["host", "policy"]).last().reset_index()
-    merged = ends.merge(summary, on=["host", "policy"], suffixes=("_curve", ""))
+    ends = curves.sort_values("fetched").groupby(["site", "policy"]).last().reset_index()
+    merged = ends.merge(summary, on=["site", "policy"], suffixes=("_curve", ""))
     assert (merged["docs_found_curve"] == merged["docs_found"]).all()
     assert (merged["fetched_curve"] == merged["fetched"]).all()
-    assert curves.groupby(["host", "policy"])["fetched"].min().eq(0).all()
+    assert curves.groupby(["site", "policy"])["fetched"].min().eq(0).all()
     deciles = spark.read.parquet(str(root / "replay_deciles")).toPandas()
     assert sorted(deciles["decile"].unique()) == list(range(1, 11))
-    total = deciles.groupby(["host", "policy"])["docs_in_decile"].sum().reset_index()
-    assert (total.merge(summary, on=["host", "policy"]).eval("docs_in_decile == docs_found")).all()
+    total = deciles.groupby(["site", "policy"])["docs_in_decile"].sum().reset_index()
+    assert (total.merge(summary, on=["site", "policy"]).eval("docs_in_decile == docs_found")).all()
 
     out = root / "replay"
     for name in ("report.md", "report.html", "yield_curves.png", "deciles.png", "prediction.png"):
@@ -116,7 +116,7 @@ def test_replay_with_url_models_verified_pairs_and_seed_file(spark, dataset, tin
     summary = spark.read.parquet(str(root / "replay_summary")).toPandas()
     assert sorted(summary["policy"].unique()) == ["bfs", "smart"] and (summary["status"] == "ok").all()
     assert (summary["budget_fetches"] == np.round(0.5 * summary["n_docs"])).all()
-    auc = summary.pivot(index="host", columns="policy", values="auc")
+    auc = summary.pivot(index="site", columns="policy", values="auc")
     assert (auc["smart"] > auc["bfs"]).all()
     speed = report["metrics"]["smart_vs_bfs_fetches_to_80"]
     assert speed["hosts_only_bfs_reached"] == 0
@@ -154,12 +154,12 @@ def test_a_site_spans_its_language_subdomains(spark, tmp_path):
         assert report["status"] == "ok" and report["balanced"], report
         results[group_by] = spark.read.parquet(str(root / "replay_summary")).toPandas().set_index("policy")
     site = results["site"]
-    assert list(site["host"].unique()) == ["delta.is"] and (site["n_pairs"] == len(truth)).all()
+    assert list(site["site"].unique()) == ["delta.is"] and (site["n_pairs"] == len(truth)).all()
     assert site.loc["oracle", "pairs_found"] == site.loc["bfs", "pairs_found"] == len(truth)
     assert site.loc["bfs", "n_docs"] == (docs["status"] == "ok").sum()
-    # each host alone: the truth pairs join their English side's host, whose graph lacks the other side
+    # each host alone (its own site): the truth pairs join their English side's host, whose graph lacks the other side
     host = results["host"]
-    assert list(host["host"].unique()) == ["en.delta.is"] and (host["n_pairs"] == 0).all()
+    assert list(host["site"].unique()) == ["en.delta.is"] and (host["n_pairs"] == 0).all()
     assert (host["n_unusable_truth_pairs"] == len(truth)).all()
 
 
@@ -214,10 +214,10 @@ def test_several_pairs_are_replayed_in_one_job_each_into_its_partitions(spark, t
     # each pair counts every docs row: its own site's replayed, the other site's without truth pairs
     assert report["inputs"]["docs"] == 3 * len(docs) and report["filtered"]["pair_no_truth_pairs"] == len(docs)
     by_pair = report["metrics"]["by_pair"]
-    for label, host in (("eng-isl", "iceland.is"), ("eng-fra", "paris.fr")):
+    for label, site in (("eng-isl", "iceland.is"), ("eng-fra", "paris.fr")):
         assert by_pair[label]["hosts_replayed"] == 1 and report["by_pair"][label]["status"] == "ok"
         summary = pd.read_parquet(root / "replay_summary").query(f"lang_pair == '{label}'")
-        assert set(summary["host"]) == {host} and set(summary["policy"]) == {"bfs", "strand"}
+        assert set(summary["site"]) == {site} and set(summary["policy"]) == {"bfs", "strand"}
         for plot in (f"yield_curves-{label}.png", f"deciles-{label}.png"):
             assert (root / "replay" / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", plot
         assert f"yield_curves-{label}.png" in (root / "replay" / f"report-{label}.md").read_text()

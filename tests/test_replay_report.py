@@ -11,11 +11,11 @@ PNG = b"\x89PNG\r\n\x1a\n"
 POLICIES = ("bfs", "smart", "oracle")
 
 
-def summary(hosts: list[str]) -> pd.DataFrame:
+def summary(sites: list[str]) -> pd.DataFrame:
     rows = []
-    for number, (host, policy) in enumerate(itertools.product(hosts, POLICIES)):
+    for number, (site, policy) in enumerate(itertools.product(sites, POLICIES)):
         fetches = 10.0 + number
-        rows.append({"host": host, "policy": policy, "status": "ok", "n_docs": 40, "n_parallel_docs": 20, "n_pairs": 10,
+        rows.append({"site": site, "policy": policy, "status": "ok", "n_docs": 40, "n_parallel_docs": 20, "n_pairs": 10,
                      "auc": 0.3 + 0.1 * POLICIES.index(policy), "recall": 1.0, "pairs_found": 10 - number // 3,
                      "docs_found": 20, "fetched": 40, "wasted_fetches": 1, "bytes_fetched": 12_345,
                      **{f"fetches_to_{p}": fetches * p / 50 for p in (50, 80, 90)},
@@ -24,7 +24,7 @@ def summary(hosts: list[str]) -> pd.DataFrame:
 
 
 def means() -> tuple[pd.DataFrame, pd.DataFrame]:
-    curves = pd.DataFrame([{"policy": p, "percent": x, "mean_recall": min(1.0, x / 60), "hosts": 3}
+    curves = pd.DataFrame([{"policy": p, "percent": x, "mean_recall": min(1.0, x / 60), "sites": 3}
                            for p in POLICIES for x in range(101)])
     deciles = pd.DataFrame([{"policy": p, "decile": d, "mean_share": 0.1} for p in POLICIES for d in range(1, 11)])
     return curves, deciles
@@ -39,9 +39,9 @@ def test_rho_in_words_and_why_it_is_missing_only_when_it_is():
 
 
 def test_report_has_every_plot_and_no_nan_text():
-    hosts = ["a.example", "b.example", "c.example"]
-    table = summary(hosts)
-    shortlist = pd.DataFrame({"host": hosts, "predicted_pairs": [12, 5, 1], "predicted_ratio": [0.6, 0.3, 0.1]})
+    sites = ["a.example", "b.example", "c.example"]
+    table = summary(sites)
+    shortlist = pd.DataFrame({"site": sites, "predicted_pairs": [12, 5, 1], "predicted_ratio": [0.6, 0.3, 0.1]})
     comparison = metrics.prediction_agreement(shortlist, table, "smart")
     assert not np.isnan(comparison[1]["spearman_pairs"])
     curves, deciles = means()
@@ -50,5 +50,5 @@ def test_report_has_every_plot_and_no_nan_text():
     assert all(data[:8] == PNG and len(data) > 5000 for data in images.values())
     markdown = report.markdown()
     assert "- langs: eng, fra" in markdown and "Spearman" in markdown and "nan" not in markdown.lower()
-    assert "| a.example |" in markdown and "12,345" not in markdown  # totals are per policy: 3 hosts summed
+    assert "| a.example |" in markdown and "12,345" not in markdown  # totals are per policy: 3 sites summed
     assert "| bfs | 3 |" in markdown

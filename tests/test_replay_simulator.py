@@ -171,9 +171,9 @@ def test_summary_row_of_a_crawl():
 def test_spearman_and_speedup_versus_a_baseline():
     assert metrics.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
     assert math.isnan(metrics.spearman([1, 2], [1, 2]))
-    summary = pd.DataFrame({"host": ["a", "a", "b", "b"], "policy": ["smart", "bfs"] * 2,
+    summary = pd.DataFrame({"site": ["a", "a", "b", "b"], "policy": ["smart", "bfs"] * 2,
                             "fetches_to_80": [10, 40, None, 50]})
-    speed = metrics.speedup_versus(summary).set_index("host")
+    speed = metrics.speedup_versus(summary).set_index("site")
     assert speed.loc["a", "ratio"] == 0.25 and np.isnan(speed.loc["b", "ratio"])
 
 
@@ -188,18 +188,18 @@ def test_make_policy_by_name():
 def test_shortlist_sites_are_compared_with_the_replays_of_their_hosts():
     from parascout.jobs.replay_crawl import shortlist_site_of
 
-    shortlist = pd.DataFrame({"host": ["example.fr", "other.com", "b.org", "never-replayed.net"],
+    shortlist = pd.DataFrame({"site": ["example.fr", "other.com", "b.org", "never-replayed.net"],
                               "predicted_pairs": [30.0, 20.0, 10.0, 5.0], "predicted_ratio": [0.5, 0.4, 0.2, 0.1]})
     rows = [("www.example.fr", 40, 30), ("en.example.fr", 10, 2), ("www.other.com", 12, 8), ("b.org", 3, 1)]
-    summary = pd.DataFrame([{"host": host, "policy": "smart", "status": "ok", "n_docs": 100, "n_pairs": pairs,
-                             "pairs_found": pairs, "docs_found": docs, "fetched": 100} for host, docs, pairs in rows])
+    summary = pd.DataFrame([{"site": site, "policy": "smart", "status": "ok", "n_docs": 100, "n_pairs": pairs,
+                             "pairs_found": pairs, "docs_found": docs, "fetched": 100} for site, docs, pairs in rows])
     merged, stats = metrics.prediction_agreement(shortlist, summary, "smart",
-                                                 site_of=shortlist_site_of(shortlist["host"], ("eng", "fra")))
+                                                 site_of=shortlist_site_of(shortlist["site"], ("eng", "fra")))
     assert stats["hosts_compared"] == 3 and stats["shortlist_hosts_not_replayed"] == 1
-    assert merged.set_index("host").loc["example.fr", "pairs_found"] == 32  # its two hosts summed
+    assert merged.set_index("site").loc["example.fr", "pairs_found"] == 32  # its two hosts summed
     assert stats["spearman_pairs"] == pytest.approx(1.0)
     _, raw = metrics.prediction_agreement(shortlist, summary, "smart")
-    assert raw["hosts_compared"] == 1  # by raw host only b.org matches
+    assert raw["hosts_compared"] == 1  # by the replayed names alone only b.org matches
 
 
 def test_a_site_graph_follows_links_between_its_hosts_even_when_flagged_off_host():

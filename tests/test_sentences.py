@@ -44,7 +44,7 @@ def test_a_100k_sentence_document_gives_a_reason_quickly():
     started = time.process_time()
     sentences, reason = split_sentences([" ".join(huge[:50_000])] + huge[50_000:])
     assert (sentences, reason) == ([], TOO_MANY_SENTENCES)
-    assert time.process_time() - started < 5
+    assert time.process_time() - started < 30  # a quadratic split of 100,000 sentences takes minutes
     assert {EMPTY_TEXT, TOO_MANY_SENTENCES} == BAD_REASONS
 
 

@@ -131,7 +131,7 @@ def _sites_section(report: Report, summaries: list[dict], shortlist: pd.DataFram
         "(export-bitext).")
     ordered = shortlist.sort_values("rank")
     table = pd.DataFrame({
-        "rank": ordered["rank"], "site": ordered["host"],
+        "rank": ordered["rank"], "site": ordered["site"],
         f"{src} URLs": ordered["n_urls_src"], f"{trg} URLs": ordered["n_urls_trg"],
         "predicted pairs": ordered["predicted_pairs"],
         "documents": ordered["bitext_documents"], "sentence pairs": ordered["bitext_sentence_pairs"],

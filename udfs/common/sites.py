@@ -105,3 +105,14 @@ def bind_sites(languages: tuple[str, str] | None, grouped_by: str):
         return sites_of_hosts(batches, languages=tuple(languages) if languages else None, grouped_by=grouped_by)
 
     return sites
+
+
+def with_page_hosts(pairs):
+    """Spark: a pair table as it is written, its grouping key `host` (the site rank-pairs and verify-pairs group a
+    pair's pages by) as `site` first, and `host` the source page's host after it."""
+    from pyspark.sql import functions as F
+
+    from parascout.udfs.index.cdx_records import url_host
+
+    others = [column for column in pairs.columns if column != "host"]
+    return pairs.select(F.col("host").alias("site"), url_host(F.col("src_url")).alias("host"), *others)

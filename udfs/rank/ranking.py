@@ -293,5 +293,4 @@ def site_summary(kept, max_group_urls: int):
                                      F.sum((F.col("lang") == F.col("trg_lang")).cast("long")).alias("n_urls_trg"))
     return (counts.join(by_site, site)
             .select("site", "n_urls_src", "n_urls_trg", "n_groups", "n_urls_capped", "n_groups_chunked",
-                    "src_lang", "trg_lang", "lang_pair")
-            .withColumnRenamed("site", "host"))
+                    "src_lang", "trg_lang", "lang_pair"))

@@ -1,7 +1,7 @@
 """Replay crawl policies over archived link graphs: how fast would each find the parallel documents?
 
     from parascout.udfs.replay import build_graph, make_policy, simulate
-    graph = build_graph(docs_of_one_host)
+    graph = build_graph(docs_of_one_site)
     result = simulate(graph, make_policy("smart", langs=("eng", "isl"), lang_scorer=..., pair_scorer=...),
                       truth_pairs, budget=1.0)
     result.summary(), result.curve()

@@ -1,8 +1,8 @@
-"""Per-host replay for Spark's cogroup().applyInPandas: one host's docs + truth in, one row per policy out.
+"""Per-site replay for Spark's cogroup().applyInPandas: one site's docs + truth in, one row per policy out.
 
 Pandas in, pandas out, no SparkSession: the job wires `replay_host` to Spark. A row carries the
 summary metrics and, as arrays, the sampled yield curve (every 1% of the budget plus the end),
-the Fig. 7 deciles and the recall on a fixed 0..100% grid (for mean curves across hosts).
+the Fig. 7 deciles and the recall on a fixed 0..100% grid (for mean curves across sites).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from parascout.udfs.replay.simulator import simulate
 log = logging.getLogger("parascout.replay")
 
 SUMMARY_SCHEMA = (
-    "host string, policy string, status string, n_rows long, n_docs long, n_nodes long, n_links long, "
+    "site string, policy string, status string, n_rows long, n_docs long, n_nodes long, n_links long, "
     "n_offhost_links long, n_truth_pairs long, n_unusable_truth_pairs long, n_pairs long, n_parallel_docs long, "
     "budget_fetches long, fetched long, wasted_fetches long, bytes_fetched long, pairs_found long, docs_found long, "
     "recall double, pair_recall double, auc double, fetches_to_50 long, fetches_to_80 long, fetches_to_90 long, "
@@ -48,7 +48,7 @@ INTEGER_COLUMNS = [part.strip().split(" ", 1)[0] for part in SUMMARY_SCHEMA.spli
 
 @dataclass
 class ReplayRun:
-    """What every host's replay shares: languages, policies, budget, seeds, model directories, and the policies' and
+    """What every site's replay shares: languages, policies, budget, seeds, model directories, and the policies' and
     simulator's knobs (`config`)."""
 
     langs: tuple[str, str]
@@ -56,7 +56,7 @@ class ReplayRun:
     budget: float = 1.0
     count_missing_as_fetch: bool = True
     random_seed: int = 0
-    seeds: dict[str, list[str]] = field(default_factory=dict)  # host -> seed URLs; absent: the home page
+    seeds: dict[str, list[str]] = field(default_factory=dict)  # site or host -> seed URLs; absent: the home page
     lang_model: str | None = None
     pair_model: str | None = None
     config: ReplayConfig = DEFAULT
@@ -71,16 +71,16 @@ def model_scorers(lang_model: str, pair_model: str):
 
 
 def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayRun) -> pd.DataFrame:
-    """Replay every configured policy on one host, or one site when `docs` has a `site` column (its rows may
-    span the site's hosts); a policy that fails yields a row with status 'failed: ...'."""
+    """Replay every configured policy on one site, named by the docs' `site` column (its rows may span the site's
+    hosts) or, without one, by their host; a policy that fails yields a row with status 'failed: ...'."""
     if docs.empty:
         return pd.DataFrame(columns=RESULT_COLUMNS)
-    host = str(docs["site"].iloc[0] if "site" in docs else docs["host"].iloc[0])  # a site spans its hosts
+    site = str(docs["site"].iloc[0] if "site" in docs else docs["host"].iloc[0])  # a site spans its hosts
     started = time.perf_counter()
-    graph = build_graph(docs, host)
+    graph = build_graph(docs, site)
     truth_index = build_truth(graph, truth)
-    seeds = config.seeds.get(host) or [url for name in sorted(graph.scope) for url in config.seeds.get(name, [])] or None
-    base = {"host": host, "n_rows": len(docs), "n_truth_pairs": truth_index.n_input_pairs,
+    seeds = config.seeds.get(site) or [url for name in sorted(graph.scope) for url in config.seeds.get(name, [])] or None
+    base = {"site": site, "n_rows": len(docs), "n_truth_pairs": truth_index.n_input_pairs,
             "n_unusable_truth_pairs": truth_index.n_unusable_pairs}
     rows, crawls = [], {}
     for name in config.policies:
@@ -90,8 +90,8 @@ def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayRun) -> p
             result = simulate(graph, policy, truth_index, budget=config.budget, seeds=seeds,
                               count_missing_as_fetch=config.count_missing_as_fetch,
                               sample_every=config.config.sample_every)
-        except Exception as error:  # noqa: BLE001  (a host's failure is counted in its row, never the job's end)
-            log.warning("replay of %s with %s failed: %s: %s", host, name, type(error).__name__, error)
+        except Exception as error:  # noqa: BLE001  (a site's failure is counted in its row, never the job's end)
+            log.warning("replay of %s with %s failed: %s: %s", site, name, type(error).__name__, error)
             rows.append({**base, "policy": name, "status": f"failed: {type(error).__name__}: {error}"[:500]})
             continue
         rows.append({**base, **_result_row(result, graph)})
@@ -101,7 +101,7 @@ def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayRun) -> p
         row["planned"] = row["policy"] == planned
         if row["planned"]:
             row.update(frontier_columns(*crawls[planned]))
-    log.info("replayed %s (%d docs, %d parallel) with %d policies in %.2fs", host, graph.n_docs,
+    log.info("replayed %s (%d docs, %d parallel) with %d policies in %.2fs", site, graph.n_docs,
              truth_index.n_parallel_docs, len(config.policies), time.perf_counter() - started)
     return _typed(pd.DataFrame(rows, columns=RESULT_COLUMNS))
 

@@ -1,6 +1,6 @@
 """A site's archived link graph for the replay: URLs interned to ids, adjacency, and the truth pairs on it.
 
-A `SiteGraph` interns a host's URLs to integer ids once (archived documents first, so
+A `SiteGraph` interns a site's URLs to integer ids once (archived documents first, so
 "is an archived document" is `id < n_docs`), with adjacency as lists of ints (and as CSR
 arrays). URLs are identified without their scheme (`url_key`), so http://h/x and https://h/x
 are one page. Where `docs` has `outlink_cues` (the language each link's context names:
@@ -28,9 +28,9 @@ def url_key(url: str) -> str:
 
 @dataclass
 class SiteGraph:
-    """One host's link graph: URLs interned to ids, archived documents first."""
+    """A site's link graph (one host, or every host of the site): URLs interned to ids, archived documents first."""
 
-    host: str
+    site: str
     urls: list[str]
     index: dict[str, int]
     links: list[list[int]]
@@ -39,7 +39,7 @@ class SiteGraph:
     n_docs: int
     n_offhost_links: int = 0
     n_duplicate_rows: int = 0
-    scope: frozenset[str] = frozenset()  # the hosts crawled (besides `host`): more than one for a site
+    scope: frozenset[str] = frozenset()  # the hosts crawled (besides `site`): more than one for a site of several hosts
     link_cues: list[list[str | None]] | None = None  # per link (aligned with `links`): the language its context names
     _csr: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
@@ -66,16 +66,17 @@ class SiteGraph:
         return found
 
     def home(self) -> int:
-        """The site's home page as the paper seeds a crawl: the root URL of the host (or, for a site, of its
-        name, its www host, then its shortest-named host with an archived root), else its shortest archived URL."""
-        roots = [self.host, f"www.{self.host}", *sorted(self.scope, key=lambda host: (len(host), host))]
+        """The site's home page as the paper seeds a crawl: the root URL of the site's name (a host, or a site's
+        registered domain), its www host, then its shortest-named host with an archived root, else its shortest
+        archived URL."""
+        roots = [self.site, f"www.{self.site}", *sorted(self.scope, key=lambda host: (len(host), host))]
         for host in roots:
             root = self.index.get(f"//{host}/")
             if root is not None and root < self.n_docs:
                 return root
         if self.n_docs:
             return min(range(self.n_docs), key=lambda node: (len(self.urls[node]), self.urls[node]))
-        return self.node(f"https://{self.host}/", add=True)
+        return self.node(f"https://{self.site}/", add=True)
 
     def homes(self) -> list[int]:
         """A crawl's seeds: the home page, then the home of each other host of a site (its archived root, else its
@@ -111,14 +112,14 @@ class SiteGraph:
         return np.array([cue for cues in self.link_cues for cue in cues] or [], dtype=object).reshape(-1)
 
 
-def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
+def build_graph(docs: pd.DataFrame, site: str | None = None) -> SiteGraph:
     """Intern one host's or site's `docs` rows (url, status, cld2_lang, outlinks[, host, outlinks_same_host,
-    outlink_cues, warc_length]); `host` names the graph (default: the docs' host). A link is inside the crawl scope when it
-    points to `host` or to a host of the docs rows."""
-    if host is None:
-        host = str(docs["host"].iloc[0]) if "host" in docs and len(docs) else _host_of(docs)
+    outlink_cues, warc_length]); `site` names the graph (default: the docs' host). A link is inside the crawl scope when it
+    points to `site` or to a host of the docs rows."""
+    if site is None:
+        site = str(docs["host"].iloc[0]) if "host" in docs and len(docs) else _host_of(docs)
     scope = frozenset(h for h in docs["host"].dropna().unique()) if "host" in docs else frozenset()
-    scope |= {host}
+    scope |= {site}
     rows = docs.assign(_not_ok=docs["status"].ne("ok"), _key=docs["url"].map(url_key))
     rows = rows.sort_values(["_not_ok", "_key"], kind="stable")
     unique = rows.drop_duplicates("_key", keep="first")
@@ -130,8 +131,8 @@ def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
     same_host_flags = unique["outlinks_same_host"].tolist() if "outlinks_same_host" in unique else None
     cue_lists = unique["outlink_cues"].tolist() if "outlink_cues" in unique else None
     link_cues: list[list[str | None]] | None = [] if cue_lists is not None else None
-    prefixes = (f"//{host}/", f"//{host}:")
-    site = len(scope) > 1  # a link flagged off-host may point to another host of the site
+    prefixes = (f"//{site}/", f"//{site}:")
+    several_hosts = len(scope) > 1  # a link flagged off-host may point to another host of the site
     links: list[list[int]] = []
     offhost = 0
     for row, outlinks in enumerate(unique["outlinks"].tolist()):
@@ -146,7 +147,7 @@ def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
         for position, link in enumerate(outlinks):
             key = url_key(link)
             same = flags[position] if flags is not None and flags[position] is not None else key.startswith(prefixes)
-            if not same and site:
+            if not same and several_hosts:
                 same = _key_host(key) in scope
             if not same:
                 offhost += 1
@@ -165,7 +166,7 @@ def build_graph(docs: pd.DataFrame, host: str | None = None) -> SiteGraph:
     links.extend([] for _ in range(len(urls) - len(links)))
     if link_cues is not None:
         link_cues.extend([] for _ in range(len(urls) - len(link_cues)))
-    return SiteGraph(host=host, urls=urls, index=index, links=links, langs=langs, sizes=sizes, n_docs=n_docs,
+    return SiteGraph(site=site, urls=urls, index=index, links=links, langs=langs, sizes=sizes, n_docs=n_docs,
                      n_offhost_links=offhost, n_duplicate_rows=len(rows) - len(unique), scope=scope,
                      link_cues=link_cues)
 

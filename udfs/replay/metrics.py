@@ -42,7 +42,7 @@ def fetches_to_share(events: Sequence[int], n_parallel: int, share: float) -> in
 
 
 def grid_recall(events: Sequence[int], n_parallel: int, budget_fetches: int, points: int = GRID_POINTS) -> list[float]:
-    """Recall at 0%, 1%, ..., 100% of the budget: curves of different hosts on one x axis."""
+    """Recall at 0%, 1%, ..., 100% of the budget: curves of different sites on one x axis."""
     counts = np.ceil(np.linspace(0, 1, points) * budget_fetches).astype(np.int64)
     return recall_at(events, n_parallel, counts).tolist()
 
@@ -61,7 +61,7 @@ def summarise(result) -> dict:
     """One summary row of a CrawlResult (the `replay_summary` columns)."""
     n_parallel = result.n_parallel_docs
     row = {
-        "host": result.host, "policy": result.policy, "n_docs": result.n_docs, "n_parallel_docs": n_parallel,
+        "site": result.site, "policy": result.policy, "n_docs": result.n_docs, "n_parallel_docs": n_parallel,
         "n_pairs": result.n_pairs, "budget_fetches": result.budget_fetches, "fetched": result.fetched,
         "wasted_fetches": result.wasted_fetches, "bytes_fetched": result.bytes_fetched,
         "pairs_found": result.pairs_found, "docs_found": result.docs_found,
@@ -91,14 +91,14 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 def policy_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per policy across hosts: mean AUC and recall, median share of fetches to 50/80/90%, totals."""
+    """Per policy across sites: mean AUC and recall, median share of fetches to 50/80/90%, totals."""
     grouped = summary.groupby("policy", sort=False)
     table = pd.DataFrame({
-        "hosts": grouped["host"].nunique(),
+        "sites": grouped["site"].nunique(),
         "mean_auc": grouped["auc"].mean(),
         "mean_recall": grouped["recall"].mean(),
         **{f"median_share_to_{p}": grouped[f"share_fetches_to_{p}"].median() for p in (50, 80, 90)},
-        **{f"hosts_reaching_{p}": grouped[f"fetches_to_{p}"].count() for p in (50, 80, 90)},
+        **{f"sites_reaching_{p}": grouped[f"fetches_to_{p}"].count() for p in (50, 80, 90)},
         "wasted_fetches": grouped["wasted_fetches"].sum(),
         "bytes_fetched": grouped["bytes_fetched"].sum(),
     })
@@ -107,11 +107,11 @@ def policy_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 def speedup_versus(summary: pd.DataFrame, policy: str = "smart", baseline: str = "bfs",
                    percent: int = 80) -> pd.DataFrame:
-    """Per host: fetches `policy` needs to reach `percent`% of the parallel documents over `baseline`'s."""
+    """Per site: fetches `policy` needs to reach `percent`% of the parallel documents over `baseline`'s."""
     column = f"fetches_to_{percent}"
-    wide = summary.pivot(index="host", columns="policy", values=column)
+    wide = summary.pivot(index="site", columns="policy", values=column)
     if policy not in wide or baseline not in wide:
-        return pd.DataFrame(columns=["host", policy, baseline, "ratio"])
+        return pd.DataFrame(columns=["site", policy, baseline, "ratio"])
     out = wide[[policy, baseline]].astype(float).reset_index()
     out["ratio"] = out[policy] / out[baseline]
     return out
@@ -119,26 +119,27 @@ def speedup_versus(summary: pd.DataFrame, policy: str = "smart", baseline: str =
 
 def prediction_agreement(shortlist: pd.DataFrame, summary: pd.DataFrame, policy: str,
                          site_of: Callable[[str], str] | None = None) -> tuple[pd.DataFrame, dict]:
-    """Shortlist's model-only prediction vs the replay of `policy`, per host, and Spearman's rho over hosts.
+    """Shortlist's model-only prediction vs the replay of `policy`, per site, and Spearman's rho over sites.
 
     The replay side is pairs_found (vs predicted_pairs) and replay_ratio = parallel documents
-    found per fetched document (vs predicted_ratio). The shortlist names sites when rank-pairs
-    grouped hosts (www.x.com and fr.x.com -> x.com): `site_of` maps a replayed host to that name,
-    and the replays of a site's hosts are summed. Shortlist hosts that were not replayed are left
-    out and counted.
+    found per fetched document (vs predicted_ratio). The shortlist names sites as rank-pairs grouped
+    hosts (www.x.com and fr.x.com -> x.com), which may differ from the replay's sites (replay-crawl
+    --group-by): `site_of` maps a replayed site to the shortlist's name, and the replays mapped to one
+    name are summed. Shortlist sites that were not replayed are left out and counted. One row per
+    compared site.
     """
     replayed = summary[(summary["policy"] == policy) & (summary["status"] == "ok")]
-    replayed = replayed[["host", "n_docs", "n_pairs", "pairs_found", "docs_found", "fetched"]]
+    replayed = replayed[["site", "n_docs", "n_pairs", "pairs_found", "docs_found", "fetched"]]
     if site_of is not None:
-        replayed = (replayed.assign(host=replayed["host"].map(site_of))
-                    .groupby("host", as_index=False, sort=False).sum())
-    merged = shortlist[["host", "predicted_pairs", "predicted_ratio"]].merge(replayed, on="host", how="inner")
+        replayed = (replayed.assign(site=replayed["site"].map(site_of))
+                    .groupby("site", as_index=False, sort=False).sum())
+    merged = shortlist[["site", "predicted_pairs", "predicted_ratio"]].merge(replayed, on="site", how="inner")
     merged["replay_ratio"] = merged["docs_found"] / merged["fetched"].where(merged["fetched"] > 0)
     merged = merged.sort_values("predicted_pairs", ascending=False, kind="stable").reset_index(drop=True)
     stats = {
         "policy": policy,
         "hosts_compared": len(merged),
-        "shortlist_hosts_not_replayed": int(shortlist["host"].nunique() - merged["host"].nunique()),
+        "shortlist_hosts_not_replayed": int(shortlist["site"].nunique() - merged["site"].nunique()),
         "spearman_pairs": spearman(merged["predicted_pairs"], merged["pairs_found"]),
         "spearman_ratio": spearman(merged["predicted_ratio"], merged["replay_ratio"]),
     }
@@ -146,7 +147,7 @@ def prediction_agreement(shortlist: pd.DataFrame, summary: pd.DataFrame, policy:
 
 
 def headline(summary: pd.DataFrame) -> dict:
-    """Job-report metrics of the replayed hosts: mean AUC and median share to 80% per policy, smart vs bfs."""
+    """Job-report metrics of the replayed sites: mean AUC and median share to 80% per policy, smart vs bfs."""
     ok = summary[summary["status"] == "ok"]
     if ok.empty:
         return {}

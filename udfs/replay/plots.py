@@ -1,5 +1,5 @@
 """PNG plots of replayed crawls (matplotlib, Agg backend): mean yield curves, Fig.-7-style decile panels,
-the shortlist's prediction vs the replay per host."""
+the shortlist's prediction vs the replay per site."""
 from __future__ import annotations
 
 import io
@@ -32,20 +32,20 @@ def _png(plt, figure, layout: bool = True) -> bytes:
 def mean_yield_curves(curves: pd.DataFrame, budget: float = 1.0) -> bytes:
     """Mean share of parallel documents found vs share of the budget spent, one line per policy.
 
-    curves: policy, percent (0..100 of the budget), mean_recall, hosts.
+    curves: policy, percent (0..100 of the budget), mean_recall, sites.
     """
     plt, figure, axes = _figure(8.5, 4.5)
-    hosts = curves.groupby("policy", sort=False)["hosts"].max()
-    same_hosts = hosts.nunique() == 1
+    sites = curves.groupby("policy", sort=False)["sites"].max()
+    same_sites = sites.nunique() == 1
     for policy, group in curves.groupby("policy", sort=False):
         group = group.sort_values("percent")
-        label = policy if same_hosts else f"{policy} ({int(hosts[policy])} hosts)"
+        label = policy if same_sites else f"{policy} ({int(sites[policy])} sites)"
         axes.plot(group["percent"] * budget, group["mean_recall"] * 100, label=label,
                   color=POLICY_COLOURS.get(policy), linewidth=2.2 if policy.startswith("smart") else 1.4,
                   linestyle="--" if policy in ("oracle", "random") else "-")
-    axes.set_xlabel("documents fetched (% of the host's archived documents)")
-    axes.set_ylabel("parallel documents found (% of the host's)")
-    over = f" over {int(hosts.iloc[0])} hosts" if same_hosts and len(hosts) else ""
+    axes.set_xlabel("documents fetched (% of the site's archived documents)")
+    axes.set_ylabel("parallel documents found (% of the site's)")
+    over = f" over {int(sites.iloc[0])} sites" if same_sites and len(sites) else ""
     axes.set_title(f"Mean yield curve per policy{over} (higher and further left is better)", fontsize=10)
     axes.set_ylim(0, 100)
     axes.grid(alpha=0.3)
@@ -54,7 +54,7 @@ def mean_yield_curves(curves: pd.DataFrame, budget: float = 1.0) -> bytes:
 
 
 def decile_bars(deciles: pd.DataFrame) -> bytes:
-    """The paper's Fig. 7 view as small multiples: one panel per policy, the mean % of a host's parallel
+    """The paper's Fig. 7 view as small multiples: one panel per policy, the mean % of a site's parallel
     documents found in each decile of its fetches, against the even spread (10% per decile).
 
     deciles: policy, decile (1..10), mean_share.
@@ -88,18 +88,18 @@ def decile_bars(deciles: pd.DataFrame) -> bytes:
         axes.set_ylabel("% of parallel docs found", fontsize=8)
     handles, labels = grid.flat[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="upper right", fontsize=8, ncol=2)
-    figure.suptitle("Where in the crawl each policy finds the parallel documents (mean over hosts)",
+    figure.suptitle("Where in the crawl each policy finds the parallel documents (mean over sites)",
                     fontsize=10, x=0.02, ha="left")
     figure.tight_layout(rect=(0, 0, 1, 1 - 0.3 / figure.get_figheight()))  # 0.3 inch for the title and legend
     return _png(plt, figure, layout=False)
 
 
-#: hosts named on the prediction scatter (the rest are points only): above this, the top ones by prediction
-MAX_LABELLED_HOSTS = 25
+#: sites named on the prediction scatter (the rest are points only): above this, the top ones by prediction
+MAX_LABELLED_SITES = 25
 
 
 def prediction_scatter(comparison: pd.DataFrame, policy: str, spearman: float | None = None) -> bytes:
-    """Shortlist's predicted pairs vs pairs the replay found per host (log-log), hosts named, y = x for reference."""
+    """Shortlist's predicted pairs vs pairs the replay found per site (log-log), sites named, y = x for reference."""
     from matplotlib.ticker import FuncFormatter
 
     plt, figure, axes = _figure(6.5, 5.5)
@@ -107,15 +107,15 @@ def prediction_scatter(comparison: pd.DataFrame, policy: str, spearman: float | 
     axes.set_yscale("log")
     x, y = comparison["predicted_pairs"] + 1, comparison["pairs_found"] + 1
     rho = "Spearman ρ undefined" if spearman is None or np.isnan(spearman) else f"Spearman ρ = {spearman:.2f}"
-    axes.scatter(x, y, s=22, alpha=0.8, color="#d62728", label=f"a host ({len(comparison)} compared)", zorder=3)
-    labelled = comparison.nlargest(MAX_LABELLED_HOSTS, "predicted_pairs") if len(comparison) > MAX_LABELLED_HOSTS \
+    axes.scatter(x, y, s=22, alpha=0.8, color="#d62728", label=f"a site ({len(comparison)} compared)", zorder=3)
+    labelled = comparison.nlargest(MAX_LABELLED_SITES, "predicted_pairs") if len(comparison) > MAX_LABELLED_SITES \
         else comparison
     placed: list[tuple[float, float]] = []
     for row in labelled.sort_values(["pairs_found", "predicted_pairs"]).itertuples(index=False):
         point = (np.log10(row.predicted_pairs + 1), np.log10(row.pairs_found + 1))
         crowded = sum(abs(point[0] - x) < 0.25 and abs(point[1] - y) < 0.08 for x, y in placed)
         placed.append(point)
-        axes.annotate(row.host, (row.predicted_pairs + 1, row.pairs_found + 1), textcoords="offset points",
+        axes.annotate(row.site, (row.predicted_pairs + 1, row.pairs_found + 1), textcoords="offset points",
                       xytext=(-4, -9) if crowded else (4, 3), ha="right" if crowded else "left", fontsize=7,
                       color="#333")  # a point close to one already named: its label below left
     low, high = 1, max(float(x.max()), float(y.max())) * 1.5
@@ -127,7 +127,7 @@ def prediction_scatter(comparison: pd.DataFrame, policy: str, spearman: float | 
     axes.set_ylim(0.8, high)
     axes.set_xlabel("shortlist (URLs only): predicted pairs + 1")
     axes.set_ylabel(f"replay ({policy}): true pairs found + 1")
-    axes.set_title(f"Prediction before fetching vs replay, per host ({rho})", fontsize=10)
+    axes.set_title(f"Prediction before fetching vs replay, per site ({rho})", fontsize=10)
     axes.grid(alpha=0.3)
     axes.legend(loc="upper left", fontsize=8)
     return _png(plt, figure)

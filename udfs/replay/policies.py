@@ -627,7 +627,7 @@ class RandomOrder(Policy):
         self.seed = seed
 
     def priority(self, graph: SiteGraph, sources: np.ndarray | None, targets: np.ndarray) -> np.ndarray:
-        rng = np.random.default_rng([self.seed, zlib.crc32(graph.host.encode())])
+        rng = np.random.default_rng([self.seed, zlib.crc32(graph.site.encode())])
         return rng.random(graph.n_nodes)[targets]
 
 

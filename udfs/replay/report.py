@@ -1,8 +1,8 @@
 """The replay report: Markdown and HTML (same content) plus PNG plots, under <root>/replay/.
 
-Built on the driver from small aggregates: the per host × policy summary rows, the mean
+Built on the driver from small aggregates: the per site × policy summary rows, the mean
 curves (policies × 101 points) and mean deciles (policies × 10). The summary rows are
-bounded by hosts × policies; the per-host tables in the report are capped at MAX_HOST_ROWS.
+bounded by sites × policies; the per-site tables in the report are capped at MAX_SITE_ROWS.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pandas as pd
 from parascout.udfs.common.report_document import Report
 from parascout.udfs.replay import metrics, plots
 
-MAX_HOST_ROWS = 50
+MAX_SITE_ROWS = 50
 
 
 def build_report(summary: pd.DataFrame, mean_curves: pd.DataFrame, mean_deciles: pd.DataFrame,
@@ -29,17 +29,17 @@ def build_report(summary: pd.DataFrame, mean_curves: pd.DataFrame, mean_deciles:
                      "document counts as found once it and its truth partner have both been fetched.")
     report.bullets([f"{key}: {_parameter(value)}" for key, value in parameters.items()])
     report.heading("Notes")
-    collected = (f"{ok['host'].nunique()} hosts replayed; the driver collected {len(summary)} summary rows "
-                 "(hosts × policies) to write this report.")
+    collected = (f"{ok['site'].nunique()} sites replayed; the driver collected {len(summary)} summary rows "
+                 "(sites × policies) to write this report.")
     report.bullets([*notes, collected])
     if ok.empty:
-        report.paragraph("No host was replayed: nothing to compare.")
+        report.paragraph("No site was replayed: nothing to compare.")
         return report, images
-    report.heading("Policies across hosts")
+    report.heading("Policies across sites")
     report.paragraph("mean_auc: mean area under the yield curve (share of parallel documents found, averaged "
                      "over the fetch budget; 1 = all found with the first fetch). median_share_to_N: median "
-                     "share of the host's archived documents fetched before N% of its parallel documents were "
-                     "found (hosts that never got there are left out and hosts_reaching_N says how many did).")
+                     "share of the site's archived documents fetched before N% of its parallel documents were "
+                     "found (sites that never got there are left out and sites_reaching_N says how many did).")
     report.table(metrics.policy_table(ok))
     _speedup_section(report, ok)
     rank = {policy: position for position, policy in enumerate(dict.fromkeys(ok["policy"]))}
@@ -53,10 +53,10 @@ def build_report(summary: pd.DataFrame, mean_curves: pd.DataFrame, mean_deciles:
         report.image(f"deciles{suffix}.png", "Parallel documents found per decile of the downloaded documents (Fig. 7)")
         table = mean_deciles.pivot(index="decile", columns="policy", values="mean_share")
         table = table[sorted(table.columns, key=rank.get)].reset_index()
-        report.paragraph("Mean share of a host's parallel documents found in each decile of the fetches:")
+        report.paragraph("Mean share of a site's parallel documents found in each decile of the fetches:")
         report.table(table)
     _prediction_section(report, images, comparison, comparison_note, suffix)
-    _hosts_section(report, ok)
+    _sites_section(report, ok)
     return report, images
 
 
@@ -75,12 +75,12 @@ def _speedup_section(report: Report, ok: pd.DataFrame) -> None:
             continue
         compared = speed.dropna(subset=["ratio"])
         if compared.empty:
-            report.paragraph(f"{policy}: no host where both {policy} and bfs reached 80% of the parallel documents.")
+            report.paragraph(f"{policy}: no site where both {policy} and bfs reached 80% of the parallel documents.")
             continue
         within = int((compared["ratio"] <= 0.5).sum())
-        report.paragraph(f"{policy}: hosts where both reached 80%: {len(compared)}; median fetch ratio {policy}/bfs "
-                         f"{compared['ratio'].median():.3f}; hosts at or below 0.5: {within} "
-                         f"({within / len(compared):.0%}). Hosts where only bfs got there: "
+        report.paragraph(f"{policy}: sites where both reached 80%: {len(compared)}; median fetch ratio {policy}/bfs "
+                         f"{compared['ratio'].median():.3f}; sites at or below 0.5: {within} "
+                         f"({within / len(compared):.0%}). Sites where only bfs got there: "
                          f"{int((speed[policy].isna() & speed['bfs'].notna()).sum())}; only {policy}: "
                          f"{int((speed[policy].notna() & speed['bfs'].isna()).sum())}.")
 
@@ -91,13 +91,13 @@ def _prediction_section(report: Report, images: dict, comparison, note: str | No
         report.paragraph(note or "No shortlist table: comparison skipped.")
         return
     frame, stats = comparison
-    report.paragraph(f"Replay policy: {stats['policy']}. Hosts compared: {stats['hosts_compared']} "
-                     f"(shortlist hosts not replayed: {stats['shortlist_hosts_not_replayed']}). "
+    report.paragraph(f"Replay policy: {stats['policy']}. Sites compared: {stats['hosts_compared']} "
+                     f"(shortlist sites not replayed: {stats['shortlist_hosts_not_replayed']}). "
                      + prediction_agreement_sentence(stats))
     if not frame.empty:
         images[f"prediction{suffix}.png"] = plots.prediction_scatter(frame, stats["policy"], stats["spearman_pairs"])
         report.image(f"prediction{suffix}.png", "Predicted pairs vs pairs found by the replay")
-        report.table(frame.head(MAX_HOST_ROWS))
+        report.table(frame.head(MAX_SITE_ROWS))
 
 
 def prediction_agreement_sentence(stats: dict) -> str:
@@ -110,22 +110,22 @@ def prediction_agreement_sentence(stats: dict) -> str:
             missing.append(what)
         else:
             parts.append(f"{what} ρ = {value:.2f}")
-    text = f"Spearman's rank correlation over hosts: {'; '.join(parts)}." if parts else ""
+    text = f"Spearman's rank correlation over sites: {'; '.join(parts)}." if parts else ""
     if missing:
-        text += (f" No ρ for {' and '.join(missing)}: fewer than 3 hosts to compare, or one side has the "
-                 "same value on every host.")
+        text += (f" No ρ for {' and '.join(missing)}: fewer than 3 sites to compare, or one side has the "
+                 "same value on every site.")
     return (text + " The closer ρ is to 1, the more the model-only ranking can be trusted before fetching.").strip()
 
 
-def _hosts_section(report: Report, ok: pd.DataFrame) -> None:
-    report.heading("Per host: area under the yield curve")
-    hosts = ok.groupby("host").agg(n_docs=("n_docs", "first"), n_parallel_docs=("n_parallel_docs", "first"))
-    auc = ok.pivot(index="host", columns="policy", values="auc")
-    table = hosts.join(auc).sort_values("n_parallel_docs", ascending=False).reset_index()
-    if len(table) > MAX_HOST_ROWS:
-        report.paragraph(f"The {MAX_HOST_ROWS} hosts with the most parallel documents of {len(table)}; "
+def _sites_section(report: Report, ok: pd.DataFrame) -> None:
+    report.heading("Per site: area under the yield curve")
+    sites = ok.groupby("site").agg(n_docs=("n_docs", "first"), n_parallel_docs=("n_parallel_docs", "first"))
+    auc = ok.pivot(index="site", columns="policy", values="auc")
+    table = sites.join(auc).sort_values("n_parallel_docs", ascending=False).reset_index()
+    if len(table) > MAX_SITE_ROWS:
+        report.paragraph(f"The {MAX_SITE_ROWS} sites with the most parallel documents of {len(table)}; "
                          "all of them are in the replay_summary table.")
-    report.table(table.head(MAX_HOST_ROWS))
+    report.table(table.head(MAX_SITE_ROWS))
 
 
 def write_report(out_dir: str, report: Report, images: dict[str, bytes], name: str = "report") -> list[str]:

@@ -1,6 +1,6 @@
-"""Replay a crawl policy over one host's archived link graph: the frontier loop and its bookkeeping.
+"""Replay a crawl policy over one site's archived link graph: the frontier loop and its bookkeeping.
 
-A `SiteGraph` interns a host's URLs to integer ids once (archived documents first, so
+A `SiteGraph` interns a site's URLs to integer ids once (archived documents first, so
 "is an archived document" is `id < n_docs`), with adjacency as lists of ints (and as CSR
 arrays). `simulate` pops URLs from a frontier (a FIFO deque, or a heap of int keys with lazy
 deletion whose entries are only ever re-pushed upward; a fetched page's links are compared
@@ -39,7 +39,7 @@ SEED_ORDER = 0x7FF0_0000_0000_0000  # the order of +inf: seeds come first
 class CrawlResult:
     """What one replayed crawl fetched, and when each parallel document and pair was found."""
 
-    host: str
+    site: str
     policy: str
     n_docs: int
     n_parallel_docs: int
@@ -204,7 +204,7 @@ def simulate(graph: SiteGraph, policy: Policy | str, truth_pairs, budget: float 
     if isinstance(policy, str):
         policy = make_policy(policy)
     if budget <= 0:
-        raise ValueError(f"budget must be > 0 (a fraction of the host's archived documents), got {budget}")
+        raise ValueError(f"budget must be > 0 (a fraction of the site's archived documents), got {budget}")
     started, cpu_started = time.perf_counter(), time.process_time()
     seed_ids = resolve_seeds(graph, seeds)
     truth = truth_pairs if isinstance(truth_pairs, TruthIndex) else build_truth(graph, truth_pairs)
@@ -221,7 +221,7 @@ def simulate(graph: SiteGraph, policy: Policy | str, truth_pairs, budget: float 
         _crawl_priority(graph, policy, seed_ids, follows, priorities, tally, budget_fetches)
     tally.sample()
     return CrawlResult(
-        host=graph.host, policy=policy.name, n_docs=graph.n_docs, n_parallel_docs=truth.n_parallel_docs,
+        site=graph.site, policy=policy.name, n_docs=graph.n_docs, n_parallel_docs=truth.n_parallel_docs,
         n_pairs=truth.n_pairs, budget_fetches=budget_fetches, fetched=tally.count, wasted_fetches=tally.wasted,
         bytes_fetched=tally.bytes, stopped="budget" if tally.count >= budget_fetches else "frontier_exhausted",
         order=tally.order, priority_orders=tally.priority_orders, seeds=seed_ids, doc_events=tally.doc_events, pair_events=tally.pair_events, samples=tally.samples,
@@ -266,7 +266,7 @@ def replay_order(graph: SiteGraph, urls: Iterable[str], truth_pairs, budget: int
             tally.fetch(node)
     tally.sample()
     return CrawlResult(
-        host=graph.host, policy="plan", n_docs=graph.n_docs, n_parallel_docs=truth.n_parallel_docs,
+        site=graph.site, policy="plan", n_docs=graph.n_docs, n_parallel_docs=truth.n_parallel_docs,
         n_pairs=truth.n_pairs, budget_fetches=budget_fetches, fetched=tally.count, wasted_fetches=tally.wasted,
         bytes_fetched=tally.bytes, stopped="budget" if tally.count >= budget_fetches else "list_exhausted",
         order=tally.order, priority_orders=tally.priority_orders, seeds=[], doc_events=tally.doc_events,

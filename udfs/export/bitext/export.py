@@ -21,7 +21,8 @@ from parascout.udfs.export.bitext.filters import UNALIGNED, filter_reason
 SENTENCE_STRUCT = ("struct<bead:int, bead_type:string, src_text:string, trg_text:string, score:double, "
                    "reason:string, src_words:int, trg_words:int>")
 DOCUMENT_SCHEMA = (
-    "host string, src_url string, trg_url string, src_lang string, trg_lang string, p_parallel_content double, "
+    "site string, host string, src_url string, trg_url string, src_lang string, trg_lang string, "
+    "p_parallel_content double, "
     "status string, src_text string, trg_text string, src_paragraphs array<string>, "
     "trg_paragraphs array<string>, src_sentences int, trg_sentences int, sentence_pairs int, "
     f"src_words long, trg_words long, sentences array<{SENTENCE_STRUCT}>")
@@ -55,7 +56,8 @@ def export_document(row: dict, lexicon=None, tokenize=None, max_sentences: int =
                     config: AlignmentConfig = DEFAULT) -> dict:
     """One document pair's output row (see the module docstring; `config`: the splitter's, aligner's and filters'
     knobs); never raises on bad text."""
-    out = {key: row.get(key) for key in ("host", "src_url", "trg_url", "src_lang", "trg_lang", "p_parallel_content")}
+    out = {key: row.get(key) for key in ("site", "host", "src_url", "trg_url", "src_lang", "trg_lang",
+                                         "p_parallel_content")}
     out.update(status="ok", src_sentences=0, trg_sentences=0, sentence_pairs=0, src_words=0, trg_words=0,
                sentences=[])
     split = {}
