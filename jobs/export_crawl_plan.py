@@ -11,7 +11,9 @@ Writes the `crawl_plan` table (one row per planned site with its expected yield)
 - sites/<site>/seeds.txt, ranked_urls.txt (the planned crawl order, one URL per line), frontier.tsv (rank, url,
   priority, predicted language and partner), hosts.txt;
 - plan.md: per site the policy and "80% of the site's parallel pages after ~N fetches".
-Shortlist rows in = planned + filtered (not_replayed: no replay of the site; no_plannable_policy: only oracle
+A frontier URL that a one-URL-per-line list cannot hold as itself (whitespace, control characters, bidi overrides,
+not absolute http(s): page links reach the frontier unchecked) is left out of every file and counted
+(metrics.frontier_urls_not_listable). Shortlist rows in = planned + filtered (not_replayed: no replay of the site; no_plannable_policy: only oracle
 or failed replays; same_site: another host of a site a better-ranked row already plans).
 """
 from __future__ import annotations
@@ -34,6 +36,7 @@ from parascout.udfs.export.crawl_plan import (
     entry_points,
     expected_yield,
     frontier_line,
+    listable_url,
     site_folder,
 )
 
@@ -142,6 +145,7 @@ class ExportCrawlPlanJob(Job):
         seeds: dict[str, list[str]] = {site: [] for site in folders}
         hosts: dict[str, list[str]] = {site: [] for site in folders}
         urls = dict.fromkeys(folders, 0)
+        unlisted = 0
         files, current, ranked, table, visited = contextlib.ExitStack(), None, None, None, []
         with files:
             for row in frontier.toLocalIterator():
@@ -153,6 +157,9 @@ class ExportCrawlPlanJob(Job):
                     table = files.enter_context(storage.open_output(storage.join(base, "frontier.tsv")))
                     table.write(("\t".join(FRONTIER_TSV_COLUMNS) + "\n").encode())
                 record = row.asDict()
+                if not listable_url(record["url"]):  # a link holding a newline, a tab, a bidi override ...
+                    unlisted += 1
+                    continue
                 ranked.write(f"{record['url']}\n".encode())
                 table.write(frontier_line(record).encode())
                 urls[current] += 1
@@ -170,6 +177,7 @@ class ExportCrawlPlanJob(Job):
         storage.write_text(storage.join(folder, "bitextor.yaml"), bitextor_config(HOSTS_FILE, self.iso639_1_pair()))
         storage.write_text(storage.join(folder, "plan.md"), self.plan_markdown(planned, urls))
         self.report.output(f"{PLAN_FOLDER}/sites/*/ranked_urls.txt", sum(urls.values()))
+        self.report.metric("frontier_urls_not_listable", unlisted)
         return {site: (len(seeds[site]), urls[site], len(hosts[site])) for site in folders}
 
     def site_done(self, site: str | None, visited: list[dict], seeds: dict, hosts: dict) -> None:

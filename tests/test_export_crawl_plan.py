@@ -236,3 +236,41 @@ def test_entry_points_cover_every_host_and_language():
     ]
     assert crawl_plan.entry_points(frontier, ("eng", "fra")) == [
         "https://x.be/en/", "https://x.be/", "http://fr.x.be/", "https://x.be/fr/"]
+
+
+HOSTILE_URLS = ["https://www.x.is/a\nhttps://evil.example/", "https://www.x.is/b\tx", "https://www.x.is/\u202egnp.exe",
+                "javascript:alert(1)", "https://www.x.is/c\u2028d", "https://www.x.is/e f", "/relative"]
+
+
+@pytest.mark.slow
+def test_urls_a_crawler_list_cannot_hold_are_left_out_and_counted(spark, tmp_path):
+    """Page links reach the replay's frontier unchecked: a URL holding a newline would add a seed nobody chose to
+    wget's --input-file. Every plan file lists only absolute http(s) URLs without whitespace, control characters or
+    bidi overrides; the rest are counted."""
+    good = [f"https://www.x.is/{path}" for path in ("", "en/a.html", "is/a.html")]
+    urls = [good[0], *HOSTILE_URLS, *good[1:]]
+    write_parquet_table(pd.DataFrame({"site": ["www.x.is"], "src_lang": "eng", "trg_lang": "isl", "rank": [1],
+                                      "predicted_pairs": [1]}), str(tmp_path / "shortlist"))
+    summary = {"site": "x.is", "policy": "bfs", "status": "ok", "planned": True, "n_docs": 3, "n_parallel_docs": 2,
+               "budget_fetches": 10, "fetched": len(urls), "docs_found": 2, "recall": 1.0, "auc": 0.5,
+               "fetches_to_50": 2, "fetches_to_80": 10, "fetches_to_90": 10, "share_fetches_to_80": 1.0}
+    write_parquet_table(pd.DataFrame([summary]), str(tmp_path / "replay_summary"))
+    frontier = pd.DataFrame({"site": "x.is", "policy": "bfs", "rank": range(1, len(urls) + 1), "url": urls,
+                             "priority": None, "seed": [True] + [False] * (len(urls) - 1), "archived": True,
+                             "cld2_lang": ["eng", *[None] * len(HOSTILE_URLS), "eng", "isl"], "predicted_lang": None,
+                             "p_lang": None, "partner_url": None})
+    write_parquet_table(frontier, str(tmp_path / "replay_frontier"))
+    report = run_job(ExportCrawlPlanJob, spark, ["--root", str(tmp_path), "--langs", "en,is"])
+    assert report["status"] == "ok" and report["metrics"]["frontier_urls_not_listable"] == len(HOSTILE_URLS)
+    folder = tmp_path / "crawl-plan"
+    site = folder / "sites" / "x.is"
+    assert (site / "ranked_urls.txt").read_text().splitlines() == good
+    assert set((folder / "seeds.txt").read_text().splitlines()) <= set(good)
+    assert (folder / "hosts.txt").read_text().splitlines() == ["www.x.is"]
+    table = pd.read_csv(site / "frontier.tsv", sep="\t", keep_default_na=False)
+    assert table["url"].tolist() == good and table["rank"].tolist() == [1, len(urls) - 1, len(urls)]
+
+
+def test_listable_urls_are_absolute_http_without_line_breaking_characters():
+    assert all(not crawl_plan.listable_url(url) for url in [*HOSTILE_URLS, None, "", "http://[::1/"])
+    assert crawl_plan.listable_url("https://www.x.is/a%0Ab?q=1#f") and crawl_plan.listable_url("http://10.0.0.1:8080/")

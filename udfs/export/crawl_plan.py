@@ -19,11 +19,27 @@ YIELD_COLUMNS = ("policy", "n_docs", "n_parallel_docs", "budget_fetches", "fetch
                  "fetches_to_50", "fetches_to_80", "fetches_to_90", "share_fetches_to_80")
 FRONTIER_TSV_COLUMNS = ("rank", "url", "priority", "predicted_lang", "p_lang", "partner_url", "seed", "archived")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+#: what no line of a crawler's URL list may hold: whitespace and control characters (a newline or a tab ends or
+#: splits the line: a request to a URL nobody chose) and bidirectional overrides (a URL that reads as another)
+_UNLISTABLE = re.compile("[\\s\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def site_folder(site: str) -> str:
     """A site's folder name under crawl-plan/sites/ (a host name; anything else replaced by '_')."""
     return _UNSAFE.sub("_", site).strip("._") or "_"
+
+
+def listable_url(url) -> bool:
+    """Whether a URL can go on a crawler's URL list (wget --input-file, Heritrix seeds.txt: one URL per line) as
+    itself: an absolute http(s) URL with a host, without whitespace, control characters or bidi overrides. Page
+    links reach the plan through the replay's frontier, so anything may arrive here."""
+    if not isinstance(url, str) or not url or _UNLISTABLE.search(url):
+        return False
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
 
 
 def entry_points(frontier: Iterable[dict], languages: Iterable[str]) -> list[str]:
