@@ -72,7 +72,7 @@ class PairSkipped(Exception):
 
 
 #: (root lock path, thread) pairs this process holds: a job a job runs (the demo's steps) shares its lock
-_HELD_LOCKS: set[tuple[str, int]] = set()
+_HELD_LOCKS: dict[tuple[str, int], dict] = {}  # (lock path, thread) -> its holder, shared with jobs run inside
 
 
 class JobReport:
@@ -274,6 +274,7 @@ class Job:
         self.report: JobReport | None = None
         self._spark = None
         self._staged: dict[str, tuple[str, int]] = {}  # table -> (version written by this run, rows)
+        self.lock_holder: dict = {}  # the root's writer lock as held (an s3:// lease marks itself `lost`)
         self.tables_read: dict[str, dict] = {}  # input table -> {"used", "choice", "version"}
         self.pairs: list[LangPair] = []  # --langs of a job that runs per language pair
         self.pair: LangPair | None = None  # the pair being processed: its tables go to lang_pair=<src>-<trg>/
@@ -567,7 +568,10 @@ class Job:
     def commit_outputs(self) -> None:
         """Switch every table this run wrote to its new version: move it from the staging folder into the table
         folder, write the manifest, remove the version it replaced; nothing is switched unless every new version
-        is still complete."""
+        is still complete, and while this run still holds the root's writer lock."""
+        if self.lock_holder.get("lost"):
+            raise JobFailed(f"the writer lock on {self.args.root} was lost ({self.lock_holder['lost']}); "
+                            "the tables keep their current versions")
         gone = [table for table, (version, _) in self._staged.items()
                 if not tables.staged_complete(self.table_path(table), version)]
         if gone:
@@ -745,19 +749,20 @@ class Job:
         path = self.lock_path() if self.args.root else None
         key = (path, threading.get_ident())
         if path is None or key in _HELD_LOCKS:
+            self.lock_holder = _HELD_LOCKS.get(key, {})
             yield
             return
         with contextlib.ExitStack() as stack:
             try:
-                stack.enter_context(storage.exclusive_lock(path, {"job": self.name},
-                                                           wait_seconds=getattr(self.args, "wait_lock", 0.0)))
+                self.lock_holder = stack.enter_context(storage.exclusive_lock(
+                    path, {"job": self.name}, wait_seconds=getattr(self.args, "wait_lock", 0.0)))
             except storage.LockHeld as held:
                 raise RootBusy(f"another job is writing {self.args.root} ({storage.describe_holder(held.holder)}); "
                                f"rerun when it ends, or pass --wait-lock to wait (lock: {path})") from None
             except storage.LockUnsupported as error:
                 self.log.warning("%s: %s; run one job at a time on this root", self.name, error)
-            _HELD_LOCKS.add(key)
-            stack.callback(_HELD_LOCKS.discard, key)
+            _HELD_LOCKS[key] = self.lock_holder
+            stack.callback(_HELD_LOCKS.pop, key, None)
             yield
 
     def run(self, argv: list[str] | None = None) -> dict:

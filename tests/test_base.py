@@ -145,6 +145,21 @@ def test_a_table_folder_read_the_obvious_way_holds_the_current_rows_once(spark, 
     assert len(pandas.read_parquet(table)) == 20
 
 
+def test_a_job_that_lost_its_writer_lock_switches_nothing(spark, tmp_path):
+    """An s3:// lease that expired and was taken over marks the holder lost (tests/test_storage.py); the job then
+    fails before its switch and the tables keep the version the new holder may be replacing."""
+    run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "4"])
+
+    class LostLock(CountJob):
+        def process(self) -> None:
+            super().process()
+            self.lock_holder["lost"] = "taken over"
+
+    with pytest.raises(JobFailed, match="writer lock .* was lost"):
+        run_job(LostLock, spark, ["--root", str(tmp_path), "--n", "8"])
+    assert numbers_of(spark, tmp_path) == [0, 2]
+
+
 def test_rerun_with_same_arguments_is_skipped(spark, tmp_path):
     run_job(CountJob, spark, ["--root", str(tmp_path)])
     again = run_job(CountJob, spark, ["--root", str(tmp_path)])

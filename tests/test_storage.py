@@ -3,7 +3,9 @@ files streamed as retried ranges, directory sync, one S3 client factory with the
 from __future__ import annotations
 
 import io
+import json
 import os
+import time
 
 import boto3
 import pytest
@@ -119,3 +121,41 @@ def test_a_lock_has_one_holder_at_a_time_on_local_disk_and_on_s3(tmp_path, moto_
             pass
     with pytest.raises(storage.LockUnsupported), storage.exclusive_lock("gs://bucket/root/_locks/writer.lock", {}):
         pass
+
+
+def test_an_s3_lock_is_a_lease_renewed_while_held_and_taken_over_once_expired(moto_endpoint):
+    client = boto3.client("s3", endpoint_url=moto_endpoint)
+    client.create_bucket(Bucket="leases")
+    path = "s3://leases/root/_locks/writer.lock"
+
+    def body() -> dict:
+        return json.loads(client.get_object(Bucket="leases", Key="root/_locks/writer.lock")["Body"].read())
+
+    with storage.exclusive_lock(path, {"job": "long"}, endpoint=moto_endpoint, lease_seconds=0.9) as holder:
+        first = body()["expires_at"]
+        time.sleep(1.5)  # past the first lease: renewed, so still held
+        assert body()["expires_at"] > first and "lost" not in holder
+        with pytest.raises(storage.LockHeld), storage.exclusive_lock(path, {"job": "second"}, endpoint=moto_endpoint):
+            pass
+    assert client.list_objects_v2(Bucket="leases").get("KeyCount", 0) == 0  # released
+
+    crashed = {"job": "crashed", "pid": 1, "expires_at": time.time() - 1}  # a killed run's lock, lease run out
+    client.put_object(Bucket="leases", Key="root/_locks/writer.lock", Body=json.dumps(crashed).encode())
+    with storage.exclusive_lock(path, {"job": "next"}, endpoint=moto_endpoint) as holder:
+        assert holder.get("took_over") and body()["job"] == "next"
+    legacy = {"job": "old", "pid": 1}  # written without a lease: held until someone deletes it
+    client.put_object(Bucket="leases", Key="root/_locks/writer.lock", Body=json.dumps(legacy).encode())
+    with pytest.raises(storage.LockHeld, match="old"), storage.exclusive_lock(path, {"job": "x"}, endpoint=moto_endpoint):
+        pass
+    client.delete_object(Bucket="leases", Key="root/_locks/writer.lock")
+
+
+def test_an_s3_lease_taken_over_marks_its_holder_lost_and_keeps_the_new_holders_lock(moto_endpoint):
+    client = boto3.client("s3", endpoint_url=moto_endpoint)
+    client.create_bucket(Bucket="lost-leases")
+    key, path = "root/_locks/writer.lock", "s3://lost-leases/root/_locks/writer.lock"
+    with storage.exclusive_lock(path, {"job": "stalled"}, endpoint=moto_endpoint, lease_seconds=0.6) as holder:
+        client.put_object(Bucket="lost-leases", Key=key, Body=json.dumps({"job": "usurper"}).encode())  # taken over
+        time.sleep(0.5)  # the next renewal finds another object
+        assert holder.get("lost")
+    assert json.loads(client.get_object(Bucket="lost-leases", Key=key)["Body"].read())["job"] == "usurper"

@@ -23,11 +23,13 @@ import contextlib
 import functools
 import io
 import json
+import logging
 import os
 import random
 import re
 import socket
 import stat
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -36,6 +38,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
+#: how long an s3:// writer lock lasts without renewal (renewed every third of it): a crashed run's lock is taken
+#: over after this
+LOCK_LEASE_SECONDS = 600.0
 HTTP_SCHEMES = ("http", "https")
 READ_CHUNK_BYTES = 1 << 20
 #: whole remote files are streamed as ranged GETs of this size (each retried on its own, resumed at its offset)
@@ -341,19 +346,22 @@ def describe_holder(holder: dict) -> str:
 
 @contextlib.contextmanager
 def exclusive_lock(path: str, owner: dict, wait_seconds: float = 0.0, poll_seconds: float = 0.5,
-                   endpoint: str | None = None):
+                   endpoint: str | None = None, lease_seconds: float = LOCK_LEASE_SECONDS):
     """Hold the lock `path` for the block, waiting up to `wait_seconds` for another holder; LockHeld after that.
 
     Local paths: flock on the file (the OS releases it when the holder dies, so a killed run leaves no stale
-    lock). s3://: an object PUT with If-None-Match: * (S3's conditional create), deleted at the end; a run
-    killed before it deletes leaves the object, which the next writer's LockHeld names. Other schemes:
-    LockUnsupported."""
+    lock). s3://: a lease, an object PUT with If-None-Match: * (S3's conditional create) naming its expiry,
+    renewed every third of `lease_seconds` with If-Match on the holder's own ETag and deleted at the end the same
+    way. A run killed before it deletes leaves the object; once its lease has expired the next writer takes it over
+    with If-Match on the stale object's ETag (of several, one wins). A holder whose renewal finds the object
+    changed has lost the lock: the yielded holder dict then carries `lost` (Job checks it before switching its
+    tables). Other schemes: LockUnsupported."""
     holder = {"pid": os.getpid(), "host": socket.gethostname(),
               "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **owner}
     if is_local(path):
         lock = _local_lock
     elif scheme(path) in S3_SCHEMES:
-        lock = functools.partial(_s3_lock, endpoint=endpoint)
+        lock = functools.partial(_s3_lock, endpoint=endpoint, lease_seconds=lease_seconds)
     else:
         raise LockUnsupported(f"no writer lock on {scheme(path)}:// stores")
     with lock(path, holder, time.monotonic() + wait_seconds, poll_seconds):
@@ -388,26 +396,102 @@ def _local_lock(path: str, holder: dict, deadline: float, poll_seconds: float):
 
 
 @contextlib.contextmanager
-def _s3_lock(path: str, holder: dict, deadline: float, poll_seconds: float, endpoint: str | None):
-    from botocore.exceptions import ClientError
-
+def _s3_lock(path: str, holder: dict, deadline: float, poll_seconds: float, endpoint: str | None,
+             lease_seconds: float):
     client, (bucket, key) = s3_client(endpoint), bucket_key(path)
-    while True:
-        try:
-            client.put_object(Bucket=bucket, Key=key, Body=json.dumps(holder).encode(), IfNoneMatch="*")
-            break
-        except ClientError as error:
-            code = str(error.response.get("Error", {}).get("Code", ""))
-            if code not in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
-                raise
-            if time.monotonic() >= deadline:
-                raise LockHeld(path, _holder_of(lambda: client.get_object(Bucket=bucket, Key=key)["Body"].read())) \
-                    from None
-            time.sleep(poll_seconds)
+    lease = _S3Lease(client, bucket, key, holder, lease_seconds)
+    while not lease.acquire():
+        if time.monotonic() >= deadline:
+            raise LockHeld(path, _holder_of(lambda: client.get_object(Bucket=bucket, Key=key)["Body"].read())) \
+                from None
+        time.sleep(poll_seconds)
+    renewer = threading.Thread(target=lease.keep, name=f"lease {key}", daemon=True)
+    renewer.start()
     try:
         yield
     finally:
-        client.delete_object(Bucket=bucket, Key=key)
+        lease.release()
+        renewer.join(timeout=lease_seconds)
+
+
+class _S3Lease:
+    """One holder's lease on an S3 lock object: its last ETag, renewed until released (see exclusive_lock)."""
+
+    def __init__(self, client, bucket: str, key: str, holder: dict, lease_seconds: float):
+        self.client, self.bucket, self.key, self.holder = client, bucket, key, holder
+        self.lease_seconds = lease_seconds
+        self.etag: str | None = None
+        self.released = threading.Event()
+
+    def body(self) -> bytes:
+        return json.dumps({**self.holder, "expires_at": time.time() + self.lease_seconds}).encode()
+
+    def acquire(self) -> bool:
+        """Create the object, or take over one whose lease expired; False while another holder's lease runs."""
+        try:
+            self.etag = self._put(IfNoneMatch="*")
+            return True
+        except _PreconditionFailed:
+            pass
+        try:
+            found = self.client.get_object(Bucket=self.bucket, Key=self.key)
+        except self._client_error() as error:
+            if _error_code(error) in ("NoSuchKey", "404"):  # released meanwhile: try again at once
+                return False
+            raise
+        expires_at = _holder_of(lambda: found["Body"].read()).get("expires_at")
+        if not isinstance(expires_at, (int, float)) or expires_at > time.time():  # held (or by a lease-less writer)
+            return False
+        try:
+            self.etag = self._put(IfMatch=found["ETag"])
+        except _PreconditionFailed:  # another writer renewed it or took it over first
+            return False
+        self.holder["took_over"] = True
+        return True
+
+    def keep(self) -> None:
+        """Renew every third of the lease until released; a renewal that finds the object changed marks the
+        holder `lost` and stops (the job refuses to switch its tables)."""
+        while not self.released.wait(self.lease_seconds / 3):
+            try:
+                self.etag = self._put(IfMatch=self.etag)
+            except _PreconditionFailed:
+                self.holder["lost"] = "the lock object changed: its lease expired and another writer took it over"
+                return
+            except Exception as error:  # noqa: BLE001 - a failed renewal is retried; the lease covers two of them
+                logging.getLogger("parascout.storage").warning("lease renewal of %s failed: %s", self.key, error)
+
+    def release(self) -> None:
+        self.released.set()
+        if self.holder.get("lost"):
+            return
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=self.key, IfMatch=self.etag)
+        except self._client_error() as error:  # taken over (the lease ran out): the new holder's object stays
+            if _error_code(error) not in ("PreconditionFailed", "412", "NoSuchKey", "404"):
+                raise
+
+    def _put(self, **condition) -> str:
+        try:
+            return self.client.put_object(Bucket=self.bucket, Key=self.key, Body=self.body(), **condition)["ETag"]
+        except self._client_error() as error:
+            if _error_code(error) in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
+                raise _PreconditionFailed from error
+            raise
+
+    @staticmethod
+    def _client_error():
+        from botocore.exceptions import ClientError
+
+        return ClientError
+
+
+class _PreconditionFailed(Exception):
+    """A conditional write found the object in another state than the condition named."""
+
+
+def _error_code(error) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))
 
 
 def _holder_of(read) -> dict:
