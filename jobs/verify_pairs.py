@@ -259,7 +259,6 @@ class VerifyPairsJob(Job):
                 self.report.metric("parallel_pairs", counts.get("ok", 0))
 
 
-
 def judged_by_site(pairs: DataFrame) -> DataFrame:
     """Input pairs keyed as verification groups them: inside verify-pairs a pair's `host` is the site its pages are
     judged in (the input's `site`; a table without one, such as bucket-handles' candidates, is per host)."""

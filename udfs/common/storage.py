@@ -410,8 +410,9 @@ def _s3_lock(path: str, holder: dict, deadline: float, poll_seconds: float, endp
     try:
         yield
     finally:
+        lease.released.set()
+        renewer.join()  # no renewal in flight: the delete names the object's last ETag
         lease.release()
-        renewer.join(timeout=lease_seconds)
 
 
 class _S3Lease:
@@ -462,7 +463,7 @@ class _S3Lease:
                 logging.getLogger("parascout.storage").warning("lease renewal of %s failed: %s", self.key, error)
 
     def release(self) -> None:
-        self.released.set()
+        """Delete the lock object if it is still this holder's (the renewals stopped first)."""
         if self.holder.get("lost"):
             return
         try:
