@@ -491,9 +491,10 @@ class Job:
         """Write a DataFrame as a new version of `table` in the root's staging folder and return its row count.
 
         The job's later steps read the new version; readers elsewhere keep the current one until the job
-        succeeds and `commit_outputs` moves it into the table folder (see parascout.udfs.common.tables). While a pair is processed
-        the rows go to the version's `lang_pair=<src>-<trg>` partition, and every pair of the run shares the version;
-        a frame with a `lang_pair` column written outside a pair is partitioned by it the same way."""
+        succeeds and `commit_outputs` moves it into the table folder (see parascout.udfs.common.tables). While a
+        pair is processed the rows go to the version's `lang_pair=<src>-<trg>` partition, and every pair of the run
+        shares the version; a frame with a `lang_pair` column written outside a pair is partitioned by it the same
+        way."""
         if self.pair is not None and PAIR_COLUMN in df.columns:
             df = df.drop(PAIR_COLUMN)  # a pair's rows read from a per-pair input: the partition path says it
         columns = [*df.columns, PAIR_COLUMN] if self.pair is not None else df.columns
@@ -563,7 +564,7 @@ class Job:
                     removed = self.spark.read.parquet(location).count()
                     self._staged[table] = (version, rows - removed)
                     self.report.output(table, rows - removed)
-            self._hadoop_fs(location).delete(self._hadoop_path(location), True)
+            self._delete(location)
 
     def commit_outputs(self) -> None:
         """Switch every table this run wrote to its new version: move it from the staging folder into the table
@@ -580,7 +581,7 @@ class Job:
         for table, (version, rows) in list(self._staged.items()):
             table_dir = self.table_path(table)
             self._move(tables.staging_path(table_dir, version), tables.version_path(table_dir, version))
-            self._hadoop_fs(table_dir).delete(self._hadoop_path(tables.staging_path(table_dir)), True)
+            self._delete(tables.staging_path(table_dir))
             tables.write_manifest(table_dir, version, rows=rows, job=self.name, run_id=self.report.data["run_id"])
             del self._staged[table]
             self._remove_versions(table_dir, keep=version, legacy_too=True)
@@ -592,7 +593,7 @@ class Job:
             moved = [tables.version_path(table_dir, version)] if self._current_version(table_dir) != version else []
             try:
                 for location in [tables.staging_path(table_dir, version), *moved]:  # moved: a switch cut short
-                    self._hadoop_fs(location).delete(self._hadoop_path(location), True)
+                    self._delete(location)
             except Exception as error:  # noqa: BLE001 - the job's own error is the one to report
                 self.log.warning("could not remove the unfinished %s version %s: %s", table, version, error)
         self._staged = {}
@@ -610,10 +611,11 @@ class Job:
         """Before a new version is written: the table folder's versions but the current one, and the table's
         staging folder (versions of failed or killed runs: the writer lock makes this run the only writer)."""
         self._remove_versions(table_dir, keep=self._current_version(table_dir))
-        staging = tables.staging_path(table_dir)
-        fs = self._hadoop_fs(staging)
-        if fs.exists(self._hadoop_path(staging)):
-            fs.delete(self._hadoop_path(staging), True)
+        self._delete(tables.staging_path(table_dir))
+
+    def _delete(self, location: str) -> None:
+        """Remove a folder and everything under it (nothing to do when it is not there)."""
+        self._hadoop_fs(location).delete(self._hadoop_path(location), True)
 
     @staticmethod
     def _current_version(table_dir: str) -> str | None:

@@ -13,8 +13,9 @@ Writes the `crawl_plan` table (one row per planned site with its expected yield)
 - plan.md: per site the policy and "80% of the site's parallel pages after ~N fetches".
 A frontier URL that a one-URL-per-line list cannot hold as itself (whitespace, control characters, bidi overrides,
 not absolute http(s): page links reach the frontier unchecked) is left out of every file and counted
-(metrics.frontier_urls_not_listable). Shortlist rows in = planned + filtered (not_replayed: no replay of the site; no_plannable_policy: only oracle
-or failed replays; same_site: another host of a site a better-ranked row already plans).
+(metrics.frontier_urls_not_listable). Shortlist rows in = planned + filtered (not_replayed: no replay of the site;
+no_plannable_policy: only oracle or failed replays; same_site: another host of a site a better-ranked row already
+plans).
 """
 from __future__ import annotations
 
@@ -185,9 +186,8 @@ class ExportCrawlPlanJob(Job):
         rows are read."""
         if site is None:
             return
-        seeds[site] = entry_points(visited, self.languages or ())
-        fetched = [row["url"] for row in visited]
-        hosts[site] = [host for host in dict.fromkeys(map(url_host, [*seeds[site], *fetched])) if host]
+        seeds[site] = entry_points(visited, self.languages or ())  # on the hosts of the visited URLs
+        hosts[site] = [host for host in dict.fromkeys(url_host(row["url"]) for row in visited) if host]
 
     def iso639_1_pair(self) -> tuple[str, str]:
         """The pair as Bitextor's lang1/lang2 want it (two-letter codes where the language has one)."""

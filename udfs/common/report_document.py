@@ -116,6 +116,11 @@ def cell(value) -> str:
     return str(value)
 
 
+def markdown_cell(text: object) -> str:
+    """Text safe inside a Markdown table cell: on one line, its pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
 def format_cells(frame: pd.DataFrame) -> pd.DataFrame:
     """Every cell of a frame as `cell` writes it."""
     return frame.astype(object).apply(lambda column: column.map(cell)) if len(frame) else frame.astype(str)

@@ -38,6 +38,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
+#: S3 error codes of a conditional request whose condition (If-None-Match, If-Match) did not hold
+PRECONDITION_CODES = ("PreconditionFailed", "412", "ConditionalRequestConflict", "409")
 #: how long an s3:// writer lock lasts without renewal (renewed every third of it): a crashed run's lock is taken
 #: over after this
 LOCK_LEASE_SECONDS = 600.0
@@ -469,14 +471,14 @@ class _S3Lease:
         try:
             self.client.delete_object(Bucket=self.bucket, Key=self.key, IfMatch=self.etag)
         except self._client_error() as error:  # taken over (the lease ran out): the new holder's object stays
-            if _error_code(error) not in ("PreconditionFailed", "412", "NoSuchKey", "404"):
+            if _error_code(error) not in (*PRECONDITION_CODES, "NoSuchKey", "404"):
                 raise
 
     def _put(self, **condition) -> str:
         try:
             return self.client.put_object(Bucket=self.bucket, Key=self.key, Body=self.body(), **condition)["ETag"]
         except self._client_error() as error:
-            if _error_code(error) in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
+            if _error_code(error) in PRECONDITION_CODES:
                 raise _PreconditionFailed from error
             raise
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from parascout.udfs.common.langs import load_languages
+from parascout.udfs.common.report_document import markdown_cell
 
 KINDS = ("document", "sentence")
 JUDGEMENTS = ("right", "partial", "wrong")
@@ -508,17 +509,12 @@ def _share(value: float, low: float, high: float) -> str:
     return "–" if math.isnan(value) else f"{value:.2f} [{low:.2f}, {high:.2f}]"
 
 
-def _cell(text) -> str:
-    """Text safe in a Markdown table cell."""
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
 def precision_markdown(table: pd.DataFrame, counts: Mapping[str, int], problems: list[str]) -> str:
     """precision.md: what was read, then per language pair and kind the table of sites."""
     skipped = ", ".join(f"{reason} {count}" for reason, count in sorted(counts.items()) if reason != "ok")
     read = f"Judgement lines: {sum(counts.values())} read, {counts.get('ok', 0)} counted"
     lines = ["# Audit precision", "", f"{read}; not counted: {skipped}." if skipped else f"{read}.", ""]
-    lines += [f"- {_cell(problem)}" for problem in problems] + ([""] if problems else [])
+    lines += [f"- {markdown_cell(problem)}" for problem in problems] + ([""] if problems else [])
     lines += [PRECISION_LEGEND, ""]
     for (lang_pair, kind), group in table.groupby(["lang_pair", "kind"], sort=True):
         lines += [f"## {lang_pair}: {kind} pairs", "",
@@ -543,7 +539,7 @@ def precision_line(row: Mapping) -> str:
     lenient = _share(row["precision_with_partial"], row["precision_with_partial_low"],
                      row["precision_with_partial_high"])
     counts = " | ".join(str(row[column]) for column in ("exported", "sampled", "judged", "right", "partial", "wrong"))
-    return f"| {_cell(row['site'])} | {counts} | {strict} | {lenient} |"
+    return f"| {markdown_cell(row['site'])} | {counts} | {strict} | {lenient} |"
 
 
 def precision_tsv(table: pd.DataFrame) -> str:
