@@ -14,20 +14,32 @@ timing reads the same lines as a ZipNum collection with a TLD filter that matche
 block: the path of filtered and S3 scans (Python tasks fetch and gunzip byte ranges).
 A fourth writes the scan's own `urls` rows, held in memory, to Parquet as the job does (less the
 time to read them from memory): the floor of any scan that writes that table, so gunzip + write
-bounds the ratio a scan can reach.
+bounds the ratio a scan can reach. `scan columnar` scans the same captures written once as a columnar-index
+table (`--index-parquet`), to compare the two index paths per row.
+
+`duckdb` is what a data engineer would write instead: DuckDB (2 threads, in its own process) reads the same gzip
+files, extracts url/mime/status/digest/filename/offset/length/languages from the JSON, keeps HTML 200 captures,
+the latest per SURT, adds the host and writes Parquet sorted by host; the bench prints each scan's lines per
+CPU-second against it, and every step's peak resident memory (Spark: the JVM and its Python workers).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import hashlib
+import json
 import os
 import random
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Self
 
 import psutil
 
@@ -99,6 +111,88 @@ def cpu_seconds() -> float:
     return total
 
 
+def duckdb_query(files: list[str], out: str) -> str:
+    """The DuckDB statement that does what scan-cdx --lang-from cdx does, as a data engineer would write it."""
+    fields = ", ".join(f"'$.\"{key}\"'" for key in ("url", "mime", "mime-detected", "status", "digest", "filename",
+                                                      "offset", "length", "languages"))
+    return f"""COPY (
+      WITH lines AS (SELECT line, instr(line, ' ') AS space FROM read_csv({files!r}, columns={{'line': 'VARCHAR'}},
+             delim=E'\\x01', quote='', escape='', header=false, compression='gzip', auto_detect=false)),
+      parsed AS (SELECT substr(line, 1, space - 1) AS surt, substr(line, space + 1, 14) AS timestamp,
+             json_extract_string(substr(line, space + 16), [{fields}]) AS f FROM lines),
+      records AS (SELECT surt, strptime(timestamp, '%Y%m%d%H%M%S') AS fetch_time, f[1] AS url,
+             lower(coalesce(f[3], f[2])) AS mime, TRY_CAST(f[4] AS INTEGER) AS status, f[5] AS digest,
+             f[6] AS warc_filename, TRY_CAST(f[7] AS BIGINT) AS warc_offset, TRY_CAST(f[8] AS BIGINT) AS warc_length,
+             f[9] AS languages FROM parsed)
+      SELECT *, lower(split_part(split_part(url, '://', 2), '/', 1)) AS host FROM records
+      WHERE status = 200 AND mime IN ('text/html', 'application/xhtml+xml')
+      QUALIFY row_number() OVER (PARTITION BY surt ORDER BY fetch_time DESC) = 1
+      ORDER BY host, surt) TO '{out}' (FORMAT parquet)"""
+
+
+def write_columnar(files: list[str], folder: Path) -> Path:
+    """The same captures as a columnar-index table (cc-index-table's columns, crawl=/subset= partitions), once."""
+    import duckdb
+
+    table = folder / "columnar"
+    part = table / f"crawl={CRAWL}" / "subset=warc" / "part-00000.parquet"
+    if part.exists():
+        return table
+    part.parent.mkdir(parents=True)
+    fields = ", ".join(f"'$.\"{key}\"'" for key in ("url", "mime", "mime-detected", "status", "digest", "filename",
+                                                      "offset", "length", "languages", "redirect", "charset"))
+    duckdb.execute(f"""COPY (
+      WITH lines AS (SELECT line, instr(line, ' ') AS space FROM read_csv({files!r}, columns={{'line': 'VARCHAR'}},
+             delim=E'\\x01', quote='', escape='', header=false, compression='gzip', auto_detect=false)),
+      parsed AS (SELECT substr(line, 1, space - 1) AS url_surtkey, substr(line, space + 1, 14) AS timestamp,
+             json_extract_string(substr(line, space + 16), [{fields}]) AS f FROM lines)
+      SELECT url_surtkey, f[1] AS url, lower(split_part(split_part(f[1], '://', 2), '/', 1)) AS url_host_name,
+             strptime(timestamp, '%Y%m%d%H%M%S')::TIMESTAMPTZ AS fetch_time, TRY_CAST(f[4] AS INTEGER) AS fetch_status,
+             f[10] AS fetch_redirect, f[5] AS content_digest, f[2] AS content_mime_type,
+             f[3] AS content_mime_detected, f[11] AS content_charset, f[9] AS content_languages,
+             f[6] AS warc_filename, TRY_CAST(f[7] AS INTEGER) AS warc_record_offset,
+             TRY_CAST(f[8] AS INTEGER) AS warc_record_length FROM parsed) TO '{part}' (FORMAT parquet)""")
+    return table
+
+
+def run_duckdb(files: list[str], out: str) -> None:
+    """In this (child) process: the DuckDB scan once; prints its CPU seconds, peak memory and rows as JSON."""
+    import duckdb
+
+    connection = duckdb.connect()
+    connection.execute("SET threads = 2")
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    connection.execute(duckdb_query(files, out))
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    rows = connection.execute(f"SELECT count(*) FROM '{out}'").fetchone()[0]
+    print(json.dumps({"cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
+                      "peak_mb": after.ru_maxrss / 1024, "rows": rows}))
+
+
+class PeakMemory:
+    """Peak resident memory (MB) of this process's children while a step runs, sampled every 50 ms."""
+
+    def __init__(self) -> None:
+        self.peak, self._stop = 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.05):
+            total = 0
+            for process in psutil.Process().children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    total += process.memory_info().rss
+            self.peak = max(self.peak, total / 2**20)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
@@ -106,7 +200,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "parascout-bench-cdx"))
+    parser.add_argument("--duckdb-child", help=argparse.SUPPRESS)  # internal: run the DuckDB scan in this process
     args = parser.parse_args(argv)
+    if args.duckdb_child:
+        run_duckdb(sorted(str(p) for p in Path(args.duckdb_child, "cdx").glob("*.gz")),
+                   str(Path(args.duckdb_child, "duckdb-urls.parquet")))
+        return
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -164,31 +263,54 @@ def main(argv: list[str] | None = None) -> None:
             cached_urls().write.mode("overwrite").parquet(str(data / "urls-again"))
         return args.lines
 
-    steps = {"gunzip+count": gunzip_count,
+    duckdb_results: dict = {}
+
+    def duckdb_scan() -> int:
+        """The DuckDB scan in a child process; its own CPU seconds and peak memory replace the parent's view."""
+        result = subprocess.run([sys.executable, __file__, "--duckdb-child", str(data)], check=True,
+                                capture_output=True, text=True)
+        duckdb_results.update(json.loads(result.stdout.strip().splitlines()[-1]))
+        return args.lines
+
+    steps = {"gunzip+count": gunzip_count, "duckdb": duckdb_scan,
              "scan-cdx": lambda: scan("--cdx", str(data / "cdx")),
              "scan lang=cdx": lambda: scan("--cdx", str(data / "cdx"), "--lang-from", "cdx"),
              "scan en,is": lambda: scan("--cdx", str(data / "cdx"), "--langs", "en,is"),
              "scan text-rdr": scan_with_spark_text_reader,
+             "scan columnar": lambda: scan("--index-parquet", str(write_columnar(files, data))),
              "zipnum+tlds": lambda: scan("--cdx", str(data / "zipnum"), "--tlds", "is,com,de,uk,mt"),
              "read cached": read_cached_urls, "write urls": write_urls}
     timings: dict[str, list[float]] = {name: [] for name in steps}
     cpu_timings: dict[str, list[float]] = {name: [] for name in steps}
+    peaks: dict[str, float] = {name: 0.0 for name in steps}
     for round_number in range(args.repeats + 1):  # round 0 warms the JVM up and is not counted
         for name, step in steps.items():
             started, cpu_started = time.time(), cpu_seconds()
-            lines = step()
+            with PeakMemory() as memory:
+                lines = step()
             elapsed, cpu = time.time() - started, cpu_seconds() - cpu_started
+            if name == "duckdb":
+                cpu, memory.peak = duckdb_results["cpu"], duckdb_results["peak_mb"]
             assert lines == args.lines, (name, lines)
             if round_number:
                 timings[name].append(elapsed)
                 cpu_timings[name].append(cpu)
+                peaks[name] = max(peaks[name], memory.peak)
             print(f"round {round_number} {name:13s} {elapsed:6.1f}s {lines / elapsed:12,.0f} lines/s "
-                  f"{cpu:6.1f} CPU-s {lines / cpu:12,.0f} lines/CPU-s", flush=True)
+                  f"{cpu:6.1f} CPU-s {lines / cpu:12,.0f} lines/CPU-s {memory.peak:7,.0f} MB peak", flush=True)
     rates = {name: args.lines / statistics.median(values) for name, values in timings.items()}
     cpu_rates = {name: args.lines / statistics.median(values) for name, values in cpu_timings.items()}
     print(f"\n{args.lines:,} lines, {args.files} gzip files, {args.master}, median of {args.repeats} warm runs")
+    scanned = spark.read.parquet(str(data / "out" / "urls")).count()
+    print(f"  urls rows: duckdb {duckdb_results['rows']:,}, scan-cdx (last step's) {scanned:,}")
     for name in steps:
-        print(f"  {name:13s} {rates[name]:12,.0f} lines/s {cpu_rates[name]:12,.0f} lines/CPU-s")
+        print(f"  {name:13s} {rates[name]:12,.0f} lines/s {cpu_rates[name]:12,.0f} lines/CPU-s "
+              f"{peaks[name]:7,.0f} MB peak")
+    print(f"  ratio scan columnar / scan-cdx (the same captures as a columnar-index table): "
+          f"{cpu_rates['scan columnar'] / cpu_rates['scan-cdx']:.2f} lines per CPU-s")
+    for name in ("scan-cdx", "scan en,is", "scan lang=cdx"):
+        print(f"  ratio {name} / duckdb: {cpu_rates[name] / cpu_rates['duckdb']:.2f} lines per CPU-s, "
+              f"{rates[name] / rates['duckdb']:.2f} wall, peak memory {peaks[name] / peaks['duckdb']:.2f}x")
     for name in ("scan-cdx", "scan text-rdr", "zipnum+tlds"):
         print(f"  ratio {name} / gunzip+count: {rates[name] / rates['gunzip+count']:.3f} wall, "
               f"{cpu_rates[name] / cpu_rates['gunzip+count']:.3f} CPU")

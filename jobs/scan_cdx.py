@@ -229,7 +229,7 @@ class ScanCdx(Job):
         self.report.metric("executors", max(executors - 1, 1))  # the driver is listed too, except in local mode
 
     def scan(self, records, filters: cdx_records.CaptureFilters) -> None:
-        """Filter, keep the latest capture per URL, write urls (by site, sorted by host and SURT), count reasons."""
+        """Filter, keep the latest capture per URL, write urls (by site, sorted by site, host and SURT), count reasons."""
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
@@ -241,8 +241,9 @@ class ScanCdx(Job):
                                                url_languages=self.args.lang_from == "url")
         capture_counters = cdx_records.reason_counters(cdx_records.CAPTURE_FILTERS, "capture_reason")
         capture_counts = Observation("captures")
+        # sorted as the latest-capture window sorts (site, host, SURT): without URL languages that sort is this one
         urls = (captures.observe(capture_counts, *capture_counters).where(F.col("capture_reason") == "ok")
-                .select(*URL_COLUMNS).sortWithinPartitions("host", "surt"))
+                .sortWithinPartitions("site_name", "host", "surt").select(*URL_COLUMNS))
         with lean_parquet_writes(self.spark, PLAIN_ENCODED_COLUMNS):
             written = self.write_table(urls, "urls")
         if not written:

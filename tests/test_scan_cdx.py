@@ -17,6 +17,7 @@ from parascout.jobs.base import ConfigError, JobFailed
 from parascout.jobs.scan_cdx import ScanCdx
 from parascout.udfs.common import tables
 from parascout.udfs.common.jvm import jvm_jar_path
+from parascout.udfs.common.sites import site_of
 from parascout.udfs.common.urls import surt
 from parascout.udfs.index.cdx import format_cdx_line, write_zipnum
 from tests.conftest import run_job
@@ -69,12 +70,13 @@ def test_every_line_is_kept_filtered_or_bad_and_urls_are_laid_out_by_host(spark,
         "www.visitmalta.mt": ("visitmalta.mt", 2, {"mlt": 1, "eng": 1}, True),
         "news.example.co.uk": ("example.co.uk", 2, {"eng": 2}, False)}
 
-    # each host lives in one output file, sorted by (host, surt) inside it
+    # each host lives in one output file, sorted by (site, host, surt) inside it
     files = sorted((tmp_path / "urls").glob("version=*/part-*.parquet"))
     hosts_seen = []
     for path in files:
-        part = pq.read_table(path, columns=["host", "surt"]).to_pandas()
-        keys = list(zip(part["host"], part["surt"]))
+        part = pq.read_table(path, columns=["host", "domain", "surt"]).to_pandas()
+        keys = [(site_of(host, domain, frozenset(), grouped_by="name"), host, surt)
+                for host, domain, surt in zip(part["host"], part["domain"], part["surt"])]
         assert keys == sorted(keys)
         hosts_seen += list(part["host"].unique())
     assert len(hosts_seen) == len(set(hosts_seen)) == 4

@@ -7,7 +7,7 @@ import pytest
 from parascout.jobs.scan_cdx import ScanCdx
 from parascout.udfs.common.urls import surt
 from parascout.udfs.index.cdx import format_cdx_line
-from parascout.udfs.index.url_language import url_marker, url_marker_columns
+from parascout.udfs.index.url_language import url_marker
 from tests.conftest import run_job
 
 REAL_SITES = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-sites"
@@ -40,14 +40,53 @@ def test_url_marker_finds_the_code_and_its_slot():
     assert url_marker(URLS[9]) == ("dir1", "ita")
 
 
+#: URLs where a slot's pattern almost matches: a code after '#', two query keys, dots and separators in odd places
+TRICKY_URLS = [
+    "http://example.com/a#x?lang=fr", "http://example.com/?hl=english&lang=de", "http://example.com/?language=fra#top",
+    "http://example.com/.fr.html", "http://example.com/a.b.fr.html", "http://example.com/a.html.fr",
+    "http://example.com/a.html.fr.x", "http://example.com/page_ab_cd.html", "http://example.com/my-page-en-us.htm",
+    "http://fr.example", "http://fr.a..b", "https://user@fr.example.com:8080/x", "http://example.com//fr//x.html",
+    "http://example.com/fr", "HTTP://Example.COM/FR/Page.HTML", "http://example.com/pt_br/", "http://en-us.a.b/",
+    "ftp://example.com/de/x", "example.com/fr/x", "http://example.com/fr-ca/www.en.html?x=1&lc=es-mx",
+]
+
+
+def random_urls(count: int, seed: int = 3) -> list[str]:
+    """URLs made of code-like pieces and separators: every slot's edge cases, reproducibly."""
+    import random
+
+    rng = random.Random(seed)
+    pieces = ["fr", "en-us", "pt_br", "de", "zh-hant", "fra", "lang=", "language=", "hl=", "?", "&", "#", "/", ".",
+              "-", "_", "html", "htm", "www", "index", "x1", "abcd", "..", "//", "@", ":8080", "sv", "it"]
+    return [rng.choice(["http://", "https://fr.", "http://en.a."]) + "".join(
+        rng.choice(pieces) for _ in range(rng.randrange(1, 12))) for _ in range(count)]
+
+
 @pytest.mark.slow
-def test_spark_expressions_agree_with_the_python_marker(spark):
-    frame = spark.createDataFrame(pd.DataFrame({"url": URLS}))
-    rows = frame.select("url", *url_marker_columns(frame["url"])).toPandas()
-    for row in rows.itertuples():
-        expected = url_marker(row.url)
-        got = None if row.url_marker_lang is None else (row.url_marker_slot, row.url_marker_lang)
-        assert got == expected, row.url
+def test_the_three_engines_agree_on_markers_and_sibling_keys(spark):
+    """url_marker (Python), the Java UDF and the Spark expressions give every URL the same slot, language and
+    sibling key: the scan may run on either engine."""
+    from pyspark.sql import functions as F
+
+    from parascout.udfs.common.jvm import jvm_jar_path
+    from parascout.udfs.index.url_language import url_language_struct
+
+    urls = [*URLS, *TRICKY_URLS, *random_urls(3000)]
+    if REAL_SITES.exists():
+        pages = pd.read_csv(REAL_SITES / "truth" / "pages.tsv", sep="\t", dtype=str, keep_default_na=False, quoting=3)
+        urls += list(pages["url"])
+    frame = spark.createDataFrame(pd.DataFrame({"url": urls}))
+    engines = {jvm: frame.select("url", url_language_struct(F.col("url"), use_jvm_udf=jvm).alias("m"))
+               .select("url", "m.*").toPandas() for jvm in (True, False)}
+    for java, expressions in zip(engines[True].itertuples(), engines[False].itertuples()):
+        expected = url_marker(java.url)
+        for row in (java, expressions):
+            assert (None if row.url_marker_lang is None else (row.url_marker_slot, row.url_marker_lang)) == expected, \
+                row.url
+        assert java.sibling_key == expressions.sibling_key, java.url
+    assert engines[True]["sibling_key"].iloc[0] == "https://docs.gimp.*/2.10/*/gimp-tool-warp.html"
+    if jvm_jar_path() is not None:
+        assert spark.catalog.functionExists("parascout_url_marker")  # the Java engine was the one compared
 
 
 def cdx_lines(pages: list[tuple[str, str]]) -> list[str]:

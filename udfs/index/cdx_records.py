@@ -27,7 +27,7 @@ from parascout.udfs.common.jvm import java_function_available
 from parascout.udfs.common.sites import name_site_column
 from parascout.udfs.common.urls import CONTROL_CHARACTERS, MAX_URL_CHARS, public_suffix_spec, registered_domain
 from parascout.udfs.index.cdx import READ_PROBLEMS
-from parascout.udfs.index.url_language import sibling_key_column, url_marker_columns
+from parascout.udfs.index.url_language import url_language_struct
 
 BAD_REASONS = frozenset({"non_utf8", "malformed_line", "bad_json", "missing_url", "url_too_long",
                          "control_characters", "bad_url", "missing_status", "missing_location", *READ_PROBLEMS})
@@ -301,7 +301,7 @@ def reason_counters(reasons: tuple[str, ...], column: str = "reason") -> list[Co
 
 def latest_captures(records: DataFrame, pairs: Sequence[tuple[str, str]], partitions: int | None,
                     url_languages: bool = True) -> DataFrame:
-    """Records laid out by site and sorted by (host, surt), with `domain`, the page language and `capture_reason`.
+    """Records laid out by site (`site_name`), with `domain`, the page language and `capture_reason`.
 
     `capture_reason` is ok, older_capture or host_not_bilingual.
 
@@ -333,7 +333,7 @@ def latest_captures(records: DataFrame, pairs: Sequence[tuple[str, str]], partit
         rules.append((~F.col("site_bilingual"), "host_not_bilingual"))
         ranked = with_site_bilingual(ranked, pairs)
     reason = _first_reason([(condition, F.lit(name)) for condition, name in rules], F.lit("ok"))
-    return ranked.withColumn("capture_reason", reason).drop("capture_rank", "site_bilingual", "site_name")
+    return ranked.withColumn("capture_reason", reason).drop("capture_rank", "site_bilingual")
 
 
 def with_url_languages(ranked: DataFrame) -> DataFrame:
@@ -344,9 +344,8 @@ def with_url_languages(ranked: DataFrame) -> DataFrame:
     with another code in that slot) and CLD2 confirms some code of the slot: properties of the site, so a page
     whose whole-HTML CLD2 label is wrong still gets the language its URL says. `ranked` is laid out by
     `site_name` (latest_captures): the windows lead with it, so they need no shuffle of their own."""
-    slot, marker = url_marker_columns(F.col("url"))
-    ranked = (ranked.withColumn("url_marker_slot", slot).withColumn("url_marker_lang", marker)
-              .withColumn("sibling_key", sibling_key_column(F.col("url"))))
+    ranked = ranked.withColumn("url_marker", url_language_struct(F.col("url")))
+    ranked = ranked.select("*", "url_marker.*").drop("url_marker")
     marked = (F.col("capture_rank") == 1) & F.col("url_marker_lang").isNotNull()
     agrees = F.when(marked, F.coalesce(F.array_contains(F.col("langs"), F.col("url_marker_lang")),
                                        F.lit(False)).cast("double"))
