@@ -747,7 +747,8 @@ class Job:
     def writer_lock(self):
         """Hold ROOT/_locks/writer.lock while the job runs: a second writer on the root fails (RootBusy) or, with
         --wait-lock, waits. A job run by a job holding the lock in the same thread (the demo's steps) shares it.
-        Roots on stores without a lock primitive run unlocked, with a warning."""
+        A root on a store without a lock primitive (gs://) is refused (storage.UnlockableRoot, a one-line error)
+        unless PARASCOUT_UNLOCKED_WRITES=1 promises one writer at a time; it then runs unlocked, with a warning."""
         path = self.lock_path() if self.args.root else None
         key = (path, threading.get_ident())
         if path is None or key in _HELD_LOCKS:

@@ -29,6 +29,7 @@ from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, language_pair_opt
 from parascout.jobs.replay_crawl import shortlist_site_of
 from parascout.udfs.common import storage
 from parascout.udfs.common.langs import pair_label
+from parascout.udfs.common.report_document import markdown_cell
 from parascout.udfs.common.urls import url_host
 from parascout.udfs.export.crawl_plan import (
     FRONTIER_TSV_COLUMNS,
@@ -201,8 +202,8 @@ class ExportCrawlPlanJob(Job):
         lines = ["# Crawl plan", "", "| rank | site | policy | ranked URLs | expected yield | files |",
                  "|---|---|---|---|---|---|"]
         for row in planned.sort_values("shortlist_rank").to_dict("records"):
-            lines.append(f"| {row['shortlist_rank']} | {row['site']} | {row['policy']} | {urls[row['replay_site']]} "
-                         f"| {row['expected_yield']} | {row['folder']}/ |")
+            lines.append(f"| {row['shortlist_rank']} | {markdown_cell(row['site'])} | {row['policy']} | "
+                         f"{urls[row['replay_site']]} | {row['expected_yield']} | {markdown_cell(row['folder'])}/ |")
         return "\n".join(lines) + "\n"
 
     @staticmethod

@@ -1,4 +1,4 @@
-"""Fault injection: a real S3 server (moto) behind a proxy that answers 503 SlowDown, stalls past the
+"""Fault injection on archive reads: a real S3 server (moto) behind a proxy (tests/s3_faults.py) that answers 503 SlowDown, stalls past the
 client's read timeout, cuts bodies short (with or without a Content-Length), ignores Range (a 200 with
 the whole object), or both at once (`drop_whole`: a 200 whose connection drops halfway with no length or
 checksum to check, which the transport cannot notice: the record comes out cut and is read again), for a deterministic
@@ -6,15 +6,12 @@ share of range GETs. Nothing may be lost or misread: every record
 ends ok (with its own bytes) or with a reason, retries cost exactly --attempts GETs, the report balances."""
 from __future__ import annotations
 
-import http.client
 import json
-import random
 import threading
 import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
-from urllib.parse import urlsplit
 
 import boto3
 import pandas as pd
@@ -24,127 +21,9 @@ from parascout.jobs.base import JobFailed, StoreUnreachable
 from parascout.jobs.fetch_docs import FetchDocsJob
 from parascout.udfs.fetch.warc_fetch import FetchSettings, fetch_documents
 from tests.conftest import run_job
+from tests.s3_faults import SLOWDOWN_XML, FaultProxy
 from tests.test_fetch_docs import urls_rows, write_table
 from tests.test_warc_fetch import build_mixed_warc
-
-SLOWDOWN_XML = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
-                b"<Message>Please reduce your request rate.</Message><RequestId>fault-proxy</RequestId></Error>")
-HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade"}
-
-
-class FaultProxy:
-    """A ThreadingHTTPServer on 127.0.0.1 forwarding to moto, injecting faults into a share of range GETs."""
-
-    def __init__(self, upstream: str, slowdown: float = 0.0, stall: float = 0.0, truncate: float = 0.0,
-                 cut_unsized: float = 0.0, ignore_range: float = 0.0, drop_whole: float = 0.0,
-                 stall_seconds: float = 1.5, doomed: str = "doomed", seed: int = 7,
-                 max_faults_per_range: int | None = None):
-        self.upstream = urlsplit(upstream)
-        self.shares = [("slowdown", slowdown), ("stall", stall), ("truncate", truncate),
-                       ("cut_unsized", cut_unsized), ("ignore_range", ignore_range), ("drop_whole", drop_whole)]
-        self.stall_seconds = stall_seconds
-        self.doomed = doomed
-        self.max_faults_per_range = max_faults_per_range  # below --attempts, every range (doomed aside) recovers:
-        self.faults_by_range = Counter()  # threads draw in arrival order, so without a cap a run may be unlucky
-        self.random = random.Random(seed)
-        self.lock = threading.Lock()
-        self.range_gets = 0
-        self.injected = {kind: 0 for kind, share in self.shares if share} | {"doomed": 0}
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self):
-                proxy.handle(self, "GET")
-
-            def do_PUT(self):
-                proxy.handle(self, "PUT")
-
-            def do_HEAD(self):
-                proxy.handle(self, "HEAD")
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self) -> Self:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.thread.join()
-
-    def draw(self, handler) -> str | None:
-        """The fault for this request (deterministic in arrival order), None to pass it through."""
-        if handler.command != "GET" or "Range" not in handler.headers:
-            return None
-        with self.lock:
-            self.range_gets += 1
-            if self.doomed and self.doomed in handler.path:
-                self.injected["doomed"] += 1
-                return "slowdown"
-            roll, bound = self.random.random(), 0.0
-            key = (handler.path, handler.headers["Range"])
-            if self.max_faults_per_range is not None and self.faults_by_range[key] >= self.max_faults_per_range:
-                return None
-            for kind, share in self.shares:
-                bound += share
-                if roll < bound:
-                    self.injected[kind] += 1
-                    self.faults_by_range[key] += 1
-                    return kind
-        return None
-
-    def handle(self, handler, method: str) -> None:
-        fault = self.draw(handler)
-        if fault == "slowdown":
-            self.reply(handler, 503, {"Content-Type": "application/xml"}, SLOWDOWN_XML)
-            return
-        if fault == "stall":
-            time.sleep(self.stall_seconds)
-        length = int(handler.headers.get("Content-Length") or 0)
-        body = handler.rfile.read(length) if length else None
-        upstream = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=30)
-        dropped = HOP_HEADERS | ({"range"} if fault in ("ignore_range", "drop_whole") else set())
-        headers = {k: v for k, v in handler.headers.items() if k.lower() not in dropped}
-        upstream.request(method, handler.path, body=body, headers=headers)
-        response = upstream.getresponse()
-        data = response.read()
-        upstream.close()
-        kept = {k: v for k, v in response.getheaders() if k.lower() not in HOP_HEADERS | {"content-length"}}
-        cut = fault in ("truncate", "cut_unsized") and len(data) > 1
-        if fault == "drop_whole":  # the whole object, dropped halfway through the range that was asked for, from
-            first, last = (int(x) for x in handler.headers["Range"].split("=")[1].split("-"))  # an endpoint
-            data = data[: first + (last - first + 1) // 2]  # without checksums (botocore would notice a bad one)
-            kept = {k: v for k, v in kept.items() if not k.lower().startswith("x-amz-checksum")}
-        self.reply(handler, response.status, kept, data, cut=cut, sized=fault not in ("cut_unsized", "drop_whole"))
-
-    @staticmethod
-    def reply(handler, status: int, headers: dict, data: bytes, cut: bool = False, sized: bool = True) -> None:
-        try:
-            handler.send_response(status)
-            for key, value in headers.items():
-                handler.send_header(key, value)
-            if sized:
-                handler.send_header("Content-Length", str(len(data)))
-            if cut or not sized:
-                handler.send_header("Connection", "close")
-            handler.end_headers()
-            if handler.command != "HEAD":
-                handler.wfile.write(data[: len(data) // 2] if cut else data)
-            handler.wfile.flush()
-            if cut or not sized:
-                handler.close_connection = True
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a stall): fine
-            handler.close_connection = True
 
 
 def upload_archive(folder, endpoint: str, bucket: str, files: int = 3) -> tuple[list[dict], dict[str, str]]:

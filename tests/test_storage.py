@@ -119,8 +119,8 @@ def test_a_lock_has_one_holder_at_a_time_on_local_disk_and_on_s3(tmp_path, moto_
             assert held.value.holder["job"] == "first" and held.value.holder["pid"] == os.getpid()
         with storage.exclusive_lock(path, {"job": "third"}, endpoint=endpoint):  # released at the block's end
             pass
-    with pytest.raises(storage.LockUnsupported), storage.exclusive_lock("gs://bucket/root/_locks/writer.lock", {}):
-        pass
+    with pytest.raises(storage.UnlockableRoot), storage.exclusive_lock("gs://bucket/root/_locks/writer.lock", {}):
+        pass  # tests/test_s3_root_faults.py: refused unless one writer at a time is promised
 
 
 def test_an_s3_lock_is_a_lease_renewed_while_held_and_taken_over_once_expired(moto_endpoint):

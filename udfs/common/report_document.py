@@ -15,6 +15,14 @@ import pandas as pd
 
 from parascout.udfs.common import storage
 
+#: characters HTML forbids in text (C0/C1 controls but tab and line breaks, surrogates, non-characters)
+FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
+#: bidirectional controls: in a line of Markdown read as plain text they reorder everything after them
+_BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: what Markdown reads as markup inside a line that page text could use: links and images, raw HTML and autolinks,
+#: entities, code spans, escapes, table cells (emphasis is left as it is: it opens and runs nothing)
+_MARKDOWN_MARKUP = re.compile(r"([\\`\[\]<>&|])")
+
 STYLE = ("<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
          "table{border-collapse:collapse;font-size:13px;margin:1em 0}"
          "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}"
@@ -67,24 +75,25 @@ class Report:
         return "\n".join(lines)
 
     def html(self) -> str:
-        parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(self.title)}</title>",
+        parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{page_text(self.title)}</title>",
                  STYLE,
-                 f"<h1>{html.escape(self.title)}</h1>"]
+                 f"<h1>{page_text(self.title)}</h1>"]
         for kind, content in self.blocks:
             if kind == "heading":
-                parts.append(f"<h2>{html.escape(str(content))}</h2>")
+                parts.append(f"<h2>{page_text(content)}</h2>")
             elif kind == "paragraph":
-                parts.append(f"<p>{html.escape(str(content))}</p>")
+                parts.append(f"<p>{page_text(content)}</p>")
             elif kind == "bullets":
-                parts.append("<ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in content) + "</ul>")
+                parts.append("<ul>" + "".join(f"<li>{page_text(item)}</li>" for item in content) + "</ul>")
             elif kind == "table":
-                parts.append(format_cells(content).to_html(index=False, escape=True, border=0))
+                shown = format_cells(content).map(page_text).rename(columns=page_text)
+                parts.append(shown.to_html(index=False, escape=False, border=0))
             elif kind == "image":
                 file_name, caption = content
-                parts.append(f"<figure><img src='{html.escape(file_name)}' alt='{html.escape(caption)}'>"
-                             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+                parts.append(f"<figure><img src='{page_text(file_name)}' alt='{page_text(caption)}'>"
+                             f"<figcaption>{page_text(caption)}</figcaption></figure>")
             elif kind == "code":
-                parts.append("<pre><code>" + html.escape("\n".join(content)) + "</code></pre>")
+                parts.append("<pre><code>" + page_text("\n".join(content)) + "</code></pre>")
         parts.append("</body></html>")
         return "\n".join(parts)
 
@@ -116,9 +125,22 @@ def cell(value) -> str:
     return str(value)
 
 
-def markdown_cell(text: object) -> str:
-    """Text safe inside a Markdown table cell: on one line, its pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+def markdown_cell(text: object, code: bool = False) -> str:
+    """Text safe inside a Markdown table cell or list item: on one line, its pipes escaped; as text (not inside a
+    code span, `code`), also without characters HTML forbids or bidi controls (shown as U+FFFD) and with Markdown's
+    markup escaped, so page text shows as itself: it opens no link and adds no HTML."""
+    line = " ".join(str(text).split())
+    if code:
+        return line.replace("|", "\\|")
+    return _MARKDOWN_MARKUP.sub(r"\\\1", _BIDI.sub("\ufffd", FORBIDDEN.sub("\ufffd", line)))
+
+
+def page_text(value) -> str:
+    """Text, from the web or not, safe in HTML text and attribute values: escaped (quotes too), characters HTML
+    forbids shown as U+FFFD; None and NaN are empty."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return html.escape(FORBIDDEN.sub("\ufffd", str(value)), quote=True)
 
 
 def format_cells(frame: pd.DataFrame) -> pd.DataFrame:
@@ -133,8 +155,8 @@ NUMBER_CELL = re.compile(r"^(–|[-+]?[\d,]*\.?\d+%?)( \(.*\))?$")
 def markdown_table(frame: pd.DataFrame) -> str:
     """A GitHub Markdown table, columns of numbers (formatted or not) right-aligned."""
     shown = format_cells(frame)
-    header = "| " + " | ".join(str(c) for c in shown.columns) + " |"
+    header = "| " + " | ".join(markdown_cell(c, code=True) for c in shown.columns) + " |"
     numeric = [len(shown) > 0 and shown[c].map(lambda v: bool(NUMBER_CELL.match(str(v)))).all() for c in shown.columns]
     rule = "|" + "|".join("---:" if right else "---" for right in numeric) + "|"
-    rows = ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in shown.itertuples(index=False)]
+    rows = ["| " + " | ".join(markdown_cell(v) for v in row) + " |" for row in shown.itertuples(index=False)]
     return "\n".join([header, rule, *rows])

@@ -192,10 +192,24 @@ def open_output(path: str, compression: str | None = None):
     try:
         with filesystem.open_output_stream(temporary, compression=compression) as handle:
             yield handle
+        filesystem.move(temporary, inner)  # on object stores a copy, then a delete
     except BaseException:
-        filesystem.delete_file(temporary)
+        _discard_temporary(filesystem, path, temporary)  # the write's own error is the one raised
         raise
-    filesystem.move(temporary, inner)
+
+
+def _discard_temporary(filesystem, path: str, temporary: str) -> None:
+    """Best effort, after a failed write: delete its temporary file (absent when the upload failed) and, on S3,
+    abort its unfinished multipart uploads (invisible, but stored and billed until aborted)."""
+    with contextlib.suppress(OSError):
+        filesystem.delete_file(temporary)
+    if scheme(path) not in S3_SCHEMES:
+        return
+    bucket, key = bucket_key(path)[0], temporary.split("/", 1)[1]
+    with contextlib.suppress(Exception):
+        client = s3_client()
+        for upload in client.list_multipart_uploads(Bucket=bucket, Prefix=key).get("Uploads", []):
+            client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
 
 
 TEMPORARY_PREFIX = ".tmp-"
@@ -337,7 +351,16 @@ class LockHeld(Exception):
 
 
 class LockUnsupported(Exception):
-    """The store offers no primitive parascout can lock with (gs:// and others)."""
+    """The store offers no primitive parascout can lock with (gs:// and others), and the user said they run one
+    writer at a time on it (UNLOCKED_WRITES_VARIABLE): the job runs unlocked."""
+
+
+class UnlockableRoot(ValueError):
+    """The store offers no primitive parascout can lock with, and nobody said only one writer uses it."""
+
+
+#: set to 1 to write to a root on a store parascout cannot lock (gs://), promising one writer at a time
+UNLOCKED_WRITES_VARIABLE = "PARASCOUT_UNLOCKED_WRITES"
 
 
 def describe_holder(holder: dict) -> str:
@@ -357,15 +380,23 @@ def exclusive_lock(path: str, owner: dict, wait_seconds: float = 0.0, poll_secon
     way. A run killed before it deletes leaves the object; once its lease has expired the next writer takes it over
     with If-Match on the stale object's ETag (of several, one wins). A holder whose renewal finds the object
     changed has lost the lock: the yielded holder dict then carries `lost` (Job checks it before switching its
-    tables). Other schemes: LockUnsupported."""
+    tables). A conditional write whose answer was lost (the connection cut after the store applied it) is
+    recognised by the lease id in the object, so the retry that then fails its condition still holds the lock.
+    Other schemes (gs://: no conditional create parascout uses): UnlockableRoot, so two jobs never write one root
+    unknowingly; LockUnsupported where UNLOCKED_WRITES_VARIABLE is 1 (the user runs one writer at a time)."""
     holder = {"pid": os.getpid(), "host": socket.gethostname(),
               "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **owner}
     if is_local(path):
         lock = _local_lock
     elif scheme(path) in S3_SCHEMES:
         lock = functools.partial(_s3_lock, endpoint=endpoint, lease_seconds=lease_seconds)
+    elif os.environ.get(UNLOCKED_WRITES_VARIABLE) == "1":
+        raise LockUnsupported(f"no writer lock on {scheme(path)}:// stores ({UNLOCKED_WRITES_VARIABLE}=1)")
     else:
-        raise LockUnsupported(f"no writer lock on {scheme(path)}:// stores")
+        raise UnlockableRoot(
+            f"parascout cannot lock {scheme(path)}:// stores, so two jobs could write {path.rsplit('/_locks', 1)[0]} at "
+            f"once and mix their tables; write to a local or s3:// root and copy it, or, running one job at a time "
+            f"on it, set {UNLOCKED_WRITES_VARIABLE}=1")
     with lock(path, holder, time.monotonic() + wait_seconds, poll_seconds):
         yield holder
 
@@ -424,10 +455,20 @@ class _S3Lease:
         self.client, self.bucket, self.key, self.holder = client, bucket, key, holder
         self.lease_seconds = lease_seconds
         self.etag: str | None = None
+        self.lease_id = uuid.uuid4().hex  # tells this holder's own object from another's
         self.released = threading.Event()
 
     def body(self) -> bytes:
-        return json.dumps({**self.holder, "expires_at": time.time() + self.lease_seconds}).encode()
+        return json.dumps({**self.holder, "lease_id": self.lease_id,
+                           "expires_at": time.time() + self.lease_seconds}).encode()
+
+    def own_etag(self) -> str | None:
+        """The lock object's ETag when it is this holder's (a write whose answer was lost), else None."""
+        try:
+            found = self.client.get_object(Bucket=self.bucket, Key=self.key)
+        except self._client_error():
+            return None
+        return found["ETag"] if _holder_of(lambda: found["Body"].read()).get("lease_id") == self.lease_id else None
 
     def acquire(self) -> bool:
         """Create the object, or take over one whose lease expired; False while another holder's lease runs."""
@@ -442,7 +483,11 @@ class _S3Lease:
             if _error_code(error) in ("NoSuchKey", "404"):  # released meanwhile: try again at once
                 return False
             raise
-        expires_at = _holder_of(lambda: found["Body"].read()).get("expires_at")
+        current = _holder_of(lambda: found["Body"].read())
+        if current.get("lease_id") == self.lease_id:  # our own create, its answer lost and the retry refused
+            self.etag = found["ETag"]
+            return True
+        expires_at = current.get("expires_at")
         if not isinstance(expires_at, (int, float)) or expires_at > time.time():  # held (or by a lease-less writer)
             return False
         try:
@@ -459,8 +504,10 @@ class _S3Lease:
             try:
                 self.etag = self._put(IfMatch=self.etag)
             except _PreconditionFailed:
-                self.holder["lost"] = "the lock object changed: its lease expired and another writer took it over"
-                return
+                self.etag = self.own_etag()  # a renewal applied whose answer was lost: still ours
+                if self.etag is None:
+                    self.holder["lost"] = "the lock object changed: its lease expired and another writer took it over"
+                    return
             except Exception as error:  # noqa: BLE001 - a failed renewal is retried; the lease covers two of them
                 logging.getLogger("parascout.storage").warning("lease renewal of %s failed: %s", self.key, error)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import io
 import json
 import math
@@ -22,7 +21,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from parascout.udfs.common.langs import load_languages
-from parascout.udfs.common.report_document import markdown_cell
+from parascout.udfs.common.report_document import markdown_cell, page_text
 
 KINDS = ("document", "sentence")
 JUDGEMENTS = ("right", "partial", "wrong")
@@ -40,8 +39,6 @@ ALL_SITES = "(all sites)"
 PRECISION_COLUMNS = ("kind", "lang_pair", "site", "exported", "sampled", "judged", "right", "partial", "wrong",
                      "precision", "precision_low", "precision_high", "precision_with_partial",
                      "precision_with_partial_low", "precision_with_partial_high", "weighted_precision")
-# characters HTML forbids in text (C0/C1 controls but tab and newlines, surrogates, non-characters)
-_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
 _WEB_URL = re.compile(r"https?://[^\s\x00-\x1f\x7f]+", re.IGNORECASE)
 
 
@@ -113,14 +110,6 @@ def read_items(text: str) -> pd.DataFrame:
 
 
 # ---- the page --------------------------------------------------------------------------------------------------
-def page_text(value) -> str:
-    """Text from the web, safe in HTML text and attribute values: escaped (quotes too), characters HTML forbids
-    shown as U+FFFD; None and NaN are empty."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    return html.escape(_FORBIDDEN.sub("\ufffd", str(value)), quote=True)
-
-
 def url_link(url) -> str:
     """A URL as a link that opens in a new tab without telling the site where from; anything but a plain http(s)
     URL (javascript:, data:, whitespace inside) is shown as text, never linked."""

@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from parascout.udfs.export.bitext.formats import tsv_field
+
 #: the replay_summary columns a plan reports as the site's expected yield
 YIELD_COLUMNS = ("policy", "n_docs", "n_parallel_docs", "budget_fetches", "fetched", "docs_found", "recall", "auc",
                  "fetches_to_50", "fetches_to_80", "fetches_to_90", "share_fetches_to_80")
@@ -123,4 +125,4 @@ def _field(value) -> str:
         return "1" if value else "0"
     if isinstance(value, float):
         return f"{value:.6g}"
-    return str(value).replace("\t", " ").replace("\n", " ")
+    return tsv_field(str(value))

@@ -3,7 +3,7 @@
 - documents, `<A>-<B>.documents.gz`: `src_url \\t trg_url \\t src_doc \\t trg_doc`, the texts base64 (Bitextor's
   document output, granularity documents);
 - sentences, `<A>-<B>.sent.gz`: `src_url \\t trg_url \\t src_text \\t trg_text \\t aligner_score` (Bitextor's
-  sentence output, what bifixer and bicleaner read); tabs and newlines inside a text become spaces;
+  sentence output, what bifixer and bicleaner read); tabs and line breaks inside a URL or text become spaces;
 - TMX 1.4b: one <tu> per unique sentence pair, with props count, score and the first url pair.
 The TSVs open with a line naming their columns, as Bitextor 8.2+ writes them and `bifixer --header` reads them;
 format "bitextor-8.1" leaves it out (columns by position, Bitextor 8.1 and `bifixer` without --header).
@@ -26,11 +26,15 @@ SENTENCE_COLUMNS = ("src_url", "trg_url", "src_text", "trg_text", "aligner_score
 DOCUMENTS_SUFFIX = ".documents.gz"
 SENTENCES_SUFFIX = ".sent.gz"
 
-_FIELD_SPACE = re.compile(r"[\t\r\n]+")
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+#: tabs and every line break a reader may split on: \\n and \\r (csv, pandas, Bitextor's tools), and the others
+#: of Python's str.splitlines and Unicode (vertical tab, form feed, file/group/record separators, NEL, U+2028/9)
+_FIELD_SPACE = re.compile("[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+")
+#: what XML 1.0 forbids in a document (C0 controls but tab and line breaks, lone surrogates, U+FFFE, U+FFFF)
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def tsv_field(text: str | None) -> str:
+    """Text as one field of a TSV line: its tabs and line breaks (_FIELD_SPACE) as one space."""
     return _FIELD_SPACE.sub(" ", text or "")
 
 
