@@ -6,7 +6,9 @@ warc_offset, warc_length) under --warc-prefix; the selection is repartitioned by
 file and sorted by offset so neighbouring records share one coalesced GET. With
 --wat, CommonCrawl WAT files add link-graph rows for URLs not fetched from WARC.
 Every requested URL ends in `docs` once, with status 'ok' or a reason; a rerun
-(--force) fetches only URLs without an 'ok' row and merges. Each HTML page fetched
+(--force) fetches only URLs without an 'ok' row and merges. Each finished fetch task keeps its rows under
+ROOT/_staging/_resume/ (udfs.fetch.resume) until the run commits, so a run killed halfway is relaunched with the
+same command and fetches only the tasks that had not finished. Each HTML page fetched
 from WARC also gets a `texts` row: its paragraphs (type, language, hash, boilerplate
 flag), main text, status and its metadata (meta description, keywords); after the per-record pass, a per-site pass over the
 paragraph hashes marks the site's repeated paragraphs as boilerplate and points each
@@ -15,17 +17,19 @@ near-duplicate page to the one kept for its group (`duplicate_of`).
 from __future__ import annotations
 
 import functools
+import math
 
 import pandas as pd
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from parascout.jobs.base import ConfigError, Job
 from parascout.udfs.common import storage
 from parascout.udfs.common.lexicon import load_lexicon
 from parascout.udfs.common.sites import with_site
-from parascout.udfs.fetch import documents, warc_fetch, warc_record
+from parascout.udfs.fetch import documents, resume, warc_fetch, warc_record
 from parascout.udfs.fetch.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
 from parascout.udfs.fetch.html_text import MAX_NESTING_DEPTH, MAX_TAG_ATTRIBUTES, MAX_TEXT_CHARS, WALK_ENGINE
 from parascout.udfs.fetch.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
@@ -58,6 +62,9 @@ class FetchDocsJob(Job):
     def __init__(self) -> None:
         super().__init__()
         self.cached: list[DataFrame] = []
+        self.plan: dict | None = None  # the resume plan: this run's, or the interrupted run's it carries on
+        self.finished: set[str] = set()  # fetch tasks an interrupted run finished (read back, not fetched)
+        self.resumed = {"partitions": 0, "records": 0}
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
@@ -81,7 +88,12 @@ class FetchDocsJob(Job):
         parser.add_argument("--coalesce-span", type=int, default=8 * MIB, help="max bytes of one coalesced GET")
         parser.add_argument("--s3-endpoint", help="S3-compatible endpoint URL, passed to every task")
         parser.add_argument("--read-timeout", type=float, default=60.0, help="seconds before a GET is retried")
-        parser.add_argument("--partitions", type=int, default=0, help="fetch tasks (default: Spark parallelism)")
+        parser.add_argument("--partitions", type=int, default=0,
+                            help="fetch tasks (default: about --records-per-task URLs each, at least Spark "
+                                 "parallelism)")
+        parser.add_argument("--records-per-task", type=int, default=1000,
+                            help="without --partitions: URLs per fetch task; each finished task is kept, so a "
+                                 "killed run's relaunch fetches only the unfinished ones")
         parser.add_argument("--record-seconds", type=float, default=warc_record.RECORD_SECONDS,
                             help="time limit to parse one record (status timeout); 0: none")
         parser.add_argument("--max-tag-attributes", type=int, default=MAX_TAG_ATTRIBUTES,
@@ -123,7 +135,7 @@ class FetchDocsJob(Job):
             args.use_scored_pairs = args.use_candidates = "no"
         if not args.warc_prefix and not args.wat:
             raise ConfigError("fetch-docs: give --warc-prefix (where the WARC files are) and/or --wat PATH...")
-        for name in ("max_record_bytes", "concurrency", "attempts", "coalesce_span"):
+        for name in ("max_record_bytes", "concurrency", "attempts", "coalesce_span", "records_per_task"):
             if getattr(args, name) <= 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
         if args.record_seconds < 0:
@@ -219,14 +231,70 @@ class FetchDocsJob(Job):
         chosen = hosts.join(sites.select("site"), "site", "left_semi").select("host")
         return urls.join(chosen, "host", "left_semi").select("url")
 
-    def fetch_warc(self, selection: DataFrame) -> DataFrame:
-        partitions = self.args.partitions or self.spark.sparkContext.defaultParallelism
+    def fetch_warc(self, selection: DataFrame, partitions: int = 0, keep: bool = False) -> DataFrame:
+        """The selection's records, fetched by `partitions` tasks (hashed by file); with `keep`, each finished
+        task's rows also go to the resume area."""
+        partitions = partitions or self.args.partitions or self.spark.sparkContext.defaultParallelism
+        fetch = functools.partial(fetch_documents, settings=self.settings(), parse=functools.partial(
+            parse_record, record_seconds=self.args.record_seconds or None, max_text_chars=self.args.max_text_chars,
+            max_tag_attributes=self.args.max_tag_attributes, max_nesting_depth=self.args.max_nesting_depth))
+        if keep:
+            fetch = self.kept(fetch, resume.task_warc_part)
         return (selection.repartition(partitions, "warc_filename")
-                .sortWithinPartitions("warc_filename", "warc_offset")
-                .mapInPandas(functools.partial(fetch_documents, settings=self.settings(), parse=functools.partial(
-                    parse_record, record_seconds=self.args.record_seconds or None,
-                    max_text_chars=self.args.max_text_chars, max_tag_attributes=self.args.max_tag_attributes,
-                    max_nesting_depth=self.args.max_nesting_depth)), RECORD_SCHEMA))
+                .sortWithinPartitions("warc_filename", "warc_offset").mapInPandas(fetch, RECORD_SCHEMA))
+
+    def kept(self, work, name_of) -> functools.partial:
+        """A mapInPandas body that keeps each finished task's rows in the resume area before handing them on."""
+        arrow_schema = to_arrow_schema(self.spark.createDataFrame([], RECORD_SCHEMA).schema)
+        return functools.partial(resume.kept_task, work=work, area=self.resume_area(), name_of=name_of,
+                                 arrow_schema=arrow_schema)
+
+    def resume_area(self) -> str:
+        return resume.area_path(self.args.root, self.name)
+
+    def load_resume_plan(self) -> None:
+        """Carry on an interrupted run with the same arguments, inputs and docs version: its finished tasks."""
+        identity = {"fingerprint": self.report.data["fingerprint"],
+                    "docs_version": self._current_version(self.table_path("docs"))}  # the URLs already ok
+        self.plan = resume.load_plan(self.resume_area(), identity) or identity
+        self.finished = resume.finished_parts(self.resume_area()) if "partitions" in self.plan else set()
+
+    def save_resume_plan(self, selected: int) -> int:
+        """The number of WARC fetch partitions: the interrupted run's, else --partitions, else about
+        --records-per-task URLs per task (at least Spark's parallelism); saved before any task runs."""
+        if "partitions" not in self.plan:
+            wanted = math.ceil(selected / self.args.records_per_task)
+            partitions = self.args.partitions or max(self.spark.sparkContext.defaultParallelism, wanted)
+            self.plan = {**self.plan, "partitions": partitions}
+            resume.save_plan(self.resume_area(), self.plan)
+        self.report.metric("fetch_partitions", self.plan["partitions"])
+        return self.plan["partitions"]
+
+    def fetch_selection(self, selection: DataFrame, partitions: int) -> DataFrame:
+        """The selection's records: an interrupted run's finished partitions read back, the others fetched."""
+        done = resume.warc_partitions(self.finished)
+        if done:  # the partition repartition(partitions, "warc_filename") puts each row in
+            selection = selection.where(~F.pmod(F.hash("warc_filename"), F.lit(partitions)).isin(done))
+        fetched = self.fetch_warc(selection, partitions, keep=True)
+        return self.with_resumed(fetched, [resume.warc_part(partition) for partition in done])
+
+    def with_resumed(self, fetched: DataFrame, parts: list[str]) -> DataFrame:
+        """Fetched rows and the rows of the kept parts named, counted as resumed."""
+        if not parts:
+            return fetched
+        kept = self.spark.read.schema(RECORD_SCHEMA).parquet(
+            *[resume.part_path(self.resume_area(), name) for name in parts])
+        self.resumed["partitions"] += len(parts)
+        self.resumed["records"] += kept.count()
+        return fetched.unionByName(kept)
+
+    def commit_outputs(self) -> None:
+        """Switch the tables in, then drop the kept fetch tasks: they served this run only."""
+        super().commit_outputs()
+        try:
+            resume.remove_area(self.resume_area())
+        except OSError as error:  # the next run with other inputs or docs removes it
+            self.log.warning("%s: could not remove %s: %s", self.name, self.resume_area(), error)
 
     def resolve_revisits(self, fresh: DataFrame) -> DataFrame:
         """Each revisit row replaced by its original's doc where `urls` holds the original capture (same URL and
@@ -256,11 +324,16 @@ class FetchDocsJob(Job):
         return self.persist(resolved, StorageLevel.DISK_ONLY)
 
     def read_wat(self) -> DataFrame:
+        """WAT rows, one task per file: files an interrupted run finished are read back from the resume area."""
         files = [f for path in self.args.wat for f in storage.list_files(path, endpoint=self.args.s3_endpoint)]
         if not files:
             raise ConfigError(f"fetch-docs: no WAT files found under {self.args.wat}")
-        paths = self.spark.createDataFrame(pd.DataFrame({"path": files})).repartition(len(files))
-        return paths.mapInPandas(functools.partial(read_wat_files, s3_endpoint=self.args.s3_endpoint), RECORD_SCHEMA)
+        done = [path for path in files if resume.wat_part(path) in self.finished]
+        todo = [path for path in files if path not in done]
+        paths = self.spark.createDataFrame(pd.DataFrame({"path": todo}, dtype=object), "path string")
+        read = self.kept(functools.partial(read_wat_files, s3_endpoint=self.args.s3_endpoint), resume.task_wat_part)
+        fetched = paths.repartition(max(len(todo), 1)).mapInPandas(read, RECORD_SCHEMA)
+        return self.with_resumed(fetched, [resume.wat_part(path) for path in done])
 
     def pending_selection(self, previous: DataFrame | None) -> tuple[DataFrame, int]:
         """(selected URLs without an 'ok' doc yet, number selected); the skipped ones are counted already_ok."""
@@ -275,17 +348,16 @@ class FetchDocsJob(Job):
         return selection.where("done IS NULL").drop("done"), sum(tally.values())
 
     def process(self) -> None:
+        try:
+            self.fetch_and_write()
+        finally:  # a failed run's cached frames would otherwise serve a rerun in the same session
+            for frame in self.cached:
+                frame.unpersist()
+
+    def fetch_and_write(self) -> None:
+        """Fetch the pending selection (and WAT files), count every record, write docs and texts."""
         previous = self.read_table("docs").withColumn("is_new", F.lit(False)) if self.table_exists("docs") else None
-        new_rows, selected = [], 0
-        if self.args.warc_prefix:
-            selection, selected = self.pending_selection(previous)
-            new_rows.append(self.fetch_warc(selection))
-        if self.args.wat:
-            new_rows.append(self.read_wat())
-        fresh = functools.reduce(DataFrame.unionByName, new_rows).withColumn("is_new", F.lit(True))
-        fresh = self.persist(fresh, StorageLevel.DISK_ONLY)  # fetched once, counted and written from disk
-        if self.args.warc_prefix:
-            fresh = self.resolve_revisits(fresh)
+        fresh, selected = self.fresh_rows(previous)
         wat_records = self.summarise_fresh(fresh)
         self.report.input("requested", selected + wat_records + self.report.data["bad"].get("bad_wat_file", 0))
         self.report.metric("selected_urls", selected)
@@ -310,8 +382,24 @@ class FetchDocsJob(Job):
         self.report.metric("carried_over", carried_over)
         self.write_table(ranked.where("_rank = 1").select(*DOC_COLUMNS), "docs")
         self.write_texts(ranked.where("_rank = 1 AND is_new AND source = 'warc' AND status = 'ok'"))
-        for frame in self.cached:
-            frame.unpersist()
+
+    def fresh_rows(self, previous: DataFrame | None) -> tuple[DataFrame, int]:
+        """(this run's rows, fetched or read back from an interrupted run's finished tasks, revisits resolved;
+        the number of URLs selected)."""
+        new_rows, selected = [], 0
+        self.load_resume_plan()
+        if self.args.warc_prefix:
+            selection, selected = self.pending_selection(previous)
+            new_rows.append(self.fetch_selection(selection, self.save_resume_plan(selected)))
+        else:
+            self.save_resume_plan(0)
+        if self.args.wat:
+            new_rows.append(self.read_wat())
+        self.report.metric("resumed_partitions", self.resumed["partitions"])
+        self.report.metric("resumed_records", self.resumed["records"])
+        fresh = functools.reduce(DataFrame.unionByName, new_rows).withColumn("is_new", F.lit(True))
+        fresh = self.persist(fresh, StorageLevel.DISK_ONLY)  # fetched once, counted and written from disk
+        return (self.resolve_revisits(fresh) if self.args.warc_prefix else fresh), selected
 
     def site_settings(self) -> SiteTextSettings:
         a = self.args

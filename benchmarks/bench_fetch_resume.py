@@ -1,0 +1,168 @@
+"""What a fetch-docs relaunched after a kill -9 costs, against an undisturbed run of the same selection.
+
+    .venv/bin/python benchmarks/bench_fetch_resume.py [--files 40] [--pages 250] [--partitions 20] [--kill-at 0.8]
+
+Generates `--files` WARC files of `--pages` HTML pages each (named so Spark's hash gives every fetch partition the
+same number of files), served with HTTP Range by a local server that counts GETs. Then, each job in its own
+process (local[2]): the baseline, a full run; a run SIGKILLed (with every process under it) once `--kill-at` of its
+fetch tasks are kept in the resume area; the relaunch of that run. CPU seconds are the sum over the job's process
+tree (driver, JVM, Python workers), sampled by psutil. Prints the relaunch's CPU seconds, wall seconds and GETs as
+ratios of the full run's; the target is a relaunch at most 25% of a full run. A fourth run over one record gives
+the job's fixed cost (Spark's start, its stages and writes, whatever the size): the share of the per-record work a
+relaunch redoes is (relaunch - fixed) / (full - fixed), the figure a run of hours tends to.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from parascout.udfs.common import storage
+from parascout.udfs.fetch import resume
+from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes, write_warc
+from tests.test_fetch_docs import urls_rows
+from tests.test_fetch_resume import kill_tree, serve
+
+SPARK = ["--spark-conf", "spark.master=local[2]", "--spark-conf", "spark.ui.enabled=false",
+         "--spark-conf", "spark.sql.shuffle.partitions=4"]
+
+
+def balanced_files(partitions: int, files: int) -> list[str]:
+    """File names, `files // partitions` in each fetch partition by Spark's hash of warc_filename."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+    names = [f"bench-{i:05d}.warc.gz" for i in range(40 * files)]
+    rows = spark.createDataFrame([(name,) for name in names], "name string").select(
+        "name", F.pmod(F.hash("name"), F.lit(partitions)).alias("partition")).collect()
+    spark.stop()
+    chosen: dict[int, list[str]] = {}
+    for row in rows:
+        if len(chosen.setdefault(row["partition"], [])) < files // partitions:
+            chosen[row["partition"]].append(row["name"])
+    return sorted(name for names in chosen.values() for name in names)
+
+
+def page(rng: random.Random, url: str) -> bytes:
+    """One WARC response: an HTML page of shuffled English or German sentences, with links."""
+    words = (ENGLISH if rng.random() < 0.5 else GERMAN).split()
+    paragraphs = [" ".join(rng.choices(words, k=rng.randint(30, 90))) for _ in range(rng.randint(8, 20))]
+    links = tuple(f"/p{rng.randint(0, 9999)}.html" for _ in range(rng.randint(5, 40)))
+    return record_bytes(url, html_page(url.rsplit("/", 1)[-1], paragraphs, links=links))
+
+
+def build_archive(folder: Path, names: list[str], pages: int) -> list[dict]:
+    rng, rows = random.Random(7), []
+    for number, name in enumerate(names):
+        records = []
+        for index in range(pages):
+            url = f"http://site{number % 7}.example.org/{number}/{index}.html"
+            records.append((url, page(rng, url)))
+        rows += write_warc(folder / name, records)
+    return rows
+
+
+class TreeCpu:
+    """CPU seconds of a process and everything under it, sampled while it runs."""
+
+    def __init__(self, pid: int):
+        self.root = psutil.Process(pid)
+        self.seen: dict[int, float] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+        self.thread.start()
+
+    def sample(self) -> None:
+        while not self.stop.is_set():
+            try:
+                tree = [self.root, *self.root.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                return
+            for process in tree:
+                try:
+                    times = process.cpu_times()
+                    self.seen[process.pid] = times.user + times.system  # reaped children: sampled already
+                except psutil.NoSuchProcess:
+                    continue
+            self.stop.wait(0.2)
+
+    def total(self) -> float:
+        self.stop.set()
+        self.thread.join()
+        return sum(self.seen.values())
+
+
+def run(command: list[str], log: Path, kill_when=None) -> dict:
+    """Run a job; with `kill_when`, kill its process tree once kill_when() holds. Its CPU and wall seconds."""
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    started = time.monotonic()
+    with open(log, "wb") as output:
+        process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
+    cpu = TreeCpu(process.pid)
+    if kill_when is not None:
+        while not kill_when() and process.poll() is None:
+            time.sleep(0.2)
+        kill_tree(process)
+    process.wait()
+    if kill_when is None and process.returncode != 0:
+        raise SystemExit(log.read_text()[-3000:])
+    return {"cpu": cpu.total(), "wall": time.monotonic() - started}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=40)
+    parser.add_argument("--pages", type=int, default=250)
+    parser.add_argument("--partitions", type=int, default=20)
+    parser.add_argument("--kill-at", type=float, default=0.8)
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="bench-fetch-resume-"))
+    archive = work / "archive"
+    archive.mkdir()
+    rows = build_archive(archive, balanced_files(args.partitions, args.files), args.pages)
+    prefix, handler, server = serve(archive)
+    job = [sys.executable, "-m", "parascout.jobs.fetch_docs", "--warc-prefix", prefix, "--select", "all",
+           "--partitions", str(args.partitions), *SPARK]
+    results = {}
+    for name in ("full", "killed"):
+        storage.write_parquet_table(pd.DataFrame(urls_rows(rows)), str(work / name / "urls"))
+    storage.write_parquet_table(pd.DataFrame(urls_rows(rows[:1])), str(work / "fixed" / "urls"))
+    results["fixed"] = {**run([*job, "--root", str(work / "fixed")], work / "fixed.log"), "gets": 0}
+    handler.gets.clear()
+    results["full"] = {**run([*job, "--root", str(work / "full")], work / "full.log"), "gets": sum(handler.gets.values())}
+    area = resume.area_path(str(work / "killed"), "fetch-docs")
+    wanted = round(args.kill_at * args.partitions)
+    handler.gets.clear()
+    killed = run([*job, "--root", str(work / "killed")], work / "killed.log", lambda: len(resume.finished_parts(area)) >= wanted)
+    results["killed"] = {**killed, "gets": sum(handler.gets.values()), "kept": len(resume.finished_parts(area))}
+    handler.gets.clear()
+    results["relaunch"] = {**run([*job, "--root", str(work / "killed")], work / "relaunch.log"), "gets": sum(handler.gets.values())}
+    server.shutdown()
+    report = json.loads((work / "killed" / "_reports" / "fetch-docs.json").read_text())
+    print(f"{len(rows):,} records in {args.files} files, {args.partitions} fetch tasks, local[2]")
+    for name, result in results.items():
+        print(f"{name:9} cpu {result['cpu']:7.1f}s  wall {result['wall']:6.1f}s  GETs {result['gets']:5d}"
+              + (f"  (killed with {result['kept']}/{args.partitions} tasks kept)" if name == "killed" else ""))
+    full, relaunch, fixed = results["full"], results["relaunch"], results["fixed"]
+    print(f"relaunch / full: cpu {relaunch['cpu'] / full['cpu']:.1%}, wall {relaunch['wall'] / full['wall']:.1%}, "
+          f"GETs {relaunch['gets'] / full['gets']:.1%}; resumed {report['metrics']['resumed_partitions']} tasks, "
+          f"{report['metrics']['resumed_records']:,} records; balanced {report['balanced']}")
+    print(f"per-record work redone (cpu less the fixed cost): "
+          f"{(relaunch['cpu'] - fixed['cpu']) / (full['cpu'] - fixed['cpu']):.1%}")
+
+
+if __name__ == "__main__":
+    main()
