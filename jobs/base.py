@@ -299,6 +299,9 @@ class Job:
             parser.add_argument("--wait-lock", type=float, nargs="?", const=float("inf"), default=0.0,
                                 metavar="SECONDS", help="when another job is writing --root, wait for it (for "
                                                         "SECONDS, default: as long as it takes) instead of failing")
+            parser.add_argument("--unlocked-root", action="store_true",
+                                help="write to a root on a store parascout cannot lock (gs://), promising that "
+                                     "one job at a time writes it")
         parser.add_argument("--max-bad-fraction", type=float, default=self.default_max_bad_fraction,
                             help="fail when bad records exceed this fraction of the input")
         parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
@@ -715,7 +718,7 @@ class Job:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def _public_args(self) -> dict:
-        skip = {"force", "log_level", "spark_conf", "wait_lock"}
+        skip = {"force", "log_level", "spark_conf", "wait_lock", "unlocked_root"}
         return {k: dataclasses.asdict(v) if dataclasses.is_dataclass(v) and not isinstance(v, type) else v
                 for k, v in vars(self.args).items() if k not in skip}
 
@@ -748,7 +751,7 @@ class Job:
         """Hold ROOT/_locks/writer.lock while the job runs: a second writer on the root fails (RootBusy) or, with
         --wait-lock, waits. A job run by a job holding the lock in the same thread (the demo's steps) shares it.
         A root on a store without a lock primitive (gs://) is refused (storage.UnlockableRoot, a one-line error)
-        unless PARASCOUT_UNLOCKED_WRITES=1 promises one writer at a time; it then runs unlocked, with a warning."""
+        unless --unlocked-root promises one writer at a time; it then runs unlocked, with a warning."""
         path = self.lock_path() if self.args.root else None
         key = (path, threading.get_ident())
         if path is None or key in _HELD_LOCKS:
@@ -758,7 +761,8 @@ class Job:
         with contextlib.ExitStack() as stack:
             try:
                 self.lock_holder = stack.enter_context(storage.exclusive_lock(
-                    path, {"job": self.name}, wait_seconds=getattr(self.args, "wait_lock", 0.0)))
+                    path, {"job": self.name}, wait_seconds=getattr(self.args, "wait_lock", 0.0),
+                    unlocked_ok=getattr(self.args, "unlocked_root", False)))
             except storage.LockHeld as held:
                 raise RootBusy(f"another job is writing {self.args.root} ({storage.describe_holder(held.holder)}); "
                                f"rerun when it ends, or pass --wait-lock to wait (lock: {path})") from None

@@ -179,14 +179,17 @@ def test_a_lock_write_whose_answer_is_lost_still_holds_the_lock(moto_endpoint, b
     assert keys(moto_endpoint, bucket) == []  # released
 
 
-def test_a_gs_root_is_refused_for_writing_unless_one_writer_is_promised(tmp_path, monkeypatch):
-    monkeypatch.delenv(storage.UNLOCKED_WRITES_VARIABLE, raising=False)
+def test_a_gs_root_is_refused_for_writing_unless_one_writer_is_promised(tmp_path):
     path = "gs://bucket/root/_locks/writer.lock"
-    with pytest.raises(storage.UnlockableRoot, match=f"cannot lock gs://.*{storage.UNLOCKED_WRITES_VARIABLE}=1"), \
+    with pytest.raises(storage.UnlockableRoot, match="cannot lock gs://.*pass --unlocked-root"), \
             storage.exclusive_lock(path, {"job": "align"}):
         pass
     with pytest.raises(storage.UnlockableRoot, match="gs://bucket/root at once"):
         run_align(tmp_path, "gs://bucket/root")
-    monkeypatch.setenv(storage.UNLOCKED_WRITES_VARIABLE, "1")
-    with pytest.raises(storage.LockUnsupported), storage.exclusive_lock(path, {"job": "align"}):
+    with pytest.raises(storage.LockUnsupported), storage.exclusive_lock(path, {"job": "align"}, unlocked_ok=True):
         pass  # the job warns and runs unlocked
+    job = AlignJob()  # a job given --unlocked-root takes no lock and runs on (no GCS server here to run it on)
+    job.args = job.parse_arguments([str(tmp_path / "urls.tsv"), "gs://bucket/root/aligned.tsv", "--src-lang", "en",
+                                    "--trg-lang", "is", "--root", "gs://bucket/root", "--unlocked-root"])
+    with job.writer_lock():
+        assert job.lock_holder == {}

@@ -352,15 +352,12 @@ class LockHeld(Exception):
 
 class LockUnsupported(Exception):
     """The store offers no primitive parascout can lock with (gs:// and others), and the user said they run one
-    writer at a time on it (UNLOCKED_WRITES_VARIABLE): the job runs unlocked."""
+    writer at a time on it (a job's --unlocked-root): the job runs unlocked."""
 
 
 class UnlockableRoot(ValueError):
     """The store offers no primitive parascout can lock with, and nobody said only one writer uses it."""
 
-
-#: set to 1 to write to a root on a store parascout cannot lock (gs://), promising one writer at a time
-UNLOCKED_WRITES_VARIABLE = "PARASCOUT_UNLOCKED_WRITES"
 
 
 def describe_holder(holder: dict) -> str:
@@ -371,7 +368,8 @@ def describe_holder(holder: dict) -> str:
 
 @contextlib.contextmanager
 def exclusive_lock(path: str, owner: dict, wait_seconds: float = 0.0, poll_seconds: float = 0.5,
-                   endpoint: str | None = None, lease_seconds: float = LOCK_LEASE_SECONDS):
+                   endpoint: str | None = None, lease_seconds: float = LOCK_LEASE_SECONDS,
+                   unlocked_ok: bool = False):
     """Hold the lock `path` for the block, waiting up to `wait_seconds` for another holder; LockHeld after that.
 
     Local paths: flock on the file (the OS releases it when the holder dies, so a killed run leaves no stale
@@ -383,20 +381,20 @@ def exclusive_lock(path: str, owner: dict, wait_seconds: float = 0.0, poll_secon
     tables). A conditional write whose answer was lost (the connection cut after the store applied it) is
     recognised by the lease id in the object, so the retry that then fails its condition still holds the lock.
     Other schemes (gs://: no conditional create parascout uses): UnlockableRoot, so two jobs never write one root
-    unknowingly; LockUnsupported where UNLOCKED_WRITES_VARIABLE is 1 (the user runs one writer at a time)."""
+    unknowingly; LockUnsupported with `unlocked_ok` (the user runs one writer at a time)."""
     holder = {"pid": os.getpid(), "host": socket.gethostname(),
               "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **owner}
     if is_local(path):
         lock = _local_lock
     elif scheme(path) in S3_SCHEMES:
         lock = functools.partial(_s3_lock, endpoint=endpoint, lease_seconds=lease_seconds)
-    elif os.environ.get(UNLOCKED_WRITES_VARIABLE) == "1":
-        raise LockUnsupported(f"no writer lock on {scheme(path)}:// stores ({UNLOCKED_WRITES_VARIABLE}=1)")
+    elif unlocked_ok:
+        raise LockUnsupported(f"no writer lock on {scheme(path)}:// stores (--unlocked-root)")
     else:
         raise UnlockableRoot(
             f"parascout cannot lock {scheme(path)}:// stores, so two jobs could write {path.rsplit('/_locks', 1)[0]} at "
             f"once and mix their tables; write to a local or s3:// root and copy it, or, running one job at a time "
-            f"on it, set {UNLOCKED_WRITES_VARIABLE}=1")
+            f"on it, pass --unlocked-root")
     with lock(path, holder, time.monotonic() + wait_seconds, poll_seconds):
         yield holder
 
