@@ -1,0 +1,353 @@
+"""Jobs that lose a Python worker or a whole executor JVM mid-job (a spot node taken back) give the same tables and
+report as an undisturbed run: Spark retries the lost tasks, and the jobs' tasks are deterministic and write nothing
+outside the staged write that a retry could leave behind or count twice.
+
+Each run is a subprocess in local-cluster mode (two executor JVMs under a standalone master, which launches a
+replacement for a lost one), with the task retries a cluster runs with; a watcher thread SIGKILLs the chosen process
+while it runs a task.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pandas as pd
+import psutil
+import pytest
+
+from parascout.udfs.common import tables
+from tests.conftest import REPO
+from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes, write_warc
+from tests.test_fetch_docs import urls_rows, write_table
+from tests.test_warc_fetch import RangeServer
+
+pytestmark = pytest.mark.slow
+CDX = REPO / "tests" / "data" / "cdx"
+#: conf/emr.yaml and conf/dataproc.yaml leave spark.task.maxFailures at Spark's cluster default, 4 tries per task
+CLUSTER = ["--spark-conf", "spark.master=local-cluster[2,1,1024]", "--spark-conf", "spark.task.maxFailures=4",
+           "--spark-conf", "spark.ui.enabled=false", "--spark-conf", "spark.sql.shuffle.partitions=4"]
+EXECUTOR = "CoarseGrainedExecutorBackend"
+#: Linux's name (15 characters) of an executor thread running a task ("Executor task launch worker for task ...";
+#: an idle one is "Executor task idle worker")
+RUNNING_TASK_THREAD = "Executor task l"
+FETCH_FILES, FETCH_PARTITIONS = 8, 4
+Chooser = Callable[[list[psutil.Process]], psutil.Process | None]
+
+
+class Watcher(threading.Thread):
+    """Polls the processes under a job for the one `choose` picks, SIGKILLs it and records what it killed."""
+
+    def __init__(self, job_pid: int, choose: Chooser, after_kill: Callable[[], None] = lambda: None):
+        super().__init__(daemon=True)
+        self.job, self.choose, self.after_kill = psutil.Process(job_pid), choose, after_kill
+        self.killed: dict | None = None
+
+    def run(self) -> None:
+        while self.job.is_running() and self.killed is None:
+            try:
+                victim = self.choose(self.job.children(recursive=True))
+                if victim is not None:
+                    self.kill(victim)
+            except psutil.NoSuchProcess:  # a process ended between the listing and the look
+                pass
+            time.sleep(0.1)
+
+    def kill(self, victim: psutil.Process) -> None:
+        facts = {"pid": victim.pid, "cmdline": " ".join(victim.cmdline()),
+                 "seconds_alive": round(time.time() - victim.create_time(), 1)}
+        victim.kill()
+        victim.wait(30)
+        self.killed = {**facts, "gone": not victim.is_running()}
+        self.after_kill()
+
+
+def run_job(module: str, argv: list[str], log: Path, watch: Callable[[int], Watcher] | None = None
+            ) -> tuple[dict, dict | None]:
+    """Run `python -m module argv` on the local cluster, watched when `watch` is given: (report, what was killed)."""
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    with open(log, "wb") as output:
+        process = subprocess.Popen([sys.executable, "-m", module, *argv, *CLUSTER], cwd=REPO, env=env,
+                                   stdout=output, stderr=subprocess.STDOUT)
+    watcher = watch(process.pid) if watch else None
+    if watcher:
+        watcher.start()
+    try:
+        returncode = process.wait(timeout=400)
+    finally:
+        if process.poll() is None:  # timed out: no JVM or Python worker of the run is left behind
+            for child in [*psutil.Process(process.pid).children(recursive=True), process]:
+                child.kill()
+    if watcher:
+        watcher.join(30)
+    assert returncode == 0, log.read_text()[-4000:]
+    root = Path(argv[argv.index("--root") + 1])
+    job = module.rsplit(".", 1)[1].replace("_", "-")
+    return json.loads((root / "_reports" / f"{job}.json").read_text()), watcher.killed if watcher else None
+
+
+def counts_of(report: dict) -> dict:
+    """What a run accounted for, less what describes the cluster rather than the data."""
+    metrics = {key: value for key, value in report["metrics"].items() if key != "executors"}
+    return {**{key: report[key] for key in ("status", "inputs", "kept", "filtered", "bad", "outputs", "balanced")},
+            "metrics": metrics}
+
+
+def table_rows(root: Path, table: str) -> pd.DataFrame:
+    """The table's current version, rows sorted by every column (nested values by their text)."""
+    frame = pd.read_parquet(tables.table_location(str(root / table)))
+    order = frame.astype(str).agg("\x1f".join, axis=1).argsort(kind="stable")
+    return frame.iloc[order.to_numpy()].reset_index(drop=True)
+
+
+def assert_same_run(root: Path, report: dict, undisturbed_root: Path, undisturbed: dict, outputs: tuple) -> None:
+    assert report["status"] == "ok" and report["balanced"]
+    assert counts_of(report) == counts_of(undisturbed)
+    for table in outputs:
+        pd.testing.assert_frame_equal(table_rows(root, table), table_rows(undisturbed_root, table))
+
+
+def command_line(process: psutil.Process) -> str:
+    """The process's command line; empty for one that ended or is a zombie (the JVMs leave short-lived ones)."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def executor_of(process: psutil.Process) -> psutil.Process | None:
+    """The executor JVM a process runs under (itself included)."""
+    for candidate in (process, *process.parents()):
+        if EXECUTOR in command_line(candidate):
+            return candidate
+    return None
+
+
+class TaskRunningExecutor:
+    """Picks an executor JVM once one of its threads has run a task for `seconds`."""
+
+    def __init__(self, seconds: float = 0.5):
+        self.seconds, self.first_seen = seconds, {}
+
+    def __call__(self, processes: list[psutil.Process]) -> psutil.Process | None:
+        now = time.monotonic()
+        for process in processes:
+            if EXECUTOR not in command_line(process):
+                continue
+            for thread in process.threads():
+                try:
+                    name = Path(f"/proc/{process.pid}/task/{thread.id}/comm").read_text().strip()
+                except OSError:
+                    continue
+                if name == RUNNING_TASK_THREAD:
+                    if now - self.first_seen.setdefault((process.pid, thread.id), now) >= self.seconds:
+                        return process
+                else:
+                    self.first_seen.pop((process.pid, thread.id), None)
+        return None
+
+
+class BusyPythonWorker:
+    """Picks a Python worker (a child the pyspark.daemon forked for tasks) once it has used `cpu_seconds` of CPU
+    since it was first seen, i.e. while it runs a task; or, with `executor`, the executor JVM it runs under."""
+
+    def __init__(self, executor: bool, cpu_seconds: float = 0.5):
+        self.executor, self.cpu_seconds, self.first_seen = executor, cpu_seconds, {}
+
+    def __call__(self, processes: list[psutil.Process]) -> psutil.Process | None:
+        for process in processes:
+            parent = process.parent()
+            if "pyspark.daemon" not in command_line(process) or parent is None or \
+                    "pyspark.daemon" not in command_line(parent):
+                continue
+            used = sum(process.cpu_times()[:2])
+            if used - self.first_seen.setdefault(process.pid, used) >= self.cpu_seconds:
+                return executor_of(process) if self.executor else process
+        return None
+
+
+@pytest.fixture(scope="module")
+def scan_cdx_undisturbed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("scan-cdx-undisturbed")
+    return root, run_job("parascout.jobs.scan_cdx", scan_cdx_argv(root), root / "job.log")[0]
+
+
+def scan_cdx_argv(root: Path) -> list[str]:
+    return ["--root", str(root), "--cdx", str(CDX), "--crawl", "CC-MAIN-2024-33", "--langs", "en,is",
+            "--max-bad-fraction", "0.5"]
+
+
+def test_scan_cdx_gives_the_same_tables_after_a_lost_executor(tmp_path, scan_cdx_undisturbed):
+    """scan-cdx with the jar built runs its tasks on the JVM alone (the jar's reader and UDFs): no Python worker to
+    lose, an executor to lose."""
+    report, killed = run_job("parascout.jobs.scan_cdx", scan_cdx_argv(tmp_path), tmp_path / "job.log",
+                             lambda pid: Watcher(pid, TaskRunningExecutor()))
+    assert killed is not None and killed["gone"] and EXECUTOR in killed["cmdline"], killed
+    assert "ExecutorLostFailure" in (tmp_path / "job.log").read_text()  # a running task was lost with it
+    assert_same_run(tmp_path, report, *scan_cdx_undisturbed, ("urls", "hosts"))
+
+
+class HeldServer(RangeServer):
+    """Serves WARC files with HTTP Range; while `hold` is set, the first GET waits until `released` (its client's
+    port in `held`), so a fetch task is surely running in a Python worker when the watcher looks."""
+
+    hold: bool
+    held: list[int]
+    lock: threading.Lock
+    released: threading.Event
+
+    def do_GET(self):
+        with self.lock:
+            first = self.hold and not self.held
+            if first:
+                self.held.append(self.client_address[1])
+        if first:
+            self.released.wait(120)
+        try:
+            super().do_GET()
+        except (BrokenPipeError, ConnectionResetError):  # the held GET's worker was killed
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def fetch_archive(tmp_path_factory):
+    """WARC files served over HTTP and their `urls` rows: pages, a PDF (filtered) and bytes that are no WARC record
+    (bad); (prefix, handler, rows)."""
+    folder = tmp_path_factory.mktemp("archive")
+    rows = []
+    for number in range(FETCH_FILES):
+        records = []
+        for page in range(3):
+            url = f"http://site{number % 3}.example.com/{number}/page-{page}.html"
+            text = ENGLISH if page % 2 else GERMAN
+            records.append((url, record_bytes(url, html_page(f"Page {number}-{page}", [text] * (1 + page % 3)))))
+        if number == 0:
+            pdf = "http://site0.example.com/doc.pdf"
+            records += [(pdf, record_bytes(pdf, b"%PDF-1.4 ...", "application/pdf")),
+                        ("http://site0.example.com/garbage", b"this is not a WARC record at all " * 10)]
+        rows += write_warc(folder / f"crawl-{number:03d}.warc.gz", records)
+    handler = type("Handler", (HeldServer,), {"root": folder, "seen": [], "hold": False, "held": [],
+                                              "lock": threading.Lock(), "released": threading.Event()})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/", handler, urls_rows(rows)
+    handler.released.set()
+    server.shutdown()
+
+
+def fetch_docs_argv(root: Path, prefix: str) -> list[str]:
+    return ["--root", str(root), "--warc-prefix", prefix, "--select", "all", "--partitions", str(FETCH_PARTITIONS)]
+
+
+@pytest.fixture(scope="module")
+def fetch_docs_undisturbed(tmp_path_factory, fetch_archive):
+    prefix, handler, urls = fetch_archive
+    root = tmp_path_factory.mktemp("fetch-docs-undisturbed")
+    write_table(root, "urls", urls)
+    handler.hold = False
+    return root, run_job("parascout.jobs.fetch_docs", fetch_docs_argv(root, prefix), root / "job.log")[0]
+
+
+def holder_of(handler, choose_executor: bool) -> Chooser:
+    """Picks the Python worker that sent the held GET (or its executor JVM)."""
+    def choose(processes: list[psutil.Process]) -> psutil.Process | None:
+        if not handler.held:
+            return None
+        for process in processes:
+            if "pyspark.daemon" not in command_line(process):
+                continue
+            ports = {connection.laddr.port for connection in process.net_connections(kind="tcp")}
+            if handler.held[0] in ports:
+                return executor_of(process) if choose_executor else process
+        return None
+    return choose
+
+
+@pytest.mark.parametrize("lost", ["python-worker", "executor"])
+def test_fetch_docs_gives_the_same_tables_after_a_lost_process(tmp_path, fetch_archive, fetch_docs_undisturbed, lost):
+    """fetch-docs fetches and parses in Python workers (mapInPandas) and keeps each finished task in its resume
+    area: a task killed mid-GET is fetched again, and no record is counted twice."""
+    prefix, handler, urls = fetch_archive
+    write_table(tmp_path, "urls", urls)
+    handler.hold, handler.held, handler.released = True, [], threading.Event()
+    try:
+        report, killed = run_job("parascout.jobs.fetch_docs", fetch_docs_argv(tmp_path, prefix), tmp_path / "job.log",
+                                 lambda pid: Watcher(pid, holder_of(handler, lost == "executor"), handler.released.set))
+    finally:
+        handler.released.set()
+        handler.hold = False
+    assert killed is not None and killed["gone"], killed
+    assert (EXECUTOR if lost == "executor" else "pyspark.daemon") in killed["cmdline"], killed
+    log = (tmp_path / "job.log").read_text()
+    assert ("Lost executor" if lost == "executor" else "Python worker exited unexpectedly") in log
+    assert_same_run(tmp_path, report, *fetch_docs_undisturbed, ("docs", "texts"))
+    assert not Path(tmp_path, tables.STAGING, "_resume", "fetch-docs").exists()
+
+
+
+BITEXT_PAIRS = 300
+INPUTS_WRITTEN_AT = 1_722_470_400  # 2024-08-01 UTC: both runs' inputs carry the same time
+PARAGRAPH = {"text": "string", "type": "string", "lang": "string", "boilerplate": "bool", "hash": "string"}
+
+
+def write_bitext_inputs(root: Path) -> None:
+    """verified_pairs and texts of BITEXT_PAIRS English-French document pairs, each a few sentence pairs long."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pairs, texts = [], []
+    for number in range(BITEXT_PAIRS):
+        site = f"site{number % 7}.example"
+        urls = {side: f"http://{site}/{side}/{number}" for side in ("en", "fr")}
+        pairs.append({"site": site, "host": site, "src_url": urls["en"], "trg_url": urls["fr"], "src_lang": "eng",
+                      "trg_lang": "fra", "p_parallel_content": 0.9, "parallel": True})
+        for side, paragraphs in (("en", [f"The house number {number} is red. It stands by the river.",
+                                         f"My father built it in {1900 + number}. He lived there for years."]),
+                                 ("fr", [f"La maison numéro {number} est rouge. Elle se trouve au bord de la rivière.",
+                                         f"Mon père l'a construite en {1900 + number}. Il y a vécu des années."])):
+            texts.append({"url": urls[side], "duplicate_of": None, "main_text": "\n".join(paragraphs),
+                          "paragraphs": [{"text": text, "type": "text", "lang": None, "boilerplate": False,
+                                          "hash": f"{side}{number}-{index}"} for index, text in enumerate(paragraphs)]})
+    paragraph = pa.struct([(name, pa.type_for_alias(kind)) for name, kind in PARAGRAPH.items()])
+    schema = pa.schema([("url", pa.string()), ("duplicate_of", pa.string()), ("main_text", pa.string()),
+                        ("paragraphs", pa.list_(paragraph))])
+    for name, table in (("verified_pairs", pa.Table.from_pylist(pairs)), ("texts", pa.Table.from_pylist(texts, schema))):
+        (root / name).mkdir(parents=True)
+        pq.write_table(table, root / name / "part-0.parquet")
+        (root / name / "_SUCCESS").touch()
+        os.utime(root / name / "_SUCCESS", (INPUTS_WRITTEN_AT, INPUTS_WRITTEN_AT))  # the TMX's creation date
+
+
+def bitext_files(root: Path) -> dict[str, bytes]:
+    return {path.name: gzip.decompress(path.read_bytes()) for path in sorted((root / "bitext").glob("*.gz"))}
+
+
+@pytest.fixture(scope="module")
+def export_bitext_undisturbed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("export-bitext-undisturbed")
+    write_bitext_inputs(root)
+    return root, run_job("parascout.jobs.export_bitext", ["--root", str(root), "--langs", "en,fr"], root / "job.log")[0]
+
+
+def test_export_bitext_gives_the_same_tables_and_files_after_a_lost_executor(tmp_path, export_bitext_undisturbed):
+    """export-bitext aligns sentences in Python workers and writes its bitext files on the driver, once the tables
+    are written: an executor lost while its Python worker runs a task changes neither."""
+    write_bitext_inputs(tmp_path)
+    report, killed = run_job("parascout.jobs.export_bitext", ["--root", str(tmp_path), "--langs", "en,fr"],
+                             tmp_path / "job.log", lambda pid: Watcher(pid, BusyPythonWorker(executor=True)))
+    assert killed is not None and killed["gone"] and EXECUTOR in killed["cmdline"], killed
+    assert "ExecutorLostFailure" in (tmp_path / "job.log").read_text()
+    undisturbed_root, undisturbed = export_bitext_undisturbed
+    assert_same_run(tmp_path, report, undisturbed_root, undisturbed,
+                    ("bitext_documents", "bitext_sentences", "bitext_sites"))
+    assert bitext_files(tmp_path) == bitext_files(undisturbed_root) and len(bitext_files(tmp_path)) == 3
