@@ -28,20 +28,18 @@ import argparse
 import json
 import os
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import Self
 
 import numpy as np
 import pandas as pd
-import psutil
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.measure import PeakMemory
 from parascout.udfs.common.sites import site_of
 from parascout.udfs.rank import blocking
 
@@ -257,39 +255,6 @@ def link_sources(links: dict[tuple[str, str], str | None], urls: pd.DataFrame, t
 
 
 # ---- 2./3. the job --------------------------------------------------------------------------------
-class PeakMemory:
-    """Peak resident memory of this process and all its descendants (driver, JVM, Python workers)."""
-
-    def __init__(self, interval: float = 0.5) -> None:
-        self.interval, self.peak, self.peak_by_kind = interval, 0, {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        me = psutil.Process(os.getpid())
-        while not self._stop.is_set():
-            total, by_kind = 0, {}
-            for process in [me, *me.children(recursive=True)]:
-                try:
-                    rss = process.memory_info().rss
-                    kind = "jvm" if "java" in process.name() else ("driver" if process.pid == me.pid else "workers")
-                except psutil.Error:
-                    continue
-                total += rss
-                by_kind[kind] = by_kind.get(kind, 0) + rss
-            if total > self.peak:
-                self.peak, self.peak_by_kind = total, by_kind
-            self._stop.wait(self.interval)
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 def write_urls(table: pa.Table, root: Path) -> None:
     (root / "urls").mkdir(parents=True, exist_ok=True)
     pq.write_table(table, root / "urls" / "part-00000.parquet", row_group_size=100_000)

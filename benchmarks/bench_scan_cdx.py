@@ -25,7 +25,6 @@ CPU-second against it, and every step's peak resident memory (Spark: the JVM and
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gzip
 import hashlib
 import json
@@ -36,15 +35,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
-from typing import Self
 
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.measure import PeakMemory
 from parascout.udfs.common.urls import surt
 from parascout.udfs.index.cdx import format_cdx_line, write_zipnum
 
@@ -169,30 +167,6 @@ def run_duckdb(files: list[str], out: str) -> None:
                       "peak_mb": after.ru_maxrss / 1024, "rows": rows}))
 
 
-class PeakMemory:
-    """Peak resident memory (MB) of this process's children while a step runs, sampled every 50 ms."""
-
-    def __init__(self) -> None:
-        self.peak, self._stop = 0.0, threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-
-    def _sample(self) -> None:
-        while not self._stop.wait(0.05):
-            total = 0
-            for process in psutil.Process().children(recursive=True):
-                with contextlib.suppress(psutil.Error):
-                    total += process.memory_info().rss
-            self.peak = max(self.peak, total / 2**20)
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
@@ -286,18 +260,19 @@ def main(argv: list[str] | None = None) -> None:
     for round_number in range(args.repeats + 1):  # round 0 warms the JVM up and is not counted
         for name, step in steps.items():
             started, cpu_started = time.time(), cpu_seconds()
-            with PeakMemory() as memory:
+            with PeakMemory(interval=0.05) as memory:
                 lines = step()
             elapsed, cpu = time.time() - started, cpu_seconds() - cpu_started
-            if name == "duckdb":
-                cpu, memory.peak = duckdb_results["cpu"], duckdb_results["peak_mb"]
+            peak_mb = memory.peak / 2**20
+            if name == "duckdb":  # measured inside its own process
+                cpu, peak_mb = duckdb_results["cpu"], duckdb_results["peak_mb"]
             assert lines == args.lines, (name, lines)
             if round_number:
                 timings[name].append(elapsed)
                 cpu_timings[name].append(cpu)
-                peaks[name] = max(peaks[name], memory.peak)
+                peaks[name] = max(peaks[name], peak_mb)
             print(f"round {round_number} {name:13s} {elapsed:6.1f}s {lines / elapsed:12,.0f} lines/s "
-                  f"{cpu:6.1f} CPU-s {lines / cpu:12,.0f} lines/CPU-s {memory.peak:7,.0f} MB peak", flush=True)
+                  f"{cpu:6.1f} CPU-s {lines / cpu:12,.0f} lines/CPU-s {peak_mb:7,.0f} MB peak", flush=True)
     rates = {name: args.lines / statistics.median(values) for name, values in timings.items()}
     cpu_rates = {name: args.lines / statistics.median(values) for name, values in cpu_timings.items()}
     print(f"\n{args.lines:,} lines, {args.files} gzip files, {args.master}, median of {args.repeats} warm runs")
