@@ -71,17 +71,23 @@ def files_by_partition(spark, partitions: int, pages: int, folder: Path) -> tupl
         chosen.setdefault(row["partition"], row["name"])
     rows = []
     for partition, name in sorted(chosen.items()):
-        records = []
-        for page in range(pages):
-            url = f"http://site{partition % 3}.example.com/{partition}/page-{page}.html"
-            text = ENGLISH if page % 2 else GERMAN
-            records.append((url, record_bytes(url, html_page(f"Page {partition}-{page}", [text] * (1 + page % 3)))))
-        if partition == 0:
-            pdf = "http://site0.example.com/doc.pdf"
-            records += [(pdf, record_bytes(pdf, b"%PDF-1.4 ...", "application/pdf")),
-                        ("http://site0.example.com/garbage", b"this is not a WARC record at all " * 10)]
-        rows += write_warc(folder / name, records)
+        rows += write_warc(folder / name, file_records(partition, pages))
     return chosen, rows
+
+
+def file_records(number: int, pages: int) -> list[tuple[str, bytes]]:
+    """(url, record) of WARC file `number`: `pages` English and German pages of one of three sites; file 0 adds a
+    PDF (filtered) and bytes that are no WARC record (bad)."""
+    records = []
+    for page in range(pages):
+        url = f"http://site{number % 3}.example.com/{number}/page-{page}.html"
+        text = ENGLISH if page % 2 else GERMAN
+        records.append((url, record_bytes(url, html_page(f"Page {number}-{page}", [text] * (1 + page % 3)))))
+    if number == 0:
+        pdf = "http://site0.example.com/doc.pdf"
+        records += [(pdf, record_bytes(pdf, b"%PDF-1.4 ...", "application/pdf")),
+                    ("http://site0.example.com/garbage", b"this is not a WARC record at all " * 10)]
+    return records
 
 
 @pytest.fixture

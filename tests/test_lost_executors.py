@@ -25,8 +25,9 @@ import pytest
 
 from parascout.udfs.common import tables
 from tests.conftest import REPO
-from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes, write_warc
+from tests.test_documents import write_warc
 from tests.test_fetch_docs import urls_rows, write_table
+from tests.test_fetch_resume import file_records
 from tests.test_warc_fetch import RangeServer
 
 pytestmark = pytest.mark.slow
@@ -226,16 +227,7 @@ def fetch_archive(tmp_path_factory):
     folder = tmp_path_factory.mktemp("archive")
     rows = []
     for number in range(FETCH_FILES):
-        records = []
-        for page in range(3):
-            url = f"http://site{number % 3}.example.com/{number}/page-{page}.html"
-            text = ENGLISH if page % 2 else GERMAN
-            records.append((url, record_bytes(url, html_page(f"Page {number}-{page}", [text] * (1 + page % 3)))))
-        if number == 0:
-            pdf = "http://site0.example.com/doc.pdf"
-            records += [(pdf, record_bytes(pdf, b"%PDF-1.4 ...", "application/pdf")),
-                        ("http://site0.example.com/garbage", b"this is not a WARC record at all " * 10)]
-        rows += write_warc(folder / f"crawl-{number:03d}.warc.gz", records)
+        rows += write_warc(folder / f"crawl-{number:03d}.warc.gz", file_records(number, 3))
     handler = type("Handler", (HeldServer,), {"root": folder, "seen": [], "hold": False, "held": [],
                                               "lock": threading.Lock(), "released": threading.Event()})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
