@@ -154,20 +154,14 @@ public final class UrlMarker implements UDF2<String, byte[], Row> {
             for (String key : QUERY_KEYS) {
                 int valueStart = i + 1 + key.length() + 1;
                 if (url.startsWith(key, i + 1) && valueStart <= url.length() && url.charAt(valueStart - 1) == '=') {
-                    int valueEnd = indexOfAny(url, valueStart, "&#");
-                    String code = longestCodePrefixEndingAt(url, valueStart, valueEnd);
-                    if (code != null) {
-                        return code;
+                    int valueEnd = indexOfAny(url, valueStart, "&#");  // the code must reach [&#] or the end
+                    if (isCode(url, valueStart, valueEnd)) {
+                        return url.substring(valueStart, valueEnd);
                     }
                 }
             }
         }
         return null;
-    }
-
-    /** text[start, end) when it is a whole code (the pattern must reach [&#] or the end), else null. */
-    private static String longestCodePrefixEndingAt(String text, int start, int end) {
-        return isCode(text, start, end) ? text.substring(start, end) : null;
     }
 
     /** SUFFIX_PATTERN: page.fr.html (code between the last two dots, extension 2-5 [a-z0-9]) or page.html.fr. */
