@@ -216,8 +216,9 @@ def test_the_resume_area_on_s3(moto_endpoint, monkeypatch):
     frame = pd.DataFrame({"url": ["http://a/1", "http://a/2"], "status": ["ok", "not_html"]})
     import pyarrow as pa
 
-    resume.keep_part(area, resume.warc_part(3), [frame], pa.schema([("url", pa.string()), ("status", pa.string())]))
-    resume.keep_part(area, resume.wat_part("s3://x/a.wat.gz"), [frame], None)
+    schema = pa.schema([("url", pa.string()), ("status", pa.string())])
+    assert len(list(resume.kept_frames(area, resume.warc_part(3), iter([frame]), schema))) == 1
+    assert len(list(resume.kept_frames(area, resume.wat_part("s3://x/a.wat.gz"), iter([frame]), None))) == 1
     assert resume.load_plan(area, identity)["partitions"] == 4
     assert resume.finished_parts(area) == {"warc-00003", resume.wat_part("s3://x/a.wat.gz")}
     assert resume.warc_partitions(resume.finished_parts(area)) == [3]

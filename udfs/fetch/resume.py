@@ -14,6 +14,7 @@ store again, as it would after a finished run. Another run's area (other argumen
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Callable, Iterator
 
@@ -90,27 +91,42 @@ def task_wat_part(inputs: list[pd.DataFrame]) -> str:
     return wat_part("\n".join(paths))
 
 
-def keep_part(area: str, name: str, frames: list[pd.DataFrame], arrow_schema) -> None:
-    """Write a finished task's rows (typed as Spark will read them back), then its completion marker."""
+class _NotKept(Exception):
+    """Raised inside a part's write to drop it: nothing was written, or a row was lost in transport."""
+
+
+def kept_frames(area: str, name: str, frames: Iterator[pd.DataFrame], arrow_schema) -> Iterator[pd.DataFrame]:
+    """Hand `frames` on while writing them, typed as Spark reads them back, to the task's part; the part and its
+    completion marker are kept only once every frame has passed, some row was written and none was lost in
+    transport (a rerun must ask the store again). A task's rows are never all held in memory at once."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_pandas(pd.concat(frames, ignore_index=True), schema=arrow_schema, preserve_index=False)
-    with storage.open_output(part_path(area, name)) as handle:
-        pq.write_table(table, handle)
-    storage.write_text(storage.join(area, name + DONE_SUFFIX), json.dumps({"rows": table.num_rows}))
-
-
-def lost_to_store(frames: list[pd.DataFrame]) -> bool:
-    """Whether a row of the task was lost in transport (a rerun must ask the store again)."""
-    return any(frame["status"].isin(storage.TRANSPORT_FAILURES).any() for frame in frames)
+    frames = iter(frames)
+    first = next(frames, None)
+    if first is None:  # a task with nothing to do (its partition was finished before) writes nothing
+        return
+    rows, lost = 0, False
+    try:
+        with storage.open_output(part_path(area, name)) as handle:
+            writer = None
+            for frame in itertools.chain([first], frames):
+                table = pa.Table.from_pandas(frame, schema=arrow_schema, preserve_index=False)
+                writer = writer or pq.ParquetWriter(handle, table.schema)
+                writer.write_table(table)
+                rows += table.num_rows
+                lost = lost or bool(frame["status"].isin(storage.TRANSPORT_FAILURES).any())
+                yield frame
+            if lost or not rows:
+                raise _NotKept
+            writer.close()
+    except _NotKept:
+        return
+    storage.write_text(storage.join(area, name + DONE_SUFFIX), json.dumps({"rows": rows}))
 
 
 def kept_task(batches: Iterator[pd.DataFrame], work: Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]],
               area: str, name_of: Callable[[list[pd.DataFrame]], str], arrow_schema) -> Iterator[pd.DataFrame]:
-    """mapInPandas body: run `work` over the task's rows and keep what it returns before handing it on."""
+    """mapInPandas body: run `work` over the task's rows, keeping what it returns as it hands it on."""
     inputs = list(batches)
-    frames = list(work(iter(inputs)))
-    if any(len(frame) for frame in frames) and not lost_to_store(frames):
-        keep_part(area, name_of(inputs), frames, arrow_schema)
-    yield from frames
+    yield from kept_frames(area, name_of(inputs), work(iter(inputs)), arrow_schema)
