@@ -17,8 +17,9 @@ from parascout.udfs.common import storage
 
 #: characters HTML forbids in text (C0/C1 controls but tab and line breaks, surrogates, non-characters)
 FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
-#: bidirectional controls: in a line of Markdown read as plain text they reorder everything after them
-_BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: bidirectional controls (a character-class body): in a line read as plain text they reorder what follows them
+BIDI_CONTROLS = "\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_BIDI = re.compile(f"[{BIDI_CONTROLS}]")
 #: what Markdown reads as markup inside a line that page text could use: links and images, raw HTML and autolinks,
 #: entities, code spans, escapes, table cells (emphasis is left as it is: it opens and runs nothing)
 _MARKDOWN_MARKUP = re.compile(r"([\\`\[\]<>&|])")

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from parascout.udfs.common.report_document import BIDI_CONTROLS
 from parascout.udfs.export.bitext.formats import tsv_field
 
 #: the replay_summary columns a plan reports as the site's expected yield
@@ -23,7 +24,7 @@ FRONTIER_TSV_COLUMNS = ("rank", "url", "priority", "predicted_lang", "p_lang", "
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 #: what no line of a crawler's URL list may hold: whitespace and control characters (a newline or a tab ends or
 #: splits the line: a request to a URL nobody chose) and bidirectional overrides (a URL that reads as another)
-_UNLISTABLE = re.compile("[\\s\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNLISTABLE = re.compile(f"[\\s\x00-\x1f\x7f-\x9f{BIDI_CONTROLS}]")
 
 
 def site_folder(site: str) -> str:
