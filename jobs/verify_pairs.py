@@ -62,7 +62,7 @@ class VerifyPairsJob(Job):
     inputs = ("docs",)
     input_paths = ("learn_from", "lexicon")
     optional_inputs = ("texts", "scored_pairs", "candidates")
-    #: `verify-pairs: {verification: {min_main_lang_share: 0.6}}` in a --conf file
+    #: `verify-pairs: {verification: {min_lang_share: 0.6}}` in a --conf file
     stage_configs = (("verification", VerificationConfig),)
 
     def add_arguments(self, parser) -> None:

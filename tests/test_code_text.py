@@ -5,7 +5,7 @@ sentence pair."""
 import pandas as pd
 import pytest
 
-from parascout.udfs.common.code_text import code_share, is_code
+from parascout.udfs.common.code_text import code_flags, code_share, is_code
 from parascout.udfs.common.lexicon import Lexicon
 from parascout.udfs.export.bitext.filters import filter_reason
 from parascout.udfs.fetch.html_text import html_features
@@ -35,6 +35,8 @@ PROSE = [
     "LilyPond 2.13.24 released! June 14, 2010",
     "Elementary Functions",
     "Introduction",
+    "Tondauern (Rhythmen)",
+    "Notes (see above) [optional]",
     "Функция возвращает абсолютное значение x_i для каждого элемента массива.",
     "تعيد الدالة القيمة المطلقة x_i لكل عنصر من عناصر المصفوفة.",
 ]
@@ -48,6 +50,21 @@ def test_code_is_recognised_by_its_tokens(text):
 @pytest.mark.parametrize("text", PROSE)
 def test_prose_with_inline_code_names_and_headings_is_not_code(text):
     assert not is_code(text), code_share(text)
+
+
+def test_a_run_of_lines_is_code_when_enough_of_its_lines_are_code_by_themselves():
+    # an example one line per row: its keyword lines (Case 1 To 5, End Select) read alone as titles
+    example = ["Sub ExampleRandomSelect", "Dim iVar As Integer", "iVar = Int((15 * Rnd) -2)", "Select Case iVar",
+               "Case 1 To 5", "Print \"Number from 1 to 5\"", "End Select", "End Sub"]
+    prose = ENGLISH_PROSE[0]
+    flags = code_flags([(prose, "text")] + [(line, "text") for line in example] + [(prose, "text")])
+    assert flags == [False] + [True] * len(example) + [False]
+    # a manual's table of contents (list items that are no sentences) with one entry that quotes a command
+    contents = ["2.1 Eine Quelldatei übersetzen", "2.2 Wie werden Eingabe-Dateien geschrieben", "Tonhöhen",
+                "Pausen", "2.2.2 Arbeiten an Eingabe-Dateien", "Der \\relative-Befehl", "2.3 Fehlerbehandlung",
+                "2.3.1 Allgemeine Fehlerbehandlungstipps", "2.3.2 Einige häufige Fehler", "Alles zusammen"]
+    flags = code_flags([(line, "list_item") for line in contents])
+    assert flags == [is_code(line) for line in contents] and sum(flags) <= 1
 
 
 # one reference page in several markups a real help system uses for its example: highlighted <div>/<span> runs
@@ -100,7 +117,7 @@ def test_an_example_in_any_markup_is_code_and_the_prose_around_it_is_not(markup)
     code = [text for text in main if is_code(text)]
     assert code and all(any(token in text for token in ("iVar", "asec", "Sub")) for text in code), main
     assert not any(is_code(text) for text in ENGLISH_PROSE)
-    prose = HostPages(pd.DataFrame([row])).main_prose(row["url"])
+    prose = HostPages(pd.DataFrame([row])).prose(row["url"])
     assert [p["text"] for p in prose] == ENGLISH_PROSE  # the example left out of the page's prose, nothing else
 
 

@@ -74,7 +74,7 @@ def test_a_changed_language_share_reaches_the_language_check():
     default = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON]).iloc[0]
     assert default.lang_ok and 0.5 < default.trg_lang_share < 0.8
     strict = verify_host(pairs, pages, ThresholdRule().to_dict(), [LEXICON],
-                         config=VerificationConfig(min_main_lang_share=0.99)).iloc[0]
+                         config=VerificationConfig(min_lang_share=0.99)).iloc[0]
     assert not strict.lang_ok and strict.reason in ("untranslated", "lang_mismatch")
     assert strict.trg_lang_share == pytest.approx(default.trg_lang_share)
 
@@ -93,17 +93,17 @@ def test_an_unknown_or_mistyped_key_fails_with_one_line_naming_the_valid_ones(tm
     with pytest.raises(ValueError, match="expected int"):
         config_from_mapping(VerificationConfig, {"min_text_words": 2.5}, "verification")
     with pytest.raises(ValueError, match="expected float"):
-        config_from_mapping(VerificationConfig, {"min_main_lang_share": "high"}, "verification")
+        config_from_mapping(VerificationConfig, {"min_lang_share": "high"}, "verification")
     assert config_from_mapping(VerificationConfig, {"null_quantile": 1}, "v").null_quantile == 1.0
 
 
 def test_the_report_records_every_value_used(tmp_path):
-    conf = conf_file(tmp_path, {"verify-pairs": {"verification": {"min_main_lang_share": 0.6}, "seed": 3}})
+    conf = conf_file(tmp_path, {"verify-pairs": {"verification": {"min_lang_share": 0.6}, "seed": 3}})
     job = VerifyPairsJob()
     job.args = job.parse_arguments(["--root", str(tmp_path), "--conf", conf])
-    assert job.verification == VerificationConfig(min_main_lang_share=0.6) and job.args.seed == 3
+    assert job.verification == VerificationConfig(min_lang_share=0.6) and job.args.seed == 3
     recorded = JobReport(job.name, job._public_args(), job.conf).data["args"]["verification"]
-    assert recorded == dataclasses.asdict(VerificationConfig(min_main_lang_share=0.6))
+    assert recorded == dataclasses.asdict(VerificationConfig(min_lang_share=0.6))
     fingerprint = job.arguments_fingerprint()
     job.args = job.parse_arguments(["--root", str(tmp_path)])  # no section: the defaults, recorded too
     assert job._public_args()["verification"] == dataclasses.asdict(VerificationConfig())
@@ -232,7 +232,7 @@ def test_verify_pairs_job_passes_its_config_down_and_reports_it(spark, tmp_path)
                                                                   "min_boilerplate_docs": 2}}})
     report = run_job(VerifyPairsJob, spark, ["--root", str(tmp_path), "--conf", conf])
     assert report["args"]["verification"]["boilerplate_image_share"] == 0.01
-    assert report["args"]["verification"]["min_main_lang_share"] == VerificationConfig().min_main_lang_share
+    assert report["args"]["verification"]["min_lang_share"] == VerificationConfig().min_lang_share
     verified = VerifyPairsJob().use_spark(spark)
     verified.args = verified.parse_arguments(["--root", str(tmp_path)])
     verified = verified.read_table("verified_pairs").toPandas()

@@ -766,14 +766,16 @@ def test_url_exact_pairs_earn_no_prior_on_a_site_whose_language_slots_pair_other
 
 
 def test_a_url_exact_pair_without_text_passes_on_its_languages_and_structure_unless_it_lists_other_pages():
-    frame = url_frame([("a", "a", "handle", 0.9, 0.5), ("toc", "toc", "handle", 0.5, 0.0),
+    frame = url_frame([("a", "a", "handle", 0.9, 0.5), ("menu", "menu", "handle", 0.5, 0.0),
                        ("x", "toc2", "similar", 0.5, 0.0), ("toc3", "toc3", "handle", 0.5, 0.0),
-                       ("page-2", "page-2", "handle", 0.5, 0.0)])
+                       ("page-2", "page-2", "handle", 0.5, 0.0), ("toc", "toc", "handle", 0.5, 0.0)])
     frame.loc[1:, "tsim"] = np.nan  # fewer words of main text than the check needs: no content features
     frame.loc[3, "structure_ok"] = False
-    # a table of contents: every link is the site's navigation; page 2 of a listing: links of its own to other pages
-    frame["link_agreement"] = [np.nan, np.nan, np.nan, np.nan, 0.9]
+    # a section's menu: every link is the site's navigation; page 2 of a listing: links of its own to other items
+    # in each language; a manual's table of contents: links of its own to each other's counterparts
+    frame["link_agreement"] = [np.nan, np.nan, np.nan, np.nan, 0.3, 1.0]
     rows = decided(frame, logit_model(floor=0.1))
+    assert rows[("menu", "menu")].parallel and rows[("menu", "menu")].evidence == "url+structure"
     assert rows[("toc", "toc")].parallel and rows[("toc", "toc")].evidence == "url+structure"
     assert rows[("x", "toc2")].reason == "no_text" and rows[("toc3", "toc3")].reason == "no_text"
     assert rows[("page-2", "page-2")].reason == "no_text"

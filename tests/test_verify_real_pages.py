@@ -54,6 +54,19 @@ CODE_PAIRS = [
 ]
 
 
+#: real-sites-2: a page's language as a reader sees the whole page. Every LilyPond page carries its manual's table of
+#: contents (thousands of characters, which the main-text extractor calls boilerplate): on generated reference pages
+#: it is the translation and the page's own list is English; a licence page translates its note and not the licence.
+TEMPLATE_PAIRS = [
+    (f"{LILYPOND}/notation/conditionals.html", f"{LILYPOND}/notation/conditionals.fr.html", "translated", "fra"),
+    (f"{LILYPOND}/notation/text-markup-commands.html", f"{LILYPOND}/notation/text-markup-commands.fr.html",
+     "translated", "fra"),
+    (f"{LILYPOND}/notation/font.html", f"{LILYPOND}/notation/font.fr.html", "partial", "fra"),
+    (f"{LILYPOND}/web/gpl.html", f"{LILYPOND}/web/gpl.fr.html", "untranslated", "fra"),
+    (f"{LILYPOND}/web/fdl.html", f"{LILYPOND}/web/fdl.fr.html", "untranslated", "fra"),
+]
+
+
 def index_entries(urls: set[str], archive: Path = ARCHIVE) -> dict[str, dict]:
     entries = {}
     with gzip.open(archive / "indexes" / "cdx-00000.gz", "rt", encoding="utf-8") as lines:
@@ -129,3 +142,16 @@ def test_code_in_any_markup_does_not_make_a_translation_untranslated(judged_code
     assert_language_verdict(row, kind, translated_share=0.8)
     if kind != "untranslated":
         assert row["src_lang_share"] > 0.8  # the English page's code is not another language
+
+
+@pytest.fixture(scope="module")
+def judged_template_pages() -> pd.DataFrame:
+    if not ARCHIVE_2.exists():
+        pytest.skip("the real-sites-2 archive (../shared/data/real-sites-2) is absent")
+    return judge(ARCHIVE_2, TEMPLATE_PAIRS)
+
+
+@pytest.mark.parametrize("src_url,trg_url,kind,lang", TEMPLATE_PAIRS)
+def test_a_page_is_judged_by_all_its_prose_not_by_what_the_extractor_calls_main(judged_template_pages, src_url,
+                                                                               trg_url, kind, lang):
+    assert_language_verdict(judged_template_pages.loc[trg_url], kind)

@@ -15,8 +15,8 @@ or interpreter prompt (`$`, `#`, `>>>`, `-->`, `mysql>`, `user@host:~$`) is a co
 alphabet written with spaces (`'chantquarterbar`, `set_fftw_wisdom`) is an identifier, not a sentence.
 
 Code comes in runs: an example marked up one line per `<br>` or table row has lines that alone read as a title
-(`Case 1 To 5`, `End Select`). `code_flags` judges a page's paragraphs in order and extends each code paragraph to
-its neighbours that are no sentence (sentence_like) and no heading.
+(`Case 1 To 5`, `End Select`). `code_flags` judges a page's paragraphs in order: a run of paragraphs that are no
+sentence (sentence_like) and no heading is code as a whole when enough of its lines are code by themselves.
 """
 from __future__ import annotations
 
@@ -56,7 +56,8 @@ def _token_kind(token: str) -> str:
         return "number"
     if len(core) == 1 and core in _PROSE_SYMBOLS or core in _PROSE_RUNS:
         return "other"
-    inner = token.lstrip(_QUOTES).rstrip(".,;:!?…" + _QUOTES)  # brackets inside a token are code: abs(x), a[1]
+    # brackets inside a token are code (abs(x), a[1], f()); around it, prose's: (see above)
+    inner = token.lstrip(_QUOTES + "([").rstrip(".,;:!?…" + _QUOTES + ")]")
     if _OPERATORS.search(inner) or _CAMEL.search(core) or _MIXED.match(core):
         return "code"
     if token[:1] == "'" and "'" not in token[1:]:  # a quoted symbol: 'chantquarterbar
@@ -100,6 +101,8 @@ def is_code(text: str, share: float = CODE_SHARE, loose_share: float = LOOSE_COD
     return ratio >= share or (ratio >= loose_share and lower < MIN_SENTENCE_WORD_SHARE * words)
 
 
+#: a run of lines that are no sentences is code as a whole when at least this share of its lines is code by itself
+MIN_RUN_CODE_SHARE = 0.25
 #: paragraph types (texts.paragraphs.type) that are a page's headings: a run of code does not extend over them
 HEADING_TYPES = frozenset({"heading", "title"})
 #: a paragraph of at least this many tokens, or ending as a sentence ends, with enough lower-case words, is a sentence
@@ -117,14 +120,19 @@ def sentence_like(text: str) -> bool:
 
 
 def code_flags(paragraphs: list[tuple[str, str | None]]) -> list[bool]:
-    """is_code of each (text, type) of a page's paragraphs in their order, each code paragraph's run extended to the
-    neighbours that are neither sentences nor headings."""
+    """is_code of each (text, type) of a page's paragraphs in their order; a run of paragraphs that are neither
+    sentences nor headings is code as a whole when MIN_RUN_CODE_SHARE of it is code by itself (an example one line
+    per row, its keyword lines with it), else only its code paragraphs are (a table of contents with one entry that
+    quotes a command is titles)."""
     flags = [is_code(text) for text, _ in paragraphs]
-    loose = [kind not in HEADING_TYPES and not sentence_like(text) for text, kind in paragraphs]
-    for order in (range(len(flags)), range(len(flags) - 1, -1, -1)):
-        previous = False
-        for index in order:
-            if not flags[index] and previous and loose[index]:
-                flags[index] = True
-            previous = flags[index]
+    loose = [flag or (kind not in HEADING_TYPES and not sentence_like(text))
+             for flag, (text, kind) in zip(flags, paragraphs)]
+    start = 0
+    while start < len(flags):
+        end = start
+        while end < len(flags) and loose[end]:
+            end += 1
+        if end > start and sum(flags[start:end]) >= MIN_RUN_CODE_SHARE * (end - start):
+            flags[start:end] = [True] * (end - start)
+        start = end + 1
     return flags

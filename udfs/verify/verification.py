@@ -102,7 +102,6 @@ RESIDUAL_FLOOR_SHARE = DEFAULT.residual_floor_share
 MIN_RESIDUAL_LENGTH_R = DEFAULT.min_residual_length_r
 MIN_RESIDUAL_IMAGE_JACCARD = DEFAULT.min_residual_image_jaccard
 MIN_TEXT_WORDS = DEFAULT.min_text_words
-MIN_MAIN_LANG_SHARE = DEFAULT.min_main_lang_share
 MIN_PROSE_WORDS = DEFAULT.min_prose_words
 MIN_DETECT_CHARS = DEFAULT.min_detect_chars
 MIN_SHARED_WORD_SHARE = DEFAULT.min_shared_word_share
@@ -229,27 +228,26 @@ class HostPages:
             return url  # (texts may keep a template copy's URL for the page it copies)
         return duplicate_of
 
-    def main_hashes(self, url: str) -> frozenset[str]:
-        """The hashes of a page's main prose paragraphs (boilerplate, code, names and labels left out)."""
+    def prose_hashes(self, url: str) -> frozenset[str]:
+        """The hashes of a page's prose paragraphs (prose)."""
         key = ("hashes", url)
         if key not in self._texts:
-            self._texts[key] = frozenset(p["hash"] for p in self.main_prose(url) if p.get("hash"))
+            self._texts[key] = frozenset(p["hash"] for p in self.prose(url) if p.get("hash"))
         return self._texts[key]
 
     def language_shares(self, url: str, lang: str | None, other: str | None, other_url: str
                         ) -> tuple[float | None, float]:
-        """(share of the page's main prose in no language but `lang` as far as one can tell, share that is
-        `other`'s) by characters of the main prose paragraphs (main_prose). A paragraph is `other`'s when CLD2
-        finds `other` in it, or when the other page holds it or most of its words (is_shared) and CLD2 finds
-        `lang` neither in it nor in the two pages' shared paragraphs together (the copy is on the page whose
-        language the shared text is not); another language's when CLD2 finds that; else the page's (a short line
-        CLD2 cannot tell is no evidence of an untranslated one).
-        (None, 0) when the page has no main prose."""
-        prose = self.main_prose(url)
+        """(share of the page's prose in no language but `lang` as far as one can tell, share that is `other`'s) by
+        characters of its prose paragraphs (prose). A paragraph is `other`'s when CLD2 finds `other` in it, or when
+        the other page holds it or most of its words (is_shared) and CLD2 finds `lang` neither in it nor in the two
+        pages' shared paragraphs together (the copy is on the page whose language the shared text is not); another
+        language's when CLD2 finds that; else the page's (a short line CLD2 cannot tell is no evidence of an
+        untranslated one). (None, 0) when the page has no prose."""
+        prose = self.prose(url)
         shared = [self.is_shared(p, other_url) for p in prose]
         shared_lang = self.paragraph_language("\n".join(
             [p["text"] for p, is_shared in zip(prose, shared) if is_shared]
-            + [p["text"] for p in self.main_prose(other_url) if self.is_shared(p, url)]))
+            + [p["text"] for p in self.prose(other_url) if self.is_shared(p, url)]))
         # short lines are judged together, and only as a third language: CLD2 confuses the two pair languages'
         # shared vocabulary in headings and captions ("Figure 17.53. Le menu « Filtres de distorsion »": English)
         short_lang = self.paragraph_language("\n".join(
@@ -273,27 +271,32 @@ class HostPages:
         return 1.0 - (other_chars + foreign_chars) / total, other_chars / total
 
     def is_shared(self, paragraph: dict, other_url: str) -> bool:
-        """The other page holds the paragraph word for word, or most of its words."""
-        if paragraph.get("hash") in self.main_hashes(other_url):
+        """The other page holds the paragraph word for word, or most of its words and MIN_PROSE_WORDS of them at least
+        (one cognate is half of a two-word title: `2.4.1 Ausgelassenes Material`)."""
+        if paragraph.get("hash") in self.prose_hashes(other_url):
             return True
         words, other_words = WORD.findall(paragraph["text"].lower()), self.prose_words(other_url)
-        return bool(words) and sum(word in other_words for word in words) / len(words) >= self.config.min_shared_word_share
+        shared = sum(word in other_words for word in words)
+        return shared >= max(self.config.min_prose_words, self.config.min_shared_word_share * len(words))
 
     def prose_words(self, url: str) -> frozenset[str]:
-        """The lower-cased words of the page's main prose."""
+        """The lower-cased words of the page's prose."""
         key = ("prose_words", url)
         if key not in self._texts:
-            self._texts[key] = frozenset(WORD.findall("\n".join(p["text"] for p in self.main_prose(url)).lower()))
+            self._texts[key] = frozenset(WORD.findall("\n".join(p["text"] for p in self.prose(url)).lower()))
         return self._texts[key]
 
-    def main_prose(self, url: str) -> list[dict]:
-        """The page's main paragraphs that are prose: not code, identifiers, commands or numbers, whatever their
+    def prose(self, url: str) -> list[dict]:
+        """The page's paragraphs that are prose, as a reader sees the page: its navigation and table of contents
+        too, translated with the page or left as they are, whatever the extractor judged boilerplate (a site's
+        template is translated or not with its pages); not code, identifiers, commands or numbers, whatever their
         markup (udfs.common.code_text: their language says nothing of the page's, a French manual quotes English
-        code, and a copy of them is no untranslated text), and MIN_PROSE_WORDS words or more (a text without spaces,
+        code, and a copy of them is no untranslated text); MIN_PROSE_WORDS words or more (a text without spaces,
         as Chinese or Japanese write, when it is longer than a label)."""
         key = ("prose", url)
         if key not in self._texts:
-            paragraphs = main_paragraphs((self.pages.get(url) or {}).get("text_paragraphs"))
+            paragraphs = [p for p in _as_list((self.pages.get(url) or {}).get("text_paragraphs"))
+                          if p and (p.get("text") or "").strip()]
             code = code_flags([(p["text"], p.get("type")) for p in paragraphs])
             self._texts[key] = [p for p, is_code in zip(paragraphs, code)
                                 if not is_code and _is_prose(p["text"], self.config.min_prose_words)]
@@ -441,7 +444,7 @@ def _judged_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, l
         features.update(text_features(texts, lexicon, pages))
     language_reason = None
     if texts is not None:
-        language_reason = _main_text_language(pair, pages, features, found)
+        language_reason = _page_language(pair, pages, features, found)
         lang_ok = features["lang_ok"] = language_reason is None
     elif found and is_url_exact(pair.get("source")):
         # no main text (a table of contents): CLD2's unreliable guess on the whole page agrees with the languages the
@@ -452,21 +455,21 @@ def _judged_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, l
             "reason": (language_reason or "lang_mismatch") if not lang_ok else reason}, texts
 
 
-def _main_text_language(pair: dict, pages: HostPages, features: dict, found: bool) -> str | None:
-    """None when each side's main text is mostly in its pair language, else the reason it is not: untranslated
-    (a side mostly the other side's paragraphs word for word or prose CLD2 reliably finds in the other pair
-    language) or lang_mismatch (mostly prose reliably in a third language). Sets src/trg_lang_share: the share of
-    a side's main prose (code left out) that is neither. A page without main prose falls back on CLD2's language
-    of the whole page (`found`)."""
+def _page_language(pair: dict, pages: HostPages, features: dict, found: bool) -> str | None:
+    """None when each side's prose (HostPages.prose: the whole page's, code left out) is mostly in its pair language,
+    else the reason it is not: untranslated (a side mostly the other side's paragraphs word for word or prose CLD2
+    reliably finds in the other pair language) or lang_mismatch (mostly prose reliably in a third language). Sets
+    src/trg_lang_share: the share of a side's prose that is neither. A page without prose falls back on CLD2's
+    language of the whole page (`found`)."""
     src_url, trg_url = pair["src_url"], pair["trg_url"]
     src_share, src_other = pages.language_shares(src_url, pair.get("src_lang"), pair.get("trg_lang"), trg_url)
     trg_share, trg_other = pages.language_shares(trg_url, pair.get("trg_lang"), pair.get("src_lang"), src_url)
     features["src_lang_share"], features["trg_lang_share"] = src_share, trg_share
     if src_share is None or trg_share is None:
         return None if found else "lang_mismatch"
-    if src_share > pages.config.min_main_lang_share and trg_share > pages.config.min_main_lang_share:
+    if src_share > pages.config.min_lang_share and trg_share > pages.config.min_lang_share:
         return None
-    return "untranslated" if max(src_other, trg_other) >= pages.config.min_main_lang_share else "lang_mismatch"
+    return "untranslated" if max(src_other, trg_other) >= pages.config.min_lang_share else "lang_mismatch"
 
 
 def held_out_features(result: pd.DataFrame, records: list[dict], texts: list[tuple | None],
@@ -582,8 +585,9 @@ def link_agreements(frame: pd.DataFrame, pages: HostPages) -> pd.Series:
     the frame's candidates, that go to a page whose partner the target page links (None below the config's
     min_counterpart_links such links: the page has no links of its own). The site's navigation
     (HostPages.navigation_links) is left out: two language versions of one template link each other's counterparts
-    whatever the page, and a table of contents that every page of a manual carries is navigation. Pages with links of their own are listings of other pages
-    (the same items in the same order or not)."""
+    whatever the page, and a table of contents that every page of a manual carries is navigation. A page's own links
+    agree when it translates the other (a manual's table of contents), and mostly not when it lists other items in
+    each language (a blog's second page of posts)."""
     exact = frame[(frame["role"] == "candidate") & frame["url_exact"]]
     counterparts: dict[str, set[str]] = {}
     for src, trg in zip(exact["src_url"], exact["trg_url"]):
@@ -915,8 +919,9 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     url_log_odds). A judged pair (both sides in their languages) is parallel when p_parallel >= the model's accept_p
     and its own text beats the random pairs' null (content may reject a URL-exact pair: two different documents); a
     URL-exact pair without text to judge when its whole pages are in their languages, the structural rule holds and
-    it has no links of its own (link_agreements: none besides the site's navigation): a table of contents or a
-    section's menu is the template in two languages, a paginated listing of other pages is no translation. A page
+    its own links (link_agreements: besides the site's navigation) are none or go to the counterparts of the other
+    page's: a section's menu is the template in two languages, a table of contents links the translations of what
+    its original links, a paginated listing of other pages lists other items in each language. A page
     whose URL-exact pair is the same document by its text, translated or not, is in no other pair (not_one_to_one):
     a sibling of its template is no translation of it. `evidence` says what carried the verdict.
     With no model (no texts table) the structural rule's verdict stands."""
@@ -941,11 +946,13 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     frame["p_parallel"] = combined
     by_text = has_text & (combined >= model.accept_p_under(config)) & same_document
     structure_ok = frame["structure_ok"].fillna(False).astype(bool) if "structure_ok" in frame else False
-    # no text and no links of its own (a table of contents, a section's menu: the site's template in the two
-    # languages); one with links of its own is a listing of other pages, which no translation is (self_labels)
-    template_only = pd.to_numeric(frame["link_agreement"], errors="coerce").isna() if "link_agreement" in frame \
-        else pd.Series(True, index=frame.index)
-    by_structure = ~has_text & exact & (odds > 0) & structure_ok & template_only
+    # no text, and no links of its own (a section's menu: the site's template in the two languages) or links that
+    # go where the other page's go (a table of contents links the translations of what its original links); a
+    # listing of other pages links other items in each language, and is no translation (self_labels)
+    agreement = pd.to_numeric(frame["link_agreement"], errors="coerce") if "link_agreement" in frame \
+        else pd.Series(np.nan, index=frame.index)
+    links_agree = agreement.isna() | (agreement >= config.min_link_agreement)
+    by_structure = ~has_text & exact & (odds > 0) & structure_ok & links_agree
     accepted = judged & (by_text | by_structure)
     # a page whose URL-exact partner is its same document (translated or left untranslated) has that partner: a
     # sibling page of the same template is not its translation, however alike their texts

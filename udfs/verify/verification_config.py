@@ -1,6 +1,6 @@
 """VerificationConfig: the thresholds and shares verify-pairs decides with (udfs.verify.verification), with today's values.
 
-Set from verify-pairs' `--conf` section (`verify-pairs: {verification: {min_main_lang_share: 0.6}}`) and recorded in
+Set from verify-pairs' `--conf` section (`verify-pairs: {verification: {min_lang_share: 0.6}}`) and recorded in
 its report; learned state (ContentModel) is not here.
 """
 from __future__ import annotations
@@ -56,16 +56,19 @@ class VerificationConfig:
     min_residual_image_jaccard: float = knob(
         0.5, "... and, both pages with images, they share at least this Jaccard of them")
     min_counterpart_links: int = knob(
-        3, "a URL-exact pair with no text to judge whose source page has this many links (besides the site's "
-           "navigation) to pages with URL-exact partners is a listing of other pages, not a translation; with fewer "
-           "it is the template in two languages (a table of contents, a section's menu) and passes on its languages "
-           "and structure")
+        3, "a URL-exact pair with no text to judge whose source page has fewer links than this (besides the site's "
+           "navigation) to pages with URL-exact partners is the template in two languages (a section's menu) and "
+           "passes on its languages and structure")
+    min_link_agreement: float = knob(
+        0.9, "... with more, it passes when at least this share of those links go to pages whose partners the other "
+             "page links (a table of contents in two languages); a listing of other items in each language does not")
     min_text_words: int = knob(
         10, "a side with fewer words of main text than this gives no text to judge (a title alone proves nothing)")
     #: a page half translated is a translation: its untranslated sentences drop out at export
-    min_main_lang_share: float = knob(
-        0.5, "a side is in its pair language when more than this share of its main prose is; a page mostly in the "
-             "other pair language is an untranslated copy")
+    min_lang_share: float = knob(
+        0.5, "a side is in its pair language when more than this share of its prose is (the whole page's, its "
+             "navigation and table of contents too; code left out); a page mostly in the other pair language is an "
+             "untranslated copy")
     min_prose_words: int = knob(
         3, "a paragraph of fewer words is a name, a label or a number, not prose: no untranslated text, and CLD2 "
            "cannot tell its language")
