@@ -37,8 +37,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from parascout.jobs.base import ConfigError, Job
+from parascout.jobs.base import Job
 from parascout.jobs.cli import discover
+from parascout.jobs.errors import ConfigError
 from parascout.udfs.common import storage, tables
 from parascout.udfs.rank.alignment import alignment_scores, evaluate_alignment
 from parascout.udfs.verify.verification import NULL_QUANTILE, one_to_one

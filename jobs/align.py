@@ -22,7 +22,8 @@ from collections import Counter
 
 import pandas as pd
 
-from parascout.jobs.base import ConfigError, Job
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
 from parascout.udfs.common import storage
 from parascout.udfs.common.langs import UnknownLanguage, to_iso639_3
 from parascout.udfs.common.urls import url_host

@@ -23,9 +23,12 @@ import pandas as pd
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, PairSkipped, language_pairs_option
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common import storage
 from parascout.udfs.common.langs import pair_label
+from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.export.audit import (
     ALL_SITES,
     BAD_REASONS,

@@ -6,23 +6,19 @@ under `--root`, and the `_reports/<job>.json` report. A concrete job subclasses
 `Job`, extends `add_arguments` / `validate_arguments` (chaining to super) and
 implements `process()`; it ends with `if __name__ == "__main__": MyJob().run()`.
 
-Why one module: JobReport, the Job life cycle (arguments, inputs, versions, report) and the
-training-job skeleton are the framework every job subclasses; the table versions live in udfs.common.tables.
+Job's other parts live beside it: the versioned tables in udfs.common.table_store (`self.store`), per-pair runs
+in jobs.language_pairs, the root's writer lock in jobs.writer_lock, a run's identity in jobs.fingerprints.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
-import dataclasses
-import hashlib
 import json
 import logging
 import os
 import sys
-import threading
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import resources
@@ -31,48 +27,27 @@ from typing import Any, ClassVar
 
 import yaml
 
+from parascout.jobs.errors import ConfigError, JobFailed
+from parascout.jobs.fingerprints import RunFingerprints
+from parascout.jobs.language_pairs import LanguagePairs
+from parascout.jobs.writer_lock import WriterLock
 from parascout.udfs.common import storage, tables
-from parascout.udfs.common.langs import LangPair, pair_label, parse_lang_pair, parse_lang_pairs
+from parascout.udfs.common.langs import LangPair
 from parascout.udfs.common.progress import SparkProgress
 from parascout.udfs.common.redaction import install_log_filter, redact, url_credentials
 from parascout.udfs.common.stage_config import config_from_mapping
+from parascout.udfs.common.table_store import SwitchFailed, TableMissing, TableStore
 
 log = logging.getLogger("parascout")
-#: the column (and partition folder) naming a row's language pair in the tables of per-pair jobs
-PAIR_COLUMN = "lang_pair"
-
-
-class ConfigError(ValueError):
-    """Bad configuration: raised at start, with a message that says what to fix."""
-
-
-class JobFailed(RuntimeError):
-    """The job ran but its result must not be trusted (e.g. too much bad input)."""
 
 
 class StoreUnreachable(JobFailed):
     """Every record the job asked a store for was lost in transport: the store, not the data, failed."""
 
 
-class RootBusy(JobFailed):
-    """Another job is writing the same dataset root (one writer per root)."""
-
-
 class UnknownReason(JobFailed):
     """A status was counted that the modules emitting it declare neither bad nor filtered."""
 
-
-class PairSkipped(Exception):
-    """One language pair of the run cannot be processed (no lexicon, no pages of a language): its input is counted
-    filtered as `pair_<reason>` and the other pairs go on."""
-
-    def __init__(self, reason: str, detail: str = ""):
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
-
-
-#: (root lock path, thread) pairs this process holds: a job a job runs (the demo's steps) shares its lock
-_HELD_LOCKS: dict[tuple[str, int], dict] = {}  # (lock path, thread) -> its holder, shared with jobs run inside
 
 
 class JobReport:
@@ -228,7 +203,7 @@ class JobReport:
         return self.data
 
 
-class Job:
+class Job(LanguagePairs, WriterLock, RunFingerprints):
     """Base class: argparse + conf merging, Spark session, counters, atomic outputs, report."""
 
     name: str = "job"
@@ -273,12 +248,11 @@ class Job:
         self.spark_conf: dict[str, str] = {}
         self.report: JobReport | None = None
         self._spark = None
-        self._staged: dict[str, tuple[str, int]] = {}  # table -> (version written by this run, rows)
+        self._store: TableStore | None = None
         self.lock_holder: dict = {}  # the root's writer lock as held (an s3:// lease marks itself `lost`)
         self.tables_read: dict[str, dict] = {}  # input table -> {"used", "choice", "version"}
         self.pairs: list[LangPair] = []  # --langs of a job that runs per language pair
         self.pair: LangPair | None = None  # the pair being processed: its tables go to lang_pair=<src>-<trg>/
-        self._pair_writes: dict[str, list[str]] = {}  # pair label -> partition folders it wrote
         self.log = logging.getLogger(f"parascout.{self.name}")
 
     # ---- arguments -------------------------------------------------------------------
@@ -444,240 +418,56 @@ class Job:
         return self
 
     # ---- tables ----------------------------------------------------------------------
+    @property
+    def store(self) -> TableStore:
+        """The versioned tables under --root (made on first use, once the arguments are parsed)."""
+        if self._store is None:
+            self._store = TableStore(self.args.root, lambda: self.spark, self.log)
+        return self._store
+
+    @property
+    def _staged(self) -> dict[str, tuple[str, int]]:
+        """table -> (version written by this run, rows), as the store holds them."""
+        return self.store.staged
+
     def table_path(self, table: str) -> str:
-        return storage.join(self.args.root, table)
-
-    def table_location(self, table: str) -> str | None:
-        """Where `table`'s data is: this run's new version once written, else the current version (None: absent)."""
-        if table in self._staged:
-            return tables.staging_path(self.table_path(table), self._staged[table][0])
-        return tables.table_location(self.table_path(table))
-
-    def table_exists(self, table: str) -> bool:
-        return self.table_location(table) is not None
+        return self.store.table_path(table)
 
     def read_table(self, table: str):
         """The table's data; while a pair is processed, of a table this run wrote per pair the pair's partition
         (inputs are read whole: each job picks its pair's rows by src_lang / trg_lang, in either direction)."""
-        location = self.table_location(table)
-        if location is None:
-            raise ConfigError(f"{self.name}: table {table!r} not found at {self.table_path(table)}; "
-                              "run the job that writes it first")
-        if self.pair is None:
-            return self.spark.read.parquet(location)
-        label = pair_label(self.pair)
-        partition = storage.join(location, f"{PAIR_COLUMN}={label}")
-        if table in self._staged and storage.exists(partition):
-            return self.spark.read.option("basePath", location).parquet(partition)
-        return self.spark.read.parquet(location)
-
-    def pair_rows(self, frame):
-        """The rows of the pair being processed (either direction) of a table written per pair; others whole."""
-        if self.pair is None or PAIR_COLUMN not in frame.columns:
-            return frame
-        from pyspark.sql import functions as F
-
-        return frame.where(F.col(PAIR_COLUMN).isin(pair_label(self.pair), pair_label(self.pair[::-1])))
-
-    def pairs_in_domain(self, pairs, by: str | None = None):
-        """--in-domain-only (shortlist, replay-crawl, export-bitext): the pairs with a page in the domain by the
-        texts table, and {'in_domain' | reason: pairs} (per value of the column `by`, when given); a texts table
-        without the flag is a ConfigError."""
-        from parascout.udfs.rank.domain_focus import pairs_in_domain
-
         try:
-            return pairs_in_domain(pairs, self.read_table("texts"), by)
-        except ValueError as error:
-            raise ConfigError(str(error)) from error
+            return self.store.read_table(table, self.pair_partition)
+        except TableMissing as missing:
+            raise ConfigError(f"{self.name}: table {table!r} not found at {missing.path}; "
+                              "run the job that writes it first") from None
 
     def write_table(self, df, table: str) -> int:
-        """Write a DataFrame as a new version of `table` in the root's staging folder and return its row count.
-
-        The job's later steps read the new version; readers elsewhere keep the current one until the job
-        succeeds and `commit_outputs` moves it into the table folder (see parascout.udfs.common.tables). While a
-        pair is processed the rows go to the version's `lang_pair=<src>-<trg>` partition, and every pair of the run
-        shares the version; a frame with a `lang_pair` column written outside a pair is partitioned by it the same
-        way."""
-        if self.pair is not None and PAIR_COLUMN in df.columns:
-            df = df.drop(PAIR_COLUMN)  # a pair's rows read from a per-pair input: the partition path says it
-        columns = [*df.columns, PAIR_COLUMN] if self.pair is not None else df.columns
-        for problem in tables.check_columns(table, columns):  # raises on a missing required column (tests: any)
-            self.log.warning("%s", problem)
-        table_dir = self.table_path(table)
-        if self.pair is not None and table in self._staged:
-            version, rows_before = self._staged[table]
-        else:
-            self._remove_stale_versions(table_dir)
-            version, rows_before = tables.new_version(), 0
-        location = tables.staging_path(table_dir, version)
-        if self.pair is not None:
-            location = storage.join(location, f"{PAIR_COLUMN}={pair_label(self.pair)}")
-            self._pair_writes.setdefault(pair_label(self.pair), []).append(location)
-        writer = df.write.mode("errorifexists")
-        if self.pair is None and PAIR_COLUMN in df.columns:
-            writer = writer.partitionBy(PAIR_COLUMN)  # every pair in one pass: the same layout as for_each_pair's
-        writer.parquet(location)
-        if self.pair is None and PAIR_COLUMN in df.columns and not self._has_partitions(location):
-            # no rows: a partitioned write leaves no file to read the table's columns from
-            self.spark.createDataFrame([], df.schema).write.mode("overwrite").parquet(location)
-        rows = self.spark.read.parquet(location).count()
-        self._staged[table] = (version, rows_before + rows)
+        """Write a DataFrame as a new version of `table` (the store's write_table; while a pair is processed, to
+        the pair's partition) and return its row count; the report counts the version's rows."""
+        rows = self.store.write_table(df, table, self.pair_partition)
         if self.report:
-            self.report.output(table, rows_before + rows)
-        self.log.info("wrote %s: %d rows -> %s", table, rows, location)
+            self.report.output(table, self.store.rows_written(table))
         return rows
 
-    # ---- language pairs --------------------------------------------------------------
-    def for_each_pair(self, work: Callable[[LangPair], None]) -> None:
-        """Run `work` for each pair of --langs: its counts and metrics go to the report's by_pair, its tables to
-        the pair's partitions; a pair that raises PairSkipped is a counted skip and the others go on."""
-        done = []
-        for pair in self.pairs:
-            label = pair_label(pair)
-            with self.report.pair_scope(label, single_pair=len(self.pairs) == 1):
-                self.pair = pair
-                try:
-                    work(pair)
-                    done.append(label)
-                except PairSkipped as skip:
-                    skipped = self.report.skip_pair(skip.reason)
-                    self._remove_pair_writes(label)
-                    self.log.warning("%s: pair %s skipped (%s); %d input rows counted filtered as pair_%s",
-                                     self.name, label, skip, skipped, skip.reason)
-                finally:
-                    self.pair = None
-        self.report.metric("lang_pairs", [pair_label(pair) for pair in self.pairs])
-        if not done:
-            raise JobFailed(f"{self.name}: every language pair was skipped: {self.report.data['metrics']['pairs_skipped']}")
-        for table, (version, _) in self._staged.items():  # every pair's partitions are written: the version is
-            marker = storage.join(tables.staging_path(self.table_path(table), version), "_SUCCESS")  # complete
-            if not storage.exists(marker):
-                storage.write_text(marker, "")
-
-    def _has_partitions(self, location: str) -> bool:
-        """Whether a partitioned write made any `lang_pair=` folder under `location`."""
-        fs, folder = self._hadoop_fs(location), self._hadoop_path(location)
-        return any(status.getPath().getName().startswith(f"{PAIR_COLUMN}=") for status in fs.listStatus(folder))
-
-    def _remove_pair_writes(self, label: str) -> None:
-        """A skipped pair's partitions, written before it was skipped (the table's rows count without them)."""
-        for location in self._pair_writes.pop(label, []):
-            for table, (version, rows) in list(self._staged.items()):
-                if location.startswith(tables.staging_path(self.table_path(table), version) + "/"):
-                    removed = self.spark.read.parquet(location).count()
-                    self._staged[table] = (version, rows - removed)
-                    self.report.output(table, rows - removed)
-            self._delete(location)
-
     def commit_outputs(self) -> None:
-        """Switch every table this run wrote to its new version: move it from the staging folder into the table
-        folder, write the manifest, remove the version it replaced; nothing is switched unless every new version
-        is still complete, and while this run still holds the root's writer lock."""
+        """Switch every table this run wrote to its new version (the store's commit), while this run still holds
+        the root's writer lock."""
         if self.lock_holder.get("lost"):
             raise JobFailed(f"the writer lock on {self.args.root} was lost ({self.lock_holder['lost']}); "
                             "the tables keep their current versions")
-        gone = [table for table, (version, _) in self._staged.items()
-                if not tables.staged_complete(self.table_path(table), version)]
-        if gone:
-            raise JobFailed(f"the new versions of {gone} are gone before the switch (removed by another writer?); "
-                            "the tables keep their current versions")
-        for table, (version, rows) in list(self._staged.items()):
-            table_dir = self.table_path(table)
-            self._move(tables.staging_path(table_dir, version), tables.version_path(table_dir, version))
-            self._delete(tables.staging_path(table_dir))
-            tables.write_manifest(table_dir, version, rows=rows, job=self.name, run_id=self.report.data["run_id"])
-            del self._staged[table]
-            self._remove_versions(table_dir, keep=version, legacy_too=True)
+        try:
+            self.store.commit(job=self.name, run_id=self.report.data["run_id"])
+        except SwitchFailed as error:
+            raise JobFailed(str(error)) from None
 
     def discard_outputs(self) -> None:
         """A failed run: remove the versions it wrote (best effort; the next write removes what is left)."""
-        for table, (version, _) in self._staged.items():
-            table_dir = self.table_path(table)
-            moved = [tables.version_path(table_dir, version)] if self._current_version(table_dir) != version else []
-            try:
-                for location in [tables.staging_path(table_dir, version), *moved]:  # moved: a switch cut short
-                    self._delete(location)
-            except Exception as error:  # noqa: BLE001 - the job's own error is the one to report
-                self.log.warning("could not remove the unfinished %s version %s: %s", table, version, error)
-        self._staged = {}
-
-    def _move(self, source: str, target: str) -> None:
-        """Rename a version folder into its table folder (a rename on local disks and HDFS, a copy on object
-        stores); the table folder is made first where the table is new."""
-        fs = self._hadoop_fs(target)
-        fs.mkdirs(self._hadoop_path(target).getParent())
-        if not fs.rename(self._hadoop_path(source), self._hadoop_path(target)):
-            raise JobFailed(f"could not move the new version {source} to {target}; the table keeps its current "
-                            "version")
-
-    def _remove_stale_versions(self, table_dir: str) -> None:
-        """Before a new version is written: the table folder's versions but the current one, and the table's
-        staging folder (versions of failed or killed runs: the writer lock makes this run the only writer)."""
-        self._remove_versions(table_dir, keep=self._current_version(table_dir))
-        self._delete(tables.staging_path(table_dir))
-
-    def _delete(self, location: str) -> None:
-        """Remove a folder and everything under it (nothing to do when it is not there)."""
-        self._hadoop_fs(location).delete(self._hadoop_path(location), True)
-
-    @staticmethod
-    def _current_version(table_dir: str) -> str | None:
-        manifest = tables.read_manifest(table_dir)
-        return manifest["version"] if manifest else None
-
-    def _remove_versions(self, table_dir: str, keep: str | None, legacy_too: bool = False) -> None:
-        """Delete the table folder's version folders but `keep`; with `legacy_too`, also files of a plain table
-        that the manifest replaced (everything but the manifest)."""
-        fs, folder = self._hadoop_fs(table_dir), self._hadoop_path(table_dir)
-        if not fs.exists(folder):
-            return
-        for status in fs.listStatus(folder):
-            name = status.getPath().getName()
-            is_version = name.startswith(tables.VERSION_PREFIX)
-            if name == tables.MANIFEST or (is_version and name == tables.VERSION_PREFIX + str(keep)):
-                continue
-            if is_version or legacy_too:
-                fs.delete(status.getPath(), True)
-
-    def _hadoop_path(self, path: str):
-        return self.spark.sparkContext._jvm.org.apache.hadoop.fs.Path(storage.to_hadoop(path))
-
-    def _hadoop_fs(self, path: str):
-        return self._hadoop_path(path).getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())
+        self.store.discard()
 
     def count_by(self, df, column: str) -> dict[str, int]:
         """Counts of a DataFrame by the values of a (small-cardinality) reason column."""
         return {str(row[column]): int(row["count"]) for row in df.groupBy(column).count().collect()}
-
-    def run_pair_label(self, label):
-        """Column: the run's label (--langs order) of the pair a stored `label` column names in either direction
-        (eng-fra or fra-eng -> eng-fra); null for a pair not in the run."""
-        from pyspark.sql import functions as F
-
-        labels = {}
-        for pair in self.pairs:
-            labels[pair_label(pair[::-1])] = labels[pair_label(pair)] = pair_label(pair)
-        return F.create_map(*[F.lit(value) for item in labels.items() for value in item])[label]
-
-    def pair_languages(self, pairs: Iterable[LangPair] | None = None):
-        """(lang, lang_pair, src_lang, trg_lang): each language of each pair (the run's by default), for a broadcast
-        join on `lang` that gives a row once for every pair holding its language."""
-        pairs = self.pairs if pairs is None else pairs
-        return self.spark.createDataFrame([(lang, pair_label(pair), *pair) for pair in pairs for lang in pair],
-                                          f"lang string, {PAIR_COLUMN} string, src_lang string, trg_lang string")
-
-    @staticmethod
-    def counts_by_pair(df, column: str | None = None, every_pair: Collection[str] = ()) -> dict:
-        """Rows of a DataFrame of several language pairs per lang_pair ({label: n}), or per lang_pair and value of
-        `column` ({label: {value: n}}), in one grouped action; the labels `every_pair` names are there without
-        rows too."""
-        counts: dict = {label: {} if column else 0 for label in every_pair}
-        for row in df.groupBy(PAIR_COLUMN, *([column] if column else [])).count().collect():
-            if column:
-                counts.setdefault(row[PAIR_COLUMN], {})[str(row[column])] = int(row["count"])
-            else:
-                counts[row[PAIR_COLUMN]] = int(row["count"])
-        return counts
 
     # ---- inputs ----------------------------------------------------------------------
     def resolve_inputs(self) -> None:
@@ -685,7 +475,7 @@ class Job:
         for table in (*self.inputs, *self.optional_inputs):
             choice = getattr(self.args, f"use_{table}", "yes") if table in self.optional_inputs else "required"
             manifest = tables.read_manifest(self.table_path(table)) if choice != "no" else None
-            present = manifest is not None or (choice != "no" and self.table_exists(table))
+            present = manifest is not None or (choice != "no" and self.store.table_exists(table))
             if choice in ("yes", "required") and not present:
                 flag = "" if choice == "required" else f" (--use-{table.replace('_', '-')} yes)"
                 raise ConfigError(f"{self.name}: table {table!r} not found at {self.table_path(table)}{flag}; "
@@ -706,71 +496,6 @@ class Job:
 
     def report_path(self) -> str:
         return storage.join(self.args.root, "_reports", f"{self.name}.json")
-
-    def arguments_fingerprint(self) -> str:
-        """The run's identity: its arguments and the versions of the inputs it reads (not of its own outputs)."""
-        versions = {table: read["version"] for table, read in self.tables_read.items()
-                    if read["used"] and table not in self.outputs}
-        # the source files' sizes and times: a rebuilt archive at the same path is new input, not a finished run
-        sources = {name: _files_signature(getattr(self.args, name, None)) for name in self.source_arguments}
-        payload = json.dumps({**self._public_args(), "_input_versions": versions, "_source_files": sources},
-                             sort_keys=True, default=str)
-        return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-    def _public_args(self) -> dict:
-        skip = {"force", "log_level", "spark_conf", "wait_lock", "unlocked_root"}
-        return {k: dataclasses.asdict(v) if dataclasses.is_dataclass(v) and not isinstance(v, type) else v
-                for k, v in vars(self.args).items() if k not in skip}
-
-    def already_done(self) -> dict | None:
-        """The previous report when this exact run already finished and its outputs are still the ones it wrote."""
-        if self.args.force or not self.args.root or not storage.exists(self.report_path()):
-            return None
-        previous = json.loads(storage.read_text(self.report_path()))
-        if previous.get("status") != "ok" or previous.get("fingerprint") != self.arguments_fingerprint():
-            return None
-        if not all(storage.exists(self.table_path(table)) for table in self.unversioned_outputs):
-            return None
-        versioned = [table for table in self.outputs if table not in self.unversioned_outputs]
-        written_by = [(tables.read_manifest(self.table_path(table)) or {}).get("run_id") for table in versioned]
-        if any(run_id != previous.get("run_id") for run_id in written_by):
-            return None  # an output is missing, or a later (or interrupted) run replaced it
-        for table in versioned:
-            problem = tables.table_problem(self.table_path(table))
-            if problem:
-                self.log.warning("%s: redoing the work: %s", self.name, problem)
-                return None
-        return previous
-
-    def lock_path(self) -> str:
-        """The root's writer lock."""
-        return storage.join(self.args.root, "_locks", "writer.lock")
-
-    @contextlib.contextmanager
-    def writer_lock(self):
-        """Hold ROOT/_locks/writer.lock while the job runs: a second writer on the root fails (RootBusy) or, with
-        --wait-lock, waits. A job run by a job holding the lock in the same thread (the demo's steps) shares it.
-        A root on a store without a lock primitive (gs://) is refused (storage.UnlockableRoot, a one-line error)
-        unless --unlocked-root promises one writer at a time; it then runs unlocked, with a warning."""
-        path = self.lock_path() if self.args.root else None
-        key = (path, threading.get_ident())
-        if path is None or key in _HELD_LOCKS:
-            self.lock_holder = _HELD_LOCKS.get(key, {})
-            yield
-            return
-        with contextlib.ExitStack() as stack:
-            try:
-                self.lock_holder = stack.enter_context(storage.exclusive_lock(
-                    path, {"job": self.name}, wait_seconds=getattr(self.args, "wait_lock", 0.0),
-                    unlocked_ok=getattr(self.args, "unlocked_root", False)))
-            except storage.LockHeld as held:
-                raise RootBusy(f"another job is writing {self.args.root} ({storage.describe_holder(held.holder)}); "
-                               f"rerun when it ends, or pass --wait-lock to wait (lock: {path})") from None
-            except storage.LockUnsupported as error:
-                self.log.warning("%s: %s; run one job at a time on this root", self.name, error)
-            _HELD_LOCKS[key] = self.lock_holder
-            stack.callback(_HELD_LOCKS.pop, key, None)
-            yield
 
     def run(self, argv: list[str] | None = None) -> dict:
         """Parse arguments, run the job, switch its outputs in and write the report; returns the report."""
@@ -829,37 +554,6 @@ class Job:
         """The run's result in words for the closing log line (shortlist: its top sites); '' adds nothing."""
         return ""
 
-    def previous_report(self) -> dict | None:
-        """The last finished report of this job under --root, while one of the tables it wrote is still there."""
-        if not self.args.root or not storage.exists(self.report_path()):
-            return None
-        previous = json.loads(storage.read_text(self.report_path()))
-        if previous.get("status") != "ok" or not any(self.table_exists(table) for table in self.outputs):
-            return None
-        return previous
-
-    def check_root_holds_the_same_data(self) -> None:
-        """Refuse (without --force) to replace tables made from other sources; warn when another pair's are replaced."""
-        previous = self.previous_report()
-        if previous is None:
-            return
-        before, now = previous.get("args") or {}, self._public_args()
-        changed = [name for name in self.source_arguments
-                   if name in before and _as_paths(before[name]) != _as_paths(now.get(name))]
-        where = f"{self.args.root} holds {', '.join(self.outputs)} made by {self.name} on {previous.get('started_at')}"
-        if changed:
-            was = " ".join(f"--{name.replace('_', '-')} {before[name]}" for name in changed)
-            wants = " ".join(f"--{name.replace('_', '-')} {now.get(name)}" for name in changed)
-            if not self.args.force:
-                raise ConfigError(f"{self.name}: {where} from {was}; this run reads {wants}. Use another --root for "
-                                  f"other data, or --force to replace them ({self.report_path()} says what made them)")
-            self.log.warning("%s: --force: replacing %s from %s with this run's (%s)", self.name, where, was, wants)
-        pair_before, pair_now = _pair_or_none(before.get("langs")), _pair_or_none(now.get("langs"))
-        if "langs" in now and pair_before != pair_now:
-            self.log.warning("%s: %s for the language pair %s; this run's pair is %s, so they are REPLACED by it; "
-                             "use another --root to keep both", self.name, where,
-                             ",".join(pair_before or ["(any)"]), ",".join(pair_now or ["(any)"]))
-
     def warn_if_nothing_kept(self, data: dict) -> None:
         """A WARNING with the likeliest reason when the run kept nothing: a silent empty table costs an hour later."""
         total = self.report.primary_count
@@ -906,79 +600,6 @@ class Job:
             storage.write_text(self.report_path(), json.dumps(data, indent=2, sort_keys=False, default=str))
 
 
-class TrainingJob(Job):
-    """train-url2lang and train-pairs: no Spark, --out doubles as the root, the shared training options.
-
-    A subclass names its `task`, adds and checks its source options (`add_source_arguments`,
-    `source_problems`), loads the examples counting every input row (`examples` -> frame and the
-    source's metadata) and may add metrics of its own (`report_result`).
-    """
-
-    uses_spark = False
-    root_required = False
-    root_option = False  # --out is where the model directory and its report go
-    task = ""
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        from parascout.udfs.rank.url_models.training import add_training_arguments
-
-        super().add_arguments(parser)
-        self.add_source_arguments(parser)
-        add_training_arguments(parser)
-
-    def add_source_arguments(self, parser: argparse.ArgumentParser) -> None:
-        raise NotImplementedError
-
-    def lock_path(self) -> str:
-        """Beside the model directory: it is replaced whole by a rename, which would take a lock inside with it."""
-        parent, _, name = self.args.out.rstrip("/").rpartition("/")
-        return storage.join(parent or ".", f".{name}.writer.lock")
-
-    def source_problems(self, args: argparse.Namespace) -> list[str]:
-        return []
-
-    def validate_arguments(self, args: argparse.Namespace) -> None:
-        from parascout.udfs.rank.url_models.training import check_training_arguments
-
-        if not args.root:
-            args.root = args.out
-        super().validate_arguments(args)
-        problems = check_training_arguments(args) + self.source_problems(args)
-        if problems:
-            raise ConfigError("; ".join(problems))
-
-    def examples(self):
-        """(training frame with a split column, metadata naming the source)."""
-        raise NotImplementedError
-
-    def count_input(self, what: str, counts: dict) -> None:
-        """Report a loader's counts: input rows, 'bad:<reason>' and 'filtered:<reason>' skips, kept."""
-        self.report.input(what, counts.pop("input", 0))
-        skips = {key: value for key, value in counts.items() if ":" in key}
-        declared = {kind: {key.split(":", 1)[1] for key in skips if key.startswith(f"{kind}:")}
-                    for kind in ("bad", "filtered")}
-        self.report.add_counts({key.split(":", 1)[1]: value for key, value in skips.items()},
-                               bad_reasons=declared["bad"], filtered_reasons=declared["filtered"])
-        self.report.kept(counts["kept"])
-
-    def process(self) -> None:
-        from parascout.udfs.rank.url_models.model_dir import summary_line, write_model_dir
-        from parascout.udfs.rank.url_models.training import config_from_args, train_model
-
-        frame, source = self.examples()
-        result = train_model(self.task, frame, config_from_args(self.args), source)
-        path = write_model_dir(result, self.args.out)
-        print(summary_line(result, path))         # the per-class tables go to the model directory's report.txt
-        for split in ("dev", "test"):
-            self.report.metric(f"{split}_macro_f1", result.metrics[split]["macro"]["f1"])
-        self.report_result(result)
-        self.report.metric("model_dir", path)
-        self.report.metric("model_version", result.metadata["model_version"])
-
-    def report_result(self, result) -> None:
-        """Metrics of the trained model beyond macro-F1 (a subclass's choice)."""
-
-
 def refuse_url_credentials(args: argparse.Namespace) -> None:
     """ConfigError for an argument holding a URL with credentials: they would reach reports, logs and data."""
     for dest, values in vars(args).items():
@@ -997,34 +618,6 @@ def _comparable(path: str) -> str:
         return os.path.realpath(storage.local_path(path))
     kind = storage.scheme(path)
     return ("s3" + path[len(kind):] if kind in storage.S3_SCHEMES else path).rstrip("/")
-def _files_signature(value: Any) -> Any:
-    """A digest of the sizes and modification times of the local files an argument names (None for others)."""
-    if isinstance(value, list):
-        return [_files_signature(item) for item in value]
-    if not (isinstance(value, str) and storage.is_local(value) and os.path.exists(storage.local_path(value))):
-        return None
-    top = Path(storage.local_path(value))
-    files = sorted(top.rglob("*")) if top.is_dir() else [top]
-    stats = [(str(path.relative_to(top)) if top.is_dir() else "", path.stat().st_size, path.stat().st_mtime_ns)
-             for path in files if path.is_file()]
-    return hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:16]
-
-
-def _as_paths(value: Any) -> Any:
-    """An argument's value with each existing local path made absolute, so `a/x` and `/cwd/a/x` compare equal."""
-    if isinstance(value, list):
-        return [_as_paths(item) for item in value]
-    if isinstance(value, str) and storage.is_local(value) and os.path.exists(storage.local_path(value)):
-        return os.path.abspath(storage.local_path(value))
-    return value
-
-
-def _pair_or_none(value: str | None) -> tuple[str, str] | None:
-    """--langs as ISO 639-3 codes in order, for comparing runs; None when absent or not a pair."""
-    try:
-        return parse_lang_pair(value) if value else None
-    except ValueError:
-        return None
 
 
 def _maybe_hub_id(value: str) -> bool:
@@ -1033,25 +626,6 @@ def _maybe_hub_id(value: str) -> bool:
         and not os.path.exists(value)
 
 
-def language_pairs_option(value: str | None) -> list[LangPair]:
-    """`--langs en,is`, `en:fr,de` or `en-fr,de-fr` as ISO 639-3 pairs; [] when not given; a ConfigError that
-    names the option."""
-    if not value:
-        return []
-    try:
-        return parse_lang_pairs(value)
-    except ValueError as error:  # UnknownLanguage included
-        raise ConfigError(f"--langs {value}: {error}") from error
-
-
-def language_pair_option(value: str | None) -> tuple[str, str] | None:
-    """`--langs en,is` as ISO 639-3 (eng, isl); None when not given; a ConfigError that names the option."""
-    if not value:
-        return None
-    try:
-        return parse_lang_pair(value)
-    except ValueError as error:  # UnknownLanguage included
-        raise ConfigError(f"--langs {value}: {error}") from error
 
 
 def local_spark_defaults() -> dict[str, str]:

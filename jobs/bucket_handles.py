@@ -17,8 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, PairSkipped, language_pairs_option
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common.langs import pair_label
+from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.rank import handles
 
 #: URLs left out of the buckets (bad ones are handles.BAD_URL_REASONS)

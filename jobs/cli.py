@@ -12,11 +12,13 @@ import pkgutil
 import sys
 
 import parascout.jobs as job_package
-from parascout.jobs.base import ConfigError, Job, JobFailed, spark_properties
+from parascout.jobs.base import Job, spark_properties
+from parascout.jobs.errors import ConfigError, JobFailed
 from parascout.udfs.common import tables
 from parascout.udfs.common.extras import missing_extra_message
 
-SKIP_MODULES = {"base", "cli"}
+#: the framework's modules, not commands
+SKIP_MODULES = {"base", "cli", "errors", "fingerprints", "language_pairs", "training_job", "writer_lock"}
 #: job module -> why it cannot be imported here (a missing optional dependency names its extra)
 UNAVAILABLE: dict[str, str] = {}
 

@@ -13,7 +13,9 @@ import json
 import time
 from typing import NamedTuple
 
-from parascout.jobs.base import ConfigError, Job, language_pair_option
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.language_pairs import language_pair_option
 from parascout.udfs.common import storage, tables
 from parascout.udfs.common.demo_report import build_demo_report, produced, step_summary
 from parascout.udfs.common.langs import load_languages, parse_lang_pair

@@ -12,7 +12,9 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import ConfigError, Job, language_pair_option
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.language_pairs import language_pair_option
 from parascout.udfs.common.sites import GROUPINGS, with_site
 from parascout.udfs.index import site_discovery
 from parascout.udfs.index.site_discovery import EVIDENCE_KINDS, SITE_COLUMNS, bind_url_markers, precision_recall_at

@@ -28,10 +28,13 @@ from pyspark import StorageLevel
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, PairSkipped, language_pairs_option
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common import storage, tables
 from parascout.udfs.common.langs import load_languages, pair_label
 from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
+from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.export.bitext.config import AlignmentConfig
 from parascout.udfs.export.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, FILTERED_REASONS, export_batches
 from parascout.udfs.export.bitext.formats import (
@@ -161,7 +164,8 @@ class ExportBitextJob(Job):
         """Align the pairs of every language pair `labels` names, write the tables (a lang_pair partition per
         pair) and each pair's bitext files, and collect what each pair reports (self.found)."""
         if self.args.in_domain_only:
-            pairs, self.domain_counts = self.pairs_in_domain(pairs, by=PAIR_COLUMN)
+            pairs, self.domain_counts = domain_focus.pairs_in_domain(pairs, self.read_table("texts"), by=PAIR_COLUMN,
+                                                                      error=ConfigError)
         documents = self.with_texts(pairs).mapInPandas(
             functools.partial(export_batches, lexicon_paths=self.lexicons, max_sentences=self.args.max_sentences,
                               config=self.alignment),

@@ -25,11 +25,14 @@ import gzip
 import pandas as pd
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, language_pair_option
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.language_pairs import language_pair_option
 from parascout.jobs.replay_crawl import shortlist_site_of
 from parascout.udfs.common import storage
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.report_document import markdown_cell
+from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.common.urls import url_host
 from parascout.udfs.export.crawl_plan import (
     FRONTIER_TSV_COLUMNS,

@@ -25,7 +25,8 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from parascout.jobs.base import ConfigError, Job
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
 from parascout.udfs.common import storage
 from parascout.udfs.common.lexicon import load_lexicon
 from parascout.udfs.common.sites import with_site
@@ -214,7 +215,7 @@ class FetchDocsJob(Job):
         shortlist = self.read_table("shortlist")
         if "site" not in shortlist.columns:
             raise ConfigError("fetch-docs: the shortlist table has no `site` column (rerun shortlist)")
-        grouped = self.read_table("rank_hosts").select("grouped_by").first() if self.table_exists("rank_hosts") \
+        grouped = self.read_table("rank_hosts").select("grouped_by").first() if self.store.table_exists("rank_hosts") \
             else None
         return self.urls_of_sites(urls, shortlist, grouped)
 
@@ -255,7 +256,7 @@ class FetchDocsJob(Job):
     def load_resume_plan(self) -> None:
         """Carry on an interrupted run with the same arguments, inputs and docs version: its finished tasks."""
         identity = {"fingerprint": self.report.data["fingerprint"],
-                    "docs_version": self._current_version(self.table_path("docs"))}  # the URLs already ok
+                    "docs_version": self.store.current_version("docs")}  # the URLs already ok
         self.plan = resume.load_plan(self.resume_area(), identity) or identity
         self.finished = resume.finished_parts(self.resume_area()) if "partitions" in self.plan else set()
 
@@ -356,7 +357,8 @@ class FetchDocsJob(Job):
 
     def fetch_and_write(self) -> None:
         """Fetch the pending selection (and WAT files), count every record, write docs and texts."""
-        previous = self.read_table("docs").withColumn("is_new", F.lit(False)) if self.table_exists("docs") else None
+        previous = (self.read_table("docs").withColumn("is_new", F.lit(False)) if self.store.table_exists("docs")
+                    else None)
         fresh, selected = self.fresh_rows(previous)
         wat_records = self.summarise_fresh(fresh)
         self.report.input("requested", selected + wat_records + self.report.data["bad"].get("bad_wat_file", 0))
@@ -410,7 +412,7 @@ class FetchDocsJob(Job):
         """`texts` for the pages fetched now (and those of an earlier run not fetched again), site pass applied."""
         pages = fetched.select("url", "host", F.col("cld2_lang").alias("lang"), "title",
                                F.col("page_paragraphs").alias("paragraphs"), "text_truncated", *METADATA_SCHEMA)
-        if self.table_exists("texts"):
+        if self.store.table_exists("texts"):
             earlier = self.read_table("texts")
             for name, kind in METADATA_SCHEMA.items():  # a texts table written before the metadata columns
                 if name not in earlier.columns:

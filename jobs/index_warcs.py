@@ -15,7 +15,8 @@ import argparse
 import itertools
 import os
 
-from parascout.jobs.base import ConfigError, Job
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
 from parascout.udfs.common import storage
 from parascout.udfs.fetch import warc_record
 from parascout.udfs.index import cdx, warc_index

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 
-from parascout.jobs.base import ConfigError, Job
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
 from parascout.udfs.common.langs import UnknownLanguage
 from parascout.udfs.sample_archive import generate, resolve_languages
 from parascout.udfs.sample_archive.corpus import TextCorpusError

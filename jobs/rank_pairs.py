@@ -26,10 +26,13 @@ import uuid
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, PairSkipped, language_pairs_option
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common import storage
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.sites import GROUPINGS, with_page_hosts, with_site
+from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.rank import blocking, ranking
 from parascout.udfs.rank.blocking import BlockingConfig, bind
 

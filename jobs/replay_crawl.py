@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import argparse
 
-from parascout.jobs.base import ConfigError, Job, JobFailed, PairSkipped, language_pairs_option
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError, JobFailed
+from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common import storage
 from parascout.udfs.common.langs import pair_label
+from parascout.udfs.rank.domain_focus import pairs_in_domain
 from parascout.udfs.replay import POLICY_NAMES
 from parascout.udfs.replay.batch import RESULT_SCHEMA, SUMMARY_COLUMNS, ReplayRun, replay_host, seed_urls_by_host
 from parascout.udfs.replay.config import ReplayConfig
@@ -205,7 +208,7 @@ class ReplayCrawlJob(Job):
         frame = frame.select("host", "src_url", "trg_url").where(F.col("host").isNotNull())
         self.report.input("truth_pairs", frame.count(), primary=False)
         if self.args.in_domain_only:
-            frame, counts = self.pairs_in_domain(frame)
+            frame, counts = pairs_in_domain(frame, self.read_table("texts"), error=ConfigError)
             self.report.metric("truth_pairs_by_domain", counts)
         return frame
 

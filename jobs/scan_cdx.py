@@ -14,7 +14,9 @@ from functools import reduce
 
 from pyspark.sql import DataFrame
 
-from parascout.jobs.base import ConfigError, Job, language_pairs_option
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.language_pairs import language_pairs_option
 from parascout.udfs.common import storage
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.index import cdx, cdx_records

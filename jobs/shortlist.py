@@ -19,9 +19,13 @@ import functools
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, PairSkipped, language_pairs_option
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.sites import with_site
+from parascout.udfs.common.table_store import PAIR_COLUMN
+from parascout.udfs.rank.domain_focus import pairs_in_domain
 from parascout.udfs.rank.shortlist import (
     BITEXT_YIELD_COLUMNS,
     DEFAULT_PRECISION_KS,
@@ -152,7 +156,8 @@ class ShortlistJob(Job):
         alignment = self.rows_by_pair(self.read_table("alignment"), labels)
         if not self.args.in_domain_only:
             return alignment
-        kept, self.domain_counts = self.pairs_in_domain(alignment, by=PAIR_COLUMN)
+        kept, self.domain_counts = pairs_in_domain(alignment, self.read_table("texts"), by=PAIR_COLUMN,
+                                                   error=ConfigError)
         return kept
 
     def with_bitext_yield(self, shortlist: DataFrame, labels: list[str]) -> DataFrame:

@@ -32,7 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, PairSkipped, language_pairs_option
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common import storage, tables
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.lexicon import (
@@ -47,6 +49,7 @@ from parascout.udfs.common.lexicon import (
     with_held_out,
     write_lexicon,
 )
+from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.rank import handles
 from parascout.udfs.verify.tsim import cross_fitted_pairs
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import argparse
 
-from parascout.jobs.base import ConfigError, TrainingJob
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.training_job import TrainingJob
 from parascout.udfs.common.langs import UnknownLanguage, to_iso639_3
 from parascout.udfs.rank.url_models.negatives import parse_strategies
 from parascout.udfs.rank.url_models.training_data import load_pairs, pair_examples

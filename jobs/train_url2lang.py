@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import argparse
 
-from parascout.jobs.base import ConfigError, TrainingJob
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.training_job import TrainingJob
 from parascout.udfs.rank.url_models.training_data import load_url2lang_examples, split_by_host
 
 

@@ -24,10 +24,13 @@ import functools
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import PAIR_COLUMN, ConfigError, Job, language_pairs_option
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
+from parascout.jobs.language_pairs import language_pairs_option
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.common.sites import with_page_hosts
+from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.verify.structure import ThresholdRule
 from parascout.udfs.verify.verification import (
     BAD_REASONS,

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from parascout.jobs.align import AlignJob
-from parascout.jobs.base import ConfigError
+from parascout.jobs.errors import ConfigError
 from tests.conftest import REPO
 
 LINES = [

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 
 from parascout.jobs.audit import AuditJob
-from parascout.jobs.base import ConfigError, Job
+from parascout.jobs.base import Job
+from parascout.jobs.errors import ConfigError
 from parascout.udfs.export.audit import (
     ALL_SITES,
     JUDGEMENT_COLUMNS,

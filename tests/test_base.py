@@ -6,18 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from parascout.jobs.base import (
-    ConfigError,
-    Job,
-    JobFailed,
-    JobReport,
-    PairSkipped,
-    RootBusy,
-    UnknownReason,
-    language_pairs_option,
-    redact,
-)
+from parascout.jobs.base import Job, JobReport, UnknownReason, redact
 from parascout.jobs.cli import discover, main
+from parascout.jobs.errors import ConfigError, JobFailed
+from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
+from parascout.jobs.writer_lock import RootBusy
 from parascout.udfs.common import storage, tables
 from tests.conftest import run_job
 

@@ -1,8 +1,8 @@
 """`parascout bucket-handles` on a small urls table: pairs, caps, learned markers and balanced counts."""
 import pytest
 
-from parascout.jobs.base import ConfigError
 from parascout.jobs.bucket_handles import BucketHandlesJob
+from parascout.jobs.errors import ConfigError
 from parascout.udfs.common.tables import table_location
 from tests.conftest import run_job
 

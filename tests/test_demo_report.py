@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from parascout.jobs.base import ConfigError
 from parascout.jobs.cli import discover
 from parascout.jobs.demo import HANDLES, URL_MODELS, VERIFIED, Demo, describe_text
+from parascout.jobs.errors import ConfigError
 from parascout.udfs.common.demo_report import build_demo_report, produced, step_summary
 from parascout.udfs.sample_archive.corpus import bundled_corpus, corpus_languages, load_texts
 

@@ -7,8 +7,8 @@ from importlib import resources
 import pandas as pd
 import pytest
 
-from parascout.jobs.base import ConfigError
 from parascout.jobs.discover_sites import DiscoverSitesJob
+from parascout.jobs.errors import ConfigError
 from parascout.jobs.fetch_docs import FetchDocsJob
 from parascout.jobs.scan_cdx import ScanCdx
 from parascout.udfs.common import tables

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 import pytest
 
-from parascout.jobs.base import ConfigError
+from parascout.jobs.errors import ConfigError
 from parascout.jobs.export_crawl_plan import ExportCrawlPlanJob
 from parascout.jobs.replay_crawl import ReplayCrawlJob
 from parascout.udfs.common.storage import write_parquet_table

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from parascout.jobs.base import ConfigError
+from parascout.jobs.errors import ConfigError
 from parascout.jobs.fetch_docs import FetchDocsJob
 from parascout.udfs.common import storage
 from parascout.udfs.fetch import html_text

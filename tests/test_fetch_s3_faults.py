@@ -17,7 +17,8 @@ import boto3
 import pandas as pd
 import pytest
 
-from parascout.jobs.base import JobFailed, StoreUnreachable
+from parascout.jobs.base import StoreUnreachable
+from parascout.jobs.errors import JobFailed
 from parascout.jobs.fetch_docs import FetchDocsJob
 from parascout.udfs.fetch.warc_fetch import FetchSettings, fetch_documents
 from tests.conftest import run_job

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from parascout.jobs.base import ConfigError
+from parascout.jobs.errors import ConfigError
 from parascout.jobs.index_warcs import IndexWarcs
 from parascout.jobs.scan_cdx import ScanCdx
 from parascout.udfs.common import tables

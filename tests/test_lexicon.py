@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from parascout.jobs.base import ConfigError
+from parascout.jobs.errors import ConfigError
 from parascout.jobs.train_lexicon import TrainLexiconJob
 from parascout.udfs.common.lexicon import (
     Lexicon,

@@ -6,7 +6,7 @@ import random
 import pandas as pd
 import pytest
 
-from parascout.jobs.base import ConfigError
+from parascout.jobs.errors import ConfigError
 from parascout.jobs.rank_pairs import RankPairs
 from parascout.udfs.common.urls import registered_domain, surt
 from parascout.udfs.rank.url_models import model_dir, training, training_data

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from parascout.jobs.base import ConfigError, JobFailed
+from parascout.jobs.errors import ConfigError, JobFailed
 from parascout.jobs.replay_crawl import ReplayCrawlJob
 from parascout.udfs.common.storage import write_parquet_table
 from parascout.udfs.replay.synthetic import multilingual_site

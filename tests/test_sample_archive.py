@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from parascout.jobs.base import ConfigError
+from parascout.jobs.errors import ConfigError
 from parascout.jobs.make_sample_archive import MakeSampleArchiveJob
 from parascout.udfs.sample_archive import code_strip_recoverable, generate
 from parascout.udfs.sample_archive.index import COLUMNAR_SCHEMA

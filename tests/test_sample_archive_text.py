@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from parascout.jobs.base import ConfigError
+from parascout.jobs.errors import ConfigError
 from parascout.jobs.make_sample_archive import MakeSampleArchiveJob
 from parascout.udfs.sample_archive import generate
 from parascout.udfs.sample_archive.corpus import load_texts

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from parascout.jobs.base import ConfigError, JobFailed
+from parascout.jobs.errors import ConfigError, JobFailed
 from parascout.jobs.scan_cdx import ScanCdx
 from parascout.udfs.common import tables
 from parascout.udfs.common.jvm import jvm_jar_path

@@ -135,7 +135,7 @@ def test_shortlist_job_ranks_sites_and_reports_evaluation(spark, tmp_path):
 
 @pytest.mark.slow
 def test_in_domain_only_needs_scored_texts(spark, tmp_path):
-    from parascout.jobs.base import ConfigError
+    from parascout.jobs.errors import ConfigError
 
     root = tmp_path / "root"
     spark.createDataFrame(pd.DataFrame({"site": ["a.is"], "src_lang": ["eng"], "trg_lang": ["isl"], "n_urls_src": [1],

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from parascout.jobs.base import ConfigError, JobReport
+from parascout.jobs.base import JobReport
+from parascout.jobs.errors import ConfigError
 from parascout.jobs.export_bitext import ExportBitextJob
 from parascout.jobs.rank_pairs import RankPairs
 from parascout.jobs.replay_crawl import ReplayCrawlJob

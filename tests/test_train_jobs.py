@@ -4,8 +4,8 @@ import json
 import pandas as pd
 import pytest
 
-from parascout.jobs.base import ConfigError
 from parascout.jobs.cli import discover
+from parascout.jobs.errors import ConfigError
 from parascout.jobs.train_pairs import TrainPairsJob
 from parascout.jobs.train_url2lang import TrainUrl2LangJob
 from parascout.udfs.rank.url_models import load_model, read_metadata

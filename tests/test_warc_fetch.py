@@ -352,7 +352,7 @@ def test_docs_errors_never_hold_the_credentials_of_a_prefix():
     ["--warc-prefix", "https://user:TopSecret@data.example.org/"],
 ])
 def test_fetch_docs_refuses_credentials_in_its_prefix(tmp_path, argv):
-    from parascout.jobs.base import ConfigError
+    from parascout.jobs.errors import ConfigError
     from parascout.jobs.fetch_docs import FetchDocsJob
 
     with pytest.raises(ConfigError, match="credentials in a URL are refused") as raised:

@@ -337,7 +337,7 @@ def test_mutated_real_records_never_raise_and_get_known_reasons(shared_data):
 
 
 def test_fetch_docs_refuses_a_negative_record_time_limit(tmp_path):
-    from parascout.jobs.base import ConfigError
+    from parascout.jobs.errors import ConfigError
     from parascout.jobs.fetch_docs import FetchDocsJob
 
     with pytest.raises(ConfigError, match="--record-seconds"):

@@ -533,7 +533,7 @@ TABLES: dict[str, Table] = {table.name: table for table in (
 )}
 
 
-#: tables written per language pair (jobs.base.Job.for_each_pair): partitioned by lang_pair
+#: tables written per language pair (jobs.language_pairs.LanguagePairs.for_each_pair): partitioned by lang_pair
 PER_PAIR_TABLES = ("candidates", "learned_lss", "scored_pairs", "alignment", "rank_hosts", "verified_pairs",
                    "bitext_documents", "bitext_sentences", "bitext_sites", "shortlist", "replay_summary",
                    "replay_curves", "replay_deciles", "replay_frontier")

@@ -196,16 +196,17 @@ BAD_REASONS: frozenset[str] = frozenset()
 NO_FOCUS_MESSAGE = "--in-domain-only: the texts table has no in_domain column; run fetch-docs with --domain-terms FILE"
 
 
-def pairs_in_domain(pairs, texts, by: str | None = None):
+def pairs_in_domain(pairs, texts, by: str | None = None, error: type[Exception] = ValueError):
     """Spark: (the pairs whose src or trg page is in the domain, {'in_domain' | reason: pairs}); with `by`, the
-    counts per value of that column, {value: {'in_domain' | reason: pairs}}.
+    counts per value of that column, {value: {'in_domain' | reason: pairs}}. A texts table without the in_domain
+    flag raises `error` (a job passes its ConfigError: fetch-docs must run with --domain-terms first).
 
     One in-domain side is enough: a translation is on its original's topic, and a term list often covers one
     language better than the other. A pair neither of whose pages has a texts row is `no_domain_text`."""
     from pyspark.sql import functions as F
 
     if "in_domain" not in texts.columns:
-        raise ValueError(NO_FOCUS_MESSAGE)
+        raise error(NO_FOCUS_MESSAGE)
     flags = texts.select("url", "in_domain").dropDuplicates(["url"])
     for side in ("src", "trg"):
         pairs = pairs.join(flags.select(F.col("url").alias(f"{side}_url"), F.col("in_domain").alias(f"_{side}_in")),
