@@ -36,6 +36,8 @@ PROSE = [
     "Elementary Functions",
     "Introduction",
     "Tondauern (Rhythmen)",
+    "E.4. Anerkennung der Warenzeichen",
+    "Alle Warenzeichen sind Eigentum der jeweiligen Markeninhaber.",
     "Notes (see above) [optional]",
     "Функция возвращает абсолютное значение x_i для каждого элемента массива.",
     "تعيد الدالة القيمة المطلقة x_i لكل عنصر من عناصر المصفوفة.",

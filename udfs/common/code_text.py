@@ -26,14 +26,17 @@ import re
 CODE_SHARE = 0.4
 #: ... or with at least this share when under MIN_SENTENCE_WORD_SHARE of its words are lower-case words
 LOOSE_CODE_SHARE = 0.2
-#: prose: at least this share of its words are lower-case words of two letters or more (function words, verbs)
-MIN_SENTENCE_WORD_SHARE = 0.5
+#: prose: at least this share of its words are lower-case words of two letters or more (function words, verbs; a
+#: German sentence capitalises its nouns, "Alle Warenzeichen sind Eigentum der jeweiligen Markeninhaber": 3 of 7)
+MIN_SENTENCE_WORD_SHARE = 0.4
 
 #: punctuation prose puts around its words: quotes, brackets, sentence marks
 _QUOTES = "\"'«»“”‘’„"
 _EDGE = _QUOTES + "()[]¿¡.,;:!?…"
 _WORD = re.compile(r"^[^\W\d_]+(?:['’\-][^\W\d_]+)*$")
 _NUMBER = re.compile(r"^[+\-−±]?(?:\d[\d.,:/\s]*|\.\d+)(?:[%°]|e[+\-]?\d+)?$", re.IGNORECASE)
+#: a section number: an appendix letter and its numbers (E.4, A.12.4)
+_SECTION = re.compile(r"^[A-Z](?:\.\d+)+$")
 #: prose dashes and bullets, the only tokens of symbols alone that sentences hold
 _PROSE_SYMBOLS = frozenset("—–-‒―•·*…/&")
 _PROSE_RUNS = frozenset({"--", "...", "***"})
@@ -52,7 +55,7 @@ def _token_kind(token: str) -> str:
     core = token.strip(_EDGE)
     if not core:
         return "other" if len(token) == 1 or token in _PROSE_RUNS or all(c in _EDGE for c in token) else "code"
-    if _NUMBER.match(core):
+    if _NUMBER.match(core) or _SECTION.match(core):
         return "number"
     if len(core) == 1 and core in _PROSE_SYMBOLS or core in _PROSE_RUNS:
         return "other"

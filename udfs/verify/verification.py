@@ -279,6 +279,14 @@ class HostPages:
         shared = sum(word in other_words for word in words)
         return shared >= max(self.config.min_prose_words, self.config.min_shared_word_share * len(words))
 
+    def main_prose_words(self, url: str) -> int:
+        """How many words the page's main prose holds (prose, boilerplate left out): a page whose main text is a
+        table of values or a list of names gives its content too little to judge."""
+        key = ("main_prose_words", url)
+        if key not in self._texts:
+            self._texts[key] = sum(len(WORD.findall(p["text"])) for p in self.prose(url) if not p.get("boilerplate"))
+        return self._texts[key]
+
     def prose_words(self, url: str) -> frozenset[str]:
         """The lower-cased words of the page's prose."""
         key = ("prose_words", url)
@@ -439,17 +447,17 @@ def _judged_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, l
         trg_text = None if spliced is None else page_text(spliced, trg["cld2_lang"], None, pages.vocabulary)
         trg_own = _own_text(spliced, trg["cld2_lang"], pages.vocabulary)
     texts = None
-    if src_text is not None and trg_text is not None and min(src_text.words, trg_text.words) >= pages.config.min_text_words:
+    if src_text is not None and trg_text is not None and min(
+            src_text.words, trg_text.words, pages.main_prose_words(pair["src_url"]),
+            pages.main_prose_words(pair["trg_url"])) >= pages.config.min_text_words:
         texts = (src_text, trg_text, src_own, trg_own)
         features.update(text_features(texts, lexicon, pages))
     language_reason = None
-    if texts is not None:
+    if texts is not None or is_url_exact(pair.get("source")):
+        # without main prose to judge (a table of contents, a table of paper sizes) the language check still reads
+        # the whole page's prose; a URL-exact pair may then pass on its languages, structure and links (decide)
         language_reason = _page_language(pair, pages, features, found)
         lang_ok = features["lang_ok"] = language_reason is None
-    elif found and is_url_exact(pair.get("source")):
-        # no main text (a table of contents): CLD2's unreliable guess on the whole page agrees with the languages the
-        # URLs declare, two weak pieces of evidence that say the same
-        lang_ok = features["lang_ok"] = True
     structure_ok, reason = rule.decide(features)
     return {**out, **features, "structure_ok": structure_ok, "parallel": structure_ok and lang_ok,
             "reason": (language_reason or "lang_mismatch") if not lang_ok else reason}, texts
