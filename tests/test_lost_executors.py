@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import random
 import subprocess
 import sys
 import threading
@@ -28,6 +29,7 @@ from tests.conftest import REPO
 from tests.test_documents import write_warc
 from tests.test_fetch_docs import urls_rows, write_table
 from tests.test_fetch_resume import file_records
+from tests.test_rank_pairs_job import models  # noqa: F401 - its URL models, a module fixture here too
 from tests.test_warc_fetch import RangeServer
 
 pytestmark = pytest.mark.slow
@@ -343,3 +345,218 @@ def test_export_bitext_gives_the_same_tables_and_files_after_a_lost_executor(tmp
     assert_same_run(tmp_path, report, undisturbed_root, undisturbed,
                     ("bitext_documents", "bitext_sentences", "bitext_sites"))
     assert bitext_files(tmp_path) == bitext_files(undisturbed_root) and len(bitext_files(tmp_path)) == 3
+
+
+class BusyInTask:
+    """Picks a Python worker while it runs a task, or with `executor` the executor JVM it runs under: its executor
+    has a thread running a task (one core each: the worker's task), the worker has used `cpu_seconds` of CPU since it
+    was first seen and used more since the last look (a reused worker between tasks waits on its socket, idle);
+    nothing until `ready()` has held once."""
+
+    def __init__(self, executor: bool, cpu_seconds: float = 0.5, ready: Callable[[], bool] = lambda: True):
+        self.executor, self.cpu_seconds, self.ready = executor, cpu_seconds, ready
+        self.first_seen: dict[int, float] = {}
+        self.last_seen: dict[int, float] = {}
+        self.was_ready = False
+
+    def __call__(self, processes: list[psutil.Process]) -> psutil.Process | None:
+        self.was_ready = self.was_ready or self.ready()
+        for process in processes:
+            parent = process.parent()
+            if "pyspark.daemon" not in command_line(process) or parent is None or \
+                    "pyspark.daemon" not in command_line(parent):
+                continue
+            used = sum(process.cpu_times()[:2])
+            first = self.first_seen.setdefault(process.pid, used)
+            busy = used > self.last_seen.get(process.pid, used)
+            self.last_seen[process.pid] = used
+            if not (self.was_ready and busy and used - first >= self.cpu_seconds):
+                continue
+            executor = executor_of(process)
+            if executor is not None and running_a_task(executor):
+                return executor if self.executor else process
+        return None
+
+
+def running_a_task(executor: psutil.Process) -> bool:
+    """Whether one of the executor JVM's threads runs a task now."""
+    for thread in executor.threads():
+        try:
+            if Path(f"/proc/{executor.pid}/task/{thread.id}/comm").read_text().strip() == RUNNING_TASK_THREAD:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def write_arrow(root: Path, name: str, table) -> None:
+    """A Parquet table folder (one file and _SUCCESS) under root, as the jobs' inputs."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (root / name).mkdir(parents=True)
+    pq.write_table(table if isinstance(table, pa.Table) else pa.Table.from_pandas(table, preserve_index=False),
+                   root / name / "part-0.parquet")
+    (root / name / "_SUCCESS").touch()
+
+
+def assert_not_empty(root: Path, names: tuple[str, ...]) -> None:
+    """The compared tables hold rows: an equality of two empty runs would prove nothing."""
+    for table in names:
+        assert len(table_rows(root, table)) > 0, table
+
+
+# ---- rank-pairs: the URL models and archive of tests/test_rank_pairs_job.py, a few of its sites -------------------
+RANK_OUTPUTS = ("scored_pairs", "alignment", "rank_hosts")
+
+
+def rank_urls() -> pd.DataFrame:
+    """tests/test_rank_pairs_job.py's archive made small: three convention sites, the link-, image- and
+    paragraph-length-only sites, a monolingual site; url, site, lang, pair_id and the urls columns."""
+    from parascout.udfs.common.urls import registered_domain, surt
+    from tests.test_blocking import ICELANDIC, WORDS, synthetic_sites
+    from tests.test_rank_pairs_job import image_site_pairs, prose_site_pairs, site_rows
+
+    links = [(f"https://links.is/en/{WORDS[i]}/{WORDS[(i * 7) % 30]}", f"https://links.is/is/{ICELANDIC[i]}/s{i}")
+             for i in range(30)]
+    rows = site_rows("links.is", links) + site_rows("images.is", image_site_pairs()) + site_rows(
+        "prose.is", prose_site_pairs()) + [(f"https://mono.is/en/page-{i}", "mono.is", "eng", None) for i in range(5)]
+    urls = pd.concat([synthetic_sites(n_sites=3, pages=20, seed=3),
+                      pd.DataFrame(rows, columns=["url", "site", "lang", "pair_id"])], ignore_index=True)
+    urls["host"] = [url.split("/")[2] for url in urls["url"]]
+    urls["domain"] = [registered_domain(host) for host in urls["host"]]
+    urls["surt"] = [surt(url) for url in urls["url"]]
+    urls["status"], urls["mime"] = "200", "text/html"
+    return urls
+
+
+def write_rank_inputs(root: Path) -> None:
+    """urls (with duplicates and broken rows), handle candidates and docs (links, images, paragraph lengths)."""
+    import pyarrow as pa
+
+    from tests.test_rank_pairs_job import broken_rows, image_docs, links_docs, prose_docs
+
+    urls = rank_urls()
+    plain = urls.drop(columns=["site", "pair_id"])
+    table = pd.concat([plain, plain.head(3), broken_rows()], ignore_index=True)
+    write_arrow(root, "urls", table[["url", "surt", "host", "domain", "lang", "status", "mime"]])
+    site0, site1 = urls[urls["host"] == "www.site0.is"], urls[urls["site"] == "site1.is"]
+    en, is_ = site0[site0["lang"] == "eng"]["url"].tolist(), site0[site0["lang"] == "isl"]["url"].tolist()
+    handles = [(en[0], is_[0]), (is_[1], en[1]), (en[2], "https://site9.is/is/x"), (en[3], site1["url"].iloc[0]),
+               (en[4], en[5])]  # ok, ok (reversed), url_not_kept, cross_site, same_language
+    write_arrow(root, "candidates", pd.DataFrame(handles, columns=["src_url", "trg_url"]).assign(
+        host="www.site0.is", src_lang="eng", trg_lang="isl", source="handle", handle="h"))
+    strings = pa.list_(pa.string())
+    schema = pa.schema([("url", pa.string()), ("host", pa.string()), ("status", pa.string()), ("outlinks", strings),
+                        ("images", strings), ("structure", strings), ("outlink_cues", strings)])
+    docs = links_docs(urls) + image_docs() + prose_docs()
+    write_arrow(root, "docs", pa.Table.from_pylist([dict(zip(schema.names, row)) for row in docs], schema))
+
+
+def rank_pairs_argv(root: Path, url_models: dict) -> list[str]:
+    """Every blocker on, sites split into groups of at most 20 URLs, the rescoring model too."""
+    return ["--root", str(root), "--langs", "en,is", "--lang-model", url_models["lang"], "--pair-model",
+            url_models["pairs"], "--rescore-model", url_models["pairs"], "--top-k", "5", "--max-group-urls", "20",
+            "--exhaustive-max-pairs", "150", "--lang-threshold", "0.4", "--align-min-score", "0.0",
+            "--image-max-pages", "3", "--structure-top-k", "1"]
+
+
+@pytest.fixture(scope="module")
+def rank_models(request) -> dict:
+    """tests/test_rank_pairs_job.py's url2lang and pair models (its module fixture `models`, trained once here)."""
+    return request.getfixturevalue("models")
+
+
+@pytest.fixture(scope="module")
+def rank_pairs_undisturbed(tmp_path_factory, rank_models):
+    root = tmp_path_factory.mktemp("rank-pairs-undisturbed")
+    write_rank_inputs(root)
+    report = run_job("parascout.jobs.rank_pairs", rank_pairs_argv(root, rank_models), root / "job.log")[0]
+    assert_not_empty(root, RANK_OUTPUTS)
+    return root, report
+
+
+def staged(root: Path, prefix: str) -> Callable[[], bool]:
+    """Whether rank-pairs has materialised an intermediate table (<root>/_tmp/rank-pairs-<name>-*) yet."""
+    return lambda: any((root / "_tmp").glob(f"{prefix}-*/_SUCCESS"))
+
+
+def test_rank_pairs_gives_the_same_tables_after_a_lost_executor(tmp_path, rank_models, rank_pairs_undisturbed):
+    """rank-pairs blocks, scores and aligns in Python workers (applyInPandas) over tables it stages under _tmp: an
+    executor lost while its Python worker runs a task, once the blocking groups are staged, gives the same pairs,
+    alignment, site rows and report counts."""
+    write_rank_inputs(tmp_path)
+    chooser = BusyInTask(executor=True, ready=staged(tmp_path, "rank-pairs-groups"))
+    report, killed = run_job("parascout.jobs.rank_pairs", rank_pairs_argv(tmp_path, rank_models),
+                             tmp_path / "job.log", lambda pid: Watcher(pid, chooser))
+    assert killed is not None and killed["gone"] and EXECUTOR in killed["cmdline"], killed
+    assert "ExecutorLostFailure" in (tmp_path / "job.log").read_text()
+    assert_same_run(tmp_path, report, *rank_pairs_undisturbed, RANK_OUTPUTS)
+
+
+# ---- verify-pairs: tests/test_verify_pairs.py's templated content site on four hosts, its lexicon ----------------
+VERIFY_HOSTS = 4
+
+
+def write_verify_inputs(root: Path) -> None:
+    """docs, texts and candidates of VERIFY_HOSTS hosts, each tests/test_verify_pairs.py's content site (12
+    translations, 12 wrong pairs, a near-copy) with its own seed."""
+    from tests.test_verify_pairs import HOST, content_site
+
+    pages, pairs = [], []
+    for number in range(VERIFY_HOSTS):
+        host_pages, host_pairs, _ = content_site(random.Random(3 + number))
+        host = f"www.example{number}.com"
+        for frame, columns in ((host_pages, ("url", "host", "duplicate_of")), (host_pairs, ("host", "src_url", "trg_url"))):
+            for column in columns:
+                frame[column] = frame[column].str.replace(HOST, host, regex=False)
+        pages.append(host_pages)
+        pairs.append(host_pairs)
+    pages = pd.concat(pages, ignore_index=True)
+    write_arrow(root, "docs", pages[[c for c in pages.columns if c not in ("text_paragraphs", "main_text",
+                                                                            "duplicate_of")]])
+    texts = pages[["url", "host", "cld2_lang", "text_paragraphs", "main_text", "duplicate_of"]].rename(
+        columns={"cld2_lang": "lang", "text_paragraphs": "paragraphs"})
+    write_arrow(root, "texts", texts.assign(title="", text_truncated=False))
+    write_arrow(root, "candidates", pd.concat(pairs, ignore_index=True))
+
+
+@pytest.fixture(scope="module")
+def verify_lexicon(tmp_path_factory) -> Path:
+    from parascout.udfs.common.lexicon import write_lexicon
+    from tests.test_verify_pairs import LEXICON
+
+    folder = tmp_path_factory.mktemp("lexicon") / "eng-deu"
+    write_lexicon(LEXICON, folder)
+    return folder
+
+
+def verify_pairs_argv(root: Path, lexicon: Path) -> list[str]:
+    return ["--root", str(root), "--lexicon", str(lexicon), "--random-pairs", "40"]
+
+
+@pytest.fixture(scope="module")
+def verify_pairs_undisturbed(tmp_path_factory, verify_lexicon):
+    root = tmp_path_factory.mktemp("verify-pairs-undisturbed")
+    write_verify_inputs(root)
+    report = run_job("parascout.jobs.verify_pairs", verify_pairs_argv(root, verify_lexicon), root / "job.log")[0]
+    assert_not_empty(root, ("verified_pairs",))
+    assert report["kept"] == 12 * VERIFY_HOSTS, report  # every host's translations found: the runs are worth comparing
+    return root, report
+
+
+@pytest.mark.parametrize("lost", ["python-worker", "executor"])
+def test_verify_pairs_gives_the_same_tables_after_a_lost_process(tmp_path, verify_lexicon, verify_pairs_undisturbed,
+                                                                 lost):
+    """verify-pairs computes each host's features in Python workers (cogroup applyInPandas, persisted), fits its
+    decision on the driver and decides per host in Python workers: a worker or executor lost mid-task gives the same
+    verified pairs and the same self labels."""
+    write_verify_inputs(tmp_path)
+    chooser = BusyInTask(executor=lost == "executor")
+    report, killed = run_job("parascout.jobs.verify_pairs", verify_pairs_argv(tmp_path, verify_lexicon),
+                             tmp_path / "job.log", lambda pid: Watcher(pid, chooser))
+    assert killed is not None and killed["gone"], killed
+    assert (EXECUTOR if lost == "executor" else "pyspark.daemon") in killed["cmdline"], killed
+    log = (tmp_path / "job.log").read_text()
+    assert ("ExecutorLostFailure" if lost == "executor" else "Python worker exited unexpectedly") in log
+    assert_same_run(tmp_path, report, *verify_pairs_undisturbed, ("verified_pairs",))
