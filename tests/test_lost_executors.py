@@ -157,25 +157,6 @@ class TaskRunningExecutor:
         return None
 
 
-class BusyPythonWorker:
-    """Picks a Python worker (a child the pyspark.daemon forked for tasks) once it has used `cpu_seconds` of CPU
-    since it was first seen, i.e. while it runs a task; or, with `executor`, the executor JVM it runs under."""
-
-    def __init__(self, executor: bool, cpu_seconds: float = 0.5):
-        self.executor, self.cpu_seconds, self.first_seen = executor, cpu_seconds, {}
-
-    def __call__(self, processes: list[psutil.Process]) -> psutil.Process | None:
-        for process in processes:
-            parent = process.parent()
-            if "pyspark.daemon" not in command_line(process) or parent is None or \
-                    "pyspark.daemon" not in command_line(parent):
-                continue
-            used = sum(process.cpu_times()[:2])
-            if used - self.first_seen.setdefault(process.pid, used) >= self.cpu_seconds:
-                return executor_of(process) if self.executor else process
-        return None
-
-
 @pytest.fixture(scope="module")
 def scan_cdx_undisturbed(tmp_path_factory):
     root = tmp_path_factory.mktemp("scan-cdx-undisturbed")
@@ -347,14 +328,15 @@ def test_export_bitext_gives_the_same_tables_and_files_after_a_lost_executor(tmp
     assert bitext_files(tmp_path) == bitext_files(undisturbed_root) and len(bitext_files(tmp_path)) == 3
 
 
-class BusyInTask:
-    """Picks a Python worker while it runs a task, or with `executor` the executor JVM it runs under: its executor
-    has a thread running a task (one core each: the worker's task), the worker has used `cpu_seconds` of CPU since it
-    was first seen and used more since the last look (a reused worker between tasks waits on its socket, idle);
-    nothing until `ready()` has held once."""
+class BusyPythonWorker:
+    """Picks a Python worker (a child the pyspark.daemon forked for tasks) while it runs a task, or with `executor`
+    the executor JVM it runs under: it has used `cpu_seconds` of CPU since it was first seen and more since the last
+    look (a reused worker between tasks waits on its socket, idle), and with `in_task` its executor has a thread
+    running a task (one core each: the worker's task); nothing until `ready()` has held once."""
 
-    def __init__(self, executor: bool, cpu_seconds: float = 0.5, ready: Callable[[], bool] = lambda: True):
-        self.executor, self.cpu_seconds, self.ready = executor, cpu_seconds, ready
+    def __init__(self, executor: bool, cpu_seconds: float = 0.5, ready: Callable[[], bool] = lambda: True,
+                 in_task: bool = True):
+        self.executor, self.cpu_seconds, self.ready, self.in_task = executor, cpu_seconds, ready, in_task
         self.first_seen: dict[int, float] = {}
         self.last_seen: dict[int, float] = {}
         self.was_ready = False
@@ -373,7 +355,7 @@ class BusyInTask:
             if not (self.was_ready and busy and used - first >= self.cpu_seconds):
                 continue
             executor = executor_of(process)
-            if executor is not None and running_a_task(executor):
+            if not self.in_task or executor is not None and running_a_task(executor):
                 return executor if self.executor else process
         return None
 
@@ -486,7 +468,7 @@ def test_rank_pairs_gives_the_same_tables_after_a_lost_executor(tmp_path, rank_m
     executor lost while its Python worker runs a task, once the blocking groups are staged, gives the same pairs,
     alignment, site rows and report counts."""
     write_rank_inputs(tmp_path)
-    chooser = BusyInTask(executor=True, ready=staged(tmp_path, "rank-pairs-groups"))
+    chooser = BusyPythonWorker(executor=True, ready=staged(tmp_path, "rank-pairs-groups"))
     report, killed = run_job("parascout.jobs.rank_pairs", rank_pairs_argv(tmp_path, rank_models),
                              tmp_path / "job.log", lambda pid: Watcher(pid, chooser))
     assert killed is not None and killed["gone"] and EXECUTOR in killed["cmdline"], killed
@@ -552,7 +534,7 @@ def test_verify_pairs_gives_the_same_tables_after_a_lost_process(tmp_path, verif
     decision on the driver and decides per host in Python workers: a worker or executor lost mid-task gives the same
     verified pairs and the same self labels."""
     write_verify_inputs(tmp_path)
-    chooser = BusyInTask(executor=lost == "executor")
+    chooser = BusyPythonWorker(executor=lost == "executor")
     report, killed = run_job("parascout.jobs.verify_pairs", verify_pairs_argv(tmp_path, verify_lexicon),
                              tmp_path / "job.log", lambda pid: Watcher(pid, chooser))
     assert killed is not None and killed["gone"], killed

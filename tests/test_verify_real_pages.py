@@ -129,11 +129,15 @@ def assert_language_verdict(row: pd.Series, kind: str, translated_share: float =
         assert row["trg_lang_share"] < 0.95  # its English leftovers are seen, and do not sink it
 
 
-@pytest.fixture(scope="module")
-def judged_code_pages() -> pd.DataFrame:
+def judge_archive_2(pairs: list[tuple]) -> pd.DataFrame:
     if not ARCHIVE_2.exists():
         pytest.skip("the real-sites-2 archive (../shared/data/real-sites-2) is absent")
-    return judge(ARCHIVE_2, CODE_PAIRS)
+    return judge(ARCHIVE_2, pairs)
+
+
+@pytest.fixture(scope="module")
+def judged_code_pages() -> pd.DataFrame:
+    return judge_archive_2(CODE_PAIRS)
 
 
 @pytest.mark.parametrize("src_url,trg_url,kind,lang", CODE_PAIRS)
@@ -146,9 +150,7 @@ def test_code_in_any_markup_does_not_make_a_translation_untranslated(judged_code
 
 @pytest.fixture(scope="module")
 def judged_template_pages() -> pd.DataFrame:
-    if not ARCHIVE_2.exists():
-        pytest.skip("the real-sites-2 archive (../shared/data/real-sites-2) is absent")
-    return judge(ARCHIVE_2, TEMPLATE_PAIRS)
+    return judge_archive_2(TEMPLATE_PAIRS)
 
 
 @pytest.mark.parametrize("src_url,trg_url,kind,lang", TEMPLATE_PAIRS)
