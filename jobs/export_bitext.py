@@ -36,7 +36,13 @@ from parascout.udfs.common.langs import load_languages, pair_label
 from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.export.bitext.config import AlignmentConfig
-from parascout.udfs.export.bitext.export import BAD_REASONS, DOCUMENT_SCHEMA, FILTERED_REASONS, export_batches
+from parascout.udfs.export.bitext.export import (
+    BAD_REASONS,
+    DOCUMENT_KEYS,
+    DOCUMENT_SCHEMA,
+    FILTERED_REASONS,
+    export_batches,
+)
 from parascout.udfs.export.bitext.formats import (
     DOCUMENT_COLUMNS,
     DOCUMENTS_SUFFIX,
@@ -172,7 +178,7 @@ class ExportBitextJob(Job):
             DOCUMENT_SCHEMA).withColumn(PAIR_COLUMN, F.concat_ws("-", "src_lang", "trg_lang"))
         documents = documents.persist(StorageLevel.MEMORY_AND_DISK)  # aligned once, written as two tables
         self.write_table(documents.drop("sentences"), "bitext_documents")
-        keys = ["site", "host", "src_url", "trg_url", "src_lang", "trg_lang"]
+        keys = list(DOCUMENT_KEYS)
         sentences = documents.select(*keys, PAIR_COLUMN, F.explode("sentences").alias("s")).select(
             *keys, "s.*", PAIR_COLUMN)
         self.write_table(sentences, "bitext_sentences")

@@ -29,7 +29,7 @@ from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import language_pair_option
 from parascout.jobs.replay_crawl import shortlist_site_of
-from parascout.udfs.common import storage
+from parascout.udfs.common import storage, tables
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.report_document import markdown_cell
 from parascout.udfs.common.table_store import PAIR_COLUMN
@@ -51,13 +51,8 @@ FILTERED_REASONS = frozenset({"not_replayed", "no_plannable_policy", "same_site"
 PLAN_FOLDER = "crawl-plan"
 #: the Bitextor hosts file, named relative to bitextor.yaml beside it (the plan folder may move, or be on s3://)
 HOSTS_FILE = "hosts.gz"
-PLAN_SCHEMA = (
-    "site string, shortlist_rank int, src_lang string, trg_lang string, predicted_pairs long, replay_site string, "
-    "policy string, n_docs long, n_parallel_docs long, budget_fetches long, fetched long, docs_found long, "
-    "recall double, auc double, fetches_to_50 long, fetches_to_80 long, fetches_to_90 long, "
-    "share_fetches_to_80 double, expected_yield string, folder string, n_seeds long, n_urls long, n_hosts long"
-)
-PLAN_TYPES = dict(part.split(" ") for part in PLAN_SCHEMA.split(", "))
+PLAN_SCHEMA = tables.ddl("crawl_plan")
+PLAN_TYPES = {column.name: column.type for column in tables.fields("crawl_plan")}
 
 
 class ExportCrawlPlanJob(Job):
@@ -219,7 +214,7 @@ def _plain(value, spark_type: str):
     """A pandas cell as Spark takes it under `spark_type`: None for NaN / NA, Python ints and floats."""
     if not isinstance(value, str) and pd.isna(value):
         return None
-    if spark_type in ("int", "long"):
+    if spark_type in ("int", "bigint"):
         return int(value)
     return float(value) if spark_type == "double" else value
 

@@ -27,7 +27,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError
-from parascout.udfs.common import storage
+from parascout.udfs.common import storage, tables
 from parascout.udfs.common.lexicon import load_lexicon
 from parascout.udfs.common.sites import with_site
 from parascout.udfs.fetch import documents, resume, warc_fetch, warc_record
@@ -39,11 +39,11 @@ from parascout.udfs.index.wat import read_wat_files
 from parascout.udfs.rank import domain_focus
 
 SELECTION_COLUMNS = ["url", "host", "warc_filename", "warc_offset", "warc_length", "in_index"]
-#: the `texts` columns: status 'ok', 'no_text' (no paragraph at all) or 'boilerplate_only'; the page's meta
-#: description (og:description when it has none) and meta keywords, metadata_truncated when either was cut
-TEXT_COLUMNS = ["url", "host", "lang", "title", "paragraphs", "main_text", "text_truncated", "duplicate_of", "status",
-                "description", "keywords", "metadata_truncated"]
-METADATA_SCHEMA = {"description": "string", "keywords": "array<string>", "metadata_truncated": "boolean"}
+#: the `texts` columns less the domain focus ones, which only --domain-terms adds
+TEXT_COLUMNS = tables.columns("texts", without=tuple(domain_focus.FOCUS_COLUMNS))
+#: the page's meta description, keywords and whether either was cut (a texts table written before them lacks them)
+METADATA_SCHEMA = {column.name: column.type for column in tables.fields("texts")
+                   if column.name in ("description", "keywords", "metadata_truncated")}
 
 
 class FetchDocsJob(Job):

@@ -17,14 +17,12 @@ from pyspark.sql import DataFrame
 from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import language_pairs_option
-from parascout.udfs.common import storage
+from parascout.udfs.common import storage, tables
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.index import cdx, cdx_records
 from parascout.udfs.index.cdx_api import DEFAULT_MIRROR, fetch_cdx_lines
 
-URL_COLUMNS = ("url", "surt", "host", "domain", "lang", "lang_source", "cdx_lang", "langs", "status", "mime", "digest", "fetch_time",
-               "warc_filename", "warc_offset", "warc_length", "crawl", "record_type", "redirect", "charset",
-               "truncated")
+URL_COLUMNS = tuple(tables.columns("urls"))
 #: urls columns with about one value per URL: a Parquet dictionary for them is built only to be dropped at its
 #: size limit (~0.8 CPU-s per million rows); host, domain, lang, mime, crawl... keep theirs
 PLAIN_ENCODED_COLUMNS = ("url", "surt", "digest", "fetch_time", "warc_filename", "warc_offset", "warc_length",

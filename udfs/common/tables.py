@@ -552,6 +552,44 @@ def register(table: Table) -> None:
     TABLES[table.name] = table
 
 
+def fields(table: str, without: tuple[str, ...] = ()) -> tuple[Column, ...]:
+    """The registered columns of `table` in the registry's order, less `without`; a name in `without` the table
+    does not have is refused, so a copy that leaves a column out cannot outlive the column."""
+    registered = TABLES[table]
+    unknown = sorted(set(without) - registered.column_names())
+    if unknown:
+        raise TableColumnsError(f"{table}: cannot leave out {', '.join(unknown)}: not in the table registry")
+    return tuple(column for column in registered.columns if column.name not in without)
+
+
+def columns(table: str, without: tuple[str, ...] = ()) -> list[str]:
+    """The column names of `table` in the registry's order, less `without` (a writer's select list)."""
+    return [column.name for column in fields(table, without)]
+
+
+def ddl(table: str, without: tuple[str, ...] = (), struct: bool = False) -> str:
+    """Spark DDL of `table`'s columns, less `without`: 'url string, host string, ...' (a UDF's output schema), or
+    with `struct` 'struct<url:string, host:string, ...>' (the table's rows nested in another's)."""
+    if struct:
+        return f"struct<{', '.join(f'{column.name}:{column.type}' for column in fields(table, without))}>"
+    return ", ".join(f"{column.name} {column.type}" for column in fields(table, without))
+
+
+def schema_problems(table: str, schema) -> list[str]:
+    """How a written Spark schema (a StructType) differs from the registry: a column it does not know, another
+    type, or another order than the registry's (a registered column that is not required may be absent)."""
+    registered = {column.name: column for column in TABLES[table].columns}
+    problems = [f"{table}.{field.name}: not in the table registry" for field in schema.fields
+                if field.name not in registered]
+    problems += [f"{table}.{field.name}: written as {field.dataType.simpleString()}, registered as "
+                 f"{registered[field.name].type}" for field in schema.fields
+                 if field.name in registered and field.dataType.simpleString() != registered[field.name].type]
+    written = [field.name for field in schema.fields if field.name in registered]
+    if written != [name for name in registered if name in written]:
+        problems.append(f"{table}: columns written in the order {written}, not the registry's")
+    return problems
+
+
 def check_columns(table: str, columns: list[str], strict: bool | None = None) -> list[str]:
     """Problems of writing `columns` as `table`: registered required columns missing (always raised) and columns the
     registry does not know (raised when strict, the tests' setting; otherwise returned for the job to log)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import re
 
+from parascout.udfs.common import tables
 from parascout.udfs.common.urls import url_host
 from parascout.udfs.fetch.html_text import (
     EMPTY_TEXT_FIELDS,
@@ -35,16 +36,8 @@ from parascout.udfs.fetch.warc_record import (
 )
 
 #: Spark DDL of the `docs` table (the fetch-docs job's output schema)
-DOCS_SCHEMA = (
-    "url string, host string, status string, error string, source string, "
-    "cld2_lang string, cld2_reliable boolean, cld2_percent int, html_lang string, "
-    "text_chars int, paragraphs int, outlinks array<string>, outlinks_same_host array<boolean>, "
-    "images array<string>, structure array<string>, title string, "
-    "http_status int, content_type string, charset string, charset_source string, warc_truncated string, "
-    "warc_filename string, warc_offset bigint, warc_length bigint, fetch_attempts int, range_records int, "
-    "refers_to_url string, refers_to_date string, outlinks_cut int, images_cut int, outlink_cues array<string>"
-)
-DOC_COLUMNS = [part.strip().split(" ", 1)[0] for part in DOCS_SCHEMA.split(", ")]
+DOCS_SCHEMA = tables.ddl("docs")
+DOC_COLUMNS = tables.columns("docs")
 #: what a fetch task returns per record: the docs columns and the page's paragraphs (fetch-docs writes
 #: them to `docs` and `texts`, so `docs` stays light)
 RECORD_SCHEMA = f"{DOCS_SCHEMA}, {TEXT_FIELDS_SCHEMA}"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from parascout.udfs.common import tables
 from parascout.udfs.replay import metrics
 from parascout.udfs.replay.config import DEFAULT, ReplayConfig
 from parascout.udfs.replay.frontier import frontier_columns, plan_policy
@@ -23,14 +24,8 @@ from parascout.udfs.replay.simulator import simulate
 
 log = logging.getLogger("parascout.replay")
 
-SUMMARY_SCHEMA = (
-    "site string, policy string, status string, n_rows long, n_docs long, n_nodes long, n_links long, "
-    "n_offhost_links long, n_truth_pairs long, n_unusable_truth_pairs long, n_pairs long, n_parallel_docs long, "
-    "budget_fetches long, fetched long, wasted_fetches long, bytes_fetched long, pairs_found long, docs_found long, "
-    "recall double, pair_recall double, auc double, fetches_to_50 long, fetches_to_80 long, fetches_to_90 long, "
-    "share_fetches_to_50 double, share_fetches_to_80 double, share_fetches_to_90 double, stopped string, "
-    "seconds double, planned boolean"
-)
+#: a `replay_summary` row less lang_pair (the job adds it)
+SUMMARY_SCHEMA = tables.ddl("replay_summary", without=(tables.LANG_PAIR.name,))
 ARRAY_SCHEMA = (
     "curve_fetched array<long>, curve_pairs_found array<long>, curve_docs_found array<long>, "
     "curve_bytes_fetched array<long>, decile_fetched array<long>, decile_docs_found array<long>, "
@@ -40,10 +35,10 @@ ARRAY_SCHEMA = (
     "frontier_p_lang array<double>, frontier_partner_url array<string>"
 )
 RESULT_SCHEMA = f"{SUMMARY_SCHEMA}, {ARRAY_SCHEMA}"
-SUMMARY_COLUMNS = [part.strip().split(" ", 1)[0] for part in SUMMARY_SCHEMA.split(", ")]
-RESULT_COLUMNS = [part.strip().split(" ", 1)[0] for part in RESULT_SCHEMA.split(", ")]
+SUMMARY_COLUMNS = tables.columns("replay_summary", without=(tables.LANG_PAIR.name,))
 ARRAY_COLUMNS = [part.strip().split(" ", 1)[0] for part in ARRAY_SCHEMA.split(", ")]
-INTEGER_COLUMNS = [part.strip().split(" ", 1)[0] for part in SUMMARY_SCHEMA.split(", ") if part.endswith(" long")]
+RESULT_COLUMNS = [*SUMMARY_COLUMNS, *ARRAY_COLUMNS]
+INTEGER_COLUMNS = [column.name for column in tables.fields("replay_summary") if column.type == "bigint"]
 
 
 @dataclass

@@ -12,21 +12,20 @@ from collections.abc import Iterator, Mapping
 
 import pandas as pd
 
+from parascout.udfs.common import tables
 from parascout.udfs.common.lexicon import main_paragraphs as lexicon_main_paragraphs
 from parascout.udfs.export.bitext import sentences as splitting
 from parascout.udfs.export.bitext.align import align_segments
 from parascout.udfs.export.bitext.config import DEFAULT, AlignmentConfig
 from parascout.udfs.export.bitext.filters import UNALIGNED, filter_reason
 
-SENTENCE_STRUCT = ("struct<bead:int, bead_type:string, src_text:string, trg_text:string, score:double, "
-                   "reason:string, src_words:int, trg_words:int>")
-DOCUMENT_SCHEMA = (
-    "site string, host string, src_url string, trg_url string, src_lang string, trg_lang string, "
-    "p_parallel_content double, "
-    "status string, src_text string, trg_text string, src_paragraphs array<string>, "
-    "trg_paragraphs array<string>, src_sentences int, trg_sentences int, sentence_pairs int, "
-    f"src_words long, trg_words long, sentences array<{SENTENCE_STRUCT}>")
-DOCUMENT_COLUMNS = [part.split(" ", 1)[0] for part in DOCUMENT_SCHEMA.split(", ") if " " in part][:-1] + ["sentences"]
+#: the document pair's keys, which each of its `bitext_sentences` rows repeats
+DOCUMENT_KEYS = ("site", "host", "src_url", "trg_url", "src_lang", "trg_lang")
+#: a bead: a `bitext_sentences` row less its document's keys and lang_pair (the job adds both)
+SENTENCE_STRUCT = tables.ddl("bitext_sentences", without=(*DOCUMENT_KEYS, tables.LANG_PAIR.name), struct=True)
+#: a `bitext_documents` row less lang_pair (the job adds it), with its beads to explode into `bitext_sentences`
+DOCUMENT_SCHEMA = f"{tables.ddl('bitext_documents', without=(tables.LANG_PAIR.name,))}, sentences array<{SENTENCE_STRUCT}>"
+DOCUMENT_COLUMNS = [*tables.columns("bitext_documents", without=(tables.LANG_PAIR.name,)), "sentences"]
 NO_PAIRS_KEPT = "no_sentence_pairs_kept"
 BAD_REASONS = frozenset({"missing_src_text", "missing_trg_text", "empty_src_text", "empty_trg_text",
                          "too_many_src_sentences", "too_many_trg_sentences"})
