@@ -1,6 +1,6 @@
 """What a fetch-docs relaunched after a kill -9 costs, against an undisturbed run of the same selection.
 
-    .venv/bin/python benchmarks/bench_fetch_resume.py [--files 40] [--pages 250] [--partitions 20] [--kill-at 0.8]
+    .venv/bin/python benchmarks/bench_fetch_resume.py [--files 40] [--pages 500] [--partitions 20] [--kill-at 0.8]
 
 Generates `--files` WARC files of `--pages` HTML pages each (named so Spark's hash gives every fetch partition the
 same number of files), served with HTTP Range by a local server that counts GETs. Then, each job in its own
@@ -125,7 +125,7 @@ def run(command: list[str], log: Path, kill_when=None) -> dict:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=40)
-    parser.add_argument("--pages", type=int, default=250)
+    parser.add_argument("--pages", type=int, default=500)  # per-record work above the fixed cost
     parser.add_argument("--partitions", type=int, default=20)
     parser.add_argument("--kill-at", type=float, default=0.8)
     args = parser.parse_args(argv)

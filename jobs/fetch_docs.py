@@ -66,6 +66,7 @@ class FetchDocsJob(Job):
         self.plan: dict | None = None  # the resume plan: this run's, or the interrupted run's it carries on
         self.finished: set[str] = set()  # fetch tasks an interrupted run finished (read back, not fetched)
         self.resumed = {"partitions": 0, "records": 0}
+        self.resumed_rows: list[DataFrame] = []  # the kept parts' rows, read back from the resume area
 
     def add_arguments(self, parser) -> None:
         super().add_arguments(parser)
@@ -272,22 +273,22 @@ class FetchDocsJob(Job):
         return self.plan["partitions"]
 
     def fetch_selection(self, selection: DataFrame, partitions: int) -> DataFrame:
-        """The selection's records: an interrupted run's finished partitions read back, the others fetched."""
+        """The selection's records still to fetch; an interrupted run's finished partitions are read back."""
         done = resume.warc_partitions(self.finished)
         if done:  # the partition repartition(partitions, "warc_filename") puts each row in
             selection = selection.where(~F.pmod(F.hash("warc_filename"), F.lit(partitions)).isin(done))
-        fetched = self.fetch_warc(selection, partitions, keep=True)
-        return self.with_resumed(fetched, [resume.warc_part(partition) for partition in done])
+        self.read_resumed([resume.warc_part(partition) for partition in done])
+        return self.fetch_warc(selection, partitions, keep=True)
 
-    def with_resumed(self, fetched: DataFrame, parts: list[str]) -> DataFrame:
-        """Fetched rows and the rows of the kept parts named, counted as resumed."""
-        if not parts:
-            return fetched
-        kept = self.spark.read.schema(RECORD_SCHEMA).parquet(
-            *[resume.part_path(self.resume_area(), name) for name in parts])
-        self.resumed["partitions"] += len(parts)
-        self.resumed["records"] += kept.count()
-        return fetched.unionByName(kept)
+    def read_resumed(self, parts: list[str]) -> None:
+        """The rows of the kept parts named, counted as resumed; fresh_rows reads them from their Parquet files
+        (only the columns each step needs) rather than caching them again."""
+        if parts:
+            kept = self.spark.read.schema(RECORD_SCHEMA).parquet(
+                *[resume.part_path(self.resume_area(), name) for name in parts])
+            self.resumed["partitions"] += len(parts)
+            self.resumed["records"] += kept.count()
+            self.resumed_rows.append(kept)
 
     def commit_outputs(self) -> None:
         """Switch the tables in, then drop the kept fetch tasks: they served this run only."""
@@ -325,7 +326,7 @@ class FetchDocsJob(Job):
         return self.persist(resolved, StorageLevel.DISK_ONLY)
 
     def read_wat(self) -> DataFrame:
-        """WAT rows, one task per file: files an interrupted run finished are read back from the resume area."""
+        """WAT rows, one task per file; files an interrupted run finished are read back from the resume area."""
         files = [f for path in self.args.wat for f in storage.list_files(path, endpoint=self.args.s3_endpoint)]
         if not files:
             raise ConfigError(f"fetch-docs: no WAT files found under {self.args.wat}")
@@ -333,8 +334,8 @@ class FetchDocsJob(Job):
         todo = [path for path in files if path not in done]
         paths = self.spark.createDataFrame(pd.DataFrame({"path": todo}, dtype=object), "path string")
         read = self.kept(functools.partial(read_wat_files, s3_endpoint=self.args.s3_endpoint), resume.task_wat_part)
-        fetched = paths.repartition(max(len(todo), 1)).mapInPandas(read, RECORD_SCHEMA)
-        return self.with_resumed(fetched, [resume.wat_part(path) for path in done])
+        self.read_resumed([resume.wat_part(path) for path in done])
+        return paths.repartition(max(len(todo), 1)).mapInPandas(read, RECORD_SCHEMA)
 
     def pending_selection(self, previous: DataFrame | None) -> tuple[DataFrame, int]:
         """(selected URLs without an 'ok' doc yet, number selected); the skipped ones are counted already_ok."""
@@ -399,8 +400,9 @@ class FetchDocsJob(Job):
             new_rows.append(self.read_wat())
         self.report.metric("resumed_partitions", self.resumed["partitions"])
         self.report.metric("resumed_records", self.resumed["records"])
-        fresh = functools.reduce(DataFrame.unionByName, new_rows).withColumn("is_new", F.lit(True))
-        fresh = self.persist(fresh, StorageLevel.DISK_ONLY)  # fetched once, counted and written from disk
+        fetched = self.persist(functools.reduce(DataFrame.unionByName, new_rows),
+                               StorageLevel.DISK_ONLY)  # fetched once, counted and written from disk
+        fresh = functools.reduce(DataFrame.unionByName, self.resumed_rows, fetched).withColumn("is_new", F.lit(True))
         return (self.resolve_revisits(fresh) if self.args.warc_prefix else fresh), selected
 
     def site_settings(self) -> SiteTextSettings:
@@ -419,7 +421,7 @@ class FetchDocsJob(Job):
                     earlier = earlier.withColumn(name, F.lit(None).cast(kind))
             earlier = earlier.select(*pages.columns)
             pages = pages.unionByName(earlier.join(pages.select("url"), "url", "left_anti"))
-        texts = self.persist(self.with_domain_focus(self.site_pass(pages)), StorageLevel.DISK_ONLY)
+        texts = self.with_domain_focus(self.site_pass(pages))
         self.write_table(texts.select(*TEXT_COLUMNS, *(domain_focus.FOCUS_COLUMNS if self.domain_terms else ())),
                          "texts")
         self.summarise_texts(self.read_table("texts"))
@@ -432,6 +434,7 @@ class FetchDocsJob(Job):
         scored = texts.select("url", "lang", "title", "description", "keywords", "main_text").mapInPandas(functools.partial(
             domain_focus.score_texts, terms=self.domain_terms, min_score=self.args.min_relevance,
             min_terms=self.args.min_domain_terms), f"url string, {domain_focus.FOCUS_SCHEMA}")
+        texts = self.persist(texts, StorageLevel.DISK_ONLY)  # the site pass once, for both sides of the join
         return texts.join(scored, "url", "left")
 
     def site_pass(self, pages: DataFrame) -> DataFrame:
