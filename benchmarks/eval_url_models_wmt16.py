@@ -19,7 +19,8 @@ pairs, per kind of pair (evaluation.pair_kind: identifier-only / different numer
 translated path), and the gold-pool recall of the same trained models beside it.
 
     .venv/bin/python benchmarks/eval_url_models_wmt16.py [--backends ngram,transformer] [--folds 5]
-        [--transformer-minutes 4] [--transformer-folds 1] [--seeds 3]
+        [--transformer-minutes 4] [--transformer-folds 1] [--seeds 3] [--held-out 1]
+        [--base-model e5-small-bundled] [--learning-rate 5e-5] [--max-length 96] [--examples 10]
     .venv/bin/python benchmarks/eval_url_models_wmt16.py --protocol orphan [--eval-folds 5] [--seeds 1]
         [--orphan-share 0.3] [--examples 10]
 """
@@ -88,12 +89,18 @@ def domain_folds(hosts: pd.Series, folds: int) -> pd.Series:
     return domains.map(assignment)
 
 
-def config_for(backend: str, minutes: float, seed: int) -> TrainingConfig:
+def config_for(backend: str, minutes: float, seed: int, base_model: str | None = None,
+               learning_rate: float | None = None, max_length: int = 96, epochs: int = 2) -> TrainingConfig:
     if backend == "ngram":
         return TrainingConfig(backend="ngram", buckets=1 << 18, dim=32, max_epochs=12, patience=3, seed=seed)
+    if base_model:  # fine-tuning within a CPU time budget; warm-up 10% of `epochs`, so it ends inside the budget
+        return TrainingConfig(backend="transformer", base_model=base_model, max_length=max_length, max_epochs=epochs,
+                              batch_size=32, learning_rate=learning_rate or 5e-5, patience=2, max_minutes=minutes,
+                              seed=seed)
     # the compact transformer from scratch, within a CPU time budget (warm-up: 10% of 6 epochs)
     return TrainingConfig(backend="transformer", layers=4, hidden=128, vocab_size=4000, max_length=64,
-                          max_epochs=6, batch_size=32, learning_rate=3e-4, patience=5, max_minutes=minutes, seed=seed)
+                          max_epochs=6, batch_size=32, learning_rate=learning_rate or 3e-4, patience=5,
+                          max_minutes=minutes, seed=seed)
 
 
 def gold_pool_recall(score_pairs, gold: pd.DataFrame) -> dict:
@@ -142,53 +149,72 @@ def baseline_scorers() -> dict:
     return scorers
 
 
-def evaluate_url2lang(gold: pd.DataFrame, folds: pd.Series, backend: str, fold_ids: list[int], minutes: float,
-                      seed: int):
+def evaluate_url2lang(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int], config: TrainingConfig) -> dict:
     urls = pd.concat([pd.DataFrame({"url": gold["src_url"], "host": gold["host"], "lang": SRC_LANG, "fold": folds}),
                       pd.DataFrame({"url": gold["trg_url"], "host": gold["host"], "lang": TRG_LANG, "fold": folds})])
     urls = urls.drop_duplicates("url")
-    truth, predicted = [], []
+    truth, predicted, tested, cpu_seconds = [], [], [], 0.0
     for fold in fold_ids:
         from parascout.udfs.rank.url_models.training_data import split_by_host
 
         train = urls[urls["fold"] != fold].copy()
-        train["split"] = split_by_host(train["host"], 0.15, 0.0, seed).to_numpy()
+        train["split"] = split_by_host(train["host"], 0.15, 0.0, config.seed).to_numpy()
         test = urls[urls["fold"] == fold].assign(split="test")
-        result = train_model("url2lang", pd.concat([train, test]), config_for(backend, minutes, seed),
-                             {"source": "wmt16"})
-        frame = result.model.predict_lang(test["url"].tolist())
+        result = train_model("url2lang", pd.concat([train, test]), config, {"source": "wmt16"})
+        model = deployed(result.model)
+        began = time.process_time()
+        frame = model.predict_lang(test["url"].tolist())
+        cpu_seconds += time.process_time() - began
         truth += test["lang"].tolist()
+        tested += test["url"].tolist()
         predicted += frame[[SRC_LANG, TRG_LANG]].idxmax(axis=1).tolist()
-    return classification_report(truth, predicted, labels=[SRC_LANG, TRG_LANG])
+    report = classification_report(truth, predicted, labels=[SRC_LANG, TRG_LANG])
+    report["urls_per_cpu_second"] = len(tested) / max(cpu_seconds, 1e-9)
+    report["errors"] = [f"{url} (truth {t})" for url, t, p in zip(tested, truth, predicted) if t != p]
+    return report
 
 
-def evaluate_pairs(gold: pd.DataFrame, folds: pd.Series, backend: str, fold_ids: list[int], minutes: float,
-                   scorers: dict, seed: int) -> dict:
-    truth, predicted = [], []
+def deployed(model):
+    """The model as it scores on this device: int8 dynamic quantisation for a transformer on CPU."""
+    if model.backend == "transformer" and model.device == "cpu":
+        from parascout.udfs.rank.url_models.transformer import quantize_dynamic_int8
+
+        model.model = quantize_dynamic_int8(model.model)
+    return model
+
+
+def evaluate_pairs(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int], config: TrainingConfig,
+                   scorers: dict) -> dict:
+    truth, predicted, errors = [], [], {}
+    markers = language_markers((SRC_LANG, TRG_LANG))
+    seed, backend = config.seed, config.backend
     recalls = {name: {"correct": 0, "gold": 0} for name in ["model", *scorers]}
     seconds = {"train": 0.0, "score": 0.0, "scored_pairs": 0}
     for fold in fold_ids:
         train_gold, test_gold = gold[folds != fold], gold[folds == fold]
         train = pair_examples(train_gold, dev_fraction=0.15, test_fraction=0.0, seed=fold + 100 * seed)
         started = time.monotonic()
-        result = train_model("pairs", train, config_for(backend, minutes, seed), {"source": "wmt16"})
+        result = train_model("pairs", train, config, {"source": "wmt16"})
         seconds["train"] += time.monotonic() - started
-        model = result.model
-        if backend == "transformer":            # score as deployed on CPU: int8 dynamic quantisation
-            from parascout.udfs.rank.url_models.transformer import quantize_dynamic_int8
-
-            model.model = quantize_dynamic_int8(model.model)
+        model = deployed(result.model)
         negatives = generate_negatives(test_gold, seed=fold)
         test_src = test_gold["src_url"].tolist() + negatives["src_url"].tolist()
         test_trg = test_gold["trg_url"].tolist() + negatives["trg_url"].tolist()
         probabilities = model.predict_parallel(test_src, test_trg)
         truth += [1] * len(test_gold) + [0] * len(negatives)
         predicted += (probabilities >= 0.5).astype(int).tolist()
+        kinds = [pair_kind(s, t, markers) for s, t in zip(test_gold["src_url"], test_gold["trg_url"])]
+        for kind, src, trg, p in zip(kinds + negatives["strategy"].map("negative {}".format).tolist(),
+                                     test_src, test_trg, probabilities):
+            errors.setdefault(kind, [0, []])
+            errors[kind][0] += 1
+            if (p >= 0.5) != (not kind.startswith("negative ")):
+                errors[kind][1].append(f"{p:.3f} {src}  {trg}")
 
         def model_scores(candidates: pd.DataFrame, model=model) -> np.ndarray:
-            began = time.monotonic()
+            began = time.process_time()
             scores = model.predict_parallel(candidates["src_url"].tolist(), candidates["trg_url"].tolist())
-            seconds["score"] += time.monotonic() - began
+            seconds["score"] += time.process_time() - began
             seconds["scored_pairs"] += len(candidates)
             return scores
 
@@ -199,13 +225,13 @@ def evaluate_pairs(gold: pd.DataFrame, folds: pd.Series, backend: str, fold_ids:
         log.info("fold %d (%s): recall so far %s", fold, backend,
                      {k: round(v["correct"] / max(v["gold"], 1), 4) for k, v in recalls.items()})
     report = classification_report(truth, predicted, labels=[0, 1])
-    return {"pair_report": report, "recalls": recalls, "seconds": seconds}
+    return {"pair_report": report, "recalls": recalls, "seconds": seconds, "errors": errors}
 
 
-def report_run(lang: dict, result: dict, summary: dict, threads: int) -> None:
-    """Print one run's figures and append them to `summary` (name -> values over seeds)."""
+def report_run(lang: dict, result: dict, summary: dict, threads: int, examples: int) -> None:
+    """Print one run's figures (and up to `examples` errors of each kind) and append them to `summary`."""
     print(f"url2lang held-out hosts: accuracy {lang['accuracy']:.4f}, macro-F1 {lang['macro']['f1']:.4f} "
-          f"({lang['examples']} URLs)")
+          f"({lang['examples']} URLs, {lang['urls_per_cpu_second']:.0f} URLs/CPU-s)")
     report = result["pair_report"]
     print(f"pairs held-out hosts: macro-F1 {report['macro']['f1']:.4f} (parallel F1 "
           f"{report['per_class']['1']['f1']:.4f}, non-parallel F1 {report['per_class']['0']['f1']:.4f}, "
@@ -224,7 +250,16 @@ def report_run(lang: dict, result: dict, summary: dict, threads: int) -> None:
               f"(ratio {figures['gold-pool recall model'] / best_baseline:.2f}x)")
     seconds = result["seconds"]
     print(f"training {seconds['train']:.0f}s; scoring {seconds['scored_pairs']} pool pairs at "
-          f"{seconds['scored_pairs'] / max(seconds['score'], 1e-9):.0f} pairs/s ({threads} thread(s))")
+          f"{seconds['scored_pairs'] / max(seconds['score'], 1e-9):.0f} pairs/CPU-s ({threads} thread(s))")
+    figures["pool pairs per CPU-s"] = seconds["scored_pairs"] / max(seconds["score"], 1e-9)
+    figures["url2lang URLs per CPU-s"] = lang["urls_per_cpu_second"]
+    for kind, (total, wrong) in sorted(result["errors"].items()):
+        print(f"pair test errors, {kind}: {len(wrong)}/{total}")
+        for line in wrong[:examples]:
+            print("  " + line)
+    print(f"url2lang errors: {len(lang['errors'])}")
+    for line in lang["errors"][:examples]:
+        print("  " + line)
     for name, value in figures.items():
         summary.setdefault(name, []).append(value)
 
@@ -378,14 +413,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backends", default="ngram,transformer")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--transformer-folds", type=int, default=1, help="folds evaluated with the transformer")
-    parser.add_argument("--transformer-minutes", type=float, default=4.0, help="training budget per fold")
+    parser.add_argument("--transformer-minutes", type=float, default=4.0, help="training budget per fold and task")
+    parser.add_argument("--base-model", default=None, metavar="NAME_OR_DIR",
+                        help="transformer: checkpoint to fine-tune (e5-small-bundled: offline); default: compact "
+                             "from scratch")
+    parser.add_argument("--learning-rate", type=float, default=None,
+                        help="transformer: default 5e-5 fine-tuning, 3e-4 from scratch")
+    parser.add_argument("--max-length", type=int, default=96,
+                        help="fine-tuning: tokens per URL / pair (WMT16 pairs: 58 mean, 85 at p95 with e5's vocabulary)")
+    parser.add_argument("--transformer-epochs", type=int, default=2, help="fine-tuning: epochs the schedule plans")
+    parser.add_argument("--held-out", default=None, metavar="FOLDS",
+                        help="held-out folds every backend evaluates, e.g. 1 or 1,3 (default: all for n-gram, "
+                             "the first --transformer-folds for the transformer)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seeds", type=int, default=3, help="n-gram runs with different seeds (dev split, init)")
     parser.add_argument("--protocol", choices=("gold", "orphan"), default="gold")
     parser.add_argument("--eval-folds", type=int, default=None, help="orphan: held-out folds evaluated (default all)")
     parser.add_argument("--orphan-share", type=float, default=0.3)
     parser.add_argument("--with-lang-model", action="store_true", help="orphan: also score × a url2lang model")
-    parser.add_argument("--examples", type=int, default=10, help="orphan: remaining errors printed per kind")
+    parser.add_argument("--examples", type=int, default=10, help="errors printed per kind")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("parascout.url_models").setLevel(logging.WARNING)
@@ -402,15 +448,19 @@ def main(argv: list[str] | None = None) -> int:
           f"baselines: {sorted(scorers) or 'none found'}")
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
         fold_ids = list(range(args.folds if backend == "ngram" else min(args.transformer_folds, args.folds)))
+        if args.held_out:
+            fold_ids = [int(fold) for fold in args.held_out.split(",")]
         seeds = range(args.seeds if backend == "ngram" else 1)
         summary: dict[str, list[float]] = {}
         for seed in seeds:
             started = time.monotonic()
-            lang = evaluate_url2lang(gold, folds, backend, fold_ids, args.transformer_minutes, seed)
-            result = evaluate_pairs(gold, folds, backend, fold_ids, args.transformer_minutes, scorers, seed)
-            print(f"\n== {backend}, seed {seed} ({len(fold_ids)} held-out fold(s), "
-                  f"{time.monotonic() - started:.0f}s) ==")
-            report_run(lang, result, summary, args.threads)
+            config = config_for(backend, args.transformer_minutes, seed, args.base_model, args.learning_rate,
+                                args.max_length, args.transformer_epochs)
+            lang = evaluate_url2lang(gold, folds, fold_ids, config)
+            result = evaluate_pairs(gold, folds, fold_ids, config, scorers)
+            print(f"\n== {backend}{' from ' + args.base_model if backend != 'ngram' and args.base_model else ''}, "
+                  f"seed {seed} (held-out fold(s) {fold_ids}, {time.monotonic() - started:.0f}s) ==")
+            report_run(lang, result, summary, args.threads, args.examples)
         if len(seeds) > 1:
             print(f"\n== {backend}: {len(seeds)} seeds (mean [min, max]) ==")
             for name, values in summary.items():

@@ -119,3 +119,21 @@ def test_bundled_base_model_runs_through_the_transformer_path():
     probabilities = model._pair_probabilities(URLS[:2], URLS[1:])
     assert probabilities.shape == (2, 2)
     assert np.allclose(probabilities.sum(axis=1), 1)
+
+
+def test_fine_tuning_from_the_bundled_encoder_lowers_the_loss():
+    """A few optimiser steps of the pair task from e5-small-bundled (the path `--base-model` takes) fit a toy set."""
+    from parascout.udfs.rank.url_models.training import TrainingConfig
+    from parascout.udfs.rank.url_models.training_loop import fit
+
+    torch.set_num_threads(1)
+    model = TransformerUrlModel.for_training("pairs", PAIR_LABELS, BUNDLED_NAME, [], max_length=48, seed=0)
+    pages = ["about-us", "contact", "products/shoes", "news/2010/05/report"]
+    data = {"src_url": [f"http://example.com/en/{page}" for page in pages] * 2,
+            "trg_url": [f"http://example.com/fr/{page}" for page in pages]
+                       + [f"http://example.com/fr/{page}" for page in pages[1:] + pages[:1]],
+            "label": np.array([1] * 4 + [0] * 4)}
+    config = TrainingConfig(backend="transformer", base_model=BUNDLED_NAME, max_epochs=6, batch_size=8,
+                            learning_rate=1e-4, patience=6, threads=1).resolved()
+    history = fit(model, data, data, config)
+    assert history[-1]["train_loss"] < history[0]["train_loss"], history
