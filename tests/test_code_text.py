@@ -36,6 +36,7 @@ PROSE = [
     "Elementary Functions",
     "Introduction",
     "Tondauern (Rhythmen)",
+    "既灭了迦南地七族的人，就把那地分给他们为业；此后给他们设立士师 约有四百五十年 直到先知撒母耳的时候。",
     "E.4. Anerkennung der Warenzeichen",
     "Alle Warenzeichen sind Eigentum der jeweiligen Markeninhaber.",
     "Notes (see above) [optional]",

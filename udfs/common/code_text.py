@@ -59,6 +59,8 @@ def _token_kind(token: str) -> str:
         return "number"
     if len(core) == 1 and core in _PROSE_SYMBOLS or core in _PROSE_RUNS:
         return "other"
+    if _UNSPACED.search(core):
+        return "word"  # a phrase of a script written without spaces, its own punctuation inside (，；)
     # brackets inside a token are code (abs(x), a[1], f()); around it, prose's: (see above)
     inner = token.lstrip(_QUOTES + "([").rstrip(".,;:!?…" + _QUOTES + ")]")
     if _OPERATORS.search(inner) or _CAMEL.search(core) or _MIXED.match(core):

@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 
 from parascout.udfs.common.code_text import code_flags
-from parascout.udfs.common.lexicon import Lexicon, lexicon_for, main_paragraphs
+from parascout.udfs.common.lexicon import Lexicon, lexicon_for, main_paragraphs, tokenize
 from parascout.udfs.fetch.html_text import cld2_language
 from parascout.udfs.verify.structure import (
     Linearised,
@@ -280,11 +280,12 @@ class HostPages:
         return shared >= max(self.config.min_prose_words, self.config.min_shared_word_share * len(words))
 
     def main_prose_words(self, url: str) -> int:
-        """How many words the page's main prose holds (prose, boilerplate left out): a page whose main text is a
-        table of values or a list of names gives its content too little to judge."""
+        """How many words the page's main prose holds (prose, boilerplate left out; Han and kana a word per
+        character, as tsim counts them): a page whose main text is a table of values or a list of names gives its
+        content too little to judge."""
         key = ("main_prose_words", url)
         if key not in self._texts:
-            self._texts[key] = sum(len(WORD.findall(p["text"])) for p in self.prose(url) if not p.get("boilerplate"))
+            self._texts[key] = sum(len(tokenize(p["text"])) for p in self.prose(url) if not p.get("boilerplate"))
         return self._texts[key]
 
     def prose_words(self, url: str) -> frozenset[str]:
@@ -383,8 +384,11 @@ class HostPages:
 
 
 def _is_prose(text: str, min_words: int = DEFAULT.min_prose_words) -> bool:
+    """MIN_PROSE_WORDS words, or a text written without spaces (Chinese, Japanese: a word per character as tsim
+    counts them, a space or two between numbers or names) longer than a label."""
     words = len(text.split())
-    return words >= min_words or (words == 1 and len(text.strip()) >= 4 * min_words)
+    return words >= min_words or (words == 1 and len(text.strip()) >= 4 * min_words) or \
+        len(tokenize(text)) >= 4 * min_words
 
 
 def _own_text(paragraphs: list[dict] | None, lang: str | None, vocabulary: Vocabulary | None = None):
