@@ -279,8 +279,8 @@ def assert_wget_reads(url_list: Path, folder: Path) -> None:
     listed = url_list.read_text().splitlines()
     with recording_proxy() as (proxy, requested):
         done = subprocess.run(["wget", "--spider", "--input-file", str(url_list), "-e", "robots=off", "-e",
-                               f"http_proxy={proxy}", "--tries", "1", "--timeout", "5", "-o", str(folder / "wget.log")],
-                              check=False, timeout=120)
+                               f"http_proxy={proxy}", "--tries", "1", "--timeout", "60", "-o", str(folder / "wget.log")],
+                              check=False, timeout=600)
     assert done.returncode in (0, 8), (folder / "wget.log").read_text()
     assert sorted(requested) == sorted(listed)
 
