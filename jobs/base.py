@@ -425,11 +425,6 @@ class Job(LanguagePairs, WriterLock, RunFingerprints):
             self._store = TableStore(self.args.root, lambda: self.spark, self.log)
         return self._store
 
-    @property
-    def _staged(self) -> dict[str, tuple[str, int]]:
-        """table -> (version written by this run, rows), as the store holds them."""
-        return self.store.staged
-
     def table_path(self, table: str) -> str:
         return self.store.table_path(table)
 

@@ -52,7 +52,7 @@ class CountJob(Job):
         if self.args.fail_after_write:
             raise RuntimeError("killed after writing")
         if self.args.lose_version:
-            shutil.rmtree(tables.staging_path(self.table_path("numbers"), self._staged["numbers"][0]))
+            shutil.rmtree(tables.staging_path(self.table_path("numbers"), self.store.staged["numbers"][0]))
 
 
 def test_report_balances_and_is_written(spark, tmp_path):
