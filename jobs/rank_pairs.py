@@ -1,11 +1,12 @@
 """rank-pairs: candidate URL pairs per site by blocking, scored by a model cascade, aligned 1-1.
 
 Per site (a host without its language subdomain: en.example.is and example.is are one
-site), URLs of the two languages are paired by six blockers — STRAND handle buckets
+site), URLs of the two languages are paired by seven blockers — STRAND handle buckets
 (the `candidates` table), token-Jaccard top-k (udfs/rank/blocking/), and from the `docs` table
 links whose context names the target's language (`cue`: a language switcher, or rare third-language
-alternates both pages link to), links both ways (`link`), shared rare image names (ILSP-FC) and
-nearest paragraph-length profiles (STRAND's length correlation) — never by the Cartesian product. Huge sites are split into
+alternates both pages link to), links both ways (`link`), shared rare image names (ILSP-FC),
+nearest paragraph-length profiles (STRAND's length correlation) and, for pages no handle pairs, the handle
+counterparts of what they link (`neighbours`) — never by the Cartesian product. Huge sites are split into
 bounded groups by language-neutral path prefix, then by handle hash, before any
 applyInPandas. The fast pair model scores every candidate, the rescoring model the
 top-k per URL; what the links between two pages say (switcher links either way, their language cues,
@@ -259,12 +260,17 @@ class RankPairs(Job):
         columns = [PAIR_COLUMN, "host", "src_url", "trg_url"]
         sources = [similar.select(*columns, F.when(F.col("top_k"), "similar").otherwise(
             ranking.EXHAUSTIVE_SOURCE).alias("source"), F.lit(None).cast("string").alias("handle"))]
+        handles = None
         if self.uses("candidates"):
-            sources.append(self.orient(self.run_pairs_of(self.read_table("candidates")), kept, "handle"))
+            handles = self.orient(self.run_pairs_of(self.read_table("candidates")), kept, "handle")
+            sources.append(handles)
         evidence = None
         if self.uses("docs"):
             docs = self.read_table("docs")
-            evidence = self.link_evidence(docs, kept)
+            pages = self.stage(blocking.page_links(docs), "page-links")
+            evidence = self.link_evidence(pages, kept)
+            if handles is not None:
+                sources.append(self.neighbour_candidates(pages, kept, handles))
             sources += self.link_candidates(evidence, self.args.uncued_links if "outlink_cues" in docs.columns
                                             else "any")
             if "images" in docs.columns and self.args.image_max_pages > 0:
@@ -293,10 +299,10 @@ class RankPairs(Job):
         label = F.col(PAIR_COLUMN) if PAIR_COLUMN in candidates.columns else F.concat_ws("-", "src_lang", "trg_lang")
         return candidates.withColumn(PAIR_COLUMN, self.run_pair_label(label)).where(F.col(PAIR_COLUMN).isNotNull())
 
-    def link_evidence(self, docs: DataFrame, kept: DataFrame) -> DataFrame:
-        """Per linked pair of kept pages, what the links say (blocking.link_evidence); links that hit a kept URL
-        but join no pair of the two languages on one site counted as link_candidates_<reason>."""
-        pages = self.stage(blocking.page_links(docs), "page-links")
+    def link_evidence(self, pages: DataFrame, kept: DataFrame) -> DataFrame:
+        """Per linked pair of kept pages, what the links say (blocking.link_evidence; `pages`: blocking.page_links
+        rows); links that hit a kept URL but join no pair of the two languages on one site counted as
+        link_candidates_<reason>."""
         checked = blocking.orient_pairs(blocking.link_pairs(pages, kept), kept)
         for label, reasons in self.pair_counts(checked, "reason").items():
             for why, count in reasons.items():
@@ -319,6 +325,13 @@ class RankPairs(Job):
         return [evidence.filter(condition).select(*columns, F.lit(source).alias("source"),
                                                   F.lit(None).cast("string").alias("handle"))
                 for source, condition in (("cue", cued), ("link", linked))]
+
+    def neighbour_candidates(self, pages: DataFrame, kept: DataFrame, handles: DataFrame) -> DataFrame:
+        """Source `neighbours`: pages no handle pairs, paired by the counterparts of the pages they link (`pages`:
+        blocking.page_links rows)."""
+        pairs = self.stage(blocking.neighbour_pairs(pages, kept, handles, self.blocking), "neighbours")
+        return pairs.select(PAIR_COLUMN, "host", "src_url", "trg_url", F.lit("neighbours").alias("source"),
+                            F.lit(None).cast("string").alias("handle"))
 
     def orient(self, pairs: DataFrame, kept: DataFrame, source: str) -> DataFrame:
         """Pairs of kept URLs of one site in their pair's two languages (src first); the rest counted by reason."""

@@ -415,3 +415,52 @@ def test_link_evidence_tells_switchers_from_site_wide_and_uncued_links(spark):
     related = evidence.loc["article-2 article-3"]  # an uncued link one way
     assert not related["link_src_to_trg"] and related["link_trg_to_src"] and related["cue_links"] == 0
     assert not related["cue_exclusive"]
+
+
+def help_site() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """docs, kept URLs and URL-exact pairs of a help site whose function pages pair by URL (en/abs.html =
+    fr/abs.html) and whose section pages do not (a hash per language): each section lists its functions in both
+    languages; every page links the index (navigation); an English page without a translation lists two of one
+    section's functions and one of another's; a French page ties two English sections."""
+    en, fr = "https://help.x.org/en/", "https://help.x.org/fr/"
+    functions = {"a": ["abs", "cos", "sin", "tan"], "b": ["floor", "ceil", "round", "fix"], "c": ["max", "min", "sum"]}
+    names = [name for group in functions.values() for name in group]
+    docs = [(f"{side}{name}.html", [f"{side}index.html"]) for side in (en, fr) for name in names]
+    docs += [(f"{en}section_{group}1.html", [f"{en}index.html"] + [f"{en}{n}.html" for n in functions[group]])
+             for group in functions]
+    docs += [(f"{fr}section_{group}9.html", [f"{fr}index.html"] + [f"{fr}{n}.html" for n in functions[group]])
+             for group in ("a", "b")]
+    docs += [(f"{en}notes.html", [f"{en}index.html", f"{en}max.html", f"{en}min.html", f"{en}abs.html"]),
+             (f"{fr}index.html", [f"{fr}{n}.html" for n in names]), (f"{en}index.html", [f"{en}{n}.html" for n in names]),
+             (f"{fr}liste.html", [f"{fr}max.html", f"{fr}min.html"])]  # two links: too few to pair
+    kept = pd.DataFrame([(url, "help.x.org", "eng" if url.startswith(en) else "fra") for url, _ in docs],
+                        columns=["url", "site", "lang"])
+    kept["surt"] = [urls_surt(u) for u in kept["url"]]
+    exact = pd.DataFrame([("eng-fra", f"{en}{name}.html", f"{fr}{name}.html") for name in names + ["index"]],
+                         columns=["lang_pair", "src_url", "trg_url"])
+    docs = pd.DataFrame([(url, links, "ok") for url, links in docs], columns=["url", "outlinks", "status"])
+    return docs, kept, exact
+
+
+def test_pages_without_partners_by_url_pair_by_the_counterparts_of_what_they_link(spark):
+    docs, kept, exact = help_site()
+    pages = blocking.page_links(spark.createDataFrame(docs, "url string, outlinks array<string>, status string"))
+    kept_frame = blocking.with_pair(spark.createDataFrame(kept, "url string, site string, lang string, surt string"),
+                                    ("eng", "fra"))
+    found = blocking.neighbour_pairs(pages, kept_frame, spark.createDataFrame(exact)).toPandas()
+    pairs = {(src[22:], trg[22:]): jaccard for src, trg, jaccard in zip(found["src_url"], found["trg_url"],
+                                                                       found["neighbour_jaccard"])}
+    # the sections pair whatever their names; the index every page links is navigation, not evidence; the English
+    # page listing functions of two sections is no one's best; section c has no French version
+    assert pairs == {("section_a1.html", "section_a9.html"): 1.0, ("section_b1.html", "section_b9.html"): 1.0}
+    assert set(found["host"]) == {"help.x.org"} and set(found["lang_pair"]) == {"eng-fra"}
+
+    # a page with a partner by URL is never proposed again; one French section equally good for two English ones
+    # pairs with neither
+    section_c = docs.index[docs["url"] == "https://help.x.org/en/section_c1.html"][0]
+    docs.at[section_c, "outlinks"] = [f"https://help.x.org/en/{name}.html" for name in ("abs", "cos", "sin", "tan")]
+    exact = pd.concat([exact, pd.DataFrame([("eng-fra", "https://help.x.org/en/section_b1.html",
+                                             "https://help.x.org/fr/section_b9.html")], columns=exact.columns)])
+    pages = blocking.page_links(spark.createDataFrame(docs, "url string, outlinks array<string>, status string"))
+    found = blocking.neighbour_pairs(pages, kept_frame, spark.createDataFrame(exact)).toPandas()
+    assert found.empty

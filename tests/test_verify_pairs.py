@@ -781,6 +781,25 @@ def test_a_url_exact_pair_without_text_passes_on_its_languages_and_structure_unl
     assert rows[("page-2", "page-2")].reason == "no_text"
 
 
+def test_a_neighbour_pair_whose_links_agree_is_one_document_whatever_its_own_text():
+    # section pages named by a hash per language: rank-pairs paired them by the counterparts of what they link. A
+    # section is its entries' titles (no own text of its own above the random pairs' level): links say it is one
+    # document; a pair whose links mostly disagree, or that content rejects, stays out
+    frame = url_frame([("a", "a", "handle", 0.9, 0.5), ("b", "b", "handle", 0.9, 0.5),
+                       ("section_1", "section_9", "neighbours", 0.9, 0.0), ("section_2", "section_8", "neighbours", 0.9, 0.0),
+                       ("section_3", "section_7", "neighbours", 0.05, 0.0), ("toc_1", "toc_9", "neighbours", 0.5, 0.0),
+                       ("toc_2", "toc_8", "neighbours", 0.5, 0.0)])
+    frame.loc[5:, "tsim"] = np.nan  # tables of contents: too few words of main prose to judge
+    frame["link_agreement"] = [np.nan, np.nan, 1.0, 0.5, 1.0, 1.0, np.nan]
+    rows = decided(frame, logit_model(floor=0.1))
+    assert rows[("section_1", "section_9")].parallel and rows[("section_1", "section_9")].evidence == "links+content"
+    assert rows[("section_2", "section_8")].reason == "content_rejected"
+    assert rows[("section_3", "section_7")].reason == "content_rejected"
+    assert rows[("toc_1", "toc_9")].parallel and rows[("toc_1", "toc_9")].evidence == "links+structure"
+    assert rows[("toc_2", "toc_8")].reason == "no_text"
+    assert rows[("section_1", "section_9")].url_log_odds == 0  # no URL evidence: the links carry it
+
+
 def test_link_agreement_is_the_share_of_links_that_go_to_each_others_counterparts():
     links = {"en": [f"http://{HOST}/en/{k}" for k in "abcd"], "de": [f"http://{HOST}/de/{k}" for k in "abc"]}
     pages = pd.DataFrame([{"url": f"http://{HOST}/{lang}/{page}", "status": "ok", "cld2_lang": None,

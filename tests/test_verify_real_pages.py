@@ -157,3 +157,43 @@ def judged_template_pages() -> pd.DataFrame:
 def test_a_page_is_judged_by_all_its_prose_not_by_what_the_extractor_calls_main(judged_template_pages, src_url,
                                                                                trg_url, kind, lang):
     assert_language_verdict(judged_template_pages.loc[trg_url], kind)
+
+
+#: real-sites-2: Scilab's section pages are named by a hash per language (no partner by URL); each lists its
+#: function pages, which pair by URL (en_US/abs.html = fr_FR/abs.html). rank-pairs pairs them as neighbours.
+SECTION_PAIRS = [
+    (f"{SCILAB}/en_US/section_160fa80c1664d0f633ec5a4ad6975be7.html",
+     f"{SCILAB}/fr_FR/section_9f5a259ddc3c537b4b464df212c07180.html", "translated"),
+    (f"{SCILAB}/en_US/section_c1be09e30f84df9e317bcfd2ec4e6990.html",
+     f"{SCILAB}/fr_FR/section_94b6381dbe29c519b7635ce73cd66818.html", "translated"),
+    (f"{SCILAB}/en_US/section_92d4a113335616d17230759ae919fcb2.html",
+     f"{SCILAB}/fr_FR/section_de2b8fa521ef8132aeabd574428ab9a4.html", "partial"),
+    (f"{SCILAB}/en_US/section_3aafd536f8ccc91f7bd42797f44a6f94.html",
+     f"{SCILAB}/fr_FR/section_e5e1e2529da7dacd3261a1eee0c56c41.html", "untranslated"),
+]
+
+
+@pytest.fixture(scope="module")
+def judged_sections() -> pd.DataFrame:
+    if not ARCHIVE_2.exists():
+        pytest.skip("the real-sites-2 archive (../shared/data/real-sites-2) is absent")
+    urls = {url for pair in SECTION_PAIRS for url in pair[:2]}
+    entries = index_entries(urls, ARCHIVE_2)
+    pages = pd.DataFrame([page_row(url, entries[url], ARCHIVE_2) for url in sorted(urls)])
+    # the function pages the English sections list, paired by URL as bucket-handles pairs them
+    listed = {link for url in urls if "/en_US/" in url for link in pages.set_index("url").loc[url, "outlinks"]
+              if link.startswith(f"{SCILAB}/en_US/") and "/section_" not in link and link not in urls}
+    pairs = pd.DataFrame([{"host": "help.scilab.org", "src_url": en, "trg_url": fr, "src_lang": "eng",
+                           "trg_lang": "fra", "source": "neighbours"} for en, fr, _ in SECTION_PAIRS]
+                         + [{"host": "help.scilab.org", "src_url": link, "trg_url": link.replace("/en_US/", "/fr_FR/"),
+                             "src_lang": "eng", "trg_lang": "fra", "source": "handle"} for link in sorted(listed)])
+    result = verify_host(pairs, pages, ThresholdRule().to_dict(), [Lexicon("eng", "fra", {})])
+    return result[(result["role"] == "candidate") & (result["source"] == "neighbours")].set_index("trg_url")
+
+
+@pytest.mark.parametrize("src_url,trg_url,kind", SECTION_PAIRS)
+def test_section_pages_paired_by_their_links_are_judged_by_their_links_and_languages(judged_sections, src_url,
+                                                                                     trg_url, kind):
+    row = judged_sections.loc[trg_url]
+    assert row["link_agreement"] == 1.0  # every function it lists is listed by the other, translated
+    assert_language_verdict(row, kind)

@@ -189,7 +189,7 @@ SCORED = (
     SITE_KEY,
     *PAIR_KEYS,
     ("group_key", "string", "the bounded group (site, path prefix or handle hash) the pair was proposed in"),
-    ("source*", "string", "what proposed the pair: handle, similar, link, cue, image, structure, exhaustive (joined by ,)"),
+    ("source*", "string", "what proposed the pair: handle, similar, link, cue, image, structure, neighbours, exhaustive (joined by ,)"),
     ("handle", "string", "the shared STRAND handle, when a handle proposed the pair"),
     ("p_src_lang*", "double", "P(src_url is in src_lang) by the url2lang model (1 when the index says so)"),
     ("p_trg_lang*", "double", "P(trg_url is in trg_lang)"),
@@ -388,7 +388,8 @@ TABLES: dict[str, Table] = {table.name: table for table in (
         ("parallel*", "boolean", "the pair is a translation and survived the 1-1 alignment"),
         ("method*", "string", "what decided (self-labelled model, labels, structural rule, residual mutual best)"),
         ("evidence", "string", ("what carried the verdict: content, url+content, url+structure (no text to judge), "
-                                "language, structure or document")),
+                                "links+content, links+structure (a neighbour pair whose links agree), language, "
+                                "structure or document")),
         ("reason*", "string", ("why a pair is not parallel (content_rejected, lang_mismatch, untranslated, "
                                       "not_one_to_one ...)")),
     )),

@@ -81,6 +81,8 @@ NO_OWN_TEXT_FLOOR = -1.0
 CONFIDENT_SOURCES = ("link", "handle")
 #: the source of a pair whose URLs differ only in their language markers (rank-pairs' STRAND handle)
 URL_EXACT_SOURCE = "handle"
+#: the source of a pair of pages without partners by URL that link each other's counterparts (rank-pairs' neighbours)
+NEIGHBOUR_SOURCE = "neighbours"
 #: verified_pairs.method of a pair residual_pairs accepted
 RESIDUAL_METHOD = "residual-mutual-best"
 WORD = re.compile(r"[^\W\d_]{2,}")
@@ -457,7 +459,7 @@ def _judged_pair(pair: dict, pages: HostPages, rule: ThresholdRule | TreeRule, l
         texts = (src_text, trg_text, src_own, trg_own)
         features.update(text_features(texts, lexicon, pages))
     language_reason = None
-    if texts is not None or is_url_exact(pair.get("source")):
+    if texts is not None or is_url_exact(pair.get("source")) or is_neighbour_pair(pair.get("source")):
         # without main prose to judge (a table of contents, a table of paper sizes) the language check still reads
         # the whole page's prose; a URL-exact pair may then pass on its languages, structure and links (decide)
         language_reason = _page_language(pair, pages, features, found)
@@ -904,11 +906,26 @@ def is_url_exact(source: str | None) -> bool:
     return isinstance(source, str) and URL_EXACT_SOURCE in source.split(",")
 
 
+def is_neighbour_pair(source: str | None) -> bool:
+    """A pair of pages without partners by URL that link the counterparts of what the other links: rank-pairs'
+    neighbours are among what proposed it (`source`)."""
+    return isinstance(source, str) and NEIGHBOUR_SOURCE in source.split(",")
+
+
 def url_exact(frame: pd.DataFrame) -> pd.Series:
     """is_url_exact of each row's source."""
     if "source" not in frame:
         return pd.Series(False, index=frame.index)
     return frame["source"].map(is_url_exact).astype(bool)
+
+
+def linked_same_node(frame: pd.DataFrame, config: VerificationConfig = DEFAULT) -> pd.Series:
+    """Neighbour pairs (is_neighbour_pair) whose own links agree (link_agreement >= min_link_agreement): the same
+    node of the site's link graph in two languages, as a URL-exact pair is the same slot of its URL layout."""
+    if "source" not in frame or "link_agreement" not in frame:
+        return pd.Series(False, index=frame.index)
+    agreement = pd.to_numeric(frame["link_agreement"], errors="coerce")
+    return frame["source"].map(is_neighbour_pair).astype(bool) & (agreement >= config.min_link_agreement)
 
 
 def url_log_odds(exact: pd.Series, same_document: pd.Series) -> float:
@@ -956,7 +973,10 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     frame["url_log_odds"] = np.where(exact, odds, 0.0)
     combined = 1 / (1 + np.exp(-(np.where(has_text, _logit(p), 0.0) + frame["url_log_odds"].to_numpy())))
     frame["p_parallel"] = combined
-    by_text = has_text & (combined >= model.accept_p_under(config)) & same_document
+    # a neighbour pair whose links agree is one node of the site's graph: its links say what the own text says of
+    # other pairs (a section page is its entries' titles, none of them its own)
+    linked = linked_same_node(frame, config)
+    by_text = has_text & (combined >= model.accept_p_under(config)) & (same_document | linked)
     structure_ok = frame["structure_ok"].fillna(False).astype(bool) if "structure_ok" in frame else False
     # no text, and no links of its own (a section's menu: the site's template in the two languages) or links that
     # go where the other page's go (a table of contents links the translations of what its original links); a
@@ -964,7 +984,7 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     agreement = pd.to_numeric(frame["link_agreement"], errors="coerce") if "link_agreement" in frame \
         else pd.Series(np.nan, index=frame.index)
     links_agree = agreement.isna() | (agreement >= config.min_link_agreement)
-    by_structure = ~has_text & exact & (odds > 0) & structure_ok & links_agree
+    by_structure = ~has_text & (exact & (odds > 0) & links_agree | linked) & structure_ok
     accepted = judged & (by_text | by_structure)
     # a page whose URL-exact partner is its same document (translated or left untranslated) has that partner: a
     # sibling page of the same template is not its translation, however alike their texts
@@ -978,8 +998,9 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
         displaced[judged], "not_one_to_one", np.where(has_text[judged], "content_rejected", "no_text")))
     url_carried = exact & (odds > 0) | displaced
     frame.loc[judged, "evidence"] = np.where(
-        by_structure[judged], "url+structure",
-        np.where(has_text[judged], np.where(url_carried[judged], "url+content", "content"), "structure"))
+        by_structure[judged], np.where(linked[judged], "links+structure", "url+structure"),
+        np.where(has_text[judged], np.where(url_carried[judged], "url+content",
+                                            np.where(linked[judged], "links+content", "content")), "structure"))
     return frame
 
 

@@ -46,6 +46,7 @@ from parascout.udfs.rank.blocking.plans import (  # noqa: F401
     cap_group,
     link_evidence,
     link_pairs,
+    neighbour_pairs,
     orient_pairs,
     page_links,
     shared_alternates,

@@ -32,12 +32,24 @@ class BlockingConfig:
     link_rare_pages: int = knob(
         8, "a link target more pages cue-link to than this is a site-wide switcher target, not shared-alternate "
            "evidence")
+    neighbour_min_links: int = knob(
+        3, "a page without a partner by URL is paired by what it links (neighbour pairs) only when at least this many "
+           "of its links reach pages that have one")
+    neighbour_min_jaccard: float = knob(
+        0.5, "two pages without partners by URL pair when at least this share of the pages their links reach "
+             "(counterparts mapped) is shared, and each is the other's one best")
+    navigation_share: float = knob(
+        0.1, "a page more than this share of a site's pages of one language link is the site's navigation: no "
+             "evidence for neighbour pairs")
 
     def __post_init__(self) -> None:
         if not 1 <= self.lsh_bands <= self.minhash_permutations:
             raise ValueError(f"blocking.lsh_bands must be between 1 and minhash_permutations "
                              f"({self.minhash_permutations}), got {self.lsh_bands}")
-        for name in ("char_ngram", "max_bucket_pairs", "profile_paragraphs"):
+        if not 0 < self.neighbour_min_jaccard <= 1 or not 0 < self.navigation_share <= 1:
+            raise ValueError("blocking.neighbour_min_jaccard and blocking.navigation_share must be in (0, 1], got "
+                             f"{self.neighbour_min_jaccard} and {self.navigation_share}")
+        for name in ("char_ngram", "max_bucket_pairs", "profile_paragraphs", "neighbour_min_links"):
             if getattr(self, name) < 1:
                 raise ValueError(f"blocking.{name} must be at least 1, got {getattr(self, name)}")
 

@@ -261,3 +261,57 @@ def shared_alternates(pages, kept, config: BlockingConfig = DEFAULT):
             .filter((F.col("link_surt") != F.col("a_surt")) & (F.col("link_surt") != F.col("b_surt")))
             .groupBy("lang_pair", F.col("site").alias("host"), "a", "b")
             .agg(F.countDistinct("link_surt").cast("int").alias("shared_alternates")))
+
+
+def neighbour_pairs(pages, kept, exact, config: BlockingConfig = DEFAULT):
+    """(lang_pair, host, src_url, trg_url, neighbour_jaccard): pages whose URLs pair with nothing, paired by what they
+    link. A section page, a renamed node or a page under a translated slug has no partner by URL, but the pages it
+    links mostly do (`exact`: oriented pairs whose URLs differ only in their language markers; a URL in two such
+    pairs is no one's counterpart): its translation links the counterparts of what it links. Each page becomes the
+    set of second-language pages it reaches (its links' counterparts on the first language's side, its links
+    themselves on the second's); two pages without counterparts pair when the Jaccard of their sets is at least
+    `config.neighbour_min_jaccard`, both sets hold at least `config.neighbour_min_links` pages, and each page is the
+    other's one best. A page more than `config.navigation_share` of a language's pages link (and more than
+    `config.neighbour_min_links`) is the site's navigation, no evidence.
+
+    `pages`: `page_links` rows; joins, group-bys and windows only."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    key = ["lang_pair", "site", "lang"]
+    unique = (exact.select("lang_pair", "src_url", "trg_url").distinct()
+              .withColumn("n_src", F.count("*").over(Window.partitionBy("lang_pair", "src_url")))
+              .withColumn("n_trg", F.count("*").over(Window.partitionBy("lang_pair", "trg_url")))
+              .filter((F.col("n_src") == 1) & (F.col("n_trg") == 1)).select("lang_pair", "src_url", "trg_url"))
+    pages_of = kept.select("lang_pair", F.col("url").alias("page"), "site", "lang", "src_lang")
+    links = (link_pairs(pages, kept).select("lang_pair", F.col("src_url").alias("page"), F.col("trg_url").alias("target"))
+             .join(pages_of, ["lang_pair", "page"]).filter(F.col("target") != F.col("page")))
+    first = F.col("lang") == F.col("src_lang")
+    # a first-language page's links stand for their counterparts; a second-language page's for themselves
+    nodes = (links.filter(first).join(unique.select("lang_pair", F.col("src_url").alias("target"),
+                                                    F.col("trg_url").alias("node")), ["lang_pair", "target"])
+             .unionByName(links.filter(~first).join(unique.select("lang_pair", F.col("trg_url").alias("target"),
+                                                                  F.col("trg_url").alias("node")), ["lang_pair", "target"]))
+             .select(*key, "src_lang", "page", "node").distinct())
+    site_pages = pages_of.groupBy(*key).agg(F.count("*").alias("site_pages"))
+    navigation = (nodes.groupBy(*key, "node").agg(F.count("*").alias("linking")).join(site_pages, key)
+                  .filter((F.col("linking") > config.neighbour_min_links)
+                          & (F.col("linking") > config.navigation_share * F.col("site_pages")))
+                  .select(*key, "node"))
+    with_partner = (unique.select("lang_pair", F.col("src_url").alias("page"))
+                    .unionByName(unique.select("lang_pair", F.col("trg_url").alias("page"))))
+    nodes = (nodes.join(navigation, [*key, "node"], "left_anti").join(with_partner, ["lang_pair", "page"], "left_anti"))
+    sizes = nodes.groupBy("lang_pair", "page").agg(F.count("*").alias("n"))
+    nodes = nodes.join(sizes.filter(F.col("n") >= config.neighbour_min_links), ["lang_pair", "page"])
+    src = nodes.filter(first).select("lang_pair", "site", "node", F.col("page").alias("src_url"), F.col("n").alias("n_a"))
+    trg = nodes.filter(~first).select("lang_pair", "site", "node", F.col("page").alias("trg_url"), F.col("n").alias("n_b"))
+    pairs = (src.join(trg, ["lang_pair", "site", "node"])
+             .groupBy("lang_pair", "site", "src_url", "trg_url", "n_a", "n_b").agg(F.count("*").alias("shared"))
+             .withColumn("neighbour_jaccard", F.col("shared") / (F.col("n_a") + F.col("n_b") - F.col("shared"))))
+    best = F.lit(True)
+    for side in ("src_url", "trg_url"):  # each page's one best: the pair holding its highest Jaccard, alone
+        pairs = (pairs.withColumn(f"{side}_best", F.max("neighbour_jaccard").over(Window.partitionBy("lang_pair", side)))
+                 .withColumn(f"{side}_ties", F.count("*").over(Window.partitionBy("lang_pair", side, "neighbour_jaccard"))))
+        best &= (F.col("neighbour_jaccard") == F.col(f"{side}_best")) & (F.col(f"{side}_ties") == 1)
+    return (pairs.filter(best & (F.col("neighbour_jaccard") >= config.neighbour_min_jaccard))
+            .select("lang_pair", F.col("site").alias("host"), "src_url", "trg_url", "neighbour_jaccard"))
