@@ -24,7 +24,8 @@ sys.path.insert(0, REPO)
 import numpy as np
 import torch
 
-from parascout.udfs.rank.url_models.ngram import NgramSpec, NgramUrlModel
+from parascout.udfs.rank.url_models.ngram import NgramUrlModel
+from parascout.udfs.rank.url_models.ngram_features import NgramSpec
 from parascout.udfs.rank.url_models.preprocess import preprocess_url
 from parascout.udfs.rank.url_models.transformer import (
     TransformerUrlModel,

@@ -39,12 +39,12 @@ from parascout.udfs.common.lexicon import (
     cognate,
     lexicon_for,
     load_lexicon,
-    main_paragraphs,
     normalised,
-    read_aligned_files,
     script_tokens,
-    train_lexicon,
 )
+from parascout.udfs.common.lexicon_readers import main_paragraphs, read_aligned_files
+from parascout.udfs.common.lexicon_training import train_lexicon
+from parascout.udfs.verify.pages import HostPages, as_list
 from parascout.udfs.verify.structure import ThresholdRule
 from parascout.udfs.verify.tsim import (
     COGNATE_PREFIX,
@@ -58,7 +58,7 @@ from parascout.udfs.verify.tsim import (
     feature_row,
     link_scores,
 )
-from parascout.udfs.verify.verification import HostPages, _as_list, verify_frame
+from parascout.udfs.verify.verification import verify_frame
 
 #: random same-site pairs per host and language pair in the held-out timing (verify-pairs' --random-pairs default)
 RANDOM_PAIRS = 50
@@ -216,7 +216,7 @@ def previous_content(candidates: pd.DataFrame, pages: pd.DataFrame, lexicons: li
     for _, group in candidates.groupby("host"):
         rows = pages[pages["url"].isin(set(group["src_url"]) | set(group["trg_url"]))].to_dict("records")
         texts = {row["url"]: None if row["text_paragraphs"] is None and not row.get("main_text") else
-                 previous_page_text(_as_list(row["text_paragraphs"]), row["cld2_lang"], row["main_text"])
+                 previous_page_text(as_list(row["text_paragraphs"]), row["cld2_lang"], row["main_text"])
                  for row in rows}
         idf, unseen, rare = previous_idf(t for t in texts.values() if t is not None)
         cuts: dict[tuple, Lexicon | None] = {}

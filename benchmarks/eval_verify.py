@@ -42,7 +42,8 @@ from parascout.jobs.cli import discover
 from parascout.jobs.errors import ConfigError
 from parascout.udfs.common import storage, tables
 from parascout.udfs.rank.alignment import alignment_scores, evaluate_alignment
-from parascout.udfs.verify.verification import NULL_QUANTILE, one_to_one
+from parascout.udfs.verify.decision import one_to_one
+from parascout.udfs.verify.verification import NULL_QUANTILE
 
 BIBLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "parallel-text" / "bible"
 TARGETS = ("fra", "deu", "ara", "zho", "eus")

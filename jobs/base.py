@@ -31,7 +31,7 @@ from parascout.jobs.errors import ConfigError, JobFailed
 from parascout.jobs.fingerprints import RunFingerprints
 from parascout.jobs.language_pairs import LanguagePairs
 from parascout.jobs.writer_lock import WriterLock
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import range_reads, storage, tables
 from parascout.udfs.common.langs import LangPair
 from parascout.udfs.common.progress import SparkProgress
 from parascout.udfs.common.redaction import install_log_filter, redact, url_credentials
@@ -133,13 +133,13 @@ class JobReport:
         self.data["outputs"][table] = int(count)
 
     def store_reads(self, records_sent: int, example_error: str | None = None) -> None:
-        """Records this run asked a store for. Those bad for a reason in storage.TRANSPORT_FAILURES were lost to
+        """Records this run asked a store for. Those bad for a reason in range_reads.TRANSPORT_FAILURES were lost to
         the store; the report keeps them apart from the records that are bad themselves."""
         self.data["store"] = {"records_sent": int(records_sent), "example_error": redact(example_error)}
 
     @property
     def lost_to_store(self) -> int:
-        return sum(self.data["bad"].get(reason, 0) for reason in storage.TRANSPORT_FAILURES)
+        return sum(self.data["bad"].get(reason, 0) for reason in range_reads.TRANSPORT_FAILURES)
 
     def metric(self, key: str, value: Any) -> None:
         """A metric of the run, or of the pair being counted (metrics.by_pair; the top level too with one pair)."""

@@ -27,7 +27,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import range_reads, storage, tables
 from parascout.udfs.common.lexicon import load_lexicon
 from parascout.udfs.common.sites import with_site
 from parascout.udfs.fetch import documents, resume, warc_fetch, warc_record
@@ -491,7 +491,7 @@ class FetchDocsJob(Job):
     @staticmethod
     def transport_error(fresh: DataFrame) -> str | None:
         """The error of one record lost to the store (None when none was): what the report shows of the cause."""
-        lost = fresh.where(F.col("status").isin(*storage.TRANSPORT_FAILURES)).select("error").first()
+        lost = fresh.where(F.col("status").isin(*range_reads.TRANSPORT_FAILURES)).select("error").first()
         return lost["error"] if lost else None
 
     def summarise_fresh(self, fresh: DataFrame) -> int:

@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import language_pairs_option
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import range_reads, storage, tables
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.index import cdx, cdx_records
 from parascout.udfs.index.cdx_api import DEFAULT_MIRROR, fetch_cdx_lines
@@ -116,7 +116,7 @@ class ScanCdx(Job):
             keep_revisits=self.args.keep_revisits)
 
     # ---- sources -------------------------------------------------------------------------
-    def cdx_ranges(self, path: str, filters: cdx_records.CaptureFilters) -> list[storage.ByteRange]:
+    def cdx_ranges(self, path: str, filters: cdx_records.CaptureFilters) -> list[range_reads.ByteRange]:
         """Byte ranges to read under a --cdx path; ZipNum block counts go to the report."""
         prefixes = cdx.surt_prefixes(filters.hosts, filters.domains, filters.tlds) if filters.restricts_hosts else None
         ranges, selection = cdx.cdx_byte_ranges(path, prefixes, self.args.s3_endpoint)
@@ -129,20 +129,20 @@ class ScanCdx(Job):
                           len(ranges))
         return ranges
 
-    def cdx_lines(self, ranges: list[storage.ByteRange], jvm_reader: bool):
+    def cdx_lines(self, ranges: list[range_reads.ByteRange], jvm_reader: bool):
         """(value, read_status, cdx_crawl) lines of the byte ranges; `cdx_crawl` is the crawl their file's path
         names (cc-index/collections/CC-MAIN-2024-33/indexes/...), found once per file and added as a literal to
         the lines of the files that name it."""
         from pyspark.sql import functions as F
 
-        by_crawl: dict[str | None, list[storage.ByteRange]] = {}
+        by_crawl: dict[str | None, list[range_reads.ByteRange]] = {}
         for byte_range in ranges:
             by_crawl.setdefault(cdx_records.cdx_path_crawl(byte_range.path), []).append(byte_range)
         return reduce(DataFrame.unionByName, [
             self.read_lines(group, jvm_reader).withColumn("cdx_crawl", F.lit(crawl).cast("string"))
             for crawl, group in by_crawl.items()])
 
-    def read_lines(self, ranges: list[storage.ByteRange], jvm_reader: bool):
+    def read_lines(self, ranges: list[range_reads.ByteRange], jvm_reader: bool):
         """(value, read_status) lines of the byte ranges: whole local files on the JVM when `jvm_reader`
         (fastest), the rest (ZipNum blocks, S3, broken files) read and gunzipped in Python tasks."""
         on_jvm = [r for r in ranges if jvm_reader and cdx.jvm_readable(r)]
@@ -194,7 +194,7 @@ class ScanCdx(Job):
         return task_frame.mapInArrow(cdx.parquet_reader(cdx_records.columnar_arrow_schema(), self.args.s3_endpoint),
                                      ", ".join(f"{name} {kind}" for name, kind in cdx_records.COLUMNAR_FIELDS))
 
-    def records(self, filters: cdx_records.CaptureFilters, ranges: list[storage.ByteRange], api_lines: list[str] | None,
+    def records(self, filters: cdx_records.CaptureFilters, ranges: list[range_reads.ByteRange], api_lines: list[str] | None,
                 jvm_reader: bool):
         """Parsed records of every source, one schema, each with a bad-input `reason` (null when good)."""
         line_sources = [self.cdx_lines(ranges, jvm_reader)] if ranges else []

@@ -16,9 +16,9 @@ finds their pages' best on their host (cross-fitted: the rejected pairs that are
 paragraphs agreeing, teach the other folds' lexicons), the only source a language pair with no resources has. A page in more of those
 page pairs than a few (a home page every switcher links to, a page other sites link to) is a hub: its pairs are
 left out (filtered as hub_page), or a wrong pair would teach its own words and confirm itself. IBM model 1 both
-ways (udfs.common.lexicon). With --from-archive it also trains --held-out-folds lexicons, each without one fold of the
-archive's page pairs (udfs.common.lexicon.with_held_out), for verify-pairs to calibrate its decision on scores of pages a
-lexicon never learned from. Writes a lexicon directory; Spark only for --from-archive. Several pairs
+ways (udfs.common.lexicon_training). With --from-archive it also trains --held-out-folds lexicons, each without one
+fold of the archive's page pairs (udfs.common.lexicon_training.with_held_out), for verify-pairs to calibrate its
+decision on scores of pages a lexicon never learned from. Writes a lexicon directory; Spark only for --from-archive. Several pairs
 (`--langs en:fr,de`, with --from-archive and --aligned only) are trained in one job, each into `--out DIR/<pair>/`
 (the folder of lexicons verify-pairs and export-bitext take): the archive's text pairs of every pair are taken in one
 Spark pass (each pair's keyed by lang_pair, in an order of their own, not Spark's), then each pair's lexicon is
@@ -37,18 +37,16 @@ from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common import storage, tables
 from parascout.udfs.common.langs import pair_label
-from parascout.udfs.common.lexicon import (
-    HELD_OUT_FOLDS,
+from parascout.udfs.common.lexicon import write_lexicon
+from parascout.udfs.common.lexicon_readers import (
     page_pair_texts,
     read_aligned_files,
     read_bitextor_dic,
     read_dictd,
     read_tei,
     read_tsv_pairs,
-    train_lexicon,
-    with_held_out,
-    write_lexicon,
 )
+from parascout.udfs.common.lexicon_training import HELD_OUT_FOLDS, train_lexicon, with_held_out
 from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.rank import handles
 from parascout.udfs.verify.tsim import cross_fitted_pairs

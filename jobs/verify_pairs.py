@@ -31,6 +31,13 @@ from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.common.sites import with_page_hosts
 from parascout.udfs.common.table_store import PAIR_COLUMN
+from parascout.udfs.verify.decision import (
+    ContentModel,
+    decide_host,
+    language_pair_nulls,
+    self_labels,
+    with_held_out_scores,
+)
 from parascout.udfs.verify.structure import ThresholdRule
 from parascout.udfs.verify.verification import (
     BAD_REASONS,
@@ -39,12 +46,7 @@ from parascout.udfs.verify.verification import (
     FEATURES_SCHEMA,
     FILTERED_REASONS,
     VERIFIED_SCHEMA,
-    ContentModel,
-    decide_host,
-    language_pair_nulls,
-    self_labels,
     verify_host,
-    with_held_out_scores,
 )
 from parascout.udfs.verify.verification_config import DEFAULT, VerificationConfig
 

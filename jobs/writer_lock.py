@@ -1,4 +1,4 @@
-"""One writer per dataset root: a job holds ROOT/_locks/writer.lock while it runs (storage.exclusive_lock: a
+"""One writer per dataset root: a job holds ROOT/_locks/writer.lock while it runs (locks.exclusive_lock: a
 lock file on local disks, a lease on s3://), and a job it runs in the same thread shares it."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 import threading
 
 from parascout.jobs.errors import JobFailed
-from parascout.udfs.common import storage
+from parascout.udfs.common import locks, storage
 
 #: (root lock path, thread) -> its holder, for the locks this process holds: a job a job runs (the demo's steps)
 #: shares its lock
@@ -36,7 +36,7 @@ class WriterLock:
     def writer_lock(self):
         """Hold ROOT/_locks/writer.lock while the job runs: a second writer on the root fails (RootBusy) or, with
         --wait-lock, waits. A job run by a job holding the lock in the same thread (the demo's steps) shares it.
-        A root on a store without a lock primitive (gs://) is refused (storage.UnlockableRoot, a one-line error)
+        A root on a store without a lock primitive (gs://) is refused (locks.UnlockableRoot, a one-line error)
         unless --unlocked-root promises one writer at a time; it then runs unlocked, with a warning."""
         path = self.lock_path() if self.args.root else None
         key = (path, threading.get_ident())
@@ -46,13 +46,13 @@ class WriterLock:
             return
         with contextlib.ExitStack() as stack:
             try:
-                self.lock_holder = stack.enter_context(storage.exclusive_lock(
+                self.lock_holder = stack.enter_context(locks.exclusive_lock(
                     path, {"job": self.name}, wait_seconds=getattr(self.args, "wait_lock", 0.0),
                     unlocked_ok=getattr(self.args, "unlocked_root", False)))
-            except storage.LockHeld as held:
-                raise RootBusy(f"another job is writing {self.args.root} ({storage.describe_holder(held.holder)}); "
+            except locks.LockHeld as held:
+                raise RootBusy(f"another job is writing {self.args.root} ({locks.describe_holder(held.holder)}); "
                                f"rerun when it ends, or pass --wait-lock to wait (lock: {path})") from None
-            except storage.LockUnsupported as error:
+            except locks.LockUnsupported as error:
                 self.log.warning("%s: %s; run one job at a time on this root", self.name, error)
             _HELD_LOCKS[key] = self.lock_holder
             stack.callback(_HELD_LOCKS.pop, key, None)

@@ -94,7 +94,8 @@ def test_model_method_end_to_end(tmp_path):
     if not hasattr(url_models, "load_model"):
         pytest.skip("udfs.rank.url_models.load_model does not exist yet (the URL-model helper adds it)")
     try:
-        from parascout.udfs.rank.url_models.ngram import NgramSpec, NgramUrlModel
+        from parascout.udfs.rank.url_models.ngram import NgramUrlModel
+        from parascout.udfs.rank.url_models.ngram_features import NgramSpec
 
         NgramUrlModel.create("pairs", ["0", "1"], NgramSpec()).save(tmp_path / "pairs")
         (tmp_path / "pairs" / url_models.METADATA_FILE).write_text(json.dumps({"backend": "ngram", "task": "pairs"}))

@@ -11,7 +11,7 @@ from parascout.jobs.cli import discover, main
 from parascout.jobs.errors import ConfigError, JobFailed
 from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.jobs.writer_lock import RootBusy
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import locks, tables
 from tests.conftest import run_job
 
 NUMBERS = (("id*", "bigint", "a number"), ("reason*", "string", "why it was kept or dropped"))
@@ -350,7 +350,7 @@ def writer_lock_of(root) -> str:
 
 
 def test_a_second_writer_on_a_root_fails_with_one_line_and_writes_nothing(spark, tmp_path):
-    with storage.exclusive_lock(writer_lock_of(tmp_path), {"job": "scan-cdx"}):
+    with locks.exclusive_lock(writer_lock_of(tmp_path), {"job": "scan-cdx"}):
         with pytest.raises(RootBusy) as raised:
             run_job(CountJob, spark, ["--root", str(tmp_path), "--force"])
         with pytest.raises(RootBusy):  # a bounded wait ends the same way
@@ -366,7 +366,7 @@ def test_wait_lock_waits_for_the_writer_to_finish(spark, tmp_path):
     held, release = threading.Event(), threading.Event()
 
     def other_writer():
-        with storage.exclusive_lock(writer_lock_of(tmp_path), {"job": "other"}):
+        with locks.exclusive_lock(writer_lock_of(tmp_path), {"job": "other"}):
             held.set()
             release.wait(30)
 

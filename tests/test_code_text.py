@@ -9,8 +9,9 @@ from parascout.udfs.common.code_text import code_flags, code_share, is_code
 from parascout.udfs.common.lexicon import Lexicon
 from parascout.udfs.export.bitext.filters import filter_reason
 from parascout.udfs.fetch.html_text import html_features
+from parascout.udfs.verify.pages import HostPages
 from parascout.udfs.verify.structure import ThresholdRule
-from parascout.udfs.verify.verification import HostPages, verify_host
+from parascout.udfs.verify.verification import verify_host
 
 HOST = "help.example.org"
 

@@ -13,11 +13,14 @@ from parascout.jobs.train_lexicon import TrainLexiconJob
 from parascout.udfs.common.lexicon import (
     Lexicon,
     cognate,
-    dictd_number,
     lexicon_dirs,
     lexicon_for,
     load_lexicon,
-    page_folds,
+    tokenize,
+    write_lexicon,
+)
+from parascout.udfs.common.lexicon_readers import (
+    dictd_number,
     page_pair_texts,
     paragraph_pairs,
     read_aligned_files,
@@ -25,12 +28,8 @@ from parascout.udfs.common.lexicon import (
     read_dictd,
     read_tei,
     read_tsv_pairs,
-    tokenize,
-    train_ibm1,
-    train_lexicon,
-    with_held_out,
-    write_lexicon,
 )
+from parascout.udfs.common.lexicon_training import page_folds, train_ibm1, train_lexicon, with_held_out
 from tests.conftest import run_job
 
 CORPUS = [("the house", "la maison"), ("the blue house", "la maison bleue"), ("the cat", "le chat"),

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from parascout.udfs.replay import POLICY_NAMES, build_graph, build_truth, lss_handles, make_policy, simulate
-from parascout.udfs.replay.policies import SmartSite
+from parascout.udfs.replay.site_policy import SmartSite
 from parascout.udfs.replay.synthetic import handle_pair_scorer, marker_lang_scorer, multilingual_site, random_site
 from tests.test_replay_simulator import HOST, NO_PAIRS, pairs, site, urls
 
@@ -255,7 +255,7 @@ def test_smart_site_learns_a_query_parameter_language_the_url_model_cannot_read(
 def test_site_class_posterior_learns_only_from_features_seen_on_fetched_pages():
     from scipy import sparse
 
-    from parascout.udfs.replay.policies import site_class_posterior
+    from parascout.udfs.replay.site_policy import site_class_posterior
 
     # features: 0 = 'q:l=3' (German pages), 1 = shared by everything, 2 = on no fetched page
     features = sparse.csr_matrix(np.array([[1, 1, 0], [1, 1, 0], [0, 1, 0], [1, 1, 0], [0, 1, 1], [0, 0, 1]],
@@ -275,7 +275,7 @@ def test_site_class_posterior_learns_only_from_features_seen_on_fetched_pages():
 def test_site_class_posterior_learns_the_site_rate_of_a_class_the_url_model_overrates():
     from scipy import sparse
 
-    from parascout.udfs.replay.policies import site_class_posterior
+    from parascout.udfs.replay.site_policy import site_class_posterior
 
     # classes 0 (Icelandic), 1 (no language); the URL model says 'no language' at 0.8 for every page, but the
     # four fetched pages were all Icelandic; no features, so only the class rates can move the prior
@@ -385,7 +385,7 @@ def test_lss_handles_and_url_languages():
 
 def test_strand_uses_udfs_handles_when_installed():
     pytest.importorskip("parascout.udfs.rank.handles", reason="udfs.rank.handles (the STRAND helper) is not installed")
-    from parascout.udfs.replay.policies import default_handle_function, lss_handles
+    from parascout.udfs.replay.page_policies import default_handle_function, lss_handles
 
     assert default_handle_function() is lss_handles
     handles, langs = lss_handles(urls("/en/about.html", "/is/about.html", "/de/about.html"), LANGS)

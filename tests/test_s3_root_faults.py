@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from parascout.jobs.align import AlignJob
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import locks, storage, tables
 from tests.s3_faults import FaultProxy, OperationFault
 
 for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
@@ -170,10 +170,10 @@ def test_a_lock_write_whose_answer_is_lost_still_holds_the_lock(moto_endpoint, b
     rules = (OperationFault("PUT", "drop_after", key="_locks", times=2),)  # the create, then the first renewal
     with FaultProxy(moto_endpoint, operations=rules) as proxy:
         through(proxy.endpoint)
-        with storage.exclusive_lock(path, {"job": "align"}, lease_seconds=0.9) as holder:
+        with locks.exclusive_lock(path, {"job": "align"}, lease_seconds=0.9) as holder:
             time.sleep(1.0)  # past the first renewal (every third of the lease)
             assert "lost" not in holder
-            with pytest.raises(storage.LockHeld), storage.exclusive_lock(path, {"job": "second"}):
+            with pytest.raises(locks.LockHeld), locks.exclusive_lock(path, {"job": "second"}):
                 pass
     assert proxy.operation_faults["PUT", "drop_after"] == 2
     assert keys(moto_endpoint, bucket) == []  # released
@@ -181,12 +181,12 @@ def test_a_lock_write_whose_answer_is_lost_still_holds_the_lock(moto_endpoint, b
 
 def test_a_gs_root_is_refused_for_writing_unless_one_writer_is_promised(tmp_path):
     path = "gs://bucket/root/_locks/writer.lock"
-    with pytest.raises(storage.UnlockableRoot, match="cannot lock gs://.*pass --unlocked-root"), \
-            storage.exclusive_lock(path, {"job": "align"}):
+    with pytest.raises(locks.UnlockableRoot, match="cannot lock gs://.*pass --unlocked-root"), \
+            locks.exclusive_lock(path, {"job": "align"}):
         pass
-    with pytest.raises(storage.UnlockableRoot, match="gs://bucket/root at once"):
+    with pytest.raises(locks.UnlockableRoot, match="gs://bucket/root at once"):
         run_align(tmp_path, "gs://bucket/root")
-    with pytest.raises(storage.LockUnsupported), storage.exclusive_lock(path, {"job": "align"}, unlocked_ok=True):
+    with pytest.raises(locks.LockUnsupported), locks.exclusive_lock(path, {"job": "align"}, unlocked_ok=True):
         pass  # the job warns and runs unlocked
     job = AlignJob()  # a job given --unlocked-root takes no lock and runs on (no GCS server here to run it on)
     job.args = job.parse_arguments([str(tmp_path / "urls.tsv"), "gs://bucket/root/aligned.tsv", "--src-lang", "en",

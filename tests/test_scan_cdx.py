@@ -335,9 +335,9 @@ def test_a_line_over_the_length_limit_is_counted_on_both_paths_and_never_held(sp
 
 def test_a_second_scan_on_the_same_root_fails_with_one_line(tmp_path, capsys):
     from parascout.jobs.cli import main
-    from parascout.udfs.common import storage
+    from parascout.udfs.common import locks
 
-    with storage.exclusive_lock(str(tmp_path / "_locks" / "writer.lock"), {"job": "scan-cdx"}):
+    with locks.exclusive_lock(str(tmp_path / "_locks" / "writer.lock"), {"job": "scan-cdx"}):
         code = main(["scan-cdx", "--root", str(tmp_path), "--cdx", str(CDX / "captures.cdx"), "--force"])
     lines = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and len(lines) == 1 and "another job is writing" in lines[0]

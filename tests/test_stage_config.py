@@ -28,7 +28,7 @@ from parascout.udfs.rank.blocking import BlockingConfig
 from parascout.udfs.replay import make_policy
 from parascout.udfs.replay.batch import ReplayRun, replay_host
 from parascout.udfs.replay.config import ReplayConfig
-from parascout.udfs.replay.policies import SmartSite
+from parascout.udfs.replay.site_policy import SmartSite
 from parascout.udfs.replay.synthetic import multilingual_site
 from parascout.udfs.verify.structure import ThresholdRule
 from parascout.udfs.verify.verification import verify_host

@@ -1,5 +1,6 @@
-"""udfs/common/storage.py: locations kept under their prefix, regular files only, verified range responses, whole
-files streamed as retried ranges, directory sync, one S3 client factory with the endpoint as a parameter."""
+"""udfs/common/storage.py, range_reads.py and locks.py: locations kept under their prefix, regular files only, verified
+range responses, whole files streamed as retried ranges, directory sync, one S3 client factory with the endpoint as a
+parameter, writer locks."""
 from __future__ import annotations
 
 import io
@@ -10,15 +11,9 @@ import time
 import boto3
 import pytest
 
-from parascout.udfs.common import storage
-from parascout.udfs.common.storage import (
-    BadLocation,
-    RangeReader,
-    ReadError,
-    ReadSettings,
-    resolve_under,
-    verified_range,
-)
+from parascout.udfs.common import locks, range_reads, storage
+from parascout.udfs.common.range_reads import RangeReader, ReadError, ReadSettings, verified_range
+from parascout.udfs.common.storage import BadLocation, resolve_under
 
 for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
                    ("AWS_DEFAULT_REGION", "us-east-1")):
@@ -98,7 +93,7 @@ def test_directories_sync_both_ways_and_reads_take_the_endpoint_as_a_parameter(t
     assert storage.download_dir("s3://sync/models/m1", tmp_path / "copy", moto_endpoint) == 2
     assert (tmp_path / "copy" / "sub" / "b.bin").read_bytes() == b"\x00" * 3000
     assert storage.object_size("s3://sync/models/m1/sub/b.bin", moto_endpoint) == 3000
-    with storage.open_binary("s3://sync/models/m1/sub/b.bin", moto_endpoint) as stream:
+    with range_reads.open_binary("s3://sync/models/m1/sub/b.bin", moto_endpoint) as stream:
         assert stream.read() == b"\x00" * 3000
     reader = RangeReader(ReadSettings(endpoint=moto_endpoint))
     assert reader.read("s3://sync/models/m1/sub/b.bin", 2990, 100) == (b"\x00" * 10, 1)
@@ -112,14 +107,14 @@ def test_a_lock_has_one_holder_at_a_time_on_local_disk_and_on_s3(tmp_path, moto_
     boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket="locks")
     for path, endpoint in ((str(tmp_path / "_locks" / "writer.lock"), None),
                            ("s3://locks/root/_locks/writer.lock", moto_endpoint)):
-        with storage.exclusive_lock(path, {"job": "first"}, endpoint=endpoint):
-            with pytest.raises(storage.LockHeld) as held, storage.exclusive_lock(
+        with locks.exclusive_lock(path, {"job": "first"}, endpoint=endpoint):
+            with pytest.raises(locks.LockHeld) as held, locks.exclusive_lock(
                     path, {"job": "second"}, wait_seconds=0.2, poll_seconds=0.05, endpoint=endpoint):
                 pass
             assert held.value.holder["job"] == "first" and held.value.holder["pid"] == os.getpid()
-        with storage.exclusive_lock(path, {"job": "third"}, endpoint=endpoint):  # released at the block's end
+        with locks.exclusive_lock(path, {"job": "third"}, endpoint=endpoint):  # released at the block's end
             pass
-    with pytest.raises(storage.UnlockableRoot), storage.exclusive_lock("gs://bucket/root/_locks/writer.lock", {}):
+    with pytest.raises(locks.UnlockableRoot), locks.exclusive_lock("gs://bucket/root/_locks/writer.lock", {}):
         pass  # tests/test_s3_root_faults.py: refused unless one writer at a time is promised
 
 
@@ -131,21 +126,21 @@ def test_an_s3_lock_is_a_lease_renewed_while_held_and_taken_over_once_expired(mo
     def body() -> dict:
         return json.loads(client.get_object(Bucket="leases", Key="root/_locks/writer.lock")["Body"].read())
 
-    with storage.exclusive_lock(path, {"job": "long"}, endpoint=moto_endpoint, lease_seconds=0.9) as holder:
+    with locks.exclusive_lock(path, {"job": "long"}, endpoint=moto_endpoint, lease_seconds=0.9) as holder:
         first = body()["expires_at"]
         time.sleep(1.5)  # past the first lease: renewed, so still held
         assert body()["expires_at"] > first and "lost" not in holder
-        with pytest.raises(storage.LockHeld), storage.exclusive_lock(path, {"job": "second"}, endpoint=moto_endpoint):
+        with pytest.raises(locks.LockHeld), locks.exclusive_lock(path, {"job": "second"}, endpoint=moto_endpoint):
             pass
     assert client.list_objects_v2(Bucket="leases").get("KeyCount", 0) == 0  # released
 
     crashed = {"job": "crashed", "pid": 1, "expires_at": time.time() - 1}  # a killed run's lock, lease run out
     client.put_object(Bucket="leases", Key="root/_locks/writer.lock", Body=json.dumps(crashed).encode())
-    with storage.exclusive_lock(path, {"job": "next"}, endpoint=moto_endpoint) as holder:
+    with locks.exclusive_lock(path, {"job": "next"}, endpoint=moto_endpoint) as holder:
         assert holder.get("took_over") and body()["job"] == "next"
     legacy = {"job": "old", "pid": 1}  # written without a lease: held until someone deletes it
     client.put_object(Bucket="leases", Key="root/_locks/writer.lock", Body=json.dumps(legacy).encode())
-    with pytest.raises(storage.LockHeld, match="old"), storage.exclusive_lock(path, {"job": "x"}, endpoint=moto_endpoint):
+    with pytest.raises(locks.LockHeld, match="old"), locks.exclusive_lock(path, {"job": "x"}, endpoint=moto_endpoint):
         pass
     client.delete_object(Bucket="leases", Key="root/_locks/writer.lock")
 
@@ -154,7 +149,7 @@ def test_an_s3_lease_taken_over_marks_its_holder_lost_and_keeps_the_new_holders_
     client = boto3.client("s3", endpoint_url=moto_endpoint)
     client.create_bucket(Bucket="lost-leases")
     key, path = "root/_locks/writer.lock", "s3://lost-leases/root/_locks/writer.lock"
-    with storage.exclusive_lock(path, {"job": "stalled"}, endpoint=moto_endpoint, lease_seconds=0.6) as holder:
+    with locks.exclusive_lock(path, {"job": "stalled"}, endpoint=moto_endpoint, lease_seconds=0.6) as holder:
         client.put_object(Bucket="lost-leases", Key=key, Body=json.dumps({"job": "usurper"}).encode())  # taken over
         time.sleep(0.5)  # the next renewal finds another object
         assert holder.get("lost")

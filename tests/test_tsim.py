@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from benchmarks.bench_verify import current_content, previous_content, same_features
-from parascout.udfs.common.lexicon import STEM_WEIGHT, Lexicon, read_aligned_files, train_lexicon
+from parascout.udfs.common.lexicon import STEM_WEIGHT, Lexicon
+from parascout.udfs.common.lexicon_readers import read_aligned_files
+from parascout.udfs.common.lexicon_training import train_lexicon
 from parascout.udfs.verify.tsim import (
     Vocabulary,
     candidate_links,

@@ -11,7 +11,8 @@ import torch
 from parascout.udfs.rank.url_models import METADATA_FILE, load_model, read_metadata
 from parascout.udfs.rank.url_models.evaluation import classification_report, format_report
 from parascout.udfs.rank.url_models.model_dir import write_model_dir
-from parascout.udfs.rank.url_models.ngram import NgramSpec, NgramUrlModel
+from parascout.udfs.rank.url_models.ngram import NgramUrlModel
+from parascout.udfs.rank.url_models.ngram_features import NgramSpec
 from parascout.udfs.rank.url_models.training import TrainingConfig, TrainingResult, train_model
 from parascout.udfs.rank.url_models.training_data import load_pairs, pair_examples, split_by_host
 from parascout.udfs.rank.url_models.training_loop import fit, warmup_inverse_sqrt
@@ -280,7 +281,7 @@ def test_pair_model_ranks_by_word_translations_seen_in_training_in_either_order(
 
 
 def test_symmetric_cross_bag_hashes_a_word_pair_the_same_in_both_orders():
-    from parascout.udfs.rank.url_models.ngram import pair_features
+    from parascout.udfs.rank.url_models.ngram_pairs import pair_features
     from parascout.udfs.rank.url_models.preprocess import normalize_url
 
     forward = [normalize_url("http://a.com/en/news-germany")], [normalize_url("http://a.com/fr/actualites-allemagne")]
@@ -318,11 +319,11 @@ def test_pair_models_of_every_feature_version_load_and_predict_as_saved(tmp_path
 
 # ---- pair features for what fails on real sites, calibration, the orphan protocol -------------------
 def _extras(src: list[str], trg: list[str]) -> pd.DataFrame:
-    from parascout.udfs.rank.url_models.ngram import (
+    from parascout.udfs.rank.url_models.ngram_features import _normalised
+    from parascout.udfs.rank.url_models.ngram_pairs import (
         PAIR_COGNATE_DENSE,
         PAIR_DENSE,
         PAIR_EXTRA_DENSE,
-        _normalised,
         pair_features,
     )
 

@@ -3,7 +3,8 @@ and the vectorised n-gram tokeniser agreeing with the regex on real URLs."""
 import numpy as np
 import pytest
 
-from parascout.udfs.rank.url_models.ngram import NgramSpec, featurize, pair_features
+from parascout.udfs.rank.url_models.ngram_features import NgramSpec, featurize
+from parascout.udfs.rank.url_models.ngram_pairs import pair_features
 from parascout.udfs.rank.url_models.preprocess import (
     normalize_url,
     pair_text,
@@ -98,7 +99,7 @@ def test_pair_features_see_the_substituted_language_code():
     src = [normalize_url("http://a.com/en/news/2010/report.html"), normalize_url("http://a.com/en/news/1")]
     trg = [normalize_url("http://a.com/fr/news/2010/report.html"), normalize_url("http://a.com/en/other/2")]
     bags, dense = pair_features(src, trg, NgramSpec(buckets=1 << 12))
-    from parascout.udfs.rank.url_models.ngram import PAIR_BAGS, PAIR_DENSE
+    from parascout.udfs.rank.url_models.ngram_pairs import PAIR_BAGS, PAIR_DENSE
 
     assert len(bags) == len(PAIR_BAGS) and dense.shape == (2, len(PAIR_DENSE))
     column = {name: i for i, name in enumerate(PAIR_DENSE)}
@@ -108,7 +109,7 @@ def test_pair_features_see_the_substituted_language_code():
 
 
 def test_cross_bag_holds_every_pair_of_differing_tokens():
-    from parascout.udfs.rank.url_models.ngram import PAIR_BAGS
+    from parascout.udfs.rank.url_models.ngram_pairs import PAIR_BAGS
 
     spec = NgramSpec(buckets=1 << 20, cross_bag=True)
     src = [normalize_url("http://a.com/en/news/germany-economy"), normalize_url("http://a.com/x/y"),

@@ -17,6 +17,17 @@ from parascout.udfs.common.urls import url_host
 from parascout.udfs.fetch.documents import DOC_COLUMNS, empty_doc, parse_record
 from parascout.udfs.fetch.html_text import paragraph_hash
 from parascout.udfs.verify import verification
+from parascout.udfs.verify.decision import (
+    ContentModel,
+    decide,
+    language_pair_nulls,
+    lexicon_free_pairs,
+    one_to_one,
+    residual_pairs,
+    self_labels,
+    with_held_out_scores,
+)
+from parascout.udfs.verify.pages import HostPages
 from parascout.udfs.verify.structure import ThresholdRule
 from parascout.udfs.verify.verification import (
     CONTENT_FEATURES,
@@ -31,21 +42,12 @@ from parascout.udfs.verify.verification import (
     SELF_LABEL_ACCEPT_P,
     SELF_LABEL_L2,
     SPLICED_SHARE,
-    ContentModel,
-    HostPages,
     content_mutual_best,
-    decide,
     image_jaccard,
     language_ok,
-    language_pair_nulls,
-    lexicon_free_pairs,
-    one_to_one,
     ratio,
-    residual_pairs,
-    self_labels,
     verify_frame,
     verify_host,
-    with_held_out_scores,
 )
 from tests.conftest import run_job
 from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from parascout.udfs.common.storage import ReadError
+from parascout.udfs.common.range_reads import ReadError
 from parascout.udfs.fetch.documents import parse_record
 from parascout.udfs.fetch.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
 from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes, write_warc

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 
 import pandas as pd
 
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import range_reads, storage, tables
 
 PLAN = "plan.json"
 PART_SUFFIX = ".parquet"
@@ -115,7 +115,7 @@ def kept_frames(area: str, name: str, frames: Iterator[pd.DataFrame], arrow_sche
                 writer = writer or pq.ParquetWriter(handle, table.schema)
                 writer.write_table(table)
                 rows += table.num_rows
-                lost = lost or bool(frame["status"].isin(storage.TRANSPORT_FAILURES).any())
+                lost = lost or bool(frame["status"].isin(range_reads.TRANSPORT_FAILURES).any())
                 yield frame
             if lost or not rows:
                 raise _NotKept

@@ -2,7 +2,7 @@
 
 `plan_ranges` coalesces records that lie close together in one file into a single
 byte range (gap <= 64 KiB, span <= 8 MiB by default) so a GET serves several
-records; storage.RangeReader reads each range (verified, retried: `attempts` GETs at
+records; range_reads.RangeReader reads each range (verified, retried: `attempts` GETs at
 most per range, the only retry layer) and classifies failures (missing_file,
 bad_location, fetch_failed). `fetch_documents` is the mapInPandas function of
 fetch-docs: per batch it plans ranges per file, reads them on a bounded thread pool,
@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from parascout.udfs.common import storage
+from parascout.udfs.common.range_reads import ByteRange, RangeReader, ReadError, ReadSettings
 from parascout.udfs.common.redaction import redact
-from parascout.udfs.common.storage import BadLocation, ByteRange, RangeReader, ReadError, ReadSettings
+from parascout.udfs.common.storage import BadLocation
 from parascout.udfs.common.urls import has_control_characters, url_host
 from parascout.udfs.fetch import warc_record
 from parascout.udfs.fetch.documents import RECORD_COLUMNS, empty_doc, parse_record

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from parascout.udfs.common import storage
-from parascout.udfs.common.storage import ByteRange, RangeFile, RangeReader, ReadError, ReadSettings
+from parascout.udfs.common import range_reads, storage
+from parascout.udfs.common.range_reads import ByteRange, RangeFile, RangeReader, ReadError, ReadSettings
 from parascout.udfs.common.urls import host_surt
 
 ZIPNUM_BLOCK_LINES = 3000
@@ -177,7 +177,7 @@ def select_zipnum_ranges(cluster_lines: Iterable[str], base_dir: str, prefixes: 
 def iter_text_lines(path: str, chunk_bytes: int = READ_CHUNK_BYTES, endpoint: str | None = None) -> Iterator[str]:
     """Lines of a (possibly remote) UTF-8 text file such as cluster.idx, streamed."""
     tail = b""
-    with contextlib.closing(storage.open_binary(path, endpoint)) as handle:
+    with contextlib.closing(range_reads.open_binary(path, endpoint)) as handle:
         while chunk := handle.read(chunk_bytes):
             *lines, tail = (tail + chunk).split(b"\n")
             yield from (line.decode("utf-8") for line in lines)
@@ -342,7 +342,7 @@ def range_chunks(byte_range: ByteRange, reader: RangeReader | None = None,
         yield reader.read(byte_range.path, byte_range.offset, byte_range.length)[0]
         return
     yield from reader.stream(byte_range.path, chunk_bytes if storage.is_local(byte_range.path)
-                             else storage.STREAM_CHUNK_BYTES)
+                             else range_reads.STREAM_CHUNK_BYTES)
 
 
 def range_reader(s3_endpoint: str | None = None, max_line_bytes: int = MAX_LINE_BYTES

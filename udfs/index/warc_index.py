@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from parascout.udfs.common import storage
+from parascout.udfs.common import range_reads, storage
 from parascout.udfs.common.langs import UnknownLanguage, to_iso639_3
 from parascout.udfs.common.urls import surt
 from parascout.udfs.fetch import warc_record
@@ -174,7 +174,7 @@ def gzip_records(chunks: Iterator[bytes], max_record_bytes: int) -> Iterator[Fra
 
 def framed_records(path: str, settings: IndexSettings) -> Iterator[FramedRecord]:
     """The records of a file (gzip detected from its first bytes)."""
-    with contextlib.closing(storage.open_binary(path, settings.s3_endpoint)) as stream:
+    with contextlib.closing(range_reads.open_binary(path, settings.s3_endpoint)) as stream:
         first = stream.read(READ_CHUNK)
         if first[:2] == GZIP_MAGIC:
             yield from gzip_records(_chain(first, iter(lambda: stream.read(READ_CHUNK), b"")),
@@ -186,7 +186,7 @@ def framed_records(path: str, settings: IndexSettings) -> Iterator[FramedRecord]
 def recompressed_records(path: str, target: str, settings: IndexSettings) -> Iterator[FramedRecord]:
     """A whole-file gzip rewritten to `target` one gzip member per record; the new members' places."""
     offset = 0
-    with contextlib.closing(storage.open_binary(path, settings.s3_endpoint)) as source, \
+    with contextlib.closing(range_reads.open_binary(path, settings.s3_endpoint)) as source, \
             gzip.GzipFile(fileobj=source) as inflated, storage.open_output(target) as out:
         for record in plain_records(inflated, settings.max_record_bytes):
             if record.data is None:
@@ -324,7 +324,7 @@ def index_file(path: str, filename: str, settings: IndexSettings) -> Iterator[di
                 return
             target = storage.join(settings.recompress_dir, filename)
             yield from _index_records(recompressed_records(path, target, settings), filename, settings, wat_out)
-        except (OSError, storage.ReadError, EOFError, zlib.error):  # missing, unreadable or undecodable file
+        except (OSError, range_reads.ReadError, EOFError, zlib.error):  # missing, unreadable or undecodable file
             yield {"reason": "unreadable_file", "surt": None, "timestamp": None, "line": None}
 
 

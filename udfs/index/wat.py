@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 import pandas as pd
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from parascout.udfs.common import storage
+from parascout.udfs.common import range_reads
 from parascout.udfs.common.urls import url_host
 from parascout.udfs.fetch.documents import RECORD_COLUMNS, empty_doc
 from parascout.udfs.fetch.html_text import MAX_TITLE_CHARS, image_file_name, normalise_link
@@ -107,7 +107,7 @@ def read_wat_files(batches: Iterator[pd.DataFrame], s3_endpoint: str | None = No
         for path in batch["path"]:
             rows = []
             try:
-                with storage.open_binary(path, s3_endpoint) as stream:
+                with range_reads.open_binary(path, s3_endpoint) as stream:
                     for doc in read_wat(stream):
                         rows.append(doc)
                         if len(rows) >= OUTPUT_BATCH_ROWS:

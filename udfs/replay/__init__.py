@@ -7,7 +7,9 @@
     result.summary(), result.curve()
 """
 from parascout.udfs.replay.graph import SiteGraph, TruthIndex, build_graph, build_truth
-from parascout.udfs.replay.policies import POLICY_NAMES, Policy, lss_handles, make_policy
+from parascout.udfs.replay.page_policies import lss_handles
+from parascout.udfs.replay.policies import POLICY_NAMES, make_policy
+from parascout.udfs.replay.policy_base import Policy
 from parascout.udfs.replay.simulator import CrawlResult, simulate
 
 __all__ = [

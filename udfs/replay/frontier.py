@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from parascout.udfs.replay.policies import Policy
+from parascout.udfs.replay.policy_base import Policy
 from parascout.udfs.replay.simulator import CrawlResult
 
 #: policies a crawler cannot follow (they read the truth)

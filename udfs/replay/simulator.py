@@ -25,7 +25,8 @@ import pandas as pd
 
 from parascout.udfs.replay.config import DEFAULT
 from parascout.udfs.replay.graph import SiteGraph, TruthIndex, build_truth
-from parascout.udfs.replay.policies import Policy, make_policy
+from parascout.udfs.replay.policies import make_policy
+from parascout.udfs.replay.policy_base import Policy
 
 MAGNITUDE_BITS = 0x7FFF_FFFF_FFFF_FFFF
 TOP = 1 << 63                       # heap keys are (TOP - order) << 32 | discovery counter

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from parascout.udfs.replay.policies import lss_handles
+from parascout.udfs.replay.page_policies import lss_handles
 
 
 def multilingual_site(n_articles: int = 200, translated_share: float = 0.6, comments_per_article: int = 4,

@@ -44,9 +44,9 @@ from parascout.udfs.common.lexicon import (
     STEM_WEIGHT,
     Lexicon,
     cognate,
-    main_paragraphs,
     tokenize,
 )
+from parascout.udfs.common.lexicon_readers import main_paragraphs
 from parascout.udfs.verify.structure import pearson_significance
 
 MAX_WORDS = 500
@@ -461,7 +461,8 @@ def cross_fitted_pairs(src_lang: str, trg_lang: str, learned: list[tuple[str, st
     named."""
     from zlib import crc32
 
-    from parascout.udfs.common.lexicon import page_pair_texts, train_lexicon
+    from parascout.udfs.common.lexicon_readers import page_pair_texts
+    from parascout.udfs.common.lexicon_training import train_lexicon
 
     judged = proposed if judged is None else judged
     fold_of = {pair: crc32(pair[0].encode()) % folds for pair in {*proposed, *judged}}

@@ -1,4 +1,4 @@
-"""VerificationConfig: the thresholds and shares verify-pairs decides with (udfs.verify.verification), with today's values.
+"""VerificationConfig: the thresholds and shares verify-pairs decides with (udfs.verify.pages, verification and decision), with today's values.
 
 Set from verify-pairs' `--conf` section (`verify-pairs: {verification: {min_lang_share: 0.6}}`) and recorded in
 its report; learned state (ContentModel) is not here.
@@ -29,7 +29,7 @@ class VerificationConfig:
         5, "fewer self labels of either class than this: decide by the null quantile of tsim_idf alone (and no model "
            "of a language pair's own)")
     #: such a lexicon was bootstrapped from a language pair whose only confident pairs were other sites' links to one
-    #: home page: its translations score no higher than random pairs (udfs.verify.verification.lexicon_free_pairs)
+    #: home page: its translations score no higher than random pairs (udfs.verify.decision.lexicon_free_pairs)
     min_lexicon_coverage: float = knob(
         0.2, "a language pair whose confident and mutual-best candidates have a median best_side_coverage_idf below "
              "this (and min_lexicon_separation fails) is judged without its lexicon: it knows too few of its pages' "
@@ -47,7 +47,7 @@ class VerificationConfig:
         0.45, "a self-labelled model accepts a pair from this p (0.5 for labelled pairs): end-truncated partial "
               "translations and section pages sit just below 0.5")
     #: a lexicon bootstrapped from the archive knows the words of the pairs it learned from far better than those it
-    #: never saw, so its model rejects a host's few unseen translations (udfs.verify.verification.residual_pairs)
+    #: never saw, so its model rejects a host's few unseen translations (udfs.verify.decision.residual_pairs)
     residual_floor_share: float = knob(
         0.6, "residual_pairs: a rejected mutual-best pair on pages left without a partner is parallel when its "
              "own_tsim_idf is above this share of its language pair's own-text floor")

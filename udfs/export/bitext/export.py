@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 import pandas as pd
 
 from parascout.udfs.common import tables
-from parascout.udfs.common.lexicon import main_paragraphs as lexicon_main_paragraphs
+from parascout.udfs.common.lexicon_readers import main_paragraphs as lexicon_main_paragraphs
 from parascout.udfs.export.bitext import sentences as splitting
 from parascout.udfs.export.bitext.align import align_segments
 from parascout.udfs.export.bitext.config import DEFAULT, AlignmentConfig
@@ -33,8 +33,8 @@ FILTERED_REASONS = frozenset({NO_PAIRS_KEPT})
 
 
 def main_paragraphs(paragraphs, main_text) -> list[tuple[str, str]] | None:
-    """A page's non-boilerplate paragraphs (lexicon.main_paragraphs) as (text, type) (main_text's lines, type 'text',
-    when the paragraph list is absent)."""
+    """A page's non-boilerplate paragraphs (lexicon_readers.main_paragraphs) as (text, type) (main_text's lines,
+    type 'text', when the paragraph list is absent)."""
     if paragraphs is not None:
         return [(p["text"], p.get("type") or "text") for p in lexicon_main_paragraphs(paragraphs)]
     if main_text is None or (isinstance(main_text, float) and pd.isna(main_text)):

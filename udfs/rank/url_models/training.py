@@ -149,7 +149,8 @@ class TrainingResult:
 
 def _new_model(task: str, labels: list[str], config: TrainingConfig, texts: list[str]):
     if config.backend == "ngram":
-        from parascout.udfs.rank.url_models.ngram import NgramSpec, NgramUrlModel
+        from parascout.udfs.rank.url_models.ngram import NgramUrlModel
+        from parascout.udfs.rank.url_models.ngram_features import NgramSpec
 
         spec = NgramSpec(buckets=config.buckets, dim=config.dim, hidden=config.ngram_hidden, side_bags=config.side_bags,
                          cross_bag=True, symmetric_cross=True, pair_extras=True, fold_accents=True, cognates=True)
