@@ -26,6 +26,9 @@ CODE = [
     "set_fftw_wisdom",
     "[Q,R,rk,E] = qr(X ,tol)",
     "for (int i = 0; i < n; i++) { total += values[i]; }",
+    "cout << total << endl;",
+    "std::cout << x",
+    "a < b",
 ]
 PROSE = [
     "The function returns the absolute value of its argument, element by element, for real and complex arrays.",
@@ -41,6 +44,9 @@ PROSE = [
     "E.4. Anerkennung der Warenzeichen",
     "Alle Warenzeichen sind Eigentum der jeweiligen Markeninhaber.",
     "Notes (see above) [optional]",
+    "Scilab Help >> Fonctions Elémentaires > Trigonométrie > asech",
+    "Accueil › Documentation › Référence",
+    "<< asecd",
     "Функция возвращает абсолютное значение x_i для каждого элемента массива.",
     "تعيد الدالة القيمة المطلقة x_i لكل عنصر من عناصر المصفوفة.",
 ]
@@ -69,6 +75,9 @@ def test_a_run_of_lines_is_code_when_enough_of_its_lines_are_code_by_themselves(
                 "2.3.1 Allgemeine Fehlerbehandlungstipps", "2.3.2 Einige häufige Fehler", "Alles zusammen"]
     flags = code_flags([(line, "list_item") for line in contents])
     assert flags == [is_code(line) for line in contents] and sum(flags) <= 1
+    # a help page's navigation: previous / next links and a breadcrumb are no operators, and take no title with them
+    navigation = ["<< asecd", "Trigonométrie", "asin >>", "Scilab Help >> Fonctions Elémentaires > Trigonométrie > asech"]
+    assert code_flags([(line, "text") for line in navigation]) == [False] * 4
 
 
 # one reference page in several markups a real help system uses for its example: highlighted <div>/<span> runs

@@ -17,6 +17,8 @@ alphabet written with spaces (`'chantquarterbar`, `set_fftw_wisdom`) is an ident
 Code comes in runs: an example marked up one line per `<br>` or table row has lines that alone read as a title
 (`Case 1 To 5`, `End Select`). `code_flags` judges a page's paragraphs in order: a run of paragraphs that are no
 sentence (sentence_like) and no heading is code as a whole when enough of its lines are code by themselves.
+A navigation trail (`Scilab Help >> Fonctions Elémentaires > Trigonométrie`, `<< asecd`) is titles between
+separators, not operators between operands: no code by itself, so it takes no title next to it into a run of code.
 """
 from __future__ import annotations
 
@@ -90,10 +92,28 @@ def code_share(text: str) -> float:
     return code / (code + words) if code + words else 0.0
 
 
+#: what a navigation trail puts between its steps (Help >> Functions > Trigonometry > asech), or before and after a
+#: previous / next link (<< asecd, asin >>)
+TRAIL_SEPARATORS = frozenset({">", ">>", "<<", "<", "»", "«", "›", "‹", "→", "←", "|", "/", "::"})
+
+
+def is_trail(text: str) -> bool:
+    """A navigation trail: titles between separators standing alone (TRAIL_SEPARATORS), nothing code-shaped, no
+    statement's end (`cout << x << endl;` is code) and a word of three letters or more. A breadcrumb is written in the
+    page's language like the rest of its navigation."""
+    tokens = text.split()
+    steps = [token for token in tokens if token not in TRAIL_SEPARATORS]
+    if len(steps) == len(tokens) or not steps or any(token.endswith(";") for token in steps):
+        return False
+    kinds = [_token_kind(token) for token in steps]
+    return "code" not in kinds and any(kind == "word" and len(token.strip(_EDGE)) >= 3
+                                       for token, kind in zip(steps, kinds))
+
+
 def is_code(text: str, share: float = CODE_SHARE, loose_share: float = LOOSE_CODE_SHARE) -> bool:
     """A paragraph that is code, an identifier, a command or numbers, not prose (module docstring)."""
     tokens = text.split()
-    if not tokens:
+    if not tokens or is_trail(text):
         return False
     if len(tokens) == 1:
         return not _UNSPACED.search(tokens[0]) and _token_kind(tokens[0]) != "word"
