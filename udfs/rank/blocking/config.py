@@ -41,6 +41,9 @@ class BlockingConfig:
     navigation_share: float = knob(
         0.1, "a page more than this share of a site's pages of one language link is the site's navigation: no "
              "evidence for neighbour pairs")
+    neighbour_max_pages: int = knob(
+        50, "a page more pages of one language link than this is no evidence for neighbour pairs however large the "
+            "site (bounds the pairs one linked page can propose)")
 
     def __post_init__(self) -> None:
         if not 1 <= self.lsh_bands <= self.minhash_permutations:
@@ -49,7 +52,8 @@ class BlockingConfig:
         if not 0 < self.neighbour_min_jaccard <= 1 or not 0 < self.navigation_share <= 1:
             raise ValueError("blocking.neighbour_min_jaccard and blocking.navigation_share must be in (0, 1], got "
                              f"{self.neighbour_min_jaccard} and {self.navigation_share}")
-        for name in ("char_ngram", "max_bucket_pairs", "profile_paragraphs", "neighbour_min_links"):
+        for name in ("char_ngram", "max_bucket_pairs", "profile_paragraphs", "neighbour_min_links",
+                     "neighbour_max_pages"):
             if getattr(self, name) < 1:
                 raise ValueError(f"blocking.{name} must be at least 1, got {getattr(self, name)}")
 

@@ -272,7 +272,8 @@ def neighbour_pairs(pages, kept, exact, config: BlockingConfig = DEFAULT):
     themselves on the second's); two pages without counterparts pair when the Jaccard of their sets is at least
     `config.neighbour_min_jaccard`, both sets hold at least `config.neighbour_min_links` pages, and each page is the
     other's one best. A page more than `config.navigation_share` of a language's pages link (and more than
-    `config.neighbour_min_links`) is the site's navigation, no evidence.
+    `config.neighbour_min_links`), or more than `config.neighbour_max_pages` pages, is the site's navigation, no
+    evidence: what one linked page joins stays bounded on any site.
 
     `pages`: `page_links` rows; joins, group-bys and windows only."""
     from pyspark.sql import Window
@@ -295,8 +296,9 @@ def neighbour_pairs(pages, kept, exact, config: BlockingConfig = DEFAULT):
              .select(*key, "src_lang", "page", "node").distinct())
     site_pages = pages_of.groupBy(*key).agg(F.count("*").alias("site_pages"))
     navigation = (nodes.groupBy(*key, "node").agg(F.count("*").alias("linking")).join(site_pages, key)
-                  .filter((F.col("linking") > config.neighbour_min_links)
-                          & (F.col("linking") > config.navigation_share * F.col("site_pages")))
+                  .filter((F.col("linking") > config.neighbour_max_pages) | (
+                      (F.col("linking") > config.neighbour_min_links)
+                      & (F.col("linking") > config.navigation_share * F.col("site_pages"))))
                   .select(*key, "node"))
     with_partner = (unique.select("lang_pair", F.col("src_url").alias("page"))
                     .unionByName(unique.select("lang_pair", F.col("trg_url").alias("page"))))
