@@ -17,7 +17,7 @@ in their language markers adds the log-odds its host's own such pairs earn (url_
 translation the content model doubts is kept, and a sibling page built on the same template does not displace it;
 content still rejects a URL-exact pair that is untranslated or two different documents. A neighbour pair (pages
 without partners by URL that link each other's counterparts) whose own links agree is one node of the site's link
-graph, as a URL-exact pair is one slot of its URL layout (`linked_same_node`). `one_to_one` then keeps each
+graph, as a URL-exact pair is one slot of its URL layout. `one_to_one` then keeps each
 page (near-duplicates counted as one page) in at most one parallel pair per language pair, best p_parallel first;
 `residual_pairs` then pairs the pages
 it left without a partner whose own texts pick each other (method RESIDUAL_METHOD): a lexicon bootstrapped from the
@@ -43,11 +43,12 @@ from parascout.udfs.verify.verification import (
     LANGUAGE_REASONS,
     LEXICON_FEATURES,
     MIN_SELF_LABELS,
+    NEIGHBOUR_SOURCE,
     NO_OWN_TEXT_FLOOR,
     RESIDUAL_METHOD,
     VERIFIED_COLUMNS,
-    is_neighbour_pair,
     page_keys,
+    proposed_by,
     url_exact,
 )
 from parascout.udfs.verify.verification_config import DEFAULT, VerificationConfig
@@ -296,15 +297,6 @@ class ContentModel:
                    data.get("default_own_text_floor"))
 
 
-def linked_same_node(frame: pd.DataFrame, config: VerificationConfig = DEFAULT) -> pd.Series:
-    """Neighbour pairs (is_neighbour_pair) whose own links agree (link_agreement >= min_link_agreement): the same
-    node of the site's link graph in two languages, as a URL-exact pair is the same slot of its URL layout."""
-    if "source" not in frame or "link_agreement" not in frame:
-        return pd.Series(False, index=frame.index)
-    agreement = pd.to_numeric(frame["link_agreement"], errors="coerce")
-    return frame["source"].map(is_neighbour_pair).astype(bool) & (agreement >= config.min_link_agreement)
-
-
 def url_log_odds(exact: pd.Series, same_document: pd.Series) -> float:
     """The log-odds a URL-exact pair of one host and language pair adds to its content's: how often the host's own
     URL-exact pairs (with text, in their languages) are the same document by their text (`same_document`: above the
@@ -350,16 +342,17 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     frame["url_log_odds"] = np.where(exact, odds, 0.0)
     combined = 1 / (1 + np.exp(-(np.where(has_text, _logit(p), 0.0) + frame["url_log_odds"].to_numpy())))
     frame["p_parallel"] = combined
-    # a neighbour pair whose links agree is one node of the site's graph: its links say what the own text says of
-    # other pairs (a section page is its entries' titles, none of them its own)
-    linked = linked_same_node(frame, config)
+    agreement = pd.to_numeric(frame["link_agreement"], errors="coerce") if "link_agreement" in frame \
+        else pd.Series(np.nan, index=frame.index)
+    # a neighbour pair whose own links agree is one node of the site's link graph in two languages, as a URL-exact
+    # pair is one slot of its URL layout: its links say what the own text says of other pairs (a section page is its
+    # entries' titles, none of them its own)
+    linked = proposed_by(frame, NEIGHBOUR_SOURCE) & (agreement >= config.min_link_agreement)
     by_text = has_text & (combined >= model.accept_p_under(config)) & (same_document | linked)
     structure_ok = frame["structure_ok"].fillna(False).astype(bool) if "structure_ok" in frame else False
     # no text, and no links of its own (a section's menu: the site's template in the two languages) or links that
     # go where the other page's go (a table of contents links the translations of what its original links); a
     # listing of other pages links other items in each language, and is no translation (self_labels)
-    agreement = pd.to_numeric(frame["link_agreement"], errors="coerce") if "link_agreement" in frame \
-        else pd.Series(np.nan, index=frame.index)
     links_agree = agreement.isna() | (agreement >= config.min_link_agreement)
     by_structure = ~has_text & (exact & (odds > 0) & links_agree | linked) & structure_ok
     accepted = judged & (by_text | by_structure)

@@ -398,17 +398,27 @@ def verify_frame(pairs: pd.DataFrame, pages: pd.DataFrame, rule: ThresholdRule |
 def is_url_exact(source: str | None) -> bool:
     """A pair whose URLs differ only in their language markers: a STRAND handle is among what proposed it (`source`,
     rank-pairs' comma-joined sources)."""
-    return isinstance(source, str) and URL_EXACT_SOURCE in source.split(",")
+    return names_source(source, URL_EXACT_SOURCE)
 
 
 def is_neighbour_pair(source: str | None) -> bool:
     """A pair of pages without partners by URL that link the counterparts of what the other links: rank-pairs'
     neighbours are among what proposed it (`source`)."""
-    return isinstance(source, str) and NEIGHBOUR_SOURCE in source.split(",")
+    return names_source(source, NEIGHBOUR_SOURCE)
+
+
+def names_source(sources: str | None, source: str) -> bool:
+    """rank-pairs' comma-joined `sources` of a pair name `source`."""
+    return isinstance(sources, str) and source in sources.split(",")
+
+
+def proposed_by(frame: pd.DataFrame, source: str) -> pd.Series:
+    """Rows whose sources name `source` (names_source)."""
+    if "source" not in frame:
+        return pd.Series(False, index=frame.index)
+    return frame["source"].map(lambda sources: names_source(sources, source)).astype(bool)
 
 
 def url_exact(frame: pd.DataFrame) -> pd.Series:
     """is_url_exact of each row's source."""
-    if "source" not in frame:
-        return pd.Series(False, index=frame.index)
-    return frame["source"].map(is_url_exact).astype(bool)
+    return proposed_by(frame, URL_EXACT_SOURCE)
