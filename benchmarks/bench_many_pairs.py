@@ -71,7 +71,7 @@ def build_session(master: str):
 
     from pyspark.sql import SparkSession
 
-    from parascout.jobs.base import local_spark_defaults
+    from parascout.jobs.spark_session import local_spark_defaults
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder

@@ -184,8 +184,8 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    from parascout.jobs.base import local_spark_defaults
     from parascout.jobs.scan_cdx import PLAIN_ENCODED_COLUMNS, ScanCdx, lean_parquet_writes
+    from parascout.jobs.spark_session import local_spark_defaults
 
     data = Path(args.data)
     files = generate(data / "cdx", args.lines, args.files)

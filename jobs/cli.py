@@ -12,13 +12,15 @@ import pkgutil
 import sys
 
 import parascout.jobs as job_package
-from parascout.jobs.base import Job, spark_properties
+from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError, JobFailed
+from parascout.jobs.spark_session import spark_properties
 from parascout.udfs.common import tables
 from parascout.udfs.common.extras import missing_extra_message
 
 #: the framework's modules, not commands
-SKIP_MODULES = {"base", "cli", "errors", "fingerprints", "language_pairs", "training_job", "writer_lock"}
+SKIP_MODULES = {"arguments", "base", "cli", "errors", "fingerprints", "language_pairs", "report", "spark_session",
+                "table_inputs", "training_job", "writer_lock"}
 #: job module -> why it cannot be imported here (a missing optional dependency names its extra)
 UNAVAILABLE: dict[str, str] = {}
 

@@ -11,7 +11,7 @@ from parascout.udfs.common.langs import LangPair, pair_label, parse_lang_pair, p
 from parascout.udfs.common.table_store import PAIR_COLUMN, TableStore
 
 if TYPE_CHECKING:
-    from parascout.jobs.base import JobReport
+    from parascout.jobs.report import JobReport
 
 
 class PairSkipped(Exception):

@@ -6,12 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from parascout.jobs.base import Job, JobReport, UnknownReason, redact
+from parascout.jobs.arguments import _maybe_hub_id, check_input_paths, root_table_containing
+from parascout.jobs.base import Job
 from parascout.jobs.cli import discover, main
 from parascout.jobs.errors import ConfigError, JobFailed
 from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
+from parascout.jobs.report import JobReport, UnknownReason
 from parascout.jobs.writer_lock import RootBusy
 from parascout.udfs.common import locks, tables
+from parascout.udfs.common.redaction import redact
 from tests.conftest import run_job
 
 NUMBERS = (("id*", "bigint", "a number"), ("reason*", "string", "why it was kept or dropped"))
@@ -338,8 +341,6 @@ def test_missing_input_paths_fail_at_start_and_write_nothing(tmp_path, capsys):
 
 
 def test_model_arguments_that_may_be_hub_ids_are_left_to_the_loader(tmp_path):
-    from parascout.jobs.base import _maybe_hub_id
-
     assert _maybe_hub_id("xlm-roberta-base") and _maybe_hub_id("org/model")
     assert not _maybe_hub_id("./models/pairs") and not _maybe_hub_id("s3://bucket/models/pairs")
     assert not _maybe_hub_id(str(tmp_path / "models" / "pairs"))
@@ -430,14 +431,14 @@ def test_inputs_inside_a_table_folder_of_the_root_are_refused(tmp_path, where):
     beside.write_text("data")
     job = ReadsAFileJob()
     job.args = job.parse_arguments(["--root", str(tmp_path), "--input", str(beside)])
-    job.check_input_paths(job.args)
+    check_input_paths(job, job.args)
 
 
 def test_inputs_in_a_remote_root_s_tables_are_refused_whatever_the_s3_spelling():
     job = ReadsAFileJob()
     job.args = job.parse_arguments(["--root", "s3a://bucket/root/"])
-    assert job.root_table_containing("s3://bucket/root/numbers/part-0.parquet") == "s3a://bucket/root/numbers"
-    assert job.root_table_containing("s3://bucket/other/numbers/x") is None
+    assert root_table_containing(job, "s3://bucket/root/numbers/part-0.parquet") == "s3a://bucket/root/numbers"
+    assert root_table_containing(job, "s3://bucket/other/numbers/x") is None
 
 
 class PairJob(Job):

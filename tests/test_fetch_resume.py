@@ -20,8 +20,8 @@ import psutil
 import pytest
 from pyspark.sql import functions as F
 
-from parascout.jobs.base import StoreUnreachable
 from parascout.jobs.fetch_docs import FetchDocsJob
+from parascout.jobs.report import StoreUnreachable
 from parascout.udfs.fetch import resume
 from tests.conftest import REPO, run_job
 from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes, write_warc

@@ -17,9 +17,9 @@ import boto3
 import pandas as pd
 import pytest
 
-from parascout.jobs.base import StoreUnreachable
 from parascout.jobs.errors import JobFailed
 from parascout.jobs.fetch_docs import FetchDocsJob
+from parascout.jobs.report import StoreUnreachable
 from parascout.udfs.fetch.warc_fetch import FetchSettings, fetch_documents
 from tests.conftest import run_job
 from tests.s3_faults import SLOWDOWN_XML, FaultProxy

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from parascout.jobs.base import JobReport
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.export_bitext import ExportBitextJob
 from parascout.jobs.rank_pairs import RankPairs
 from parascout.jobs.replay_crawl import ReplayCrawlJob
+from parascout.jobs.report import JobReport
 from parascout.jobs.verify_pairs import VerifyPairsJob
 from parascout.udfs.common import storage
 from parascout.udfs.common.stage_config import config_from_mapping

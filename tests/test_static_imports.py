@@ -46,9 +46,10 @@ def clean_copy(target: Path) -> list[str]:
 
 
 def test_project_imports_parse():
-    assert project_imports("import parascout.udfs.common.urls as u\nfrom parascout.jobs.base import Job, JobReport\n"
+    assert project_imports("import parascout.udfs.common.urls as u\nfrom parascout.jobs.report import JobReport, UnknownReason\n"
                            "def f():\n    from parascout.udfs import tables\nimport pandas\nfrom . import x\n") == [
-        "import parascout.udfs.common.urls", "from parascout.jobs.base import Job", "from parascout.jobs.base import JobReport",
+        "import parascout.udfs.common.urls", "from parascout.jobs.report import JobReport",
+        "from parascout.jobs.report import UnknownReason",
         "from parascout.udfs import tables"]
 
 

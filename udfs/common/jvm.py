@@ -1,7 +1,7 @@
 """parascout's Java UDFs: where their jar is, and registering them in a session that can load it.
 
 `make jar` compiles jvm/src/main/java/parascout/ into udfs/parascout-udfs.jar (the wheel carries it);
-jobs put it in spark.jars (jobs/base.py) and clusters get it with `spark-submit --jars`. Without a JDK
+jobs put it in spark.jars (jobs/spark_session.py) and clusters get it with `spark-submit --jars`. Without a JDK
 the jar is absent and every caller falls back to a slower Spark expression or pandas UDF.
 """
 from __future__ import annotations
