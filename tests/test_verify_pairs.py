@@ -551,6 +551,31 @@ def test_a_half_translated_page_or_one_quoting_code_is_in_its_language_a_mostly_
     assert judged(spanish).reason == "lang_mismatch"
 
 
+def test_of_a_line_translated_in_part_only_the_words_the_other_page_holds_are_its_copy():
+    # a reference page's trail and entry titles keep the function names and translate the rest: the French words
+    # of `Scilab Help >> Fonctions Elémentaires > Trigonométrie > tand` are French, not a copy of the English trail
+    en, fr = f"http://{HOST}/en_US/tand.html", f"http://{HOST}/fr_FR/tand.html"
+
+    def row(url: str, texts: list[str]) -> dict:
+        return {"url": url, "status": "ok", "cld2_lang": None, "duplicate_of": None, "main_text": None,
+                "text_paragraphs": [{"text": t, "type": "text", "boilerplate": False, "hash": paragraph_hash(t)}
+                                    for t in texts]}
+
+    untranslated = "The elements of t are the tangent of the elements of x (in degree)."
+    trail_en, trail_fr = ("Scilab Help >> Elementary Functions > Trigonometry > tand",
+                          "Scilab Help >> Fonctions Elémentaires > Trigonométrie > tand")
+    pages = HostPages(pd.DataFrame([row(en, [trail_en, untranslated]), row(fr, [trail_fr, untranslated])]))
+    assert pages.is_shared(pages.prose(fr)[0], en)  # most of its words are the English trail's
+    words = ("scilab", "help", "fonctions", "elémentaires", "trigonométrie", "tand")
+    held = sum(len(word) for word in ("scilab", "help", "tand")) / sum(map(len, words))
+    assert pages.copied_share(pages.prose(fr)[0], en) == pytest.approx(held)
+    assert pages.copied_share(pages.prose(fr)[1], en) == 1.0
+    share, other = pages.language_shares(fr, "fra", "eng", en)
+    total = len(trail_fr) + len(untranslated)
+    assert other == pytest.approx((held * len(trail_fr) + len(untranslated)) / total)
+    assert share == pytest.approx(1 - other)
+
+
 def test_a_self_labelled_model_accepts_from_its_own_p_a_labelled_one_from_half():
     frame = pd.DataFrame({"host": [HOST], "src_url": ["a"], "trg_url": ["b"], "tsim": [0.3], "reason": [None],
                           "parallel": [False]})

@@ -87,8 +87,10 @@ class HostPages:
         """(share of the page's prose in no language but `lang` as far as one can tell, share that is `other`'s) by
         characters of its prose paragraphs (prose). A paragraph is `other`'s when CLD2 finds `other` in it, or when
         the other page holds it or most of its words (is_shared) and CLD2 finds `lang` neither in it nor in the two
-        pages' shared paragraphs together (the copy is on the page whose language the shared text is not); another
-        language's when CLD2 finds that; else the page's (a short line CLD2 cannot tell is no evidence of an
+        pages' shared paragraphs together (the copy is on the page whose language the shared text is not); of a
+        paragraph the other page holds most of but not word for word, only the words it holds are the copy
+        (copied_share: `Scilab Help >> Fonctions Elémentaires > Trigonométrie > tand` translates two of its steps);
+        another language's when CLD2 finds that; else the page's (a short line CLD2 cannot tell is no evidence of an
         untranslated one). (None, 0) when the page has no prose."""
         prose = self.prose(url)
         shared = [self.is_shared(p, other_url) for p in prose]
@@ -108,14 +110,24 @@ class HostPages:
             detected = self.paragraph_language(paragraph["text"])
             if detected is None and size < self.config.min_detect_chars and not is_shared:
                 detected = third
-            if (detected is not None and detected == other) or (
-                    detected != lang and shared_lang != lang and is_shared):
+            if detected is not None and detected == other:
                 other_chars += size
+            elif detected != lang and shared_lang != lang and is_shared:
+                other_chars += size * self.copied_share(paragraph, other_url)
             elif detected is not None and detected != lang:
                 foreign_chars += size
         if not total or not lang:
             return None, 0.0
         return 1.0 - (other_chars + foreign_chars) / total, other_chars / total
+
+    def copied_share(self, paragraph: dict, other_url: str) -> float:
+        """The share of a paragraph's word characters the other page holds: 1 for a paragraph it holds word for
+        word; of one translated in part, its untranslated part (the words it translated are no copy)."""
+        if paragraph.get("hash") in self.prose_hashes(other_url):
+            return 1.0
+        words, other_words = WORD.findall(paragraph["text"].lower()), self.prose_words(other_url)
+        total = sum(len(word) for word in words)
+        return sum(len(word) for word in words if word in other_words) / total if total else 1.0
 
     def is_shared(self, paragraph: dict, other_url: str) -> bool:
         """The other page holds the paragraph word for word, or most of its words and MIN_PROSE_WORDS of them at least
