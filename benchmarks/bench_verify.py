@@ -30,7 +30,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from parascout.udfs.common import tables
+from parascout.udfs.common import table_layout
 from parascout.udfs.common.lexicon import (
     _WORD,
     COGNATE_MIN_CHARS,
@@ -256,7 +256,7 @@ def same_features(a: dict | None, b: dict | None) -> bool:
 # ---- the run ------------------------------------------------------------------------------------------------
 def load(root: Path, pairs: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     def read(table, columns=None):
-        return pd.read_parquet(tables.table_location(str(root / table)), columns=columns)
+        return pd.read_parquet(table_layout.table_location(str(root / table)), columns=columns)
 
     candidates = read("candidates").head(pairs)
     docs = read("docs", DOC_COLUMNS)

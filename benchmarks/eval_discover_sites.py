@@ -22,7 +22,7 @@ import pandas as pd
 
 from parascout.jobs.base import Job
 from parascout.jobs.cli import discover
-from parascout.udfs.common import tables
+from parascout.udfs.common import table_layout
 from parascout.udfs.common.langs import to_iso639_3
 from parascout.udfs.common.sites import site_of
 from parascout.udfs.common.urls import registered_domain
@@ -43,7 +43,7 @@ def index_baseline(root: Path, pair: tuple[str, str], relevant: set[str]) -> dic
     """Sites whose index shows both languages, ranked by the smaller side (the hosts table alone)."""
     from parascout.udfs.rank.blocking.tokens import language_markers
 
-    hosts = pd.read_parquet(tables.table_location(str(root / "hosts")), columns=["host", "domain", "lang_counts"])
+    hosts = pd.read_parquet(table_layout.table_location(str(root / "hosts")), columns=["host", "domain", "lang_counts"])
     markers = language_markers(pair)
     hosts["site"] = [site_of(h, d, markers) for h, d in zip(hosts.host, hosts.domain)]
     hosts["src"] = [dict(counts).get(pair[0], 0) for counts in hosts.lang_counts]
@@ -72,7 +72,7 @@ def without_languages(root: Path) -> Path:
     copy = root.parent / "root-no-languages"
     if not (copy / "docs").exists():
         shutil.rmtree(copy, ignore_errors=True)
-        urls = pd.read_parquet(tables.table_location(str(root / "urls")), columns=["url", "host", "domain"])
+        urls = pd.read_parquet(table_layout.table_location(str(root / "urls")), columns=["url", "host", "domain"])
         storage.write_parquet_table(urls.assign(lang=pd.Series(pd.NA, index=urls.index, dtype="string")),
                                     str(copy / "urls"))
         shutil.copytree(root / "docs", copy / "docs")

@@ -25,7 +25,7 @@ import pandas as pd
 
 from parascout.jobs.base import Job
 from parascout.jobs.cli import discover
-from parascout.udfs.common import tables
+from parascout.udfs.common import table_layout
 from parascout.udfs.rank.domain_focus import DEFAULT_MIN_SCORE, DEFAULT_MIN_TERMS, domain_relevance, load_domain_terms
 
 #: the thresholds before tuning (score >= 10: one title mention; two distinct terms)
@@ -50,7 +50,7 @@ def scored_articles(registry, spark, out: Path, seed: int, args) -> pd.DataFrame
     run(registry, spark, "scan-cdx", ["--root", str(root), "--cdx", str(archive / "indexes"), "--force"])
     run(registry, spark, "fetch-docs", ["--root", str(root), "--warc-prefix", str(archive) + "/", "--select", "all",
                                         "--domain-terms", TERMS, "--force"])
-    texts = pd.read_parquet(tables.table_location(str(root / "texts")),
+    texts = pd.read_parquet(table_layout.table_location(str(root / "texts")),
                             columns=["url", "relevance", "distinct_terms", "in_domain", "lang", "title", "main_text"])
     terms, _ = load_domain_terms(TERMS)
     plain = domain_relevance(texts[["lang", "title"]].assign(text=texts.main_text), terms)

@@ -116,7 +116,7 @@ def read_table(root: Path, table: str):
     """A table's current version as pandas (None when the run has none)."""
     import pandas as pd
 
-    from parascout.udfs.common.tables import table_location
+    from parascout.udfs.common.table_layout import table_location
 
     location = table_location(str(root / table))
     return pd.read_parquet(location) if location else None

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from parascout.jobs.base import Job
 from parascout.jobs.cli import discover
 from parascout.jobs.errors import ConfigError
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import storage, table_layout
 from parascout.udfs.rank.alignment import alignment_scores, evaluate_alignment
 from parascout.udfs.verify.decision import one_to_one
 from parascout.udfs.verify.verification import NULL_QUANTILE
@@ -55,7 +55,7 @@ ISO1 = {"eng": "en", "fra": "fr", "deu": "de", "ara": "ar", "zho": "zh", "eus": 
 
 
 def read(root: Path, table: str, columns: list[str] | None = None) -> pd.DataFrame:
-    return pd.read_parquet(tables.table_location(str(root / table)), columns=columns)
+    return pd.read_parquet(table_layout.table_location(str(root / table)), columns=columns)
 
 
 def run(registry, spark, name: str, argv: list[str]) -> dict:
@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> None:
     registry = discover()
     spark = Job().spark
     langs = ",".join(ISO1[code] for code in ("eng", *TARGETS))
-    if not (args.reuse and tables.table_location(str(root / "texts"))):
+    if not (args.reuse and table_layout.table_location(str(root / "texts"))):
         run(registry, spark, "make-sample-archive", ["--out", str(archive), "--hosts", str(args.hosts), "--seed",
                                                      str(args.seed), "--text-corpus", str(BIBLE), "--langs", langs,
                                                      "--pages-per-host", str(args.pages_per_host), "--no-progress"])

@@ -30,7 +30,8 @@ STAGE_CONFIGS_END = "<!-- end of generated stage configs -->"
 
 def tables_markdown() -> str:
     """docs/tables.md: every table a job writes, its columns, types and meanings."""
-    from parascout.udfs.common.tables import BUILT_IN_TABLES, READ_EXAMPLES, TABLES
+    from parascout.udfs.common.table_layout import READ_EXAMPLES
+    from parascout.udfs.common.tables import BUILT_IN_TABLES, TABLES
 
     built_in = [TABLES[name] for name in BUILT_IN_TABLES]
     lines = ["# Tables", "",
@@ -48,7 +49,7 @@ def tables_markdown() -> str:
         lines += [f"- {tool}: `{template.format(table='out/demo/verified_pairs')}`"]
     lines += ["", "These readers see the folder names as columns: `version` (the version read) and `lang_pair`.",
               "The current version's folder alone is `parascout table-location ROOT/TABLE` (or",
-              "`parascout.udfs.common.tables.table_location`): read that on object stores (s3://, gs://), where the",
+              "`parascout.udfs.common.table_layout.table_location`): read that on object stores (s3://, gs://), where the",
               "move into the table folder is a copy and a folder read during a switch can see two versions."]
     for table in built_in:
         lines += ["", f"## {table.name}", "", f"Written by `{table.job}`. {table.meaning}", "",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from parascout.jobs.errors import ConfigError
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import storage, table_layout
 from parascout.udfs.common.redaction import redact, url_credentials
 from parascout.udfs.common.stage_config import config_from_mapping
 
@@ -117,9 +117,9 @@ def root_table_containing(job: Job, path: str) -> str | None:
     if not target.startswith(root.rstrip("/") + "/"):
         return None
     folder = target[len(root.rstrip("/")) + 1:].split("/", 1)[0]
-    written = {*job.outputs, *job.unversioned_outputs, "_reports", "_locks", tables.STAGING}
+    written = {*job.outputs, *job.unversioned_outputs, "_reports", "_locks", table_layout.STAGING}
     table_dir = storage.join(job.args.root, folder)
-    if folder in written or storage.exists(storage.join(table_dir, tables.MANIFEST)):
+    if folder in written or storage.exists(storage.join(table_dir, table_layout.MANIFEST)):
         return table_dir
     return None
 

@@ -15,7 +15,7 @@ import parascout.jobs as job_package
 from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError, JobFailed
 from parascout.jobs.spark_session import spark_properties
-from parascout.udfs.common import tables
+from parascout.udfs.common import table_layout
 from parascout.udfs.common.extras import missing_extra_message
 
 #: the framework's modules, not commands
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         print(spark_properties(rest[0]), end="")
         return 0
     if name == "table-location" and len(rest) == 1:
-        location = tables.table_location(rest[0])
+        location = table_layout.table_location(rest[0])
         print(location or f"parascout: no complete table at {rest[0]}", file=sys.stdout if location else sys.stderr)
         return 0 if location else 1
     if name not in registry:

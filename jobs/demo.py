@@ -16,7 +16,7 @@ from typing import NamedTuple
 from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import language_pair_option
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import storage, table_layout
 from parascout.udfs.common.demo_report import build_demo_report, produced, step_summary
 from parascout.udfs.common.langs import load_languages, parse_lang_pair
 
@@ -203,7 +203,7 @@ def read_shortlist(root: str):
     """The shortlist table as pandas (one row per site holding both languages: small), None when absent."""
     import pandas as pd
 
-    location = tables.table_location(storage.join(root, "shortlist"))
+    location = table_layout.table_location(storage.join(root, "shortlist"))
     return pd.read_parquet(location) if location else None
 
 

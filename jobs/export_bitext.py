@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import storage, table_layout
 from parascout.udfs.common.langs import load_languages, pair_label
 from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.common.table_store import PAIR_COLUMN
@@ -272,7 +272,7 @@ class ExportBitextJob(Job):
     def already_done(self) -> dict | None:
         """The base class's answer, when the bitext files are also the ones the previous run completed."""
         previous = super().already_done()
-        problem = previous and tables.files_problem(storage.join(self.args.root, "bitext"), previous["run_id"])
+        problem = previous and table_layout.files_problem(storage.join(self.args.root, "bitext"), previous["run_id"])
         if problem:
             self.log.warning("%s: redoing the work: %s", self.name, problem)
             return None
@@ -282,7 +282,7 @@ class ExportBitextJob(Job):
         """When the newest input table was written: the TMX's creation date, the same on every rerun."""
         times = []
         for table in self.inputs:
-            manifest = tables.read_manifest(self.table_path(table))
+            manifest = table_layout.read_manifest(self.table_path(table))
             times.append(datetime.fromisoformat(manifest["written_at"]) if manifest and manifest.get("written_at")
                          else storage.modified_at(storage.join(self.table_path(table), "_SUCCESS")))
         return max((time for time in times if time is not None), default=None)
@@ -292,7 +292,7 @@ class ExportBitextJob(Job):
         (each kind read once, for every pair); the folder's manifest goes first and comes back last, so a kill in
         between leaves files a rerun redoes."""
         folder = storage.join(self.args.root, "bitext")
-        storage.delete_file(storage.join(folder, tables.MANIFEST))
+        storage.delete_file(storage.join(folder, table_layout.MANIFEST))
         storage.remove_temporaries(folder)
         languages = load_languages()
         codes = {label: [languages[code].iso639_1 or code for code in label.split("-")] for label in labels}
@@ -331,7 +331,7 @@ class ExportBitextJob(Job):
             name = "bitext/" if len(self.pairs) == 1 else f"bitext/{label}."
             for kind, counts in written.items():
                 self.report.output(f"{name}{kind}", counts[label])
-        tables.write_files_manifest(folder, self.report.data["run_id"])
+        table_layout.write_files_manifest(folder, self.report.data["run_id"])
 
     @staticmethod
     def write_per_pair(frame, labels: list[str], write) -> dict[str, int]:

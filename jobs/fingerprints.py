@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from parascout.jobs.errors import ConfigError
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import storage, table_layout
 from parascout.udfs.common.langs import parse_lang_pair
 from parascout.udfs.common.table_store import TableStore
 
@@ -59,11 +59,11 @@ class RunFingerprints:
         if not all(storage.exists(self.store.table_path(table)) for table in self.unversioned_outputs):
             return None
         versioned = [table for table in self.outputs if table not in self.unversioned_outputs]
-        written_by = [(tables.read_manifest(self.store.table_path(table)) or {}).get("run_id") for table in versioned]
+        written_by = [(table_layout.read_manifest(self.store.table_path(table)) or {}).get("run_id") for table in versioned]
         if any(run_id != previous.get("run_id") for run_id in written_by):
             return None  # an output is missing, or a later (or interrupted) run replaced it
         for table in versioned:
-            problem = tables.table_problem(self.store.table_path(table))
+            problem = table_layout.table_problem(self.store.table_path(table))
             if problem:
                 self.log.warning("%s: redoing the work: %s", self.name, problem)
                 return None

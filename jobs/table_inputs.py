@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 
 from parascout.jobs.errors import ConfigError
-from parascout.udfs.common import tables
+from parascout.udfs.common import table_layout
 from parascout.udfs.common.table_store import TableStore
 
 
@@ -25,7 +25,7 @@ class TableInputs:
         """Decide which declared inputs this run reads (and their current versions); fails when one must be there."""
         for table in (*self.inputs, *self.optional_inputs):
             choice = getattr(self.args, f"use_{table}", "yes") if table in self.optional_inputs else "required"
-            manifest = tables.read_manifest(self.table_path(table)) if choice != "no" else None
+            manifest = table_layout.read_manifest(self.table_path(table)) if choice != "no" else None
             present = manifest is not None or (choice != "no" and self.store.table_exists(table))
             if choice in ("yes", "required") and not present:
                 flag = "" if choice == "required" else f" (--use-{table.replace('_', '-')} yes)"

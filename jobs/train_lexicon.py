@@ -35,7 +35,7 @@ from typing import Any
 from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import storage, table_layout
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.lexicon import write_lexicon
 from parascout.udfs.common.lexicon_readers import (
@@ -202,13 +202,13 @@ class TrainLexiconJob(Job):
         from pyspark.sql import functions as F
 
         args, root = self.args, self.args.from_archive
-        locations = {name: tables.table_location(storage.join(root, name))
+        locations = {name: table_layout.table_location(storage.join(root, name))
                      for name in ("scored_pairs", "candidates", "texts")}
         table = "scored_pairs" if locations["scored_pairs"] else "candidates"
         for needed in (table, "texts"):
             if not locations[needed]:
                 raise ConfigError(f"--from-archive {root}: no {needed} table; run fetch-docs and rank-pairs first")
-        verified = tables.table_location(storage.join(root, "verified_pairs")) if args.with_verified_pairs else None
+        verified = table_layout.table_location(storage.join(root, "verified_pairs")) if args.with_verified_pairs else None
         if args.with_verified_pairs and not verified:
             raise ConfigError(f"--with-verified-pairs: no verified_pairs table under {root}; run verify-pairs first")
         shares = {pair_label(pair): ArchiveShare() for pair in self.pairs}

@@ -13,7 +13,7 @@ from parascout.jobs.errors import ConfigError, JobFailed
 from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.jobs.report import JobReport, UnknownReason
 from parascout.jobs.writer_lock import RootBusy
-from parascout.udfs.common import locks, tables
+from parascout.udfs.common import locks, table_layout, tables
 from parascout.udfs.common.redaction import redact
 from tests.conftest import run_job
 
@@ -55,7 +55,7 @@ class CountJob(Job):
         if self.args.fail_after_write:
             raise RuntimeError("killed after writing")
         if self.args.lose_version:
-            shutil.rmtree(tables.staging_path(self.table_path("numbers"), self.store.staged["numbers"][0]))
+            shutil.rmtree(table_layout.staging_path(self.table_path("numbers"), self.store.staged["numbers"][0]))
 
 
 def test_report_balances_and_is_written(spark, tmp_path):
@@ -70,11 +70,11 @@ def test_report_balances_and_is_written(spark, tmp_path):
     # one version folder of plain Parquet: readable by Spark (and pandas) as a folder, or at its location
     assert [p.name for p in (tmp_path / "numbers").iterdir() if p.is_dir()] == [f"version={manifest['version']}"]
     assert spark.read.parquet(str(tmp_path / "numbers")).count() == 5
-    assert spark.read.parquet(tables.table_location(str(tmp_path / "numbers"))).count() == 5
+    assert spark.read.parquet(table_layout.table_location(str(tmp_path / "numbers"))).count() == 5
 
 
 def numbers_of(spark, root) -> list[int]:
-    return sorted(row.id for row in spark.read.parquet(tables.table_location(str(root / "numbers"))).collect())
+    return sorted(row.id for row in spark.read.parquet(table_layout.table_location(str(root / "numbers"))).collect())
 
 
 def test_interrupted_switch_keeps_the_old_version_and_the_rerun_redoes_the_work(spark, tmp_path, monkeypatch):
@@ -84,7 +84,7 @@ def test_interrupted_switch_keeps_the_old_version_and_the_rerun_redoes_the_work(
     def interrupted(*args, **kwargs):
         raise OSError("killed during the switch")
 
-    monkeypatch.setattr(tables, "write_manifest", interrupted)
+    monkeypatch.setattr(table_layout, "write_manifest", interrupted)
     with pytest.raises(OSError, match="killed"):
         run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "8"])
     monkeypatch.undo()
@@ -124,11 +124,11 @@ def test_a_table_folder_read_the_obvious_way_holds_the_current_rows_once(spark, 
     with pytest.raises(RuntimeError, match="killed after writing"):
         run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "40", "--fail-after-write"])
     monkeypatch.undo()
-    staged = list((tmp_path / tables.STAGING / "numbers").glob("version=*/*.parquet"))
+    staged = list((tmp_path / table_layout.STAGING / "numbers").glob("version=*/*.parquet"))
     assert staged  # a second version is there, outside the table folder
     table = str(tmp_path / "numbers")
     counts = {}
-    for tool, language, template in tables.READ_EXAMPLES:
+    for tool, language, template in table_layout.READ_EXAMPLES:
         code = template.format(table=table)
         if language == "sql":
             counts[tool] = len(duckdb.sql(code).df())
@@ -137,7 +137,7 @@ def test_a_table_folder_read_the_obvious_way_holds_the_current_rows_once(spark, 
             counts[tool] = frame.count() if tool == "Spark" else len(frame)
     assert counts == {"DuckDB": 5, "pandas": 5, "pyarrow": 5, "Spark": 5}
     report = run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "40"])  # the next write clears the stale one
-    assert report["status"] == "ok" and not (tmp_path / tables.STAGING / "numbers").exists()
+    assert report["status"] == "ok" and not (tmp_path / table_layout.STAGING / "numbers").exists()
     assert len(pandas.read_parquet(table)) == 20
 
 
@@ -187,7 +187,7 @@ def test_too_much_bad_input_fails_with_a_report(spark, tmp_path):
         run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "10", "--bad-every", "1"])
     report = json.loads((tmp_path / "_reports" / "count-test.json").read_text())
     assert report["status"] == "failed" and report["bad"] == {"bad_x": 10}
-    assert tables.table_location(str(tmp_path / "numbers")) is None  # nothing readable from a failed run
+    assert table_layout.table_location(str(tmp_path / "numbers")) is None  # nothing readable from a failed run
 
 
 def test_cli_lists_jobs(capsys):
@@ -202,7 +202,7 @@ def test_a_report_that_does_not_balance_fails_the_job(spark, tmp_path, capsys):
         run_job(CountJob, spark, ["--root", str(tmp_path), "--n", "10", "--lose", "2"])
     report = json.loads((tmp_path / "_reports" / "count-test.json").read_text())
     assert report["status"] == "failed" and report["balanced"] is False and report["accounted"] == 10
-    assert tables.table_location(str(tmp_path / "numbers")) is None
+    assert table_layout.table_location(str(tmp_path / "numbers")) is None
 
 
 def test_reports_redact_credentials(spark, tmp_path):
@@ -277,7 +277,7 @@ class SumJob(Job):
 
 
 def total_of(spark, root) -> int:
-    return spark.read.parquet(tables.table_location(str(root / "sums"))).first()[0]
+    return spark.read.parquet(table_layout.table_location(str(root / "sums"))).first()[0]
 
 
 def test_inputs_are_declared_and_a_changed_input_is_not_already_done(spark, tmp_path):
@@ -327,7 +327,7 @@ def test_cli_prints_where_a_table_s_current_version_is(tmp_path, capsys):
     assert main(["table-location", str(table)]) == 1
     (table / "version=v1").mkdir(parents=True)
     (table / "version=v1" / "_SUCCESS").touch()
-    tables.write_manifest(str(table), "v1", rows=0)
+    table_layout.write_manifest(str(table), "v1", rows=0)
     assert main(["table-location", str(table)]) == 0
     assert capsys.readouterr().out.strip() == str(table / "version=v1")
 
@@ -390,7 +390,7 @@ def test_the_manifest_never_names_a_version_that_is_gone(spark, tmp_path):
     assert manifest["run_id"] == first["run_id"]
     assert (tmp_path / "numbers" / f"version={manifest['version']}" / "_SUCCESS").exists()
     with pytest.raises(FileNotFoundError):  # the switch itself refuses a missing version
-        tables.write_manifest(str(tmp_path / "numbers"), "v20000101T000000-deadbeef", rows=0)
+        table_layout.write_manifest(str(tmp_path / "numbers"), "v20000101T000000-deadbeef", rows=0)
     assert numbers_of(spark, tmp_path) == [0, 2]
 
 
@@ -481,7 +481,7 @@ def test_a_many_pair_run_writes_lang_pair_partitions_and_counts_a_skipped_pair(s
     assert report["metrics"]["pairs_skipped"] == {"eng-deu": "no_lexicon"}
     assert report["metrics"]["by_pair"]["eng-isl"] == {"even": 4} and "even" not in report["metrics"]
     assert report["metrics"]["lang_pairs"] == ["eng-fra", "eng-deu", "eng-isl"]
-    location = tables.table_location(str(tmp_path / "pair_numbers"))
+    location = table_layout.table_location(str(tmp_path / "pair_numbers"))
     assert sorted(p.name for p in (tmp_path / "pair_numbers").glob("version=*/lang_pair=*")) == [
         "lang_pair=eng-fra", "lang_pair=eng-isl"]
     counts = {row["lang_pair"]: row["count"] for row in spark.read.parquet(location).groupBy("lang_pair").count().collect()}
@@ -491,7 +491,7 @@ def test_a_many_pair_run_writes_lang_pair_partitions_and_counts_a_skipped_pair(s
 def test_a_single_pair_run_keeps_its_metrics_at_the_top(spark, tmp_path):
     report = run_job(PairJob, spark, ["--root", str(tmp_path), "--langs", "en,fr"])
     assert report["metrics"]["even"] == 2 and report["metrics"]["by_pair"]["eng-fra"] == {"even": 2}
-    assert spark.read.parquet(tables.table_location(str(tmp_path / "pair_numbers"))).columns == [
+    assert spark.read.parquet(table_layout.table_location(str(tmp_path / "pair_numbers"))).columns == [
         "id", "reason", "lang_pair"]
 
 

@@ -3,7 +3,7 @@ import pytest
 
 from parascout.jobs.bucket_handles import BucketHandlesJob
 from parascout.jobs.errors import ConfigError
-from parascout.udfs.common.tables import table_location
+from parascout.udfs.common.table_layout import table_location
 from tests.conftest import run_job
 
 SCHEMA = "url string, host string, lang string, status string"

@@ -11,7 +11,7 @@ from parascout.jobs.discover_sites import DiscoverSitesJob
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.fetch_docs import FetchDocsJob
 from parascout.jobs.scan_cdx import ScanCdx
-from parascout.udfs.common import tables
+from parascout.udfs.common import table_layout
 from parascout.udfs.index.site_discovery import url_language_marker
 from parascout.udfs.rank.domain_focus import FOCUS_COLUMNS
 from parascout.udfs.sample_archive import generate
@@ -21,7 +21,7 @@ TERMS = str(resources.files("parascout.conf") / "domain_terms_money.tsv")
 
 
 def read(root, table: str) -> pd.DataFrame:
-    return pd.read_parquet(tables.table_location(str(root / table)))
+    return pd.read_parquet(table_layout.table_location(str(root / table)))
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 from parascout.jobs.export_bitext import ExportBitextJob
 from parascout.jobs.shortlist import ShortlistJob
 from parascout.udfs.common.lexicon import Lexicon, write_lexicon
-from parascout.udfs.common.tables import table_location
+from parascout.udfs.common.table_layout import table_location
 from parascout.udfs.export.bitext import formats
 from parascout.udfs.export.bitext.export import BAD_REASONS, NO_PAIRS_KEPT, export_document
 from parascout.udfs.export.bitext.filters import filter_reason

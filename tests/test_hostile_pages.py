@@ -37,7 +37,7 @@ from parascout.jobs.shortlist import ShortlistJob
 from parascout.jobs.train_lexicon import TrainLexiconJob
 from parascout.jobs.verify_pairs import VerifyPairsJob
 from parascout.udfs.common.demo_report import build_demo_report, step_summary
-from parascout.udfs.common.tables import table_location
+from parascout.udfs.common.table_layout import table_location
 from parascout.udfs.export.bitext import formats
 from tests.conftest import run_job
 from tests.test_documents import record_bytes, write_warc

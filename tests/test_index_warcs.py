@@ -9,7 +9,7 @@ import pytest
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.index_warcs import IndexWarcs
 from parascout.jobs.scan_cdx import ScanCdx
-from parascout.udfs.common import tables
+from parascout.udfs.common import table_layout
 from parascout.udfs.index.cdx_records import RECORD_TYPES
 from parascout.udfs.sample_archive import generate
 from tests.conftest import run_job
@@ -20,7 +20,7 @@ COMPARED = ("url", "surt", "host", "domain", "status", "mime", "digest", "fetch_
 
 
 def urls_rows(spark, root) -> list[tuple]:
-    urls = spark.read.parquet(tables.table_location(str(root / "urls")))
+    urls = spark.read.parquet(table_layout.table_location(str(root / "urls")))
     return sorted(tuple(row) for row in urls.select(*COMPARED, "lang").collect())
 
 
@@ -66,7 +66,7 @@ def test_urls_name_the_crawl_of_each_warc_s_warcinfo_else_its_name(spark, shared
     scanned = run_job(ScanCdx, spark, ["--root", str(tmp_path / "root"), "--cdx", str(tmp_path / "root" / "indexes"),
                                        "--crawl", "CC-MAIN-2020-34,weekly-news,library"])
     assert scanned["balanced"] and scanned["kept"] == 21 and "crawl_not_selected" not in scanned["filtered"]
-    urls = spark.read.parquet(tables.table_location(str(tmp_path / "root" / "urls"))).toPandas()
+    urls = spark.read.parquet(table_layout.table_location(str(tmp_path / "root" / "urls"))).toPandas()
     assert urls.groupby("warc_filename")["crawl"].unique().map(list).to_dict() == {
         "CC-MAIN-2020-34-excerpt.warc.gz": ["CC-MAIN-2020-34"], "heritrix-20240805-00001.warc.gz": ["weekly-news"],
         "wget/library.warc.gz": ["library"]}

@@ -24,7 +24,7 @@ import pandas as pd
 import psutil
 import pytest
 
-from parascout.udfs.common import tables
+from parascout.udfs.common import table_layout
 from tests.conftest import REPO
 from tests.test_documents import write_warc
 from tests.test_fetch_docs import urls_rows, write_table
@@ -105,7 +105,7 @@ def counts_of(report: dict) -> dict:
 
 def table_rows(root: Path, table: str) -> pd.DataFrame:
     """The table's current version, rows sorted by every column (nested values by their text)."""
-    frame = pd.read_parquet(tables.table_location(str(root / table)))
+    frame = pd.read_parquet(table_layout.table_location(str(root / table)))
     order = frame.astype(str).agg("\x1f".join, axis=1).argsort(kind="stable")
     return frame.iloc[order.to_numpy()].reset_index(drop=True)
 
@@ -266,7 +266,7 @@ def test_fetch_docs_gives_the_same_tables_after_a_lost_process(tmp_path, fetch_a
     log = (tmp_path / "job.log").read_text()
     assert ("Lost executor" if lost == "executor" else "Python worker exited unexpectedly") in log
     assert_same_run(tmp_path, report, *fetch_docs_undisturbed, ("docs", "texts"))
-    assert not Path(tmp_path, tables.STAGING, "_resume", "fetch-docs").exists()
+    assert not Path(tmp_path, table_layout.STAGING, "_resume", "fetch-docs").exists()
 
 
 

@@ -20,7 +20,7 @@ from parascout.jobs.scan_cdx import ScanCdx
 from parascout.jobs.shortlist import ShortlistJob
 from parascout.jobs.train_lexicon import TrainLexiconJob
 from parascout.jobs.verify_pairs import VerifyPairsJob
-from parascout.udfs.common.tables import table_location
+from parascout.udfs.common.table_layout import table_location
 from parascout.udfs.sample_archive import generate
 from tests.conftest import run_job
 

@@ -12,7 +12,7 @@ import pytest
 
 from parascout.jobs.index_warcs import IndexWarcs
 from parascout.jobs.scan_cdx import ScanCdx
-from parascout.udfs.common import tables
+from parascout.udfs.common import table_layout
 from parascout.udfs.fetch.warc_record import decode_record
 from tests.conftest import run_job
 
@@ -84,7 +84,7 @@ def test_a_wget_crawl_is_indexed_scanned_and_read_back(spark, site, tmp_path):
     scanned = run_job(ScanCdx, spark, ["--root", str(tmp_path / "root"),
                                        "--cdx", str(tmp_path / "root" / "indexes"), "--langs", "en,fr"])
     assert scanned["balanced"] and scanned["kept"] == 5
-    urls = {row.url: row for row in spark.read.parquet(tables.table_location(str(tmp_path / "root" / "urls")))
+    urls = {row.url: row for row in spark.read.parquet(table_layout.table_location(str(tmp_path / "root" / "urls")))
             .collect()}
     assert {url.removeprefix(site) for url in urls} == {"", "en/index.html", "en/history.html", "fr/index.html",
                                                           "fr/history.html"}
@@ -95,5 +95,5 @@ def test_a_wget_crawl_is_indexed_scanned_and_read_back(spark, site, tmp_path):
             handle.seek(row.warc_offset)
             record = decode_record(handle.read(row.warc_length))
         assert record.status == "ok" and record.target_uri == row.url and record.http_status == 200
-    hosts = spark.read.parquet(tables.table_location(str(tmp_path / "root" / "hosts"))).collect()
+    hosts = spark.read.parquet(table_layout.table_location(str(tmp_path / "root" / "hosts"))).collect()
     assert [(row.host, row.is_candidate) for row in hosts] == [("127.0.0.1", True)]

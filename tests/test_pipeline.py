@@ -15,7 +15,7 @@ import pytest
 
 from parascout.jobs.demo import VERIFIED
 from parascout.udfs.common.demo_report import produced
-from parascout.udfs.common.tables import table_location
+from parascout.udfs.common.table_layout import table_location
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from parascout.jobs.align import AlignJob
-from parascout.udfs.common import locks, storage, tables
+from parascout.udfs.common import locks, storage, table_layout
 from tests.s3_faults import FaultProxy, OperationFault
 
 for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
@@ -126,17 +126,17 @@ def test_a_failed_multipart_upload_fails_naming_the_store_error_and_leaves_nothi
 def write_version(root: str, version: str, rows: int) -> str:
     """A complete version of table `urls` under the root, as a job leaves it before the switch."""
     table_dir = storage.join(root, "urls")
-    filesystem, inner = storage.arrow_filesystem(tables.version_path(table_dir, version))
+    filesystem, inner = storage.arrow_filesystem(table_layout.version_path(table_dir, version))
     filesystem.create_dir(inner, recursive=True)
     pq.write_table(pa.table({"url": [f"https://a.is/{version}/{n}" for n in range(rows)]}),
                    f"{inner}/part-00000.parquet", filesystem=filesystem)
-    storage.write_text(storage.join(tables.version_path(table_dir, version), "_SUCCESS"), "")
+    storage.write_text(storage.join(table_layout.version_path(table_dir, version), "_SUCCESS"), "")
     return table_dir
 
 
 def read_urls(table_dir: str) -> list[str]:
     """The table's rows as a reader gets them: the project's table_location, then pyarrow."""
-    filesystem, inner = storage.arrow_filesystem(tables.table_location(table_dir))
+    filesystem, inner = storage.arrow_filesystem(table_layout.table_location(table_dir))
     return pq.read_table(inner, filesystem=filesystem).column("url").to_pylist()
 
 
@@ -148,17 +148,17 @@ def test_a_connection_cut_during_the_switch_leaves_the_last_complete_version(mot
     through(moto_endpoint)
     root = f"s3://{bucket}/root"
     table_dir = write_version(root, "v1", 3)
-    tables.write_manifest(table_dir, "v1", rows=3)
+    table_layout.write_manifest(table_dir, "v1", rows=3)
     write_version(root, "v2", 5)
     with FaultProxy(moto_endpoint, operations=(OperationFault("COPY", fault),)) as proxy:
         through(proxy.endpoint)
         with pytest.raises(OSError, match="CopyObject|SlowDown|NETWORK"):
-            tables.write_manifest(table_dir, "v2", rows=5)
+            table_layout.write_manifest(table_dir, "v2", rows=5)
     through(moto_endpoint)
-    assert tables.read_manifest(table_dir)["version"] == "v1" and tables.table_problem(table_dir) is None
+    assert table_layout.read_manifest(table_dir)["version"] == "v1" and table_layout.table_problem(table_dir) is None
     assert read_urls(table_dir) == [f"https://a.is/v1/{n}" for n in range(3)]
     assert not [key for key in keys(moto_endpoint, bucket) if storage.TEMPORARY_PREFIX in key]
-    tables.write_manifest(table_dir, "v2", rows=5)
+    table_layout.write_manifest(table_dir, "v2", rows=5)
     assert len(read_urls(table_dir)) == 5
 
 

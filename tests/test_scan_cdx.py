@@ -15,7 +15,7 @@ import pytest
 
 from parascout.jobs.errors import ConfigError, JobFailed
 from parascout.jobs.scan_cdx import ScanCdx
-from parascout.udfs.common import tables
+from parascout.udfs.common import table_layout
 from parascout.udfs.common.jvm import jvm_jar_path
 from parascout.udfs.common.sites import site_of
 from parascout.udfs.common.urls import surt
@@ -285,7 +285,7 @@ def test_too_much_bad_input_fails_with_a_clear_message(spark, tmp_path):
         run_job(ScanCdx, spark, ["--root", str(tmp_path), "--cdx", str(CDX / "broken.cdx")])
     written = json.loads((tmp_path / "_reports" / "scan-cdx.json").read_text())
     assert written["status"] == "failed" and written["bad"]["malformed_line"] == 2
-    assert tables.table_location(str(tmp_path / "urls")) is None  # no urls for the next job to read
+    assert table_layout.table_location(str(tmp_path / "urls")) is None  # no urls for the next job to read
 
 
 @pytest.mark.slow
@@ -295,7 +295,7 @@ def test_filters_that_keep_nothing_give_empty_tables_and_a_balanced_report(spark
     assert report["inputs"] == {"index_records": 18} and report["bad"] == {}
     assert report["filtered"] == {"status": 16, "revisit": 1, "redirect": 1}
     assert report["outputs"] == {"urls": 0, "hosts": 0}
-    assert spark.read.parquet(tables.table_location(str(tmp_path / "urls"))).count() == 0
+    assert spark.read.parquet(table_layout.table_location(str(tmp_path / "urls"))).count() == 0
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from parascout.jobs.shortlist import ShortlistJob
-from parascout.udfs.common.tables import table_location
+from parascout.udfs.common.table_layout import table_location
 from parascout.udfs.rank import shortlist
 from tests.conftest import run_job
 

@@ -8,7 +8,7 @@ from parascout.jobs.export_crawl_plan import PLAN_TYPES, ExportCrawlPlanJob
 from parascout.jobs.fetch_docs import METADATA_SCHEMA, TEXT_COLUMNS, FetchDocsJob
 from parascout.jobs.replay_crawl import ReplayCrawlJob
 from parascout.jobs.scan_cdx import URL_COLUMNS, ScanCdx
-from parascout.udfs.common import tables
+from parascout.udfs.common import table_layout, tables
 from parascout.udfs.export.bitext.export import DOCUMENT_COLUMNS, DOCUMENT_KEYS, DOCUMENT_SCHEMA
 from parascout.udfs.fetch.documents import DOC_COLUMNS, DOCS_SCHEMA
 from parascout.udfs.rank.domain_focus import FOCUS_COLUMNS
@@ -69,7 +69,7 @@ def written_problems(spark, root, jobs) -> dict[str, list[str]]:
     """What differs from the registry in each table the jobs declare as outputs, read as other tools read them."""
     problems = {}
     for table in (table for job in jobs for table in job.outputs if table not in job.unversioned_outputs):
-        location = tables.table_location(str(root / table))
+        location = table_layout.table_location(str(root / table))
         assert location is not None, f"{table} was not written"
         problems[table] = tables.schema_problems(table, spark.read.parquet(location).schema)
     return problems

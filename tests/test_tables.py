@@ -2,7 +2,7 @@
 import pytest
 
 from parascout.jobs.base import Job
-from parascout.udfs.common import tables
+from parascout.udfs.common import table_layout, tables
 from tests.conftest import REPO, run_job
 
 tables.register(tables.Table("registry_test", "registry-test", "a test table", tables.columns_from(
@@ -64,4 +64,4 @@ def test_a_job_writing_an_unregistered_column_fails(spark, tmp_path):
     assert run_job(WritesColumns, spark, ["--root", str(tmp_path)])["status"] == "ok"
     with pytest.raises(tables.TableColumnsError, match="'surprise' is not in the table registry"):
         WritesColumns().use_spark(spark).run(["--root", str(tmp_path / "other"), "--extra", "surprise"])
-    assert tables.table_location(str(tmp_path / "other" / "registry_test")) is None
+    assert table_layout.table_location(str(tmp_path / "other" / "registry_test")) is None

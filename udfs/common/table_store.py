@@ -1,12 +1,12 @@
 """The versioned tables under a dataset root as one run sees them: new versions written to the staging folder,
-read back by the run's later steps, then switched in or discarded whole (the layout is udfs.common.tables')."""
+read back by the run's later steps, then switched in or discarded whole (the layout is udfs.common.table_layout's)."""
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from parascout.udfs.common import storage, tables
+from parascout.udfs.common import storage, table_layout, tables
 
 #: the column (and partition folder) naming a row's language pair in the tables of per-pair jobs
 PAIR_COLUMN = "lang_pair"
@@ -48,8 +48,8 @@ class TableStore:
     def table_location(self, table: str) -> str | None:
         """Where `table`'s data is: this run's new version once written, else the current version (None: absent)."""
         if table in self.staged:
-            return tables.staging_path(self.table_path(table), self.staged[table][0])
-        return tables.table_location(self.table_path(table))
+            return table_layout.staging_path(self.table_path(table), self.staged[table][0])
+        return table_layout.table_location(self.table_path(table))
 
     def table_exists(self, table: str) -> bool:
         return self.table_location(table) is not None
@@ -76,7 +76,7 @@ class TableStore:
         """Write a DataFrame as a new version of `table` in the root's staging folder and return its row count.
 
         Later reads get the new version; readers elsewhere keep the current one until `commit` moves it into the
-        table folder (see parascout.udfs.common.tables). With `pair` the rows go to the version's
+        table folder (see parascout.udfs.common.table_layout). With `pair` the rows go to the version's
         `lang_pair=<pair>` partition, and every pair of the run shares the version; a frame with a `lang_pair`
         column written without a pair is partitioned by it the same way."""
         if pair is not None and PAIR_COLUMN in df.columns:
@@ -85,7 +85,7 @@ class TableStore:
         for problem in tables.check_columns(table, columns):  # raises on a missing required column (tests: any)
             self.log.warning("%s", problem)
         version, rows_before = self._version_to_write(table, pair)
-        location = tables.staging_path(self.table_path(table), version)
+        location = table_layout.staging_path(self.table_path(table), version)
         if pair is not None:
             location = storage.join(location, f"{PAIR_COLUMN}={pair}")
             self._pair_writes.setdefault(pair, []).append(location)
@@ -104,7 +104,7 @@ class TableStore:
         if pair is not None and table in self.staged:
             return self.staged[table]
         self._remove_stale_versions(self.table_path(table))
-        return tables.new_version(), 0
+        return table_layout.new_version(), 0
 
     def _write_parquet(self, df, location: str, by_pair: bool) -> None:
         """Write `df` at `location`, by_pair: partitioned by lang_pair (every pair in one pass, the layout of
@@ -128,7 +128,7 @@ class TableStore:
         rows_now = {}
         for location in self._pair_writes.pop(pair, []):
             for table, (version, rows) in list(self.staged.items()):
-                if location.startswith(tables.staging_path(self.table_path(table), version) + "/"):
+                if location.startswith(table_layout.staging_path(self.table_path(table), version) + "/"):
                     removed = self.spark.read.parquet(location).count()
                     self.staged[table] = (version, rows - removed)
                     rows_now[table] = rows - removed
@@ -138,7 +138,7 @@ class TableStore:
     def mark_versions_complete(self) -> None:
         """Every pair's partitions are written: mark each new version complete (its `_SUCCESS` file)."""
         for table, (version, _) in self.staged.items():
-            marker = storage.join(tables.staging_path(self.table_path(table), version), "_SUCCESS")
+            marker = storage.join(table_layout.staging_path(self.table_path(table), version), "_SUCCESS")
             if not storage.exists(marker):
                 storage.write_text(marker, "")
 
@@ -148,15 +148,15 @@ class TableStore:
         folder, write the manifest, remove the version it replaced; nothing is switched unless every new version
         is still complete (SwitchFailed)."""
         gone = [table for table, (version, _) in self.staged.items()
-                if not tables.staged_complete(self.table_path(table), version)]
+                if not table_layout.staged_complete(self.table_path(table), version)]
         if gone:
             raise SwitchFailed(f"the new versions of {gone} are gone before the switch (removed by another "
                                "writer?); the tables keep their current versions")
         for table, (version, rows) in list(self.staged.items()):
             table_dir = self.table_path(table)
-            self._move(tables.staging_path(table_dir, version), tables.version_path(table_dir, version))
-            self._delete(tables.staging_path(table_dir))
-            tables.write_manifest(table_dir, version, rows=rows, job=job, run_id=run_id)
+            self._move(table_layout.staging_path(table_dir, version), table_layout.version_path(table_dir, version))
+            self._delete(table_layout.staging_path(table_dir))
+            table_layout.write_manifest(table_dir, version, rows=rows, job=job, run_id=run_id)
             del self.staged[table]
             self._remove_versions(table_dir, keep=version, legacy_too=True)
 
@@ -164,9 +164,9 @@ class TableStore:
         """A failed run: remove the versions it wrote (best effort; the next write removes what is left)."""
         for table, (version, _) in self.staged.items():
             table_dir = self.table_path(table)
-            moved = [tables.version_path(table_dir, version)] if _manifest_version(table_dir) != version else []
+            moved = [table_layout.version_path(table_dir, version)] if _manifest_version(table_dir) != version else []
             try:
-                for location in [tables.staging_path(table_dir, version), *moved]:  # moved: a switch cut short
+                for location in [table_layout.staging_path(table_dir, version), *moved]:  # moved: a switch cut short
                     self._delete(location)
             except Exception as error:  # noqa: BLE001 - the job's own error is the one to report
                 self.log.warning("could not remove the unfinished %s version %s: %s", table, version, error)
@@ -185,7 +185,7 @@ class TableStore:
         """Before a new version is written: the table folder's versions but the current one, and the table's
         staging folder (versions of failed or killed runs: the writer lock makes this run the only writer)."""
         self._remove_versions(table_dir, keep=_manifest_version(table_dir))
-        self._delete(tables.staging_path(table_dir))
+        self._delete(table_layout.staging_path(table_dir))
 
     def _remove_versions(self, table_dir: str, keep: str | None, legacy_too: bool = False) -> None:
         """Delete the table folder's version folders but `keep`; with `legacy_too`, also files of a plain table
@@ -195,8 +195,8 @@ class TableStore:
             return
         for status in fs.listStatus(folder):
             name = status.getPath().getName()
-            is_version = name.startswith(tables.VERSION_PREFIX)
-            if name == tables.MANIFEST or (is_version and name == tables.VERSION_PREFIX + str(keep)):
+            is_version = name.startswith(table_layout.VERSION_PREFIX)
+            if name == table_layout.MANIFEST or (is_version and name == table_layout.VERSION_PREFIX + str(keep)):
                 continue
             if is_version or legacy_too:
                 fs.delete(status.getPath(), True)
@@ -214,5 +214,5 @@ class TableStore:
 
 
 def _manifest_version(table_dir: str) -> str | None:
-    manifest = tables.read_manifest(table_dir)
+    manifest = table_layout.read_manifest(table_dir)
     return manifest["version"] if manifest else None

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 
 import pandas as pd
 
-from parascout.udfs.common import range_reads, storage, tables
+from parascout.udfs.common import range_reads, storage, table_layout
 
 PLAN = "plan.json"
 PART_SUFFIX = ".parquet"
@@ -29,7 +29,7 @@ DONE_SUFFIX = ".done"
 
 def area_path(root: str, job: str) -> str:
     """Where `job` keeps its finished tasks: beside the staged table versions, never read as a table."""
-    return storage.join(root, tables.STAGING, "_resume", job)
+    return storage.join(root, table_layout.STAGING, "_resume", job)
 
 
 def load_plan(area: str, identity: dict) -> dict | None:
