@@ -44,7 +44,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from parascout.udfs.common.urls import url_host
+from parascout.udfs.common.language_id import cld2_language
+from parascout.udfs.common.urls import _resolve_link, image_file_name, url_host
 from parascout.udfs.fetch.documents import empty_doc, parse_record
 from parascout.udfs.fetch.html_text import (
     BLOCK_TAGS,
@@ -55,9 +56,6 @@ from parascout.udfs.fetch.html_text import (
     SKIPPED_CONTENT_TAGS,
     VOID_TAGS,
     WHITESPACE,
-    _resolve_link,
-    cld2_language,
-    image_file_name,
 )
 from parascout.udfs.fetch.warc_fetch import FetchSettings, RangeReader, fetch_documents, plan_ranges
 from parascout.udfs.fetch.warc_record import MAX_IMAGES, MAX_OUTLINK_CHARS, LinkBudget, bound_links
@@ -228,6 +226,7 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
     """Share of the new path's CPU per step: Lexbor's parse, the tree walk, page CLD2, paragraphs."""
     from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
+    from parascout.udfs.common.language_id import cld2_detect
     from parascout.udfs.fetch import html_text
 
     spent = dict.fromkeys(("lexbor_parse", "tree_walk", "page_cld2", "paragraphs"), 0.0)
@@ -240,7 +239,7 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
         html_text.WALK([first], page, html_text.MAX_TEXT_CHARS)
         spent["tree_walk"] += time.process_time() - cpu
         cpu = time.process_time()
-        lang, _, _, single = html_text._cld2_detect(page.text_input[0])
+        lang, _, _, single = cld2_detect(page.text_input[0])
         spent["page_cld2"] += time.process_time() - cpu
         cpu = time.process_time()
         html_text.PAGE_PARAGRAPHS(page.blocks, None, lang, single)
@@ -253,12 +252,13 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
 def python_walk_features(html: str, url: str | None) -> dict:
     """html_features with the Python walk, paragraph keys, paragraph step and CLD2 inputs (the reference) in place of
     the compiled ones: the same-run baseline."""
+    from parascout.udfs.common.language_id import cld2_input
     from parascout.udfs.fetch import html_text
 
     names = ("WALK", "PARAGRAPH_KEYS", "PAGE_PARAGRAPHS", "CLD2_INPUT")
     compiled = [getattr(html_text, name) for name in names]
     for name, reference in zip(names, (html_text.walk_page, html_text.paragraph_keys, html_text.page_paragraphs,
-                                       html_text.cld2_input)):
+                                       cld2_input)):
         setattr(html_text, name, reference)
     try:
         return html_text.html_features(html, url)
@@ -356,7 +356,11 @@ def bench_ceiling(pages: list[tuple[str, str]], label: str, repeat: int = 3) -> 
     import pycld2
     from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
-    from parascout.udfs.fetch.html_text import _cld2, html_features
+    from parascout.udfs.common import language_id
+    from parascout.udfs.fetch.html_text import CLD2_INPUT, html_features
+
+    def page_language(text):  # CLD2 on a page's text as html_text runs it (its CLD2 input engine included)
+        return language_id.cld2_detect(CLD2_INPUT(text))
 
     options = LexborDocumentOptions.WO_EVENTS
     texts = page_texts(pages)
@@ -366,19 +370,19 @@ def bench_ceiling(pages: list[tuple[str, str]], label: str, repeat: int = 3) -> 
         LexborHTMLParser(html, options=options)
 
     def page_cld2(html, url):
-        _cld2(texts[url])
+        page_language(texts[url])
 
     def cld2_detect(html, url):
         pycld2.detect(encoded[url], isPlainText=True)
 
     def parse_and_cld2(html, url):
         LexborHTMLParser(html, options=options)
-        _cld2(texts[url])
+        page_language(texts[url])
 
     def parse_text_cld2(html, url):
         tree = LexborHTMLParser(html, options=options)
         body = tree.body
-        _cld2(body.text(separator=" ", strip=True) if body is not None else "")
+        page_language(body.text(separator=" ", strip=True) if body is not None else "")
 
     steps = {"lexbor_parse": parse, "page_cld2": page_cld2, "cld2_detect_only": cld2_detect,
              "parse_plus_page_cld2": parse_and_cld2, "parse_lexbor_text_cld2": parse_text_cld2,

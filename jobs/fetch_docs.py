@@ -32,7 +32,8 @@ from parascout.udfs.common.lexicon import load_lexicon
 from parascout.udfs.common.sites import with_site
 from parascout.udfs.fetch import documents, resume, warc_fetch, warc_record
 from parascout.udfs.fetch.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
-from parascout.udfs.fetch.html_text import MAX_NESTING_DEPTH, MAX_TAG_ATTRIBUTES, MAX_TEXT_CHARS, WALK_ENGINE
+from parascout.udfs.fetch.html_text import MAX_TEXT_CHARS, WALK_ENGINE
+from parascout.udfs.fetch.markup_guard import MAX_NESTING_DEPTH, MAX_TAG_ATTRIBUTES
 from parascout.udfs.fetch.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
 from parascout.udfs.fetch.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
 from parascout.udfs.index.wat import read_wat_files

@@ -1,19 +1,19 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""udfs.fetch.html_text.walk_page, page_paragraphs and cld2_input compiled: the same pass over a Lexbor tree, reading
-Lexbor's node structs directly, the same paragraph step, and the same bytes for CLD2.
+"""udfs.fetch.html_text.walk_page and page_paragraphs and udfs.common.language_id.cld2_input compiled: the same pass
+over a Lexbor tree, reading Lexbor's node structs directly, the same paragraph step, and the same bytes for CLD2.
 
 An optional accelerator (`make walk`): udfs.fetch.html_text uses it only when it was built against the running
-selectolax version and agrees with the Python functions on probe pages; the Python ones are the reference, and
-tests/test_html_walk.py pins the two together on real CommonCrawl and sample-archive pages. What is rare or
-Python-shaped stays in Python through the same calls the Python walk makes: a tag met for the first time
-(`_tag_entry`), attribute dicts of <meta> and of elements with prefixed or (images) unusual attributes
-(`LexborNode.attributes`), link resolution (`_resolve_link`, cached, behind a memo here), link cues (`link_cue`, `code_language`),
-image names (`_image_file_name`, cached), <meta>, <base>, <html> and frames (`Page.element_attributes`), block
-languages (CLD2). Anchors' links, cues and link budget, images, alternate <link>s, text blocks and the paragraph
-step's classes and hashes (BLAKE2b, as hashlib's) follow `Page.link`, `Page.close_anchor`, `Page.image`,
-`Page.element_attributes`, `Page.add_block` and `page_paragraphs` here. Nothing here calls Lexbor or links to
-selectolax's library: selectolax's own .pxd gives LexborNode's layout, Lexbor's headers (from selectolax's source
-package, same version) the structs'.
+selectolax version and agrees with the Python functions on the probes of udfs.fetch.compiled_walk; the Python ones
+are the reference, and tests/test_html_walk.py pins the two together on real CommonCrawl and sample-archive pages.
+What is rare or Python-shaped stays in Python through the same calls the Python walk makes: a tag met for the first
+time (`_tag_entry`), attribute dicts of <meta> and of elements with prefixed or (images) unusual attributes
+(`LexborNode.attributes`), link resolution (udfs.common.urls' `_resolve_link`, cached, behind a memo here), link cues
+(`link_cue`, `code_language`), image names (urls' `_image_file_name`, cached), <meta>, <base>, <html> and frames
+(`Page.element_attributes`), block languages (CLD2). Anchors' links, cues and link budget, images, alternate <link>s,
+text blocks and the paragraph step's classes and hashes (BLAKE2b, as hashlib's) follow `Page.link`,
+`Page.close_anchor`, `Page.image`, `Page.element_attributes`, `Page.add_block` and `page_paragraphs` here. Nothing here
+calls Lexbor or links to selectolax's library: selectolax's own .pxd gives LexborNode's layout, Lexbor's headers (from
+selectolax's source package, same version) the structs'.
 """
 from cpython.ref cimport PyObject
 from cpython.unicode cimport (
@@ -239,7 +239,7 @@ cdef extern from *:
     /* One text node's UTF-8 (n bytes) added to the open block and to the page's CLD2 input, in one pass: its
        whitespace runs (str.split's) collapsed to one ' ' between two kept characters, and one before the first when
        the block holds text and whitespace came before (t->gap); the run, after a ' ' when it is not the page's first,
-       with the characters CLD2 cannot take (html_text.CLD2_UNSAFE) as spaces. The buffers hold n + 1 more bytes.
+       with the characters CLD2 cannot take (language_id.CLD2_UNSAFE) as spaces. The buffers hold n + 1 more bytes.
        The characters of the collapsed run (0 when the text is all whitespace: nothing added), or -1 at the first
        ill-formed sequence CPython's strict decoder rejects (overlong, surrogate, past U+10FFFF, cut short), with
        nothing added. */
@@ -540,7 +540,7 @@ cdef Memo _link_memo = Memo()
 
 
 cdef add_image(page, list images, dict attributes):
-    """Page.image: an image's file name (html_text.image_file_name's narrowing and its cached _image_file_name),
+    """Page.image: an image's file name (urls.image_file_name's narrowing and its cached _image_file_name),
     kept while the page has fewer than MAX_IMAGES."""
     src = attributes.get("src") or attributes.get("data-src")
     if not src or (<str> src).strip().lower().startswith("data:"):
@@ -591,7 +591,7 @@ cdef inline bint starts_with_ascii(str text, const char *prefix, Py_ssize_t leng
 
 
 cdef object anchor_link(page, Budget budget, list links, object href):
-    """Page.link(href) of an <a> (no cue): html_text.resolve_link's base narrowing, its cached _resolve_link, the
+    """Page.link(href) of an <a> (no cue): urls.resolve_link's base narrowing, its cached _resolve_link, the
     page's link budget; the URL kept, or None."""
     if not href:
         return None
@@ -1344,7 +1344,7 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
-    /* what html_text.CLD2_UNSAFE matches: C0 controls but tab, newline and carriage return; DEL and the C1 controls;
+    /* what language_id.CLD2_UNSAFE matches: C0 controls but tab, newline and carriage return; DEL and the C1 controls;
        surrogates; U+FFFE and U+FFFF */
     static inline int walk_cld2_unsafe(Py_UCS4 c) {
         return (c < 32 && c != 9 && c != 10 && c != 13) || (0x7f <= c && c <= 0x9f) || (0xd800 <= c && c <= 0xdfff)
@@ -1359,7 +1359,7 @@ cdef extern from *:
             if (!walk_is_space(c)) blank = 0; \\
             WALK_PUT_UTF8(out, length, c); \\
         } }
-    /* html_text.cld2_input's characters into out (4 bytes a character): the UTF-8 length; *blank cleared when a
+    /* language_id.cld2_input's characters into out (4 bytes a character): the UTF-8 length; *blank cleared when a
        character other than whitespace is written */
     static Py_ssize_t walk_cld2_write(int kind, const void *data, Py_ssize_t size, unsigned char *out, int *blank_text) {
         Py_ssize_t i, length = 0;
@@ -1409,7 +1409,7 @@ cdef extern from *:
 
 
 def cld2_input(str text):
-    """udfs.fetch.html_text.cld2_input: the text's UTF-8 with the characters CLD2 cannot take as spaces, or None when nothing
+    """udfs.common.language_id.cld2_input: the text's UTF-8 with the characters CLD2 cannot take as spaces, or None when nothing
     but whitespace is left; a text with neither (most) is encoded as it is."""
     cdef Py_ssize_t size = len(text), length
     if walk_cld2_ready(PyUnicode_KIND(text), PyUnicode_DATA(text), size):

@@ -11,8 +11,9 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from parascout.udfs.common.urls import normalise_link
 from parascout.udfs.fetch import documents
-from parascout.udfs.fetch.documents import decode_html, html_features, normalise_link, parse_record
+from parascout.udfs.fetch.documents import decode_html, html_features, parse_record
 from parascout.udfs.index.wat import read_wat
 
 ENGLISH = ("The committee published its annual report on the protection of coastal waters. "
@@ -232,7 +233,7 @@ def deeply_nested_page(depth: int) -> str:
     (deeply_nested_page(20_000), "nest deeper than 2000"),
 ])
 def test_markup_past_the_parser_bounds_is_counted_not_parsed(page, reason):
-    from parascout.udfs.fetch.html_text import markup_problem
+    from parascout.udfs.fetch.markup_guard import markup_problem
 
     assert reason in markup_problem(page)
     doc = parse_record(record_bytes("http://a.example/heavy", page), "http://a.example/heavy", record_seconds=None)
@@ -241,7 +242,7 @@ def test_markup_past_the_parser_bounds_is_counted_not_parsed(page, reason):
 
 
 def test_markup_within_the_bounds_parses_and_the_bounds_are_parameters():
-    from parascout.udfs.fetch.html_text import markup_problem
+    from parascout.udfs.fetch.markup_guard import markup_problem
 
     for page in (attribute_heavy_page(900), deeply_nested_page(1_500), html_page("Plain", [ENGLISH] * 50)):
         assert markup_problem(page) is None

@@ -7,13 +7,8 @@ import zlib
 import pytest
 
 from benchmarks.bench_fetch_verify import html_parser_features
-from parascout.udfs.fetch.html_text import (
-    MAX_KEYWORDS,
-    MAX_METADATA_CHARS,
-    MIN_LANG_CHARS,
-    html_features,
-    paragraph_hash,
-)
+from parascout.udfs.fetch.html_text import MIN_LANG_CHARS, html_features, paragraph_hash
+from parascout.udfs.fetch.meta_tags import MAX_KEYWORDS, MAX_METADATA_CHARS
 from parascout.udfs.verify.structure import ThresholdRule, strand_features
 from tests.test_documents import ENGLISH, GERMAN, gzip_members, html_page
 

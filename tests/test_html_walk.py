@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks.bench_fetch_verify import http_responses
 from native import build_html_walk
+from parascout.udfs.common import language_id
 from parascout.udfs.fetch import html_text
 from tests.test_html_text import TEMPLATED_PAGE, real_pages
 
@@ -108,7 +109,7 @@ def paragraph_cases(pages: list[tuple[str, str]]) -> list[tuple]:
         page = html_text.Page(url)
         html_text.walk_page(html_text.parse_tops(html), page, html_text.MAX_TEXT_CHARS)
         title = html_text.WHITESPACE.sub(" ", "".join(page.title_parts)).strip() or None
-        lang, _, _, single = html_text._cld2_detect(page.text_input[0])
+        lang, _, _, single = language_id.cld2_detect(page.text_input[0])
         cases += [(page.blocks, title, lang, single), (page.blocks, title, lang, not single),
                   (page.blocks, None, "zho", False)]
     return cases
@@ -183,7 +184,7 @@ def text_runs(runs: list[bytes]) -> tuple:
     (page_cld2_input) of their whitespace-collapsed runs."""
     texts = [run.decode("utf-8", "replace") for run in runs]
     chunks = [" ".join(text.split()) for text in texts]
-    return " ".join("".join(text or " " for text in texts).split()), html_text.page_cld2_input([c for c in chunks if c]), list(map(len, chunks))
+    return " ".join("".join(text or " " for text in texts).split()), language_id.page_cld2_input([c for c in chunks if c]), list(map(len, chunks))
 
 
 @needs_compiled
@@ -215,7 +216,7 @@ def test_compiled_cld2_input_is_the_python_one_on_every_character():
     texts += [every[start:start + 40] for start in range(0, 0x110000, 997)]
     texts += [every[start:start + 3] for start in range(0, 0x3100, 5)]
     for text in texts:
-        assert html_text.COMPILED.cld2_input(text) == html_text.cld2_input(text)
+        assert html_text.COMPILED.cld2_input(text) == language_id.cld2_input(text)
 
 
 @needs_compiled
@@ -250,7 +251,7 @@ def test_html_features_are_the_same_with_either_walk(monkeypatch):
     monkeypatch.setattr(html_text, "WALK", html_text.walk_page)
     monkeypatch.setattr(html_text, "PARAGRAPH_KEYS", html_text.paragraph_keys)
     monkeypatch.setattr(html_text, "PAGE_PARAGRAPHS", html_text.page_paragraphs)
-    monkeypatch.setattr(html_text, "CLD2_INPUT", html_text.cld2_input)
+    monkeypatch.setattr(html_text, "CLD2_INPUT", language_id.cld2_input)
     assert [html_text.html_features(html, url) for html, url in pages] == compiled
 
 

@@ -1,4 +1,4 @@
-"""URL normalisation shared by every job: host, registered domain, SURT key.
+"""URL normalisation shared by every job: host, registered domain, a page's links and image names, SURT key.
 
 The registered domain uses tldextract's bundled Public Suffix List snapshot; it
 never fetches the list.
@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import functools
 import re
-from urllib.parse import quote_from_bytes, unquote_to_bytes, urlsplit
+from posixpath import basename
+from urllib.parse import quote_from_bytes, unquote, unquote_to_bytes, urljoin, urlsplit, urlunsplit
 
 import tldextract
 
@@ -79,6 +80,68 @@ def registered_domain(host: str) -> str | None:
     if not extracted.suffix:
         return extracted.domain or None
     return f"{extracted.domain}.{extracted.suffix}" if extracted.domain else None
+
+
+# ---- a page's links and image names, resolved against the page's URL (fetch-docs: WARC pages and WAT records) --
+#: hrefs that lead to no page
+SKIPPED_LINK_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "about:", "#")
+
+
+def normalise_link(base: str | None, href: str | None) -> str | None:
+    """Resolve href against base; http(s) only, lower-case scheme/host, no default port or fragment."""
+    resolved = resolve_link(base or "", href.strip()) if href else None
+    return resolved[0] if resolved else None
+
+
+def resolve_link(base: str, href: str) -> tuple[str, str] | None:
+    """(normalised URL, host) of a stripped href; the cache key keeps only the part of base the href uses,
+    so a site's absolute and root-relative links hit the cache on every page of the site."""
+    if href.startswith("/") and not href.startswith("//"):
+        start = base.find("://")
+        end = base.find("/", start + 3) if start > 0 else -1
+        if end > 0:
+            base = base[:end]
+    elif href[:8].lower().startswith(("http://", "https://")):
+        base = ""
+    return _resolve_link(base, href)
+
+
+@functools.lru_cache(maxsize=65536)
+def _resolve_link(base: str, href: str) -> tuple[str, str] | None:
+    """(normalised URL, host) of href on a page at base; cached, since navigation links repeat across a site."""
+    if not href or href.lower().startswith(SKIPPED_LINK_SCHEMES):
+        return None
+    try:
+        parts = urlsplit(urljoin(base, href))
+        scheme, host, port = parts.scheme.lower(), parts.hostname, parts.port
+    except ValueError:
+        return None
+    if scheme not in ("http", "https") or not host:
+        return None
+    host = host.rstrip(".")
+    netloc = host
+    if port and not (scheme == "http" and port == 80 or scheme == "https" and port == 443):
+        netloc += f":{port}"
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, "")), host
+
+
+def image_file_name(base: str | None, src: str | None) -> str | None:
+    """The lower-cased file name of an image URL ('logo.png'), None for data: URIs and empty paths."""
+    if not src or src.strip().lower().startswith("data:"):
+        return None
+    src = src.strip()
+    absolute = src.startswith("/") or src[:8].lower().startswith(("http://", "https://"))
+    return _image_file_name("" if absolute else base or "", src)  # the name of such a src needs no base
+
+
+@functools.lru_cache(maxsize=65536)
+def _image_file_name(base: str, src: str) -> str | None:
+    try:
+        path = urlsplit(urljoin(base, src)).path
+    except ValueError:
+        return None
+    name = unquote(basename(path)).strip().lower()
+    return name or None
 
 
 # ---- SURT keys: the Internet Archive canonicaliser CommonCrawl's `urlkey` comes from ----------------------

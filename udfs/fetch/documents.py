@@ -16,17 +16,9 @@ import codecs
 import re
 
 from parascout.udfs.common import tables
-from parascout.udfs.common.urls import url_host
-from parascout.udfs.fetch.html_text import (
-    EMPTY_TEXT_FIELDS,
-    MAX_NESTING_DEPTH,
-    MAX_TAG_ATTRIBUTES,
-    MAX_TEXT_CHARS,
-    TEXT_FIELDS_SCHEMA,
-    html_features,
-    markup_problem,
-    normalise_link,
-)
+from parascout.udfs.common.urls import normalise_link, url_host
+from parascout.udfs.fetch.html_text import EMPTY_TEXT_FIELDS, MAX_TEXT_CHARS, TEXT_FIELDS_SCHEMA, html_features
+from parascout.udfs.fetch.markup_guard import MAX_NESTING_DEPTH, MAX_TAG_ATTRIBUTES, markup_problem
 from parascout.udfs.fetch.warc_record import (
     RECORD_SECONDS,
     DecodedRecord,

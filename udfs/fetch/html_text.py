@@ -19,28 +19,36 @@ udfs.fetch.near_duplicates marks it later.
 Why one module: it is one pass over the Lexbor tree; the features, the paragraphs and the
 boilerplate rules read the same node state, and splitting the walk would cost a second traversal per page.
 
-walk_page, paragraph_keys and page_paragraphs are the reference; `make walk` compiles a twin of each
-(native/html_walk.pyx, the optional udfs.html_walk extension) that html_features uses only when it is built for the
-running selectolax and gives the same results on PROBE_PAGES, PROBE_KEY_TEXT and PROBE_PARAGRAPHS (WALK_ENGINE says
-which runs, and why).
+What the pass uses from elsewhere: link and image-name resolution from udfs.common.urls, CLD2 from
+udfs.common.language_id, the <meta> description and keywords from udfs.fetch.meta_tags. Pages the parser must not
+see are refused before it (udfs.fetch.markup_guard, called by udfs.fetch.documents).
+
+walk_page, paragraph_keys, page_paragraphs and language_id.cld2_input are the reference; `make walk` compiles a twin
+of each (native/html_walk.pyx, the optional udfs.html_walk extension) that html_features uses only when it is built
+for the running selectolax and gives the same results on udfs.fetch.compiled_walk's probes (WALK_ENGINE says which
+runs, and why).
 """
 from __future__ import annotations
 
 import functools
-import importlib
-import os
 import re
 from hashlib import blake2b
-from posixpath import basename
-from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin
 
-import pycld2
-import selectolax
 from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
-from parascout.udfs.common.langs import cld2_to_iso639_3
-from parascout.udfs.common.urls import url_host
+from parascout.udfs.common.language_id import cld2_detect, cld2_input, page_cld2_input
+from parascout.udfs.common.urls import _image_file_name, _resolve_link, image_file_name, resolve_link, url_host
+from parascout.udfs.fetch.compiled_walk import (
+    PROBE_CLD2_PAGE,
+    PROBE_CLD2_TEXTS,
+    PROBE_KEY_TEXT,
+    PROBE_PAGES,
+    PROBE_PARAGRAPHS,
+    load_extension,
+)
 from parascout.udfs.fetch.language_cues import code_language, link_cue
+from parascout.udfs.fetch.meta_tags import METADATA_NAMES, page_metadata
 from parascout.udfs.fetch.warc_record import MAX_IMAGES, MAX_OUTLINK_CHARS, LinkBudget, bound_links
 
 MAX_STRUCTURE_TOKENS = 10_000
@@ -50,23 +58,6 @@ MAX_CUE_TEXT_CHARS = 200
 MAX_IMAGE_NAME_CHARS = 256
 #: paragraphs kept per page stop once their text passes this many characters (text_truncated)
 MAX_TEXT_CHARS = 200_000
-#: a meta description and a meta keywords list are read up to this many characters each, the list up to
-#: MAX_KEYWORDS keywords (metadata_truncated when either is cut)
-MAX_METADATA_CHARS = 2_000
-MAX_KEYWORDS = 50
-#: what separates meta keywords: commas and semicolons (Latin, Arabic, CJK full-width, ideographic)
-KEYWORD_SEPARATORS = re.compile("[,;\u060c\u061b\u3001\uff0c\uff1b]")
-
-#: Lexbor's parse time grows with the square of one tag's attributes and of the nesting depth (8,000 of
-#: either: ~0.1 s, 32,000: 2-3 s) inside one C call no time limit can interrupt; pages past these are refused
-MAX_TAG_ATTRIBUTES = 1_000
-MAX_NESTING_DEPTH = 2_000
-MARKUP_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)([^<>]*)")
-MARKUP_ATTRIBUTE = re.compile(r"""[^\s"'=<>/]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?""")
-#: elements that never nest (void) or that the parser closes by itself when a sibling opens
-UNNESTED_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-                           "track", "wbr", "param", "p", "li", "dt", "dd", "option", "optgroup", "tr", "td", "th",
-                           "thead", "tbody", "tfoot", "rb", "rt", "rp", "!doctype"})
 
 SKIPPED_CONTENT_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "title"})
 VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
@@ -77,7 +68,6 @@ BLOCK_TAGS = frozenset({"p", "div", "li", "ul", "ol", "dl", "dd", "dt", "h1", "h
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 LIST_ITEM_TAGS = frozenset({"li", "dt", "dd"})
 LINK_ATTRIBUTES = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
-SKIPPED_LINK_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "about:", "#")
 #: elements whose text is page furniture wherever they appear
 BOILERPLATE_TAGS = frozenset({"header", "footer", "nav", "aside", "form"})
 #: containers whose class or id is read for a boilerplate hint (others are not, to keep the walk fast)
@@ -102,7 +92,6 @@ MAX_NOTICE_CHARS = 400
 #: them decides
 MIN_SHORT_RUN = 3
 DENSE_SCRIPT_LANGS = frozenset({"zho", "jpn", "kor", "tha", "yue", "lzh"})
-CLD2_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 WHITESPACE = re.compile(r"\s+")
 #: a run of punctuation, spaces or underscores (a paragraph key's word break); newlines separate texts
 KEY_BREAKS = re.compile(r"[^\w\n]+")
@@ -119,100 +108,6 @@ EMPTY_TEXT_FIELDS = {"page_paragraphs": None, "text_truncated": None, "descripti
 ATTRIBUTE_TAGS = frozenset({*LINK_ATTRIBUTES, "img", "link", "base", "html", "meta"})
 START_TOKENS = {tag: f"[START:{tag}]" for tag in (*BLOCK_TAGS, "a", "span", "img", "b", "i", "strong", "em", "script")}
 END_TOKENS = {tag: f"[END:{tag}]" for tag in START_TOKENS}
-
-
-def normalise_link(base: str | None, href: str | None) -> str | None:
-    """Resolve href against base; http(s) only, lower-case scheme/host, no default port or fragment."""
-    resolved = resolve_link(base or "", href.strip()) if href else None
-    return resolved[0] if resolved else None
-
-
-def resolve_link(base: str, href: str) -> tuple[str, str] | None:
-    """(normalised URL, host) of a stripped href; the cache key keeps only the part of base the href uses,
-    so a site's absolute and root-relative links hit the cache on every page of the site."""
-    if href.startswith("/") and not href.startswith("//"):
-        start = base.find("://")
-        end = base.find("/", start + 3) if start > 0 else -1
-        if end > 0:
-            base = base[:end]
-    elif href[:8].lower().startswith(("http://", "https://")):
-        base = ""
-    return _resolve_link(base, href)
-
-
-@functools.lru_cache(maxsize=65536)
-def _resolve_link(base: str, href: str) -> tuple[str, str] | None:
-    """(normalised URL, host) of href on a page at base; cached, since navigation links repeat across a site."""
-    if not href or href.lower().startswith(SKIPPED_LINK_SCHEMES):
-        return None
-    try:
-        parts = urlsplit(urljoin(base, href))
-        scheme, host, port = parts.scheme.lower(), parts.hostname, parts.port
-    except ValueError:
-        return None
-    if scheme not in ("http", "https") or not host:
-        return None
-    host = host.rstrip(".")
-    netloc = host
-    if port and not (scheme == "http" and port == 80 or scheme == "https" and port == 443):
-        netloc += f":{port}"
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, "")), host
-
-
-def image_file_name(base: str | None, src: str | None) -> str | None:
-    """The lower-cased file name of an image URL ('logo.png'), None for data: URIs and empty paths."""
-    if not src or src.strip().lower().startswith("data:"):
-        return None
-    src = src.strip()
-    absolute = src.startswith("/") or src[:8].lower().startswith(("http://", "https://"))
-    return _image_file_name("" if absolute else base or "", src)  # the name of such a src needs no base
-
-
-@functools.lru_cache(maxsize=65536)
-def _image_file_name(base: str, src: str) -> str | None:
-    try:
-        path = urlsplit(urljoin(base, src)).path
-    except ValueError:
-        return None
-    name = unquote(basename(path)).strip().lower()
-    return name or None
-
-
-def cld2_language(text: str) -> tuple[str | None, bool, int]:
-    """CLD2 on plain text: (ISO 639-3 or None, reliable, percent of the text in that language)."""
-    return _cld2(text)[:3]
-
-
-def _cld2(text: str) -> tuple[str | None, bool, int, bool]:
-    """cld2_language's answer and whether CLD2 found only that one language in the text."""
-    return _cld2_detect(CLD2_INPUT(text))
-
-
-def _cld2_detect(data: bytes | None) -> tuple[str | None, bool, int, bool]:
-    """_cld2 of a text whose CLD2 input (cld2_input) is data."""
-    if data is None:
-        return None, False, 0, False
-    try:
-        reliable, _, details = pycld2.detect(data, isPlainText=True)
-    except pycld2.error:
-        return None, False, 0, False
-    _, code, percent, _ = details[0]
-    return cld2_to_iso639_3(code), bool(reliable), int(percent), details[1][1] == "un"
-
-
-def cld2_input(text: str) -> bytes | None:
-    """What CLD2 reads of a text: its UTF-8 with the characters CLD2 cannot take (CLD2_UNSAFE) as spaces; None when
-    nothing but whitespace is left."""
-    clean = text if text.isprintable() else CLD2_UNSAFE.sub(" ", text)  # every unsafe character is unprintable
-    if not clean.strip():
-        return None
-    return clean.encode("utf-8", "ignore")
-
-
-def page_cld2_input(chunks: list[str]) -> tuple[bytes | None, int]:
-    """(cld2_input of the page text, its length): the page text is the page's text runs joined by spaces."""
-    page_text = " ".join(chunks)
-    return cld2_input(page_text), len(page_text)
 
 
 def paragraph_hash(text: str) -> str:
@@ -360,32 +255,6 @@ class Page:
             self.link_cues.setdefault(url, cue.lang)
 
 
-#: the <meta> names (or properties) kept
-METADATA_NAMES = frozenset({"description", "og:description", "keywords"})
-
-
-def page_metadata(metas: dict[str, str]) -> tuple[str | None, list[str] | None, bool]:
-    """(description, keywords, cut) of a page's <meta> contents: the description whitespace-normalised (og:description
-    when there is none); keywords split at separators, normalised, repeats dropped; each bounded."""
-    cut = False
-    description = metas.get("description") or metas.get("og:description")
-    if description is not None:
-        description = " ".join(description.split())
-        if len(description) > MAX_METADATA_CHARS:
-            description, cut = description[:MAX_METADATA_CHARS].rstrip(), True
-    keywords = None
-    if "keywords" in metas:
-        content = metas["keywords"]
-        pieces = KEYWORD_SEPARATORS.split(content[:MAX_METADATA_CHARS])
-        if len(content) > MAX_METADATA_CHARS:
-            cut = True
-            pieces = pieces[:-1] or pieces  # the last keyword is likely cut mid-word
-        keywords = list(dict.fromkeys(word for word in (" ".join(piece.split()) for piece in pieces) if word))
-        if len(keywords) > MAX_KEYWORDS:
-            keywords, cut = keywords[:MAX_KEYWORDS], True
-    return description or None, keywords or None, cut
-
-
 def _hinted(node) -> bool:
     """Whether a container's class or id names page furniture (menu, footer, cookie banner...)."""
     return _is_boilerplate_hint(node.attrs.get("class"), node.id)
@@ -531,70 +400,13 @@ def parse_tops(html: str) -> list:
     return tops
 
 
-#: pages exercising every rule of the walk: a compiled walk is used only when it leaves the same Page state
-PROBE_PAGES = (
-    (("<!doctype html><!-- c --><html lang='de'><head><title>T &amp; x</title><base href='/sub/'>"
-     "<meta name='description' content=' A  page '><meta property='og:description' content='og'>"
-     "<meta name='keywords' content='a, b;c'><link rel='alternate' hreflang='fr' href='/fr/'>"
-     "<style>p{}</style><script>var x = '<p>';</script></head><body><header><a href='/'>Home</a></header>"
-     "<nav class='menu'><ul><li><a href='/de/' hreflang='de'>Deutsch</a></li><li><a href='/en/' title='English'>"
-     "<img src='/flags/en.png' alt='English'></a></li></ul></nav><div id='main'><h1>T &amp; x</h1>"
-     "<p>Ein <b>langer</b> Absatz mit <a href='page?q=1#f'>einem Link</a> und Text.<br>Zweite Zeile</p>"
-     "<div CLASS='Footer'>\u00a9 2024 Copyright</div><my-widget x:y='1' class='share'>custom</my-widget>"
-     "<svg viewBox='0 0 1 1'><foreignObject>svg text</foreignObject></svg><iframe src='//other.org/f'></iframe>"
-     "<table><tr><td class=''>cell</td><td id>x</td></tr></table><img data-src='lazy.jpg'>\u2003\u00a0"
-     "<noscript>n</noscript><template><p>t</p></template></div></body></html><!-- after -->"),
-     "https://example.com/de/index.html"),
-    ("<p>no html element \udcff <a href='mailto:x@y'>mail</a><dl><dt>term<dd>definition", None),
-    ("", "https://example.com/"),
-)
-
-
-#: texts a compiled paragraph_keys must split and key as the Python one does (word characters of several scripts,
-#: digits that are not decimal, '_', combining marks, separators other than the newline)
-PROBE_KEY_TEXT = "a_b--c\u0663\u00b2\u2167 x\n\u3000\u4e2d\u6587\u0300\u00a0\n\n \u0915\u093f\u200d\r\u2028z \u00bd"
-
-
-#: page_paragraphs' arguments that exercise every rule (title, notice, link density, classes and their context,
-#: dense scripts, one language or a language per block): a compiled page_paragraphs must give the same paragraphs
-PROBE_PARAGRAPHS = (
-    ([("Die Seite", "heading", 0, False), ("Am 1. Mai", "text", 0, False),
-      ("Ein langer Absatz mit genug Text, um als guter Text zu gelten, und noch etwas mehr davon.", "text", 9, False),
-      ("Alles Links hier", "heading", 16, False), ("Ein Anriss mit genug Text für einen guten Absatz, aber verlinkt",
-                                                   "text", 0, False),
-      ("\u00a9 2024 Copyright", "text", 0, False), ("Menü", "list_item", 4, True), ("kurz", "text", 0, False),
-      ("mittellang, doch nicht ganz gut genug x", "text", 30, False), ("Überschrift", "heading", 0, False),
-      ("Ein weiterer langer Absatz mit genug Text, um als guter Text zu gelten, Ende.", "text", 0, False),
-      ("A_b \u00e9t\u00e9 \u4e2d", "text", 0, False)], " Die  Seite ", "deu", False),
-    ([("\u4e2d\u6587\u6bb5\u843d" * 6, "text", 0, False), ("\u4e2d" * 10, "text", 0, False)], None, "zho", True),
-    ([], "t", None, False),
-    ([("Kopf", "heading", 0, True), ("Zelle eins", "text", 0, False), ("Zelle zwei", "text", 10, False),
-      ("Zelle drei x", "text", 12, False), ("Zelle vier hier", "text", 0, False), ("Zelle fünf da", "text", 0, False),
-      ("Menü", "list_item", 4, False), ("Ein langer Absatz mit genug Text, um als guter Text zu gelten, Ende.", "text",
-                                         0, False)], "Kopf", "deu", True),
-)
-
-
-#: texts a compiled cld2_input must give CLD2 as the Python one does (unsafe characters of each kind, whitespace only)
-PROBE_CLD2_TEXTS = ("", " \t\n", "\x0b\x1c\x7f", "plain ASCII", "a\x00b\x1fc\x7fd\te\r\n", "caf\u00e9\x85\u00a0",
-                    "\u4e2d\ud800\ufffe\uffff\u3000", "\U0001f600\x08", "\u2028\x9f")
-#: a page whose text runs are those texts (the page's CLD2 input the walk writes)
-PROBE_CLD2_PAGE = "".join(f"<p>{text}<i> {text}</i>{text}" for text in PROBE_CLD2_TEXTS)
-
-
 def compiled_extension() -> tuple[object | None, str]:
-    """(the udfs.html_walk module, a description) when that optional extension (`make walk`) is built for the running
-    selectolax and agrees with walk_page and paragraph_keys on PROBE_PAGES and PROBE_KEY_TEXT; else (None, why
-    not). PARASCOUT_HTML_WALK=python keeps the Python functions."""
-    if os.environ.get("PARASCOUT_HTML_WALK", "").lower() == "python":
-        return None, "PARASCOUT_HTML_WALK=python"
-    try:
-        html_walk = importlib.import_module("parascout.udfs.html_walk")
-    except Exception as error:  # noqa: BLE001 - ImportError when not built; another ABI fails in other ways
-        return None, f"udfs/html_walk is not built or does not load ({error}): `make walk` builds it"
-    if html_walk.SELECTOLAX_VERSION != selectolax.__version__:
-        return None, (f"udfs/html_walk was built for selectolax {html_walk.SELECTOLAX_VERSION}, "
-                      f"selectolax {selectolax.__version__} runs: rebuild it with `make walk`")
+    """(the udfs.html_walk module, a description) when that optional extension (`make walk`) loads for the running
+    selectolax (compiled_walk.load_extension) and agrees with walk_page, paragraph_keys, page_paragraphs and cld2_input
+    on compiled_walk's probes; else (None, why not)."""
+    html_walk, why = load_extension()
+    if html_walk is None:
+        return None, why
     flags = {"BLOCK": BLOCK, "HEADING": HEADING, "LIST_ITEM": LIST_ITEM, "ATTRIBUTED": ATTRIBUTED, "SKIPPED": SKIPPED,
              "TITLE": TITLE, "FURNITURE": FURNITURE, "HINTED": HINTED, "ANCHOR": ANCHOR, "IMAGE": IMAGE,
              "TEXT_NODE": TEXT_NODE, "FIRST_ELEMENT_ID": FIRST_ELEMENT_ID, "MAX_STATIC_TAG_ID": MAX_STATIC_TAG_ID}
@@ -625,27 +437,6 @@ def compiled_extension() -> tuple[object | None, str]:
     return html_walk, f"compiled (selectolax {html_walk.SELECTOLAX_VERSION}, Lexbor {html_walk.LEXBOR_VERSION})"
 
 
-def markup_problem(html: str, max_attributes: int = MAX_TAG_ATTRIBUTES,
-                   max_depth: int = MAX_NESTING_DEPTH) -> str | None:
-    """Why the page must not reach the parser (one tag with too many attributes, elements nested too deep), from
-    a scan of its tags; None when it is within the bounds. Pages with fewer `<` and `=` than the bounds skip it."""
-    if html.count("<") <= max_depth and html.count("=") + html.count(" ") <= max_attributes:
-        return None
-    depth = deepest = 0
-    for match in MARKUP_TAG.finditer(html):
-        closing, name, attributes = match.groups()
-        if not closing and len(attributes) > max_attributes and \
-                len(MARKUP_ATTRIBUTE.findall(attributes)) > max_attributes:
-            return f"<{name[:40]}> has over {max_attributes} attributes"
-        if name.lower() in UNNESTED_TAGS or attributes.rstrip().endswith("/"):
-            continue
-        depth = max(depth - 1, 0) if closing else depth + 1
-        deepest = max(deepest, depth)
-        if deepest > max_depth:
-            return f"elements nest deeper than {max_depth}"
-    return None
-
-
 def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHARS) -> dict:
     """The docs features of a decoded HTML page, and its text blocks (`page_paragraphs`, `text_truncated`)."""
     page = Page(url)
@@ -657,7 +448,7 @@ def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHA
     outlinks = list(links)
     structure = page.structure
     images, images_cut = bound_links(dict.fromkeys(page.images), LinkBudget(MAX_IMAGES, MAX_IMAGE_NAME_CHARS))
-    lang, reliable, percent, single = _cld2_detect(cld2_text)
+    lang, reliable, percent, single = cld2_detect(cld2_text)
     description, keywords, metadata_cut = page_metadata(page.metas)
     return {
         "status": "ok", "cld2_lang": lang, "cld2_reliable": reliable, "cld2_percent": percent,
@@ -783,16 +574,16 @@ def _nearest_decided(classes: list[str], order: range) -> list[str]:
 
 
 def _block_language(text: str) -> str | None:
-    """CLD2's language of one block (ISO 639-3), None when it is too short to tell."""
+    """CLD2's language of one block (ISO 639-3, as language_id.cld2_language with CLD2_INPUT's engine), None when it
+    is too short to tell."""
     if len(text) < MIN_LANG_CHARS:
         return None
-    lang, _, _ = cld2_language(text)
-    return lang
+    return cld2_detect(CLD2_INPUT(text))[0]
 
 
 #: the optional compiled walk and paragraph keys (udfs.html_walk) when built and in agreement, and what runs;
-#: html_features calls WALK, PARAGRAPH_KEYS, PAGE_PARAGRAPHS and CLD2_INPUT: the compiled functions,
-#: else the Python ones (the reference)
+#: html_features calls WALK, PARAGRAPH_KEYS, PAGE_PARAGRAPHS and CLD2_INPUT (through page_paragraphs and
+#: _block_language): the compiled functions, else the Python ones (the reference)
 WALK, PARAGRAPH_KEYS, PAGE_PARAGRAPHS, CLD2_INPUT = walk_page, paragraph_keys, page_paragraphs, cld2_input  # probing
 COMPILED, WALK_ENGINE = compiled_extension()
 WALK = COMPILED.walk_page if COMPILED else walk_page

@@ -5,7 +5,7 @@ links sit at Envelope -> Payload-Metadata -> HTTP-Response-Metadata ->
 HTML-Metadata -> Links (entries like {"path": "A@/href", "url": "..."}), the
 <head> at HTML-Metadata -> Head (Title, Base, Link), and the WARC location at
 Container (Filename, Offset, Gzip-Metadata lengths). Links are resolved and
-normalised exactly as udfs.fetch.html_text does for WARC payloads.
+normalised exactly as udfs.fetch.html_text does for WARC payloads (udfs.common.urls).
 """
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import pandas as pd
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from parascout.udfs.common import range_reads
-from parascout.udfs.common.urls import url_host
+from parascout.udfs.common.urls import image_file_name, normalise_link, url_host
 from parascout.udfs.fetch.documents import RECORD_COLUMNS, empty_doc
-from parascout.udfs.fetch.html_text import MAX_TITLE_CHARS, image_file_name, normalise_link
+from parascout.udfs.fetch.html_text import MAX_TITLE_CHARS
 from parascout.udfs.fetch.language_cues import CUE_KINDS, wat_link_cue
 from parascout.udfs.fetch.warc_record import MAX_IMAGES, LinkBudget
 

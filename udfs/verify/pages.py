@@ -14,9 +14,9 @@ from collections import Counter
 import pandas as pd
 
 from parascout.udfs.common.code_text import code_flags
+from parascout.udfs.common.language_id import cld2_language
 from parascout.udfs.common.lexicon import tokenize
 from parascout.udfs.common.lexicon_readers import main_paragraphs
-from parascout.udfs.fetch.html_text import cld2_language
 from parascout.udfs.verify.structure import Linearised, linearise
 from parascout.udfs.verify.tsim import Vocabulary, inverse_document_frequencies, page_text
 from parascout.udfs.verify.verification_config import DEFAULT, VerificationConfig
