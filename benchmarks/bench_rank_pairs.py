@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.measure import PeakMemory
+from parascout.udfs.common.langs import language_markers
 from parascout.udfs.common.sites import site_of
 from parascout.udfs.rank import blocking
 
@@ -155,7 +156,7 @@ def blocking_candidates(urls: pd.DataFrame, languages: tuple[str, str], exhausti
     one language pair, per language-neutral site."""
     from parascout.udfs.rank import handles
 
-    markers = blocking.language_markers(languages)
+    markers = language_markers(languages)
     pool = urls[urls["lang"].isin(languages)].copy()
     pool["site"] = [site_of(h, d, markers) for h, d in zip(pool["host"], pool["domain"])]
     similar, structure, cartesian = set(), set(), 0

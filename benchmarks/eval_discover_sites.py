@@ -41,7 +41,7 @@ def run(registry, spark, name: str, argv: list[str]) -> dict:
 
 def index_baseline(root: Path, pair: tuple[str, str], relevant: set[str]) -> dict:
     """Sites whose index shows both languages, ranked by the smaller side (the hosts table alone)."""
-    from parascout.udfs.rank.blocking.tokens import language_markers
+    from parascout.udfs.common.langs import language_markers
 
     hosts = pd.read_parquet(table_layout.table_location(str(root / "hosts")), columns=["host", "domain", "lang_counts"])
     markers = language_markers(pair)
@@ -55,7 +55,7 @@ def index_baseline(root: Path, pair: tuple[str, str], relevant: set[str]) -> dic
 
 
 def relevant_sites(archive: Path, pair: tuple[str, str]) -> set[str]:
-    from parascout.udfs.rank.blocking.tokens import language_markers
+    from parascout.udfs.common.langs import language_markers
 
     truth = pd.read_parquet(archive / "truth" / "hosts.parquet", columns=["host", "languages"])
     markers = language_markers(pair)

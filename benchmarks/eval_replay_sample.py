@@ -103,9 +103,9 @@ def archive_docs(archive: Path, cue_kinds=CUE_KINDS) -> pd.DataFrame:
 def site_pairs(docs: pd.DataFrame, truth: pd.DataFrame):
     """(language pair, site, the site's docs, its truth pairs) for every (site, language pair) of the truth; a site
     spans its hosts (www.x.com, en.x.com, x.com) as replay-crawl groups them by default."""
+    from parascout.udfs.common.langs import language_markers
     from parascout.udfs.common.sites import site_of
     from parascout.udfs.common.urls import registered_domain, url_host
-    from parascout.udfs.rank.blocking import language_markers
 
     domains = {host: registered_domain(host) for host in docs["host"].dropna().unique()}
     truth = truth.assign(src_host=truth["src_url"].map(url_host))

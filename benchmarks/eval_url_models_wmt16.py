@@ -38,9 +38,9 @@ sys.path.insert(0, REPO)
 import numpy as np
 import pandas as pd
 
+from parascout.udfs.common.langs import language_markers
 from parascout.udfs.common.urls import registered_domain
 from parascout.udfs.rank import alignment
-from parascout.udfs.rank.blocking.tokens import language_markers
 from parascout.udfs.rank.url_models.calibration import reliability
 from parascout.udfs.rank.url_models.evaluation import (
     PAIR_KINDS,

@@ -35,6 +35,7 @@ from parascout.udfs.common import storage, table_layout
 from parascout.udfs.common.langs import load_languages, pair_label
 from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.common.table_store import PAIR_COLUMN
+from parascout.udfs.common.urls import url_host_column
 from parascout.udfs.export.bitext.config import AlignmentConfig
 from parascout.udfs.export.bitext.export import (
     BAD_REASONS,
@@ -57,7 +58,6 @@ from parascout.udfs.export.bitext.formats import (
     tsv_header,
 )
 from parascout.udfs.export.bitext.sentences import MAX_SENTENCES
-from parascout.udfs.index.cdx_records import url_host
 from parascout.udfs.rank import domain_focus
 
 TEXT_COLUMNS = ["paragraphs", "main_text"]
@@ -128,7 +128,7 @@ class ExportBitextJob(Job):
         stored = F.concat_ws("-", "src_lang", "trg_lang")
         forward = pairs.where(stored.isin(*[pair_label(pair) for pair in self.pairs]))
         backward = pairs.where(stored.isin(*[pair_label(pair[::-1]) for pair in self.pairs])).select(
-            "site", url_host(F.col("trg_url")).alias("host"), F.col("trg_url").alias("src_url"),
+            "site", url_host_column(F.col("trg_url")).alias("host"), F.col("trg_url").alias("src_url"),
             F.col("src_url").alias("trg_url"), F.col("trg_lang").alias("src_lang"), F.col("src_lang").alias("trg_lang"),
             "p_parallel_content")
         columns = ["site", "host", "src_url", "trg_url", "src_lang", "trg_lang", "p_parallel_content"]

@@ -36,9 +36,9 @@ from parascout.udfs.replay.report import build_report, write_report
 def shortlist_site_of(shortlist_sites, langs: tuple[str, str], grouped_by: str = "site"):
     """Replayed site (or host) -> the shortlist's name for it: itself, or its site by `grouped_by` (rank-pairs
     --group-by site: www.x.com, fr.x.com -> x.com; name: x.de, x.fr -> x.*) when the shortlist does not list it."""
+    from parascout.udfs.common.langs import language_markers
     from parascout.udfs.common.sites import site_of
     from parascout.udfs.common.urls import registered_domain
-    from parascout.udfs.rank.blocking import language_markers
 
     listed, markers = set(shortlist_sites), language_markers(langs)
     return lambda host: host if host in listed else site_of(host, registered_domain(host), markers, grouped_by)
@@ -234,7 +234,7 @@ class ReplayCrawlJob(Job):
         from pyspark.sql import functions as F
 
         from parascout.udfs.common.sites import with_site
-        from parascout.udfs.index.cdx_records import url_host as url_host_column
+        from parascout.udfs.common.urls import url_host_column
 
         url_host = url_host_column(F.col("src_url"))
         truth = truth.withColumn("src_host", F.when(url_host != "", url_host).otherwise(F.col("host")))

@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from parascout.udfs.common.langs import language_markers
 from parascout.udfs.common.sites import site_of
 from parascout.udfs.rank import blocking
 
-MARKERS = blocking.language_markers(("eng", "isl"))
+MARKERS = language_markers(("eng", "isl"))
 WORDS = [
     "harbour", "glacier", "volcano", "festival", "museum", "history", "ferry", "island", "puffin", "geyser",
     "saga", "fjord", "north", "market", "winter", "summer", "river", "lighthouse", "valley", "church", "farm",

@@ -92,7 +92,7 @@ def test_discover_sites_ranks_the_bilingual_sites_first(spark, topical):
 
 
 def test_url_language_markers():
-    from parascout.udfs.rank.blocking.tokens import language_markers
+    from parascout.udfs.common.langs import language_markers
 
     eng, fra = language_markers(("eng",)), language_markers(("fra",))
 

@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from parascout.udfs.common.langs import language_markers
 from parascout.udfs.rank import blocking, ranking
 
-MARKERS = blocking.language_markers(("eng", "isl"))
+MARKERS = language_markers(("eng", "isl"))
 
 
 def marker_language_model(urls: list[str]) -> pd.DataFrame:

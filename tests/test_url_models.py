@@ -375,7 +375,7 @@ def test_pair_features_see_neighbour_ids_glued_markers_accents_and_language_valu
 
 
 def test_pair_kind_rule():
-    from parascout.udfs.rank.blocking.tokens import language_markers
+    from parascout.udfs.common.langs import language_markers
     from parascout.udfs.rank.url_models.evaluation import pair_kind
 
     markers = language_markers(("eng", "fra"))

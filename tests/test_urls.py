@@ -127,11 +127,10 @@ def test_control_characters_and_hosts():
 
 
 def test_the_spark_host_column_agrees_with_url_host(spark, shared_data):
-    """cdx_records.url_host (Spark, used by scan-cdx and replay-crawl) gives urls.url_host's answer."""
+    """urls.url_host_column (Spark, used by scan-cdx and replay-crawl) gives urls.url_host's answer."""
     from pyspark.sql import functions as F
 
-    from parascout.udfs.common.urls import url_host
-    from parascout.udfs.index.cdx_records import url_host as url_host_column
+    from parascout.udfs.common.urls import url_host, url_host_column
 
     urls = [u for line in (shared_data / "wmt16" / "train.pairs").read_text().splitlines() for u in line.split()]
     odd = ["http://User:pw@WWW.Example.COM.:8080/a?b#c", "https://example.is?x=1", "http://example.is#top",

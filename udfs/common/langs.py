@@ -6,10 +6,13 @@ users may write 639-1, 639-2/B, English names or endonyms.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 
 import yaml
+
+from parascout.udfs.common.urls import tokenize_text
 
 CONF_DIR = resources.files("parascout.conf")  # the packaged YAML files (a folder on disk in every install)
 LANGUAGES_FILE = CONF_DIR / "languages.yaml"
@@ -160,3 +163,33 @@ def cld2_to_iso639_3(cld2_code: str) -> str | None:
         return to_iso639_3(cld2_code)
     except UnknownLanguage:
         return None
+
+
+#: a locale-shaped URL segment: a code and its region or script (en-us, pt_br, zh-hant)
+LOCALE_SEGMENT = re.compile(r"^([a-z]{2,3})(?:[-_][a-z]{2,4})?$")
+
+
+@functools.lru_cache(maxsize=64)
+def language_markers(languages: tuple[str, ...]) -> frozenset[str]:
+    """Lower-cased codes and names that mark a URL as being in one of `languages` (ISO 639-3)."""
+    table = load_languages()
+    markers: set[str] = set()
+    for iso3 in languages:
+        language = table.get(iso3)
+        if language is None:
+            markers.add(iso3)
+            continue
+        for word in (*language.codes, *language.names_in_urls):
+            markers.update(tokenize_text(word))
+        markers.update(re.sub(r"[-_]", "", locale.lower()) for locale in language.locales)  # en-gb -> engb
+    markers.discard("")
+    return frozenset(markers)
+
+
+def is_language_segment(segment: str, markers: frozenset[str]) -> bool:
+    """A path segment that only names a language ('en', 'is', 'en-us', 'english')."""
+    segment = segment.lower()
+    if segment in markers:
+        return True
+    match = LOCALE_SEGMENT.match(segment)
+    return bool(match and match.group(1) in markers)

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from parascout.udfs.rank.blocking.tokens import is_language_segment, language_markers
+from parascout.udfs.common.langs import is_language_segment, language_markers
 
 GROUPINGS = ("site", "host", "domain", "name")
 #: what follows a registered domain's name in a site grouped by name (example.de, example.fr -> example.*)
@@ -112,7 +112,7 @@ def with_page_hosts(pairs):
     pair's pages by) as `site` first, and `host` the source page's host after it."""
     from pyspark.sql import functions as F
 
-    from parascout.udfs.index.cdx_records import url_host
+    from parascout.udfs.common.urls import url_host_column
 
     others = [column for column in pairs.columns if column != "host"]
-    return pairs.select(F.col("host").alias("site"), url_host(F.col("src_url")).alias("host"), *others)
+    return pairs.select(F.col("host").alias("site"), url_host_column(F.col("src_url")).alias("host"), *others)

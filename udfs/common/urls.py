@@ -316,3 +316,24 @@ def host_surt(host: str) -> str:
     """The host part of a SURT key: www.example.is -> is,example (canonicalised as in `surt`)."""
     canonical = _canonical_host(host.strip().lower().encode("utf-8")) if host.strip() else b""
     return ",".join(reversed(canonical.decode("utf-8").split("."))) if canonical else ""
+
+
+#: URL tokens: runs of letters and digits (udfs.rank.blocking's similarity, language markers' names)
+TOKEN_SPLIT = re.compile(r"[\W_]+", re.UNICODE)
+LETTER_DIGIT_BOUNDARY = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])", re.UNICODE)
+
+
+def tokenize_text(text: str) -> list[str]:
+    """Lower-cased word and number tokens; letters and digits glued together are split (m99f -> m 99 f)."""
+    return [token for token in TOKEN_SPLIT.split(LETTER_DIGIT_BOUNDARY.sub(" ", text.lower())) if token]
+
+
+def url_host_column(url):
+    """Spark: url_host of a URL column ('' when it has none), by string search: regexes cost more per line."""
+    from pyspark.sql import functions as F
+
+    scheme_end = F.locate("://", url)
+    authority = F.substring_index(F.substring_index(F.substring_index(
+        F.substr(url, scheme_end + 3), "/", 1), "?", 1), "#", 1)
+    host = F.substring_index(F.substring_index(authority, "@", -1), ":", 1)
+    return F.when(scheme_end > 1, F.rtrim(F.lower(host), F.lit("."))).otherwise(F.lit(""))

@@ -25,7 +25,13 @@ from pyspark.sql import functions as F
 
 from parascout.udfs.common.jvm import java_function_available
 from parascout.udfs.common.sites import name_site_column
-from parascout.udfs.common.urls import CONTROL_CHARACTERS, MAX_URL_CHARS, public_suffix_spec, registered_domain
+from parascout.udfs.common.urls import (
+    CONTROL_CHARACTERS,
+    MAX_URL_CHARS,
+    public_suffix_spec,
+    registered_domain,
+    url_host_column,
+)
 from parascout.udfs.index.cdx import READ_PROBLEMS
 from parascout.udfs.index.url_language import url_language_struct
 
@@ -122,15 +128,6 @@ def _common_bad_rules() -> list[tuple[Column, str]]:
     ]
 
 
-def url_host(url: Column) -> Column:
-    """Lower-cased host of a URL ('' when it has none), by string search: regexes cost more per line."""
-    scheme_end = F.locate("://", url)
-    authority = F.substring_index(F.substring_index(F.substring_index(
-        F.substr(url, scheme_end + 3), "/", 1), "?", 1), "#", 1)
-    host = F.substring_index(F.substring_index(authority, "@", -1), ":", 1)
-    return F.when(scheme_end > 1, F.rtrim(F.lower(host), F.lit("."))).otherwise(F.lit(""))
-
-
 def crawl_of(warc_filename: Column) -> Column:
     """'crawl-data/CC-MAIN-2024-33/segments/...' -> 'CC-MAIN-2024-33' (null for other names)."""
     return F.when(warc_filename.startswith("crawl-data/"),
@@ -204,7 +201,7 @@ def parse_cdx_lines_sql(lines: DataFrame) -> DataFrame:
     records = fields.select(
         "read_status", "utf8", "json",
         F.col("j_url").alias("url"), "surt",
-        url_host(F.col("j_url")).alias("host"),
+        url_host_column(F.col("j_url")).alias("host"),
         F.when(status.between(100, 599), status).alias("status"),
         F.lower(F.trim(F.substring_index(F.coalesce("j_mime_detected", "j_mime"), ";", 1))).alias("mime"),
         F.col("j_digest").alias("digest"),

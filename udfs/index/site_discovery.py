@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pandas as pd
 
-from parascout.udfs.rank.blocking.tokens import is_language_segment, language_markers
+from parascout.udfs.common.langs import is_language_segment, language_markers
 
 #: kinds of evidence a site may show for both languages (one point each in the score)
 EVIDENCE_KINDS = ("index_languages", "url_markers", "switcher_links")

@@ -170,7 +170,8 @@ class SmartSite(SmartLang):
 
     def _candidate_pairs(self, urls: np.ndarray, nodes: np.ndarray):
         """(left, right, P(parallel)) for each linked page and its `partner_k` most token-similar linked pages."""
-        from parascout.udfs.rank.blocking import language_markers, similar_pairs, url_features
+        from parascout.udfs.common.langs import language_markers
+        from parascout.udfs.rank.blocking import similar_pairs, url_features
 
         markers = language_markers(self.langs)
         tokens = [url_features(url, markers) for url in urls[nodes].tolist()]

@@ -79,18 +79,12 @@ from parascout.udfs.rank.blocking.similarity import (  # noqa: F401
 )
 from parascout.udfs.rank.blocking.tokens import (  # noqa: F401
     EMPTY_URL_FEATURES,
-    LETTER_DIGIT_BOUNDARY,
-    LOCALE_SEGMENT,
-    TOKEN_SPLIT,
     URL_NOISE_TOKENS,
     _marker_pattern,
-    is_language_segment,
-    language_markers,
     neutral_directories,
     neutral_handle,
     neutral_prefixes,
     similarity_features,
     similarity_tokens,
-    tokenize_text,
     url_features,
 )

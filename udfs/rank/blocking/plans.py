@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable, Iterator
 import numpy as np
 import pandas as pd
 
+from parascout.udfs.common.langs import language_markers
 from parascout.udfs.rank.blocking.config import DEFAULT, BlockingConfig
 from parascout.udfs.rank.blocking.similarity import similar_pairs
-from parascout.udfs.rank.blocking.tokens import language_markers, neutral_handle, neutral_prefixes, url_features
+from parascout.udfs.rank.blocking.tokens import neutral_handle, neutral_prefixes, url_features
 
 # ---- one group of one host -----------------------------------------------------------------
 SIMILAR_SCHEMA = "lang_pair string, host string, src_url string, trg_url string, jaccard double, top_k boolean"

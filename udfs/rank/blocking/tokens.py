@@ -1,23 +1,15 @@
-"""URL tokens for similarity blocking: language markers, word tokens plus character n-grams, and the
-language-neutral directories and handles that keep translations of one page in one bounded group. The n-gram
-length is BlockingConfig.char_ngram (udfs.rank.blocking.config)."""
+"""URL tokens for similarity blocking: word tokens plus character n-grams, and the language-neutral directories and
+handles that keep translations of one page in one bounded group (the language markers they leave out are
+udfs.common.langs.language_markers). The n-gram length is BlockingConfig.char_ngram (udfs.rank.blocking.config)."""
 from __future__ import annotations
 
 import functools
 import re
 from urllib.parse import unquote, urlsplit
 
-from parascout.udfs.common.langs import load_languages
+from parascout.udfs.common.langs import is_language_segment
+from parascout.udfs.common.urls import tokenize_text
 from parascout.udfs.rank.blocking.config import DEFAULT
-
-TOKEN_SPLIT = re.compile(r"[\W_]+", re.UNICODE)
-
-
-LETTER_DIGIT_BOUNDARY = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])", re.UNICODE)
-
-
-LOCALE_SEGMENT = re.compile(r"^([a-z]{2,3})(?:[-_][a-z]{2,4})?$")
-
 
 #: tokens every URL of a host shares; they only dilute the similarity
 URL_NOISE_TOKENS = frozenset({"http", "https", "www"})
@@ -27,26 +19,6 @@ URL_NOISE_TOKENS = frozenset({"http", "https", "www"})
 EMPTY_URL_FEATURES = frozenset({"<root>"})
 
 
-@functools.lru_cache(maxsize=64)
-def language_markers(languages: tuple[str, ...]) -> frozenset[str]:
-    """Lower-cased codes and names that mark a URL as being in one of `languages` (ISO 639-3)."""
-    table = load_languages()
-    markers: set[str] = set()
-    for iso3 in languages:
-        language = table.get(iso3)
-        if language is None:
-            markers.add(iso3)
-            continue
-        for word in (*language.codes, *language.names_in_urls):
-            markers.update(tokenize_text(word))
-        markers.update(re.sub(r"[-_]", "", locale.lower()) for locale in language.locales)  # en-gb -> engb
-    markers.discard("")
-    return frozenset(markers)
-
-
-def tokenize_text(text: str) -> list[str]:
-    """Lower-cased word and number tokens; letters and digits glued together are split (m99f -> m 99 f)."""
-    return [token for token in TOKEN_SPLIT.split(LETTER_DIGIT_BOUNDARY.sub(" ", text.lower())) if token]
 
 
 def similarity_tokens(url: str, markers: frozenset[str] = frozenset(), strip_host: str | None = None) -> frozenset[str]:
@@ -76,15 +48,6 @@ def url_features(url: str, markers: frozenset[str] = frozenset(), strip_host: st
                  ngram: int = DEFAULT.char_ngram) -> frozenset[str]:
     """What token Jaccard compares for a URL: its tokens and their character n-grams ('/en/' and '/' match)."""
     return similarity_features(similarity_tokens(url, markers, strip_host), ngram) or EMPTY_URL_FEATURES
-
-
-def is_language_segment(segment: str, markers: frozenset[str]) -> bool:
-    """A path segment that only names a language ('en', 'is', 'en-us', 'english')."""
-    segment = segment.lower()
-    if segment in markers:
-        return True
-    match = LOCALE_SEGMENT.match(segment)
-    return bool(match and match.group(1) in markers)
 
 
 def neutral_directories(url: str, markers: frozenset[str]) -> list[str]:
