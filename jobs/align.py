@@ -51,13 +51,11 @@ class AlignJob(Job):
         parser.add_argument("output", help="TSV lines `score<TAB>src_url<TAB>trg_url` to write")
         parser.add_argument("--src-lang", required=True, help="source language (ISO 639-1 or 639-3)")
         parser.add_argument("--trg-lang", required=True, help="target language (ISO 639-1 or 639-3)")
-        parser.add_argument("--method", choices=("strand", "wmt16", "model"), default="strand")
+        parser.add_argument("--method", choices=("strand", "wmt16", "model"), default="strand",
+                            help="strand: STRAND handles; wmt16: the WMT16 shared task baseline; model: the URL pair model")
         parser.add_argument("--max-bucket", type=int, default=50, help="strand: URLs per language per bucket")
         parser.add_argument("--lss-conf", action="append", default=[], metavar="YAML", help="strand: extra LSS YAML")
-        parser.add_argument("--learn-lss", action="store_true", help="strand: also strip learned host markers")
-        parser.add_argument("--learn-min-frac", type=float, default=0.9)
-        parser.add_argument("--learn-max-other-frac", type=float, default=0.05)
-        parser.add_argument("--learn-min-support", type=int, default=5)
+        handles.add_learned_lss_arguments(parser)
         parser.add_argument("--pair-model", help="model: directory of the URL pair model (udfs.rank.url_models)")
         parser.add_argument("--lang-model", help="model: directory of the URL language model (optional; off by "
                             "default: the input gives the languages, and multiplying by P(language) lowered F1 on "
@@ -69,7 +67,7 @@ class AlignJob(Job):
         parser.add_argument("--max-pairs-per-host", type=int, default=250_000,
                             help="model: hosts with more src×trg pairs are blocked by token Jaccard")
         parser.add_argument("--block-top-k", type=int, default=20, help="model: pairs kept per URL when blocking")
-        parser.add_argument("--batch-size", type=int, default=4096)
+        parser.add_argument("--batch-size", type=int, default=4096, help="model: URL pairs scored per batch")
 
     def validate_arguments(self, args):
         super().validate_arguments(args)

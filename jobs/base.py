@@ -111,7 +111,8 @@ class Job(LanguagePairs, WriterLock, RunFingerprints, TableInputs):
                                      "one job at a time writes it")
         parser.add_argument("--max-bad-fraction", type=float, default=self.default_max_bad_fraction,
                             help="fail when bad records exceed this fraction of the input")
-        parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+        parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                            help="how much the job logs")
         for table in self.optional_inputs:
             parser.add_argument(f"--use-{table.replace('_', '-')}", choices=["auto", "yes", "no"], default="auto",
                                 help=f"read the {table} table: auto (when present), yes (fail without it) or no")

@@ -43,11 +43,7 @@ class BucketHandlesJob(Job):
         parser.add_argument("--max-bucket", type=int, default=50, help="at most this many URLs per language per bucket")
         parser.add_argument("--lss-conf", action="append", default=[], metavar="YAML",
                             help="extra LSS YAML merged over conf/lss.yaml (repeatable)")
-        parser.add_argument("--learn-lss", action="store_true",
-                            help="also strip host-specific markers learned from the language labels")
-        parser.add_argument("--learn-min-frac", type=float, default=0.9)
-        parser.add_argument("--learn-max-other-frac", type=float, default=0.05)
-        parser.add_argument("--learn-min-support", type=int, default=5)
+        handles.add_learned_lss_arguments(parser)
 
     def validate_arguments(self, args):
         super().validate_arguments(args)

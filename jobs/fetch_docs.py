@@ -108,7 +108,8 @@ class FetchDocsJob(Job):
         parser.add_argument("--site-boilerplate-share", type=float, default=SiteTextSettings.min_share,
                             help="a paragraph on this share of its site's pages (and on --site-boilerplate-pages "
                                  "pages or more) is boilerplate")
-        parser.add_argument("--site-boilerplate-pages", type=int, default=SiteTextSettings.min_pages)
+        parser.add_argument("--site-boilerplate-pages", type=int, default=SiteTextSettings.min_pages,
+                            help="... and on at least this many pages (see --site-boilerplate-share)")
         parser.add_argument("--near-duplicate-overlap", type=float, default=SiteTextSettings.min_overlap,
                             help="pages sharing this share of the smaller one's main paragraphs are near-duplicates "
                                  "(ILSP-FC: 0.8); above 1: none")

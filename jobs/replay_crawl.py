@@ -77,7 +77,7 @@ class ReplayCrawlJob(Job):
                             help="'verified_pairs' (rows with parallel=true) or a truth pairs Parquet path")
         parser.add_argument("--count-missing-as-fetch", action=argparse.BooleanOptionalAction, default=True,
                             help="a link to a page missing from the archive costs a (wasted) fetch")
-        parser.add_argument("--random-seed", type=int, default=0)
+        parser.add_argument("--random-seed", type=int, default=0, help="seed of the random crawl policy")
         parser.add_argument("--max-host-docs", type=int, default=200_000,
                             help="skip (and count) hosts with more docs rows: one host is replayed in one task")
         parser.add_argument("--compare-policy", default="smart", help="policy compared with the shortlist")

@@ -2,6 +2,7 @@
 refused when unknown, passed down to the decision, recorded in the report and listed in docs/configuration.md."""
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import random
 
@@ -249,3 +250,27 @@ def test_export_bitext_job_passes_its_alignment_config_down_and_reports_it(spark
     assert report["args"]["alignment"] == dataclasses.asdict(STRICT_LENGTHS)
     assert report["metrics"]["sentence_pairs"] == 2  # 3 with the default ratio (test_export_bitext)
     assert report["metrics"]["sentence_beads"]["length_ratio"] == 1
+
+
+def test_every_option_says_what_it_decides_and_no_knob_has_two_homes():
+    """A job option without help is a knob nobody can look up; a knob that is both an option and a config field, or
+    a field of two stage configs, has two homes that can disagree."""
+    from parascout.jobs.cli import discover
+
+    fields: dict[str, set[str]] = {}
+    for job_class in discover().values():
+        for _, config_class in job_class.stage_configs:
+            for field in dataclasses.fields(config_class):
+                fields.setdefault(field.name, set()).add(config_class.__name__)
+    assert not {name: homes for name, homes in fields.items() if len(homes) > 1}
+    undocumented, twice = [], []
+    for name, job_class in discover().items():
+        for action in job_class().build_parser()._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            if not (action.help or "").strip():
+                undocumented.append(f"{name} {action.option_strings or action.dest}")
+            if action.dest in fields:
+                twice.append(f"{name} --{action.dest} and {sorted(fields[action.dest])}")
+    assert not undocumented, f"options without help: {undocumented}"
+    assert not twice, f"knobs declared as an option and a config field: {twice}"

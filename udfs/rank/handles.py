@@ -73,6 +73,18 @@ _PERCENT_RE = re.compile(r"%[0-9a-fA-F]{2}")
 
 # ---- LSS lists --------------------------------------------------------------------------
 @functools.lru_cache(maxsize=8)
+def add_learned_lss_arguments(parser) -> None:
+    """The options of host-specific LSS learning (learn_lss), for every job that strips handles."""
+    parser.add_argument("--learn-lss", action="store_true",
+                        help="also strip host-specific markers learned from the language labels")
+    parser.add_argument("--learn-min-frac", type=float, default=0.9,
+                        help="a learned marker is in at least this share of one language's URLs of the host")
+    parser.add_argument("--learn-max-other-frac", type=float, default=0.05,
+                        help="... and in at most this share of the other language's")
+    parser.add_argument("--learn-min-support", type=int, default=5,
+                        help="... on a host with at least this many URLs in each language")
+
+
 def load_lss_conf(extra_paths: tuple[str, ...] = ()) -> dict:
     """conf/lss.yaml merged with user files (every list adds up: keys, and per language extra/charsets)."""
     merged: dict = {"query_keys": [], "language_keys": [], "languages": {}}

