@@ -90,13 +90,14 @@ def domain_folds(hosts: pd.Series, folds: int) -> pd.Series:
 
 
 def config_for(backend: str, minutes: float, seed: int, base_model: str | None = None,
-               learning_rate: float | None = None, max_length: int = 96, epochs: int = 2) -> TrainingConfig:
+               learning_rate: float | None = None, max_length: int = 96, epochs: int = 2,
+               train_embeddings: bool = True) -> TrainingConfig:
     if backend == "ngram":
         return TrainingConfig(backend="ngram", buckets=1 << 18, dim=32, max_epochs=12, patience=3, seed=seed)
     if base_model:  # fine-tuning within a CPU time budget; warm-up 10% of `epochs`, so it ends inside the budget
         return TrainingConfig(backend="transformer", base_model=base_model, max_length=max_length, max_epochs=epochs,
                               batch_size=32, learning_rate=learning_rate or 5e-5, patience=2, max_minutes=minutes,
-                              seed=seed)
+                              seed=seed, train_embeddings=train_embeddings)
     # the compact transformer from scratch, within a CPU time budget (warm-up: 10% of 6 epochs)
     return TrainingConfig(backend="transformer", layers=4, hidden=128, vocab_size=4000, max_length=64,
                           max_epochs=6, batch_size=32, learning_rate=learning_rate or 3e-4, patience=5,
@@ -422,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-length", type=int, default=96,
                         help="fine-tuning: tokens per URL / pair (WMT16 pairs: 58 mean, 85 at p95 with e5's vocabulary)")
     parser.add_argument("--transformer-epochs", type=int, default=2, help="fine-tuning: epochs the schedule plans")
+    parser.add_argument("--train-embeddings", action=argparse.BooleanOptionalAction, default=True,
+                        help="fine-tuning: train the word embedding table too (as train-pairs does by default)")
     parser.add_argument("--held-out", default=None, metavar="FOLDS",
                         help="held-out folds every backend evaluates, e.g. 1 or 1,3 (default: all for n-gram, "
                              "the first --transformer-folds for the transformer)")
@@ -455,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
         for seed in seeds:
             started = time.monotonic()
             config = config_for(backend, args.transformer_minutes, seed, args.base_model, args.learning_rate,
-                                args.max_length, args.transformer_epochs)
+                                args.max_length, args.transformer_epochs, args.train_embeddings)
             lang = evaluate_url2lang(gold, folds, fold_ids, config)
             result = evaluate_pairs(gold, folds, fold_ids, config, scorers)
             print(f"\n== {backend}{' from ' + args.base_model if backend != 'ngram' and args.base_model else ''}, "

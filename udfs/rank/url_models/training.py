@@ -44,6 +44,9 @@ class TrainingConfig:
     test_fraction: float = 0.1
     # transformer
     max_length: int = 64
+    #: fine-tune the word embedding table too (a pretrained encoder's 250k-row table is most of its weights: frozen,
+    #: a step on URLs costs a third of the CPU; WMT16 fold 1 at 8 minutes: url2lang as good, pairs worse)
+    train_embeddings: bool = True
     layers: int = 4
     hidden: int = 128
     vocab_size: int = 8000
@@ -237,6 +240,9 @@ def add_training_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--dev-fraction", type=float, default=0.1, help="share of the sites (registered domains) held out for early stopping")
     group.add_argument("--test-fraction", type=float, default=0.1, help="share of the sites held out for the metrics the model records")
     group.add_argument("--max-length", type=int, default=64, help="transformer: tokens per URL / pair")
+    group.add_argument("--train-embeddings", action=argparse.BooleanOptionalAction, default=True,
+                       help="transformer: fine-tune the word embedding table too; --no-train-embeddings leaves a "
+                            "pretrained encoder's table as it is (a third of the CPU per step on URLs)")
     group.add_argument("--layers", type=int, default=4, help="compact transformer layers")
     group.add_argument("--hidden", type=int, default=128, help="compact transformer hidden size")
     group.add_argument("--vocab-size", type=int, default=8000, help="compact transformer URL tokenizer vocabulary")
