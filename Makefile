@@ -46,10 +46,10 @@ $(JAR): $(JAVA) | $(STAMP)
 	  jar --create --file $(JAR) -C build/jvm . && echo "built $(JAR)"; \
 	fi
 
-# The compiled HTML walk (native/html_walk.pyx: udfs.fetch.html_text's tree walk in Cython over Lexbor's structs), built
-# into udfs/ with the pinned Cython and Lexbor's headers from selectolax's source package; never fails the install:
-# without a C compiler, Python headers or the downloads, it says why and fetch-docs keeps the Python walk (same
-# output, slower). udfs.fetch.html_text uses it only for the selectolax version it was built against.
+# The compiled HTML walk: udfs/fetch/page_walk.py (the walk and paragraph step, plain Python otherwise) compiled by
+# Cython into udfs/ with its .pxd declarations, the pinned Cython and Lexbor's headers from selectolax's source package;
+# never fails the install: without a C compiler, Python headers or the downloads, it says why and fetch-docs runs
+# page_walk as plain Python (same output, slower). udfs.fetch.html_text uses it only for the selectolax it was built for.
 walk: | $(STAMP)
 	-$(BIN)/python native/build_html_walk.py
 
@@ -60,15 +60,15 @@ test-fast: install
 	$(BIN)/python -m pytest -q -ra -m "not slow" tests
 
 # README.md's commands and Python snippets run as written, in README order, in a fresh copy of the checkout
-# on a 10-host sample archive (tests/readme_check.py says what it skips and why); exit 1 when one fails.
+# on a 10-host sample archive (tests/support/readme_check.py says what it skips and why); exit 1 when one fails.
 readme-check: install
-	$(BIN)/python tests/readme_check.py
+	$(BIN)/python tests/support/readme_check.py
 
 demo: install
 	$(BIN)/parascout demo --out $(DEMO) $(if $(DEMO_TEXT),--text-corpus $(DEMO_TEXT))
 
 lint: install
-	$(BIN)/ruff check parascout jobs udfs tests benchmarks native
+	$(BIN)/ruff check parascout jobs udfs tests testkit benchmarks native
 
 bench: install
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

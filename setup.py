@@ -63,7 +63,7 @@ setup(
     packages=PACKAGES,
     package_dir=PACKAGE_DIR,
     # the jar (`make jar`); the compiled HTML walk (`make walk`): for the build platform only, others use the Python walk
-    package_data={"parascout.conf": ["*.yaml", "*/*.yaml", "*.tsv", "parallel-text/*/*"], "parascout.udfs": ["*.jar", "html_walk*.so", "html_walk.pyi"]},
+    package_data={"parascout.conf": ["*.yaml", "*/*.yaml", "*.tsv", "parallel-text/*/*"], "parascout.udfs": ["*.jar", "html_walk*.so", "html_walk.pyi", "fetch/*.pxd"]},
     include_package_data=False,
     install_requires=CORE,
     extras_require=EXTRAS,

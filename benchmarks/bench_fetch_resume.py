@@ -31,9 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from parascout.udfs.common import storage
 from parascout.udfs.fetch import resume
-from tests.test_documents import ENGLISH, GERMAN, html_page, record_bytes, write_warc
-from tests.test_fetch_docs import urls_rows
-from tests.test_fetch_resume import kill_tree, serve
+from testkit.servers import kill_tree, serve
+from testkit.warc import ENGLISH, GERMAN, html_page, record_bytes, urls_rows, write_warc
 
 SPARK = ["--spark-conf", "spark.master=local[2]", "--spark-conf", "spark.ui.enabled=false",
          "--spark-conf", "spark.sql.shuffle.partitions=4"]

@@ -16,43 +16,17 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import re
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from parascout.udfs.fetch.html_text import WALK_ENGINE, html_features
+from parascout.udfs.fetch.html_text import WALK_ENGINE
+from testkit.main_text import fixtures, parascout_main_text, quality
 
-FIXTURES = ROOT / "tests" / "data" / "main_text"
 REAL_SITES = ROOT.parent / "shared" / "data" / "real-sites"
-#: a word: one CJK character (those scripts put no spaces between words), or a run of other word characters
-WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|"
-                  r"[^\W\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
-
-
-def words(text: str) -> Counter:
-    """The bag of case-folded words of a text."""
-    return Counter(WORD.findall(text.casefold()))
-
-
-def scores(found: Counter, truth: Counter) -> tuple[int, int, int]:
-    """(overlap, found words, true words) of two bags."""
-    return sum((found & truth).values()), sum(found.values()), sum(truth.values())
-
-
-def f1(overlap: int, found: int, truth: int) -> tuple[float, float, float]:
-    precision = overlap / found if found else 0.0
-    recall = overlap / truth if truth else 0.0
-    return precision, recall, 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-
-
-def parascout_main_text(html: str, url: str | None = None) -> str:
-    """What fetch-docs stores as a page's main text before the per-site pass."""
-    return "\n".join(p["text"] for p in html_features(html, url)["page_paragraphs"] if not p["boilerplate"])
 
 
 def extractors() -> dict:
@@ -72,12 +46,6 @@ def extractors() -> dict:
     except ImportError:
         print("resiliparse not installed (requirements-dev.txt): skipped")
     return found
-
-
-def fixtures() -> list[tuple[str, str, str]]:
-    """(name, html, labelled main text) of every fixture."""
-    return [(path.stem, path.read_text(encoding="utf-8"), path.with_suffix(".txt").read_text(encoding="utf-8"))
-            for path in sorted(FIXTURES.glob("*.html"))]
 
 
 def real_site_pages(limit: int) -> list[str]:
@@ -110,17 +78,6 @@ def pages_per_cpu_second(extract, pages: list[str], repeat: int) -> float:
             extract(html)
         best = min(best, time.process_time() - start)
     return len(pages) / best if best > 0 else float("inf")
-
-
-def quality(extract, labelled: list[tuple[str, str, str]]) -> dict:
-    """Per-page (precision, recall, F1), their mean (macro) and the pooled (micro) figures."""
-    per_page, totals = {}, [0, 0, 0]
-    for name, html, truth in labelled:
-        counts = scores(words(extract(html)), words(truth))
-        per_page[name] = f1(*counts)
-        totals = [a + b for a, b in zip(totals, counts)]
-    macro = tuple(sum(values[i] for values in per_page.values()) / len(per_page) for i in range(3))
-    return {"per_page": per_page, "macro": macro, "micro": f1(*totals)}
 
 
 def report(results: dict, speed: dict, real_count: int, fixture_count: int) -> str:

@@ -5,7 +5,7 @@ three pairs one run after the other, on one Bible-text sample archive, in one Sp
         [--work /tmp/bench-many-pairs] [--no-warmup]
 
 The pipeline is docs/many-pairs.md's: scan-cdx, bucket-handles, fetch-docs, rank-pairs, train-lexicon --from-archive,
-verify-pairs, export-bitext, shortlist (tests/test_many_pairs_pipeline.py drives it), each run into a fresh root.
+verify-pairs, export-bitext, shortlist (tests/pipeline/test_many_pairs_pipeline.py drives it), each run into a fresh root.
 CPU seconds are this process's plus the Spark JVM's and its Python workers' (bench_scan_cdx.cpu_seconds), steadier
 than wall time on a shared machine. Prints the ratios b/a (three pairs in one run / en-fr alone; the target is at
 most 1.6) and c/a (three one-pair runs / en-fr alone), each job's CPU in each run, and per pair the parallel verified
@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_scan_cdx import cpu_seconds
-from tests.test_many_pairs_pipeline import make_archive, pair_counts, run_pipeline, train_url_models
+from testkit.pipeline import make_archive, pair_counts, run_pipeline, train_url_models
 
 PIVOT, TARGETS = "en", ("fr", "de", "es")
 LABELS = {"fr": "eng-fra", "de": "eng-deu", "es": "eng-spa"}

@@ -134,7 +134,7 @@ def archive_profiles(archive: Path, urls: pd.DataFrame) -> dict[str, list[float]
 
 def synthetic_inputs() -> tuple[pd.DataFrame, pd.DataFrame]:
     """Fallback without a sample archive: the tests' multi-convention sites, larger."""
-    from tests.test_blocking import synthetic_sites
+    from testkit.sites import synthetic_sites
 
     frame = synthetic_sites(n_sites=64, pages=300, seed=1)
     frame["host"] = [u.split("/")[2] for u in frame["url"]]
@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     archive = sample_archive(work / "archive", args.hosts, args.seed, cdx_only=False)
     links = images = profiles = None
     if archive is None:
-        print("udfs.sample_archive not importable: synthetic URL set (tests/test_blocking.synthetic_sites)")
+        print("udfs.sample_archive not importable: synthetic URL set (testkit.sites.synthetic_sites)")
         urls, truth = synthetic_inputs()
         table = pa.Table.from_pandas(urls[["url", "host", "domain", "lang"]], preserve_index=False)
     else:

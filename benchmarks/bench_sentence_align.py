@@ -23,7 +23,7 @@ How a predicted pair counts as correct (written here and in the README):
 - precision = correct pairs / predicted pairs; recall = recovered beads / truth beads with both sides;
   F1 their harmonic mean. 1-0 / 0-1 truth beads count through precision only (pairing them is wrong).
 
-Held out: the lexicon (IBM model 1, parascout.udfs.common.lexicon_training.train_lexicon) is trained on Old Testament
+Held out: the lexicon (IBM model 1, parascout.udfs.lexicon.training.train_lexicon) is trained on Old Testament
 verse pairs; the lexicon weight, the null-bead settings and the absorbing pass were chosen on OT chapters
 (seed 1) and on the seed-7 real-text archive (60 and 200 hosts); quality is reported on New Testament chapters
 (seed 2), which neither saw.
@@ -61,11 +61,11 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from parascout.udfs.common.lexicon import tokenize
-from parascout.udfs.common.lexicon_training import train_lexicon
+from parascout.udfs.common.language_id import tokenize
 from parascout.udfs.export.bitext.align import align_segments, align_sentences
 from parascout.udfs.export.bitext.config import AlignmentConfig
 from parascout.udfs.export.bitext.sentences import Segment, split_sentences
+from parascout.udfs.lexicon.training import train_lexicon
 
 BIBLE = Path("/work/shared/data/parallel-text/bible")
 NEW_TESTAMENT_FIRST_BOOK = "MAT"

@@ -27,10 +27,9 @@ from warcio.archiveiterator import ArchiveIterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from parascout.udfs.common.urls import url_host
-from parascout.udfs.fetch.documents import empty_doc
 from parascout.udfs.fetch.warc_record import decode_record, inflate_member
-from parascout.udfs.index.wat import _container_location, read_wat, wat_document
+from parascout.udfs.index.wat import read_wat
+from testkit.warc import warcio_read_wat
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "cc-sample"
 
@@ -76,24 +75,6 @@ def measure(name: str, records: list[bytes], repeat: int, passes: int = 1) -> di
             "identical_bodies": sum(a == b for a, b in zip(old, new) if a is not None),
             "warcio_records_per_cpu_s": round(baseline), "warc_record_records_per_cpu_s": round(ours),
             "ratio": round(ours / baseline, 2)}
-
-
-def warcio_read_wat(stream) -> list[dict]:
-    """The baseline: udfs.index.wat.read_wat as it was on warcio (same rows, warcio reads the records)."""
-    rows = []
-    for record in ArchiveIterator(stream):
-        if record.rec_type != "metadata":
-            continue
-        url = record.rec_headers.get_header("WARC-Target-URI")
-        try:
-            payload = json.loads(record.content_stream().read())
-            doc = wat_document(payload["Envelope"])
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
-            rows.append({**empty_doc("bad_wat_json", f"{type(error).__name__}: {error}"[:200]), "source": "wat",
-                         "url": url, "host": url_host(url) if url else None})
-            continue
-        rows.append({**doc, **_container_location(payload.get("Container") or {})})
-    return rows
 
 
 def measure_wat(name: str, files: list[Path], repeat: int) -> dict:

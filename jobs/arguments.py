@@ -4,6 +4,7 @@ paths there and outside the root's tables (which a write would replace)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from importlib import resources
 from pathlib import Path
@@ -14,7 +15,7 @@ import yaml
 from parascout.jobs.errors import ConfigError
 from parascout.udfs.common import storage, table_layout
 from parascout.udfs.common.redaction import redact, url_credentials
-from parascout.udfs.common.stage_config import config_from_mapping
+from parascout.udfs.common.stage_config import config_from_mapping, option_fields
 
 if TYPE_CHECKING:
     from parascout.jobs.base import Job
@@ -68,6 +69,34 @@ def conf_defaults(conf: dict, parser: argparse.ArgumentParser, job_name: str,
                               f"known: {sorted([*(d for d in known if d != 'help'), *stage_configs])}")
         defaults[dest] = value
     return defaults, built
+
+
+def knob_option_dest(key: str, name: str) -> str:
+    return f"{key.replace('-', '_')}__{name}"
+
+
+def add_knob_options(parser: argparse.ArgumentParser, stage_configs: tuple[tuple[str, type], ...]) -> None:
+    """An option per stage-config field declared with option=True: `--image-max-share` sets `blocking`'s field of
+    that name (over the --conf section's value); the field's help and default are the option's."""
+    for key, config_class in stage_configs:
+        defaults = config_class()
+        for field in option_fields(config_class):
+            default = getattr(defaults, field.name)
+            parser.add_argument(f"--{field.name.replace('_', '-')}", type=type(default), default=None,
+                                dest=knob_option_dest(key, field.name), metavar=type(default).__name__.upper(),
+                                help=f"{field.metadata['help']} (default: {default}; --conf {key}.{field.name})")
+
+
+def set_stage_configs(args: argparse.Namespace, stage_configs: tuple[tuple[str, type], ...], built: dict) -> None:
+    """Each stage config on `args` (`args.blocking`): the one `built` from --conf, else the defaults, with the values
+    given as options; the options' own attributes removed, so a knob is recorded once, in its config."""
+    for key, config_class in stage_configs:
+        attribute = key.replace("-", "_")
+        setattr(args, attribute, built.get(key) or config_class())
+        for field in option_fields(config_class):
+            value = vars(args).pop(knob_option_dest(key, field.name), None)
+            if value is not None:
+                setattr(args, attribute, dataclasses.replace(getattr(args, attribute), **{field.name: value}))
 
 
 def refuse_url_credentials(args: argparse.Namespace) -> None:

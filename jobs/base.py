@@ -6,11 +6,10 @@ under `--root`, and the `_reports/<job>.json` report. A concrete job subclasses
 `Job`, extends `add_arguments` / `validate_arguments` (chaining to super) and
 implements `process()`; it ends with `if __name__ == "__main__": MyJob().run()`.
 
-Job keeps the run's lifecycle; its other parts live beside it: the report's counters and checks in jobs.report,
---conf merging and the input checks in jobs.arguments, the SparkSession in jobs.spark_session, the versioned
-tables in udfs.common.table_store (`self.store`), which of the declared input tables a run reads in
-jobs.table_inputs, per-pair runs in jobs.language_pairs, the root's writer lock in jobs.writer_lock, a run's
-identity in jobs.fingerprints.
+Job keeps the run's lifecycle; the rest lives beside it: the report in jobs.report, --conf and input checks in
+jobs.arguments, Spark in jobs.spark_session, versioned tables in udfs.common.table_store (`self.store`), the input
+tables a run reads in jobs.table_inputs, per-pair runs in jobs.language_pairs, the writer lock in jobs.writer_lock, a
+run's identity in jobs.fingerprints, the pipeline's order from the declared inputs and outputs in jobs.pipeline.
 """
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ import sys
 import uuid
 from typing import Any, ClassVar
 
-from parascout.jobs.arguments import check_input_paths, conf_defaults, load_conf, refuse_url_credentials
+from parascout.jobs import arguments
 from parascout.jobs.errors import ConfigError, JobFailed
 from parascout.jobs.fingerprints import RunFingerprints
 from parascout.jobs.language_pairs import LanguagePairs
@@ -61,10 +60,15 @@ class Job(LanguagePairs, WriterLock, RunFingerprints, TableInputs):
     inputs: tuple[str, ...] = ()
     #: tables it reads when there: `--use-<table> auto|yes|no` (auto: when present), the choice in the report
     optional_inputs: tuple[str, ...] = ()
+    #: of those, the ones a later job writes: read on a second pass, no ordering constraint (jobs.pipeline)
+    later_inputs: tuple[str, ...] = ()
+    #: files other jobs are given by an argument of that name (models, indexes); path_artifacts: argument -> what
+    #: it reads where the names differ (train-lexicon's --from-archive reads texts and scored_pairs)
+    makes: tuple[str, ...] = ()
+    path_artifacts: ClassVar[dict[str, tuple[str, ...]]] = {}
     #: a fraction of bad input above which the job fails (None: never)
     default_max_bad_fraction: float | None = None
-    #: a share of the records sent to a store lost in transport above which the run warns (a flaky store
-    #: loses a few; more means the data is incomplete for the store's sake, and a rerun may recover them)
+    #: a share of records lost in transport to a store above which the run warns (a rerun may recover them)
     store_warning_fraction: float = 0.05
     #: key in the job's --conf section -> the frozen dataclass of the stage's knobs it sets (udfs.common.stage_config);
     #: the built config is `args.<key>` (defaults without the key), recorded in the report's args
@@ -116,6 +120,7 @@ class Job(LanguagePairs, WriterLock, RunFingerprints, TableInputs):
         for table in self.optional_inputs:
             parser.add_argument(f"--use-{table.replace('_', '-')}", choices=["auto", "yes", "no"], default="auto",
                                 help=f"read the {table} table: auto (when present), yes (fail without it) or no")
+        arguments.add_knob_options(parser, self.stage_configs)
 
     def validate_arguments(self, args: argparse.Namespace) -> None:
         """Check arguments together; raise ConfigError with a message that says what to fix."""
@@ -133,14 +138,13 @@ class Job(LanguagePairs, WriterLock, RunFingerprints, TableInputs):
         """Parse argv; YAML from --conf supplies defaults, the command line wins."""
         parser = self.build_parser()
         first, _ = parser.parse_known_args(argv)
-        conf = load_conf(first.conf)
-        defaults, stage_configs = conf_defaults(conf, parser, self.name, dict(self.stage_configs))
+        conf = arguments.load_conf(first.conf)
+        defaults, stage_configs = arguments.conf_defaults(conf, parser, self.name, dict(self.stage_configs))
         parser.set_defaults(**defaults)
         args = parser.parse_args(argv)
-        for key, config_class in self.stage_configs:
-            setattr(args, key.replace("-", "_"), stage_configs.get(key) or config_class())
+        arguments.set_stage_configs(args, self.stage_configs, stage_configs)
         self.conf = conf
-        refuse_url_credentials(args)
+        arguments.refuse_url_credentials(args)
         self.spark_conf = run_properties(conf, args.spark_conf)
         return args
 
@@ -220,7 +224,7 @@ class Job(LanguagePairs, WriterLock, RunFingerprints, TableInputs):
         logging.getLogger("parascout").setLevel(self.args.log_level)
         install_log_filter()
         self.validate_arguments(self.args)
-        check_input_paths(self, self.args)  # after the arguments' own checks, before anything is written
+        arguments.check_input_paths(self, self.args)  # after the arguments' own checks, before anything is written
         with self.writer_lock():
             return self._run_locked()
 

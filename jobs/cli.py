@@ -14,13 +14,14 @@ import sys
 import parascout.jobs as job_package
 from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError, JobFailed
+from parascout.jobs.pipeline import pipeline_order
 from parascout.jobs.spark_session import spark_properties
 from parascout.udfs.common import table_layout
 from parascout.udfs.common.extras import missing_extra_message
 
 #: the framework's modules, not commands
-SKIP_MODULES = {"arguments", "base", "cli", "errors", "fingerprints", "language_pairs", "report", "spark_session",
-                "table_inputs", "training_job", "writer_lock"}
+SKIP_MODULES = {"arguments", "base", "cli", "errors", "fingerprints", "language_pairs", "pipeline", "report",
+                "spark_session", "table_inputs", "training_job", "writer_lock"}
 #: job module -> why it cannot be imported here (a missing optional dependency names its extra)
 UNAVAILABLE: dict[str, str] = {}
 
@@ -76,8 +77,8 @@ def print_help(job_class: type[Job]) -> None:
 
 def usage(registry: dict[str, type[Job]]) -> str:
     width = max((len(n) for n in registry), default=10)
-    lines = ["usage: parascout <job> [--help] [arguments]", "", "jobs:"]
-    lines += [f"  {name.ljust(width)}  {cls.description}" for name, cls in registry.items()]
+    lines = ["usage: parascout <job> [--help] [arguments]", "", "jobs, in the pipeline's order:"]
+    lines += [f"  {name.ljust(width)}  {registry[name].description}" for name in pipeline_order(registry)]
     lines += [f"  {module.replace('_', '-').ljust(width)}  (unavailable: {why})" for module, why in UNAVAILABLE.items()]
     lines += ["", "tools:", "  spark-properties CONF.yaml  print the conf's `spark:` section as a spark-submit --properties-file",
               "  table-location ROOT/TABLE   print the folder of the table's current version (for other tools)"]

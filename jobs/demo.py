@@ -1,8 +1,7 @@
 """`parascout demo`: the whole pipeline on the embedded sample archive, then a report.
 
-sample archive → scan-cdx → bucket-handles → train-url2lang, train-pairs →
-fetch-docs → rank-pairs → train-lexicon → verify-pairs → export-bitext → shortlist → replay-crawl →
-export-crawl-plan → report.md.
+The sample archive (and a second one whose true pairs train the pair model), then every job of the pipeline in
+jobs.pipeline's order (the order each job's declared inputs and outputs give), then report.md.
 Every step is an ordinary job run in one SparkSession over the same root; a step
 whose report says it already ran with the same arguments is skipped, so a rerun
 resumes where a failed run stopped.
@@ -89,8 +88,16 @@ class Demo(Job):
         languages, (src, trg) = load_languages(), parse_lang_pair(self.args.langs)
         return f"{languages[src].iso639_1},{languages[trg].iso639_1}"
 
-    def steps(self) -> list[Step]:
-        """Every pipeline step, in dependency order."""
+    def steps(self, registry: dict[str, type[Job]] | None = None) -> list[Step]:
+        """Every pipeline step, in the pipeline's order (jobs.pipeline) of `registry` (default: every job)."""
+        from parascout.jobs.cli import discover
+        from parascout.jobs.pipeline import pipeline_order
+
+        position = {name: number for number, name in enumerate(pipeline_order(registry or discover()))}
+        return sorted(self.unordered_steps(), key=lambda step: position[step.job])  # stable: the archives in turn
+
+    def unordered_steps(self) -> list[Step]:
+        """Every pipeline step with its arguments."""
         a = self.args
         root, archive, models = a.out, storage.join(a.out, "archive"), storage.join(a.out, "models")
         langs = self.langs_option()
@@ -119,7 +126,6 @@ class Demo(Job):
                                     *training]),
             Step("train-pairs", ["--positives", storage.join(training_archive, "truth", "pairs.parquet"),
                                  "--out", storage.join(models, "pairs"), *training]),
-            # docs before ranking: their links add language-switcher neighbours to the candidate pairs
             Step("fetch-docs", ["--root", root, "--warc-prefix", archive + "/", "--select", "all"]),
             Step("rank-pairs", ["--root", root, "--langs", langs, "--lang-model", storage.join(models, "url2lang"),
                                 "--pair-model", storage.join(models, "pairs")]),
@@ -128,7 +134,6 @@ class Demo(Job):
                                    *(["--aligned", a.text_corpus] if a.text_corpus else ["--from-archive", root])]),
             Step("verify-pairs", ["--root", root, "--pairs", "scored_pairs",
                                   "--lexicon", storage.join(models, "lexicon")]),
-            # the bitext before shortlist, so the shortlist carries each site's yield in words
             Step("export-bitext", ["--root", root, "--langs", langs, "--lexicon", storage.join(models, "lexicon")]),
             Step("shortlist", ["--root", root, "--langs", langs, "--truth", truth]),
             Step("replay-crawl", ["--root", root, "--langs", langs, "--truth", truth,
@@ -150,7 +155,7 @@ class Demo(Job):
         spark, spark_seconds = self.spark, time.monotonic() - started  # started here, not inside the first step's time
         self.log.info("Spark session ready in %.1fs", spark_seconds)
         summaries = []
-        steps = self.steps()
+        steps = self.steps(registry)
         for number, step in enumerate(steps, 1):
             self.log.info("[%d/%d] %sparascout %s %s", number, len(steps), f"{step.purpose}: " if step.purpose else "",
                           step.job, " ".join(step.argv))

@@ -40,6 +40,7 @@ class DiscoverSitesJob(Job):
     outputs = ("discovered_sites",)
     inputs = ("urls",)
     optional_inputs = ("docs",)
+    later_inputs = ("docs",)  # a second pass scores sites by their fetched pages too
     input_paths = ("truth",)
     BAD_REASONS = site_discovery.BAD_REASONS
     FILTERED_REASONS = site_discovery.FILTERED_REASONS

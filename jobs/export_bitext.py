@@ -33,7 +33,6 @@ from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common import storage, table_layout
 from parascout.udfs.common.langs import load_languages, pair_label
-from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.common.urls import url_host_column
 from parascout.udfs.export.bitext.config import AlignmentConfig
@@ -58,6 +57,7 @@ from parascout.udfs.export.bitext.formats import (
     tsv_header,
 )
 from parascout.udfs.export.bitext.sentences import MAX_SENTENCES
+from parascout.udfs.lexicon.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.rank import domain_focus
 
 TEXT_COLUMNS = ["paragraphs", "main_text"]

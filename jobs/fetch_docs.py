@@ -28,7 +28,6 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError
 from parascout.udfs.common import range_reads, storage, tables
-from parascout.udfs.common.lexicon import load_lexicon
 from parascout.udfs.common.sites import with_site
 from parascout.udfs.fetch import documents, resume, warc_fetch, warc_record
 from parascout.udfs.fetch.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
@@ -37,6 +36,7 @@ from parascout.udfs.fetch.markup_guard import MAX_NESTING_DEPTH, MAX_TAG_ATTRIBU
 from parascout.udfs.fetch.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
 from parascout.udfs.fetch.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
 from parascout.udfs.index.wat import read_wat_files
+from parascout.udfs.lexicon.lexicon import load_lexicon
 from parascout.udfs.rank import domain_focus
 
 SELECTION_COLUMNS = ["url", "host", "warc_filename", "warc_offset", "warc_length", "in_index"]
@@ -53,6 +53,7 @@ class FetchDocsJob(Job):
     outputs = ("docs", "texts")
     inputs = ("urls",)
     optional_inputs = ("scored_pairs", "candidates", "shortlist", "discovered_sites")
+    later_inputs = ("scored_pairs", "shortlist")  # a second pass: fetch the pairs or sites they name
     input_paths = ("wat", "domain_terms", "domain_lexicon")
     input_prefixes = ("warc_prefix",)
     BAD_REASONS = ("truncated", "bad_gzip", "not_warc", "not_http", "bad_payload", "parse_error", "fetch_failed",

@@ -24,6 +24,7 @@ from parascout.udfs.index import cdx, warc_index
 
 class IndexWarcs(Job):
     name = "index-warcs"
+    makes = ("cdx", "wat")  # scan-cdx --cdx, fetch-docs --wat
     description = "WARC/ARC files (local, s3://, https://) -> a CommonCrawl-style CDX index (ZipNum or plain) + WAT links"
     outputs = ("indexes", "wat")
     unversioned_outputs = ("indexes", "wat")

@@ -20,6 +20,7 @@ from parascout.udfs.sample_archive.vocabulary import UnsupportedLanguage, sample
 
 class MakeSampleArchiveJob(Job):
     name = "make-sample-archive"
+    makes = ("cdx", "warc_prefix", "truth")
     description = "write a deterministic multilingual sample archive (WARC/WAT/CDX/columnar) with ground truth"
     uses_spark = False
     root_required = False

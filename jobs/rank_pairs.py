@@ -75,12 +75,6 @@ class RankPairs(Job):
         parser.add_argument("--exhaustive-max-pairs", type=int, default=10_000,
                             help="groups whose src x trg product is at most this get every pair as a candidate "
                                  "(the fast model then keeps the top-k per URL); 0 disables")
-        parser.add_argument("--image-max-share", type=float, default=blocking.IMAGE_MAX_SHARE,
-                            help="image names on more than this share of a site's fetched pages (logos, icons) "
-                                 "pair nothing (names on at most blocking.image_rare_pages pages always may)")
-        parser.add_argument("--image-max-pages", type=int, default=blocking.IMAGE_MAX_PAGES,
-                            help="image names on more pages than this pair nothing (counted as image_pairs_capped); "
-                                 "0 disables image blocking")
         parser.add_argument("--structure-top-k", type=int, default=5,
                             help="fetched pages of the other language kept per page by nearest paragraph-length "
                                  "profile (docs.structure); 0 disables")
@@ -106,7 +100,8 @@ class RankPairs(Job):
             raise ConfigError("--top-k must be >= 1, --max-group-urls >= 2, --split-depth >= 0")
         if not 0 <= args.lang_threshold <= 1:
             raise ConfigError("--lang-threshold must be between 0 and 1")
-        if not 0 <= args.image_max_share <= 1 or args.image_max_pages < 0 or args.structure_top_k < 0:
+        knobs = args.blocking
+        if not 0 <= knobs.image_max_share <= 1 or knobs.image_max_pages < 0 or args.structure_top_k < 0:
             raise ConfigError("--image-max-share must be between 0 and 1, --image-max-pages and "
                               "--structure-top-k >= 0")
 
@@ -273,7 +268,7 @@ class RankPairs(Job):
                 sources.append(self.neighbour_candidates(pages, kept, handles))
             sources += self.link_candidates(evidence, self.args.uncued_links if "outlink_cues" in docs.columns
                                             else "any")
-            if "images" in docs.columns and self.args.image_max_pages > 0:
+            if "images" in docs.columns and self.blocking.image_max_pages > 0:
                 sources.append(self.image_candidates(docs, kept))
             if "structure" in docs.columns and self.args.structure_top_k > 0:
                 sources.append(blocking.structure_pairs(docs, kept, self.args.structure_top_k,
@@ -344,8 +339,7 @@ class RankPairs(Job):
 
     def image_candidates(self, docs: DataFrame, kept: DataFrame) -> DataFrame:
         """Pages sharing a rare image name; image names counted by status, pairs of capped names counted."""
-        pairs, names = blocking.image_pairs(docs, kept, self.args.image_max_share, self.args.image_max_pages,
-                                            self.blocking)
+        pairs, names = blocking.image_pairs(docs, kept, self.args.blocking)
         rows = names.groupBy(PAIR_COLUMN, "image_status").agg(
             F.count("*").alias("names"), F.sum(F.col("n_src") * F.col("n_trg")).alias("pairs")).collect()
         for pair in self.pairs:

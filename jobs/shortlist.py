@@ -25,13 +25,13 @@ from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.sites import with_site
 from parascout.udfs.common.table_store import PAIR_COLUMN
-from parascout.udfs.rank.domain_focus import pairs_in_domain
-from parascout.udfs.rank.shortlist import (
+from parascout.udfs.export.shortlist import (
     BITEXT_YIELD_COLUMNS,
     DEFAULT_PRECISION_KS,
     SHORTLIST_COLUMNS,
     evaluate_shortlist,
 )
+from parascout.udfs.rank.domain_focus import pairs_in_domain
 
 #: a pair's shortlist yield in the report (metrics.by_pair) and its sum over the pairs (metrics.summary)
 SUMMARY_KEYS = ("sites_to_crawl", "predicted_pairs", *BITEXT_YIELD_COLUMNS)

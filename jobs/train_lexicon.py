@@ -16,8 +16,8 @@ finds their pages' best on their host (cross-fitted: the rejected pairs that are
 paragraphs agreeing, teach the other folds' lexicons), the only source a language pair with no resources has. A page in more of those
 page pairs than a few (a home page every switcher links to, a page other sites link to) is a hub: its pairs are
 left out (filtered as hub_page), or a wrong pair would teach its own words and confirm itself. IBM model 1 both
-ways (udfs.common.lexicon_training). With --from-archive it also trains --held-out-folds lexicons, each without one
-fold of the archive's page pairs (udfs.common.lexicon_training.with_held_out), for verify-pairs to calibrate its
+ways (udfs.lexicon.training). With --from-archive it also trains --held-out-folds lexicons, each without one
+fold of the archive's page pairs (udfs.lexicon.training.with_held_out), for verify-pairs to calibrate its
 decision on scores of pages a lexicon never learned from. Writes a lexicon directory; Spark only for --from-archive. Several pairs
 (`--langs en:fr,de`, with --from-archive and --aligned only) are trained in one job, each into `--out DIR/<pair>/`
 (the folder of lexicons verify-pairs and export-bitext take): the archive's text pairs of every pair are taken in one
@@ -27,9 +27,11 @@ learned from its rows; a pair with nothing to learn from is a counted skip.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from parascout.jobs.base import Job
@@ -37,8 +39,11 @@ from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common import storage, table_layout
 from parascout.udfs.common.langs import pair_label
-from parascout.udfs.common.lexicon import write_lexicon
-from parascout.udfs.common.lexicon_readers import (
+from parascout.udfs.common.table_store import PAIR_COLUMN
+from parascout.udfs.lexicon.config import DEFAULT as LEXICON_DEFAULT
+from parascout.udfs.lexicon.config import LexiconConfig
+from parascout.udfs.lexicon.lexicon import write_lexicon
+from parascout.udfs.lexicon.readers import (
     page_pair_texts,
     read_aligned_files,
     read_bitextor_dic,
@@ -46,9 +51,9 @@ from parascout.udfs.common.lexicon_readers import (
     read_tei,
     read_tsv_pairs,
 )
-from parascout.udfs.common.lexicon_training import HELD_OUT_FOLDS, train_lexicon, with_held_out
-from parascout.udfs.common.table_store import PAIR_COLUMN
+from parascout.udfs.lexicon.training import HELD_OUT_FOLDS, train_lexicon, with_held_out
 from parascout.udfs.rank import handles
+from parascout.udfs.rank.blocking import bind
 from parascout.udfs.verify.tsim import cross_fitted_pairs
 
 #: input reasons a source may count (all bad input: unreadable lines or entries)
@@ -58,44 +63,20 @@ FILTERED_REASONS = frozenset({"unaligned_id", "metadata_entry", "no_paragraph_pa
 #: the pair sources the archive itself makes confident (a language-switcher link, a STRAND handle); a pair
 #: whose URLs share a handle is confident whatever its source
 CONFIDENT_SOURCES = r"(^|,)(link|handle)(,|$)"
-#: a page in more of the second round's training page pairs (verify-pairs' accepted pairs, 1-1 per host) than this
-#: is a hub, a page pages of other sites link to: its pairs teach the words of unrelated pages, and a wrong pair
-#: learned from confirms itself
-MAX_PAGE_PAIRS = 2
-#: ... and of the first round's confident pairs: there a translation's page is also in its switcher's pairs with the
-#: other language's home and section pages (hubs themselves), and 2 left too little to learn from
-MAX_CONFIDENT_PAGE_PAIRS = 5
-#: the second round also proposes the rejected pairs that are their two pages' best partner by their own text
-#: (own_tsim_idf, the best of every judged pair of the source page and of the target page), on one host, whose
-#: paragraphs agree: lengths correlated at least this much (paragraph_length_r) or, with too few paragraphs to
-#: correlate, as many paragraphs on both sides. A host no switcher link or handle taught is one whose words the first
-#: lexicon barely knows, so its translations fall below the random pairs' null. Learned as they are, the wrong ones confirm themselves, so a proposed pair is learned only when cross-fitted: scored by a
-#: lexicon trained without it (udfs.verify.tsim.cross_fitted_pairs), it must still beat every other page of its host in the
-#: other language
-MIN_PARAGRAPH_LENGTH_R = 0.9
-#: ... yet those proposals are few, so the cross-fit JUDGES every rejected pair of one host: the proposed ones
-#: teach the other fold's lexicon, and a judged pair is learned when that lexicon finds it its pages' best against their
-#: host (more recall than judging the proposals alone, at the cost of an occasional wrong pair)
-#: the cross-fit runs on the driver (a lexicon per fold, tsim of each judged pair's pages against their host's pages):
-#: above this many judged pairs, this many pages on their hosts in the two languages or this many such page pairs to
-#: score, it is skipped and the report says so
-MAX_CROSS_FIT_PAIRS = 20_000
-MAX_CROSS_FIT_PAGES = 200_000
-MAX_CROSS_FIT_RIVALS = 1_000_000
 #: the verified_pairs columns the second round's mutual-best pairs are found by
 MUTUAL_BEST_COLUMNS = ("lang_ok", "tsim", "own_tsim_idf", "paragraph_length_r", "text_paragraph_ratio")
 
 
-def archive_paragraph_pairs(batches):
-    """mapInPandas body: page pairs (of a language pair) with both sides' paragraphs -> their aligned paragraph pairs,
-    each with its place among its page pair's."""
+def archive_paragraph_pairs(batches, config: LexiconConfig):
+    """mapInPandas body (bound to the run's config): page pairs (of a language pair) with both sides' paragraphs ->
+    their aligned paragraph pairs, each with its place among its page pair's."""
     import pandas as pd
 
     for batch in batches:
         rows = [(label, a, b, s, t, place) for label, s, t, src, trg in zip(
                     batch[PAIR_COLUMN], batch["src_url"], batch["trg_url"], batch["src_paragraphs"],
                     batch["trg_paragraphs"])
-                for place, (a, b) in enumerate(page_pair_texts(src, trg))]
+                for place, (a, b) in enumerate(page_pair_texts(src, trg, config))]
         yield pd.DataFrame(rows, columns=[PAIR_COLUMN, "src_text", "trg_text", "src_url", "trg_url", "place"])
 
 
@@ -112,8 +93,12 @@ class ArchiveShare:
 
 class TrainLexiconJob(Job):
     name = "train-lexicon"
+    makes = ("lexicon",)
+    path_artifacts = MappingProxyType({"from_archive": ("texts", "scored_pairs", "candidates")})
     description = "train a word translation lexicon (IBM model 1) from corpora, dictionaries or the archive"
     input_paths = ("aligned", "corpus", "dictionary", "from_archive")
+    #: `train-lexicon: {training: {min_prob: 0.02}}` in a --conf file
+    stage_configs = (("training", LexiconConfig),)
     root_required = False
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -220,7 +205,7 @@ class TrainLexiconJob(Job):
                        == handles.column_by_pair(PAIR_COLUMN, strippers, lambda s: handles.handle_column(F.col("trg_url"), s)))
         pairs = (proposed.where(F.col("source").rlike(CONFIDENT_SOURCES) | same_handle)
                  .select(PAIR_COLUMN, "src_url", "trg_url").distinct())
-        max_page_pairs = dict.fromkeys(shares, MAX_CONFIDENT_PAGE_PAIRS)
+        max_page_pairs = dict.fromkeys(shares, self.args.training.max_confident_page_pairs)
         for share in shares.values():
             share.sources = [table]
         texts = self.spark.read.parquet(locations["texts"]).where(F.col("duplicate_of").isNull())
@@ -234,7 +219,7 @@ class TrainLexiconJob(Job):
             pairs = self.with_accepted(pairs, accepted, judged, texts, shares)
             for label, share in shares.items():
                 if share.sources == ["verified_pairs"]:
-                    max_page_pairs[label] = MAX_PAGE_PAIRS
+                    max_page_pairs[label] = self.args.training.max_page_pairs
         rows, tallies = self.paragraph_rows(pairs, texts, max_page_pairs)
         if verified:
             accepted.unpersist()
@@ -257,7 +242,8 @@ class TrainLexiconJob(Job):
         if not accepting:
             return confident
         proposed, rejected = ({label: [] for label in accepting} for _ in range(2))
-        for found, pairs_of in ((proposed, self.agreeing_mutual_best), (rejected, self.one_host_judged)):
+        mutual_best = functools.partial(self.agreeing_mutual_best, config=self.args.training)
+        for found, pairs_of in ((proposed, mutual_best), (rejected, self.one_host_judged)):
             not_accepted = (self.oriented(pairs_of(judged)).distinct()
                             .join(accepted, [PAIR_COLUMN, "src_url", "trg_url"], "left_anti")
                             .where(F.col(PAIR_COLUMN).isin(*accepting)))
@@ -301,7 +287,7 @@ class TrainLexiconJob(Job):
         joined = pairs.persist()  # counted, searched for hubs and filtered: the texts joins run once
         hubs = self.hub_pages(joined).persist()  # few: joined to every page pair, and counted
         kept, tallies = self.without_hubs(joined, hubs, max_page_pairs)
-        text_pairs = kept.mapInPandas(archive_paragraph_pairs, f"{PAIR_COLUMN} string, src_text string, "
+        text_pairs = kept.mapInPandas(bind(archive_paragraph_pairs, config=self.args.training), f"{PAIR_COLUMN} string, src_text string, "
                                                                "trg_text string, src_url string, trg_url string, place long")
         # a site's template repeats on every page: each distinct paragraph pair is learned from once
         first = text_pairs.groupBy(PAIR_COLUMN, "src_text", "trg_text").agg(
@@ -322,17 +308,20 @@ class TrainLexiconJob(Job):
         """The judged (rejected, one-host) page pairs that lexicons trained without them, on the accepted pairs and
         the other folds' proposed pairs, still find their pages' best against every page of their host in the other
         language (udfs.verify.tsim.cross_fitted_pairs); None (skipped, logged) above
-        MAX_CROSS_FIT_PAIRS judged pairs, MAX_CROSS_FIT_PAGES pages on their hosts or MAX_CROSS_FIT_RIVALS rivals."""
+        the config's max_cross_fit_pairs judged pairs, max_cross_fit_pages pages on their hosts or max_cross_fit_rivals
+        rivals."""
         from pyspark.sql import functions as F
+
+        knobs = self.args.training
 
         src_lang, trg_lang = pair
         urls = {url for pair in judged for url in pair}
         hosts = {row.host for row in texts.where(F.col("url").isin(list(urls))).select("host").distinct().collect()}
         host_pages = texts.where(F.col("host").isin(list(hosts)) & F.col("lang").isin(src_lang, trg_lang)).select(
             "url", "host", "lang", "paragraphs")
-        page_count = host_pages.count() if len(judged) <= MAX_CROSS_FIT_PAIRS else 0
+        page_count = host_pages.count() if len(judged) <= knobs.max_cross_fit_pairs else 0
         # nothing is collected to the driver once a cap is passed (too many judged pairs: no count taken either)
-        within = len(judged) <= MAX_CROSS_FIT_PAIRS and page_count <= MAX_CROSS_FIT_PAGES
+        within = len(judged) <= knobs.max_cross_fit_pairs and page_count <= knobs.max_cross_fit_pages
         pages = host_pages.collect() if within else []
         host_of = {page.url: page.host for page in pages}
         by_host: dict[tuple, list[str]] = {}
@@ -341,17 +330,18 @@ class TrainLexiconJob(Job):
         sources, targets = {src for src, _ in judged}, {trg for _, trg in judged}
         rival_count = (sum(len(by_host.get((host_of.get(src), trg_lang), ())) for src in sources)
                        + sum(len(by_host.get((host_of.get(trg), src_lang), ())) for trg in targets))  # counted first
-        if not within or rival_count > MAX_CROSS_FIT_RIVALS:
+        if not within or rival_count > knobs.max_cross_fit_rivals:
             self.log.warning("cross-fit skipped: %d judged pairs (at most %d), %d pages on their hosts (at most %d), "
-                             "%d rivals (at most %d)", len(judged), MAX_CROSS_FIT_PAIRS, page_count,
-                             MAX_CROSS_FIT_PAGES, rival_count, MAX_CROSS_FIT_RIVALS)
+                             "%d rivals (at most %d)", len(judged), knobs.max_cross_fit_pairs, page_count,
+                             knobs.max_cross_fit_pages, rival_count, knobs.max_cross_fit_rivals)
             return None
         rivals = {(src, url) for src in sources for url in by_host.get((host_of.get(src), trg_lang), [])}
         rivals |= {(url, trg) for trg in targets for url in by_host.get((host_of.get(trg), src_lang), [])}
-        learned = self.paragraph_rows(accepted, texts, {pair_label(pair): MAX_PAGE_PAIRS})[0].get(pair_label(pair), [])
+        learned = self.paragraph_rows(accepted, texts, {pair_label(pair): knobs.max_page_pairs})[0].get(
+            pair_label(pair), [])
         paragraphs = {page.url: [row.asDict(recursive=True) for row in page.paragraphs or []] for page in pages}
         return cross_fitted_pairs(src_lang, trg_lang, [(a, b) for a, b, _, _ in learned], proposed,
-                                  rivals, paragraphs, iterations=self.args.iterations, judged=judged)
+                                  rivals, paragraphs, iterations=self.args.iterations, judged=judged, config=knobs)
 
     @staticmethod
     def judged_with_text(judged):
@@ -378,10 +368,10 @@ class TrainLexiconJob(Job):
         return judged.limit(0) if rows is None else rows.where(cls.on_one_host())
 
     @classmethod
-    def agreeing_mutual_best(cls, judged):
+    def agreeing_mutual_best(cls, judged, config: LexiconConfig = LEXICON_DEFAULT):
         """The judged pairs (in their languages, with text) that are, alone, the best by own_tsim_idf of every pair of
         their source page and of their target page (per language pair, rivals on other hosts included), both pages on
-        one host, paragraphs agreeing (MIN_PARAGRAPH_LENGTH_R); none without MUTUAL_BEST_COLUMNS."""
+        one host, paragraphs agreeing (min_paragraph_length_r); none without MUTUAL_BEST_COLUMNS."""
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
@@ -397,7 +387,8 @@ class TrainLexiconJob(Job):
             best = best & (F.col("score") == F.col(f"{side}_top")) & (F.col(f"{side}_ties") == 1)
         length_r = F.col("paragraph_length_r")
         uncorrelated = length_r.isNull() | F.isnan(length_r)  # (NaN compares above every number in Spark)
-        agreeing = F.when(uncorrelated, F.col("text_paragraph_ratio") >= 1.0).otherwise(length_r >= MIN_PARAGRAPH_LENGTH_R)
+        agreeing = F.when(uncorrelated, F.col("text_paragraph_ratio") >= 1.0).otherwise(
+            length_r >= config.min_paragraph_length_r)
         return rows.where(best & (F.col("score") > 0) & agreeing & cls.on_one_host())
 
     @staticmethod
@@ -499,9 +490,10 @@ class TrainLexiconJob(Job):
             raise ConfigError("the sources gave no text pairs or dictionary entries to learn from")
         started = time.process_time()
         lexicon = train_lexicon(args.src_lang, args.trg_lang, corpus + [row[:2] for row in archive_rows], dictionary,
-                                args.iterations, sources)
+                                args.iterations, sources, args.training)
         if archive_rows and args.held_out_folds > 1:
-            lexicon = with_held_out(lexicon, archive_rows, corpus, dictionary, args.held_out_folds, args.iterations)
+            lexicon = with_held_out(lexicon, archive_rows, corpus, dictionary, args.held_out_folds, args.iterations,
+                                    args.training)
             self.report.metric("held_out", {"folds": len(lexicon.held_out), "pages": len(lexicon.fold_of)})
         path = write_lexicon(lexicon, self.pair_out(pair))
         self.report.metric("lexicon_dir", path)

@@ -13,6 +13,7 @@ model directory and the report under --out/_reports/.
 from __future__ import annotations
 
 import argparse
+from types import MappingProxyType
 
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.training_job import TrainingJob
@@ -23,6 +24,8 @@ from parascout.udfs.rank.url_models.training_data import load_pairs, pair_exampl
 
 class TrainPairsJob(TrainingJob):
     name = "train-pairs"
+    makes = ("pair_model", "rescore_model")
+    path_artifacts = MappingProxyType({"positives": ("truth",)})
     description = "train the URL-pair parallelness model on positive pairs + synthetic negatives"
     task = "pairs"
     input_paths = ("positives",)

@@ -20,6 +20,7 @@ from parascout.udfs.rank.url_models.training_data import load_url2lang_examples,
 
 class TrainUrl2LangJob(TrainingJob):
     name = "train-url2lang"
+    makes = ("lang_model",)
     description = "train the language-from-URL model (n-gram or transformer) on the urls table"
     task = "url2lang"
     input_paths = ("urls",)

@@ -28,9 +28,9 @@ from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import language_pairs_option
 from parascout.udfs.common.langs import pair_label
-from parascout.udfs.common.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.common.sites import with_page_hosts
 from parascout.udfs.common.table_store import PAIR_COLUMN
+from parascout.udfs.lexicon.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.verify.decision import (
     ContentModel,
     decide_host,

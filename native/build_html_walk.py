@@ -1,11 +1,13 @@
-"""Build the optional compiled HTML walk (native/html_walk.pyx) into udfs/, like `make jar` builds the Java UDFs.
+"""Build the optional compiled HTML walk into udfs/, like `make jar` builds the Java UDFs: udfs/fetch/page_walk.py (the
+walk and paragraph step, run as plain Python otherwise) compiled by Cython as the extension udfs/html_walk, with
+page_walk.pxd's C types and the C forms of its pieces (tree_nodes.pxd, walk_text.pxd, paragraph_text.pxd).
 
     .venv/bin/python native/build_html_walk.py [--work build/walk]
 
 Needs a C compiler, Python's headers, the pinned Cython (constraints.txt; fetched into the work folder with
 `pip install --target`, never into the virtualenv) and Lexbor's headers from selectolax's source package at the
 version that is installed (`pip download --no-binary :all:`). Whatever is missing, it says what and exits 0:
-udfs.fetch.html_text then keeps its Python walk, the reference, which gives the same output ~2x slower. `--strict`
+udfs.fetch.html_text then runs page_walk as plain Python, which gives the same output ~2x slower. `--strict`
 exits 1 instead (to check a build on purpose).
 """
 from __future__ import annotations
@@ -22,7 +24,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "native" / "html_walk.pyx"
+FETCH = ROOT / "udfs" / "fetch"
+#: the module compiled, its C types, and the .pxd forms of the pieces it cimports
+SOURCE, DECLARATIONS = FETCH / "page_walk.py", FETCH / "page_walk.pxd"
+PIECES = tuple(FETCH / f"{name}.pxd" for name in ("tree_nodes", "walk_text", "paragraph_text"))
 TARGET = ROOT / "udfs" / f"html_walk{sysconfig.get_config_var('EXT_SUFFIX')}"
 
 
@@ -84,7 +89,7 @@ def selectolax_sources(work: Path, version: str) -> Path:
 
 def up_to_date(version: str) -> bool:
     """Whether udfs/ already holds the extension, newer than its sources and built for this selectolax."""
-    sources = (SOURCE, Path(__file__), ROOT / "constraints.txt")
+    sources = (SOURCE, DECLARATIONS, *PIECES, Path(__file__), ROOT / "constraints.txt")
     if not TARGET.exists() or TARGET.stat().st_mtime < max(path.stat().st_mtime for path in sources):
         return False
     probe = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('html_walk', sys.argv[1]); "
@@ -116,13 +121,18 @@ def build(work: Path) -> str:
 
     if not re.fullmatch(r"[0-9A-Za-z.+-]+", version):
         raise BuildSkipped(f"unexpected selectolax version {version!r}")
-    extension = Extension(
-        "html_walk", [str(SOURCE)], include_dirs=[str(sources / "lexbor" / "source")],
-        define_macros=[("LEXBOR_STATIC", None), ("PARASCOUT_SELECTOLAX_VERSION", f'"{version}"')],
-        extra_compile_args=["-O2", "-g0", "-Wno-unused-function"])
     with tempfile.TemporaryDirectory(dir=work) as temporary:
-        modules = cythonize([extension], include_path=[str(sources)], build_dir=temporary, quiet=True,
-                            compiler_directives={"language_level": 3})
+        # the module's name is the extension's: page_walk.py and its .pxd copied as html_walk.py / .pxd; its cimports
+        # (parascout.udfs.fetch.*) resolve through the checkout's parascout/ folder
+        shutil.copyfile(SOURCE, Path(temporary) / "html_walk.py")
+        shutil.copyfile(DECLARATIONS, Path(temporary) / "html_walk.pxd")
+        extension = Extension(
+            "html_walk", [str(Path(temporary) / "html_walk.py")], include_dirs=[str(sources / "lexbor" / "source")],
+            define_macros=[("LEXBOR_STATIC", None), ("PARASCOUT_SELECTOLAX_VERSION", f'"{version}"')],
+            extra_compile_args=["-O2", "-g0", "-Wno-unused-function"])
+        directives = {"language_level": 3, "annotation_typing": False, "boundscheck": False, "wraparound": False}
+        modules = cythonize([extension], include_path=[str(sources), str(ROOT)], build_dir=temporary, quiet=True,
+                            compiler_directives=directives)
         command = build_ext(Distribution({"ext_modules": modules}))
         command.build_lib, command.build_temp = temporary, temporary
         command.ensure_finalized()
@@ -143,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         done = build(args.work.resolve())
     except (BuildSkipped, Exception) as error:  # noqa: BLE001 - any failure falls back, and says why
         print(f"{TARGET.relative_to(ROOT)} not built: {error}")
-        print("udfs.fetch.html_text keeps its Python walk and paragraph keys (same output; the HTML stage ~2x slower).")
+        print("udfs.fetch.html_text runs page_walk as plain Python (same output; the HTML stage ~2x slower).")
         return 1 if args.strict else 0
     print(done)
     return 0

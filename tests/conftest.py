@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from testkit.jobs import run_job  # noqa: F401  (tests import it from here)
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("PARASCOUT_SHARED_DATA", REPO.parent / "shared" / "data"))
 
@@ -53,9 +55,28 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-def run_job(job_class, spark, argv: list[str]) -> dict:
-    """Run a job inside the shared session and return its report."""
-    return job_class().use_spark(spark).run(argv)
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict:
+    """rank-pairs' URL models (url2lang and pairs) trained on its test archive's URLs."""
+    from tests.support.rank_pairs import train_models
+
+    return train_models(tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    """The replay's sample sites: (root with docs, truth and shortlist, expected counts)."""
+    from tests.support.replay import write_dataset
+
+    return write_dataset(tmp_path_factory.mktemp("replay"))
+
+
+@pytest.fixture(scope="module")
+def planned(spark, dataset, tmp_path_factory):
+    """The replay's sample sites replayed and planned: (root, docs, truth, replay report, plan report)."""
+    from tests.support.replay import plan_crawl
+
+    return plan_crawl(spark, dataset[0], tmp_path_factory.mktemp("crawl-plan"))
 
 
 @pytest.fixture(scope="session")

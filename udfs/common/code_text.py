@@ -9,8 +9,8 @@ operator tokens of their own (`=`, `{`, `|`), identifiers (`snake_case`, `camelC
 capitalised keywords and single letters rather than sentences (`Dim iNumber As Integer`, `a = [1 2 3]`).
 
 `code_share(text)` is the share of a paragraph's tokens that are code-shaped (numbers count for neither side);
-`is_code(text)` calls a paragraph code when that share reaches CODE_SHARE, or, where few of its words are
-lower-case words of two letters or more (no sentence structure), LOOSE_CODE_SHARE; a line that starts with a shell
+`is_code(text)` calls a paragraph code when that share reaches CodeConfig.code_share, or, where few of its words are
+lower-case words of two letters or more (no sentence structure), loose_code_share; a line that starts with a shell
 or interpreter prompt (`$`, `#`, `>>>`, `-->`, `mysql>`, `user@host:~$`) is a command. A single space-less token in an
 alphabet written with spaces (`'chantquarterbar`, `set_fftw_wisdom`) is an identifier, not a sentence.
 
@@ -23,14 +23,33 @@ separators, not operators between operands: no code by itself, so it takes no ti
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-#: a paragraph with at least this share of code-shaped tokens (of its code-shaped and word tokens) is code
-CODE_SHARE = 0.4
-#: ... or with at least this share when under MIN_SENTENCE_WORD_SHARE of its words are lower-case words
-LOOSE_CODE_SHARE = 0.2
-#: prose: at least this share of its words are lower-case words of two letters or more (function words, verbs; a
-#: German sentence capitalises its nouns, "Alle Warenzeichen sind Eigentum der jeweiligen Markeninhaber": 3 of 7)
-MIN_SENTENCE_WORD_SHARE = 0.4
+from parascout.udfs.common.stage_config import knob
+
+
+@dataclass(frozen=True)
+class CodeConfig:
+    """What tells code from prose: verify-pairs leaves code out of a page's language shares, export-bitext out of
+    the sentence pairs (each job's config holds one: `verification.code`, `alignment.code`)."""
+
+    code_share: float = knob(
+        0.4, "a paragraph with at least this share of code-shaped tokens (of its code-shaped and word tokens) is code")
+    loose_code_share: float = knob(
+        0.2, "... or with at least this share when under min_sentence_word_share of its words are lower-case words")
+    #: a German sentence capitalises its nouns: "Alle Warenzeichen sind Eigentum der jeweiligen Markeninhaber", 3 of 7
+    min_sentence_word_share: float = knob(
+        0.4, "prose: at least this share of its words are lower-case words of two letters or more (function words, "
+             "verbs)")
+    min_run_code_share: float = knob(
+        0.25, "a run of lines that are no sentences is code as a whole when at least this share of its lines is code "
+              "by itself (an example one line per row, its keyword lines with it)")
+    min_sentence_words: int = knob(
+        8, "a paragraph of at least this many tokens, or ending as a sentence ends, with enough lower-case words, is a "
+           "sentence")
+
+
+DEFAULT = CodeConfig()
 
 #: punctuation prose puts around its words: quotes, brackets, sentence marks
 _QUOTES = "\"'«»“”‘’„"
@@ -110,7 +129,7 @@ def is_trail(text: str) -> bool:
                                        for token, kind in zip(steps, kinds))
 
 
-def is_code(text: str, share: float = CODE_SHARE, loose_share: float = LOOSE_CODE_SHARE) -> bool:
+def is_code(text: str, config: CodeConfig = DEFAULT) -> bool:
     """A paragraph that is code, an identifier, a command or numbers, not prose (module docstring)."""
     tokens = text.split()
     if not tokens or is_trail(text):
@@ -123,41 +142,38 @@ def is_code(text: str, share: float = CODE_SHARE, loose_share: float = LOOSE_COD
     if not words:
         return True  # numbers, operators and identifiers only
     ratio = code / (code + words)
-    return ratio >= share or (ratio >= loose_share and lower < MIN_SENTENCE_WORD_SHARE * words)
+    return ratio >= config.code_share or (ratio >= config.loose_code_share
+                                          and lower < config.min_sentence_word_share * words)
 
 
-#: a run of lines that are no sentences is code as a whole when at least this share of its lines is code by itself
-MIN_RUN_CODE_SHARE = 0.25
 #: paragraph types (texts.paragraphs.type) that are a page's headings: a run of code does not extend over them
 HEADING_TYPES = frozenset({"heading", "title"})
-#: a paragraph of at least this many tokens, or ending as a sentence ends, with enough lower-case words, is a sentence
-MIN_SENTENCE_TOKENS = 8
 _SENTENCE_END = re.compile(r"[.!?。！？:;]['\"»”’)]*$")
 
 
-def sentence_like(text: str) -> bool:
-    """A paragraph that reads as a sentence: MIN_SENTENCE_WORD_SHARE of its words lower-case words, and a sentence's
-    end or MIN_SENTENCE_TOKENS tokens."""
+def sentence_like(text: str, config: CodeConfig = DEFAULT) -> bool:
+    """A paragraph that reads as a sentence: min_sentence_word_share of its words lower-case words, and a sentence's
+    end or min_sentence_words tokens."""
     _, words, lower = _counts(text)
-    if not words or lower < MIN_SENTENCE_WORD_SHARE * words:
+    if not words or lower < config.min_sentence_word_share * words:
         return False
-    return len(text.split()) >= MIN_SENTENCE_TOKENS or bool(_SENTENCE_END.search(text.strip()))
+    return len(text.split()) >= config.min_sentence_words or bool(_SENTENCE_END.search(text.strip()))
 
 
-def code_flags(paragraphs: list[tuple[str, str | None]]) -> list[bool]:
+def code_flags(paragraphs: list[tuple[str, str | None]], config: CodeConfig = DEFAULT) -> list[bool]:
     """is_code of each (text, type) of a page's paragraphs in their order; a run of paragraphs that are neither
-    sentences nor headings is code as a whole when MIN_RUN_CODE_SHARE of it is code by itself (an example one line
+    sentences nor headings is code as a whole when min_run_code_share of it is code by itself (an example one line
     per row, its keyword lines with it), else only its code paragraphs are (a table of contents with one entry that
     quotes a command is titles)."""
-    flags = [is_code(text) for text, _ in paragraphs]
-    loose = [flag or (kind not in HEADING_TYPES and not sentence_like(text))
+    flags = [is_code(text, config) for text, _ in paragraphs]
+    loose = [flag or (kind not in HEADING_TYPES and not sentence_like(text, config))
              for flag, (text, kind) in zip(flags, paragraphs)]
     start = 0
     while start < len(flags):
         end = start
         while end < len(flags) and loose[end]:
             end += 1
-        if end > start and sum(flags[start:end]) >= MIN_RUN_CODE_SHARE * (end - start):
+        if end > start and sum(flags[start:end]) >= config.min_run_code_share * (end - start):
             flags[start:end] = [True] * (end - start)
         start = end + 1
     return flags

@@ -1,7 +1,8 @@
 """Frozen dataclasses of a stage's tunable knobs (VerificationConfig, ReplayConfig, AlignmentConfig, BlockingConfig):
 built from a job's `--conf` section, recorded in its report, listed in docs/configuration.md.
 
-Each field is declared with `knob(default, help)`: its default and `metadata={"help": ...}`, why it exists. A mapping
+Each field is declared with `knob(default, help)`: its default and `metadata={"help": ...}`, why it exists; a knob
+people set per run is also a command-line option generated from the field (`knob(..., option=True)`). A mapping
 with a key that is not a field is refused, naming the fields.
 """
 from __future__ import annotations
@@ -12,9 +13,15 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def knob(default, help_text: str):
-    """A config field: its default and one line saying what it decides and why."""
-    return dataclasses.field(default=default, metadata={"help": help_text})
+def knob(default, help_text: str, option: bool = False):
+    """A config field: its default and one line saying what it decides and why; `option`: the jobs that take the
+    config also take it as a command-line option (`--image-max-share`), generated from the field."""
+    return dataclasses.field(default=default, metadata={"help": help_text, "option": option})
+
+
+def option_fields(cls) -> list[dataclasses.Field]:
+    """The fields of `cls` a job offers as command-line options too."""
+    return [field for field in dataclasses.fields(cls) if field.metadata.get("option")]
 
 
 def config_from_mapping(cls: type[T], mapping: Any, where: str) -> T:
@@ -33,6 +40,10 @@ def config_from_mapping(cls: type[T], mapping: Any, where: str) -> T:
     values = {}
     for key, value in mapping.items():
         default = getattr(defaults, key)
+        if dataclasses.is_dataclass(default):  # a config of its own (CodeConfig): its section, checked the same way
+            values[key] = value if isinstance(value, type(default)) else config_from_mapping(
+                type(default), value, f"{where}.{key}")
+            continue
         if isinstance(default, bool):
             ok = isinstance(value, bool)
         elif isinstance(default, int):
@@ -50,6 +61,17 @@ def config_from_mapping(cls: type[T], mapping: Any, where: str) -> T:
 
 def field_names(cls) -> list[str]:
     return [field.name for field in dataclasses.fields(cls)]
+
+
+def nested_configs(cls) -> list[type]:
+    """The config classes `cls`'s fields hold (CodeConfig inside VerificationConfig), depth first, each once."""
+    found: list[type] = []
+    for field in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(field.default):
+            for nested in [type(field.default), *nested_configs(type(field.default))]:
+                if nested not in found:
+                    found.append(nested)
+    return found
 
 
 def config_rows(cls) -> list[tuple[str, Any, str]]:

@@ -37,7 +37,7 @@ def version_path(table_dir: str, version: str) -> str:
     return storage.join(table_dir, VERSION_PREFIX + version)
 
 
-#: a table folder as other tools read it (docs/tables.md; tests/test_base.py runs each with a second version
+#: a table folder as other tools read it (docs/tables.md; tests/jobs/test_base.py runs each with a second version
 #: present): every one reads the current version's rows once, and sees `version` (and `lang_pair`) as columns
 READ_EXAMPLES = (
     ("DuckDB", "sql", "SELECT * FROM read_parquet('{table}/**/*.parquet')"),

@@ -94,16 +94,38 @@ def normalise_link(base: str | None, href: str | None) -> str | None:
 
 
 def resolve_link(base: str, href: str) -> tuple[str, str] | None:
-    """(normalised URL, host) of a stripped href; the cache key keeps only the part of base the href uses,
-    so a site's absolute and root-relative links hit the cache on every page of the site."""
+    """(normalised URL, host) of a stripped href on a page at base."""
+    return _resolve_link(link_base(base, href), href)
+
+
+def link_base(base: str, href: str) -> str:
+    """The part of base a stripped href uses: _resolve_link's cache key keeps only that, so a site's absolute and
+    root-relative links hit the cache on every page of the site."""
+    return base_part(base, link_scope(href))
+
+
+#: which part of a page's base URL a stripped href or image src uses: all of it, its origin, or none
+WHOLE_BASE, BASE_ORIGIN, NO_BASE = 0, 1, 2
+
+
+def link_scope(href: str) -> int:
+    """Which part of the base a stripped href uses (link_base): a function of the href alone, so a walk can remember
+    it for the hrefs a site repeats on every page."""
     if href.startswith("/") and not href.startswith("//"):
+        return BASE_ORIGIN
+    if href[:8].lower().startswith(("http://", "https://")):
+        return NO_BASE
+    return WHOLE_BASE
+
+
+def base_part(base: str, scope: int) -> str:
+    """The part of base a scope names (link_scope, image_scope): its origin is base up to the path, or all of base
+    when it has no path."""
+    if scope == BASE_ORIGIN:
         start = base.find("://")
         end = base.find("/", start + 3) if start > 0 else -1
-        if end > 0:
-            base = base[:end]
-    elif href[:8].lower().startswith(("http://", "https://")):
-        base = ""
-    return _resolve_link(base, href)
+        return base[:end] if end > 0 else base
+    return "" if scope == NO_BASE else base
 
 
 @functools.lru_cache(maxsize=65536)
@@ -130,8 +152,18 @@ def image_file_name(base: str | None, src: str | None) -> str | None:
     if not src or src.strip().lower().startswith("data:"):
         return None
     src = src.strip()
-    absolute = src.startswith("/") or src[:8].lower().startswith(("http://", "https://"))
-    return _image_file_name("" if absolute else base or "", src)  # the name of such a src needs no base
+    return _image_file_name(image_base(base, src), src)
+
+
+def image_base(base: str | None, src: str) -> str:
+    """The part of base a stripped image src uses (_image_file_name's cache key): none for an absolute one."""
+    return base_part(base or "", image_scope(src))
+
+
+def image_scope(src: str) -> int:
+    """Which part of the base a stripped image src uses (image_base): none, or all of it (only the file name is kept,
+    so a root-relative src needs no origin)."""
+    return NO_BASE if src.startswith("/") or src[:8].lower().startswith(("http://", "https://")) else WHOLE_BASE
 
 
 @functools.lru_cache(maxsize=65536)
@@ -149,7 +181,7 @@ def _image_file_name(base: str, src: str) -> str | None:
 # Percent-escapes are decoded repeatedly and re-encoded once; host lower-cased, IDNA-encoded, dotted-quad or
 # integer IPs normalised, a leading www/www2... dropped; path dot-segments resolved, lower-cased, session ids
 # and a trailing slash removed; query lower-cased, session ids removed, then sorted as (name, value) pairs;
-# fragment, userinfo and default ports dropped. tests/test_urls.py holds it to the `surt` package exactly.
+# fragment, userinfo and default ports dropped. tests/common/test_urls.py holds it to the `surt` package exactly.
 _URL_SPACES = re.compile(rb"[\n\r\t]")
 _HAS_SCHEME = re.compile(rb"^[a-zA-Z][a-zA-Z0-9+\-.]*:")
 _REPEATED_HTTP = re.compile(rb"^(https?://)+")

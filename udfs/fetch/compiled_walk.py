@@ -1,9 +1,9 @@
-"""The optional compiled twin (udfs.html_walk, built by `make walk` from native/html_walk.pyx) of udfs.fetch.html_text's
-walk and paragraph step and of udfs.common.language_id.cld2_input: whether it loads for the running selectolax, and the
-probes it must agree on.
+"""The optional compiled udfs.fetch.page_walk (udfs.html_walk, built by `make walk`): whether it loads for the running
+selectolax, and the probes it must agree on with page_walk run as plain Python.
 
-html_text.compiled_extension hands a loaded twin html_text's helpers and compares it with the Python functions (the
-reference) on these probes at import; html_features uses it only when every probe gives the same results.
+html_text.compiled_extension compares a loaded build with the Python module on these probes at import (the walk, the
+paragraph keys, the paragraph step and the CLD2 input: the C pieces of the build); html_features uses it only when
+every probe gives the same results.
 """
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from parascout.udfs.common.langs import UnknownLanguage, to_iso639_3
-from parascout.udfs.common.lexicon import Lexicon, tokenize
+from parascout.udfs.common.language_id import tokenize
+from parascout.udfs.lexicon.lexicon import Lexicon
 
 #: ILSP-FC's location weights
 LOCATION_WEIGHTS = {"title": 10.0, "metadata": 4.0, "keywords": 2.0, "text": 1.0}

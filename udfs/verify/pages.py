@@ -14,9 +14,8 @@ from collections import Counter
 import pandas as pd
 
 from parascout.udfs.common.code_text import code_flags
-from parascout.udfs.common.language_id import cld2_language
-from parascout.udfs.common.lexicon import tokenize
-from parascout.udfs.common.lexicon_readers import main_paragraphs
+from parascout.udfs.common.language_id import cld2_language, tokenize
+from parascout.udfs.lexicon.readers import main_paragraphs
 from parascout.udfs.verify.structure import Linearised, linearise
 from parascout.udfs.verify.tsim import Vocabulary, inverse_document_frequencies, page_text
 from parascout.udfs.verify.verification_config import DEFAULT, VerificationConfig
@@ -45,9 +44,9 @@ class HostPages:
         self._codes: dict[str, str] = {}  # one token -> character code for all the host's pages
         self._copies: dict[str, str] | None = None  # a template copy -> the page it copies (key)
         self._navigation: frozenset[str] | None = None  # links on most of the host's pages (navigation_links)
-        self.vocabulary = Vocabulary()  # the host's words as integer ids, shared by its pages' texts
+        self.vocabulary = Vocabulary(config)  # the host's words as integer ids, shared by its pages' texts
         texts = [self.text(url) for url in self.pages]
-        self.idf, self.unseen_idf, self.rare = inverse_document_frequencies(t for t in texts if t is not None)
+        self.idf, self.unseen_idf, self.rare = inverse_document_frequencies((t for t in texts if t is not None), config)
 
     def navigation_links(self) -> frozenset[str]:
         """Links on more than BOILERPLATE_IMAGE_SHARE of the host's pages (and on MIN_BOILERPLATE_DOCS): the site's
@@ -165,7 +164,7 @@ class HostPages:
         if key not in self._texts:
             paragraphs = [p for p in as_list((self.pages.get(url) or {}).get("text_paragraphs"))
                           if p and (p.get("text") or "").strip()]
-            code = code_flags([(p["text"], p.get("type")) for p in paragraphs])
+            code = code_flags([(p["text"], p.get("type")) for p in paragraphs], self.config.code)
             self._texts[key] = [p for p, is_code in zip(paragraphs, code)
                                 if not is_code and is_prose(p["text"], self.config.min_prose_words)]
         return self._texts[key]

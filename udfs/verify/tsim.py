@@ -3,8 +3,8 @@
 tsim links the words of two texts (the first 500 words of each) one to one by competitive
 linking (Melamed 2000): candidate links are scored — identical strings (numbers, names, codes)
 1.0, a lexicon entry its probability (a word the lexicon lacks through the known words sharing its
-stem, STEM_WEIGHT times: Vocabulary.cut), a cognate (udfs.common.lexicon.cognate) its similarity times
-COGNATE_WEIGHT — and taken best first (ties by the words, descending) while both words are still
+stem, stem_weight times: Vocabulary.cut), a cognate (udfs.lexicon.lexicon.cognate) its similarity times
+cognate_weight — and taken best first (ties by the words, descending) while both words are still
 free. Every word left over is a one-word link, so
 
     tsim = two-word links / all links = L / (N_src + N_trg - L).
@@ -14,7 +14,7 @@ link by the mean of its words'), so shared template words count little and names
 `short_side_coverage` is the share of the shorter text's words linked: tsim's denominator
 grows with the length difference, which a terse translation (Arabic, Basque) has for real.
 `diagonal_share` is the (IDF-weighted) share of linked word occurrences whose relative positions
-in the two texts differ by at most DIAGONAL_BAND (a type's k-th free occurrence links the other's
+in the two texts differ by at most diagonal_band (a type's k-th free occurrence links the other's
 k-th): a translation says the same things in the same order, while two listing pages of one
 section in two languages share translated teasers at shifted places between items that differ.
 Companions: overlap of numbers and of identical rare tokens, paragraph-count ratio, the
@@ -38,25 +38,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from parascout.udfs.common.lexicon import (
-    COGNATE_MIN_CHARS,
-    STEM_MIN_CHARS,
-    STEM_WEIGHT,
+from parascout.udfs.common.language_id import tokenize
+from parascout.udfs.lexicon.config import DEFAULT as LEXICON_DEFAULT
+from parascout.udfs.lexicon.config import LexiconConfig
+from parascout.udfs.lexicon.lexicon import (
     Lexicon,
     cognate,
-    tokenize,
 )
-from parascout.udfs.common.lexicon_readers import main_paragraphs
+from parascout.udfs.lexicon.readers import main_paragraphs
 from parascout.udfs.verify.structure import pearson_significance
+from parascout.udfs.verify.verification_config import DEFAULT, VerificationConfig
 
-MAX_WORDS = 500
-COGNATE_WEIGHT = 0.9
-COGNATE_PREFIX = 4
-#: a token on at most this share of a host's pages (at most RARE_MAX_DOCS, at least 2 pages) is rare
-RARE_MAX_SHARE = 0.05
-RARE_MAX_DOCS = 3
-#: a link is on the diagonal when its words' relative positions (position / words) differ by at most this
-DIAGONAL_BAND = 0.1
 NO_WORDS: frozenset[str] = frozenset()
 
 
@@ -96,9 +88,12 @@ class Vocabulary:
     """A host's words as integer ids, shared by its pages, and what tsim derives from them once per host:
     the words' string order (ties in competitive linking), cognates, lexicon cuts and IDF arrays.
 
-    Derived tables carry the vocabulary size they were built at and are rebuilt if words were added since."""
+    Derived tables carry the vocabulary size they were built at and are rebuilt if words were added since. The
+    verification config it carries sets how its pages' words are read and linked (tsim_max_words, cognates, the
+    diagonal band)."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: VerificationConfig = DEFAULT) -> None:
+        self.config = config
         self.ids: dict[str, int] = {}
         self._derived: dict[tuple, tuple] = {}  # key -> (size, the keyed object kept alive, value)
         self._scratch = np.zeros(0, dtype=np.int64)
@@ -133,35 +128,41 @@ class Vocabulary:
         return self._cached(("ranks",), None, build)
 
     def cognates(self) -> Rows:
-        """COGNATE_WEIGHT × similarity to each other host word it is a cognate of (folded words of at least
-        COGNATE_MIN_CHARS sharing a COGNATE_PREFIX-letter prefix, udfs.common.lexicon.cognate), per id."""
+        """cognate_weight × similarity to each other host word it is a cognate of (folded words of at least
+        matching.cognate_min_chars sharing a cognate_prefix-letter prefix, udfs.lexicon.lexicon.cognate), per id."""
+        prefix, weight, matching = self.config.cognate_prefix, self.config.cognate_weight, self.config.matching
+
         def build():
             groups: dict[str, list[tuple[int, str]]] = {}
             for word, word_id in self.ids.items():
-                if len(word) >= COGNATE_MIN_CHARS and not word.isdigit():
+                if len(word) >= matching.cognate_min_chars and not word.isdigit():
                     folded = _fold(word)
-                    groups.setdefault(folded[:COGNATE_PREFIX], []).append((word_id, folded))
+                    groups.setdefault(folded[:prefix], []).append((word_id, folded))
             sources, targets, scores = [], [], []
             for group in groups.values():
                 for index, (word_id, folded) in enumerate(group):
                     for other_id, other_folded in group[index + 1:]:
-                        similarity = cognate(folded, other_folded)  # symmetric: one call for both directions
+                        similarity = cognate(folded, other_folded, matching)  # symmetric: one call for both directions
                         if similarity:
                             sources += (word_id, other_id)
                             targets += (other_id, word_id)
-                            scores += (COGNATE_WEIGHT * similarity,) * 2
+                            scores += (weight * similarity,) * 2
             return Rows.of(self.size, sources, targets, scores)
         return self._cached(("cognates",), None, build)
 
     def cut(self, lexicon: Lexicon) -> Rows:
         """The lexicon restricted to the host's words, on ids: each src id's (trg id, prob) entries. A host word neither
-        side of the lexicon knows stands in for the known words sharing its stem (Lexicon.stem_matches), at STEM_WEIGHT
+        side of the lexicon knows stands in for the known words sharing its stem (Lexicon.stem_matches), at stem_weight
         (squared when both words stand in): an inflected form learned nowhere still links to its stem's translations."""
+        matching = self.config.matching
+        stem_weight, head = matching.stem_weight, matching.stem_min_chars
+
         def build():
-            ids, table, src_stems, trg_stems = self.ids, lexicon.table, lexicon.stems("src"), lexicon.stems("trg")
+            ids, table = self.ids, lexicon.table
+            src_stems, trg_stems = lexicon.stems("src", matching), lexicon.stems("trg", matching)
             # the host words neither side knows (a word one side knows is in that side's language) that may have a stem
             unknown = [(word, ids[word]) for word in ids.keys() - src_stems.known - trg_stems.known
-                       if word[:STEM_MIN_CHARS] in src_stems.heads or word[:STEM_MIN_CHARS] in trg_stems.heads]
+                       if word[:head] in src_stems.heads or word[:head] in trg_stems.heads]
             stand_ins: dict[str, list[int]] = {}  # a known translation -> ids of the host words sharing its stem
             for word, word_id in unknown:
                 for known in trg_stems.matches(word):
@@ -169,7 +170,7 @@ class Vocabulary:
             # a pair may get two entries (two translations share a stand-in): competitive linking takes the first
             sources, targets, probs = [], [], []
             rows = [(word_id, table[word], 1.0) for word, word_id in ids.items() if word in table]
-            rows += [(word_id, table[known], STEM_WEIGHT) for word, word_id in unknown
+            rows += [(word_id, table[known], stem_weight) for word, word_id in unknown
                      for known in src_stems.matches(word)]
             for word_id, translations, weight in rows:
                 for translation, prob in translations.items():
@@ -182,7 +183,7 @@ class Vocabulary:
                     if others:
                         sources += [word_id] * len(others)
                         targets += others
-                        probs += [prob * weight * STEM_WEIGHT] * len(others)
+                        probs += [prob * weight * stem_weight] * len(others)
             return Rows.of(self.size, sources, targets, probs)
         return self._cached(("cut", id(lexicon)), lexicon, build)
 
@@ -205,7 +206,7 @@ class Vocabulary:
 
 @dataclass(eq=False)
 class PageText:
-    """What tsim needs of one page, computed once per page (not once per pair): its first MAX_WORDS words as
+    """What tsim needs of one page, computed once per page (not once per pair): its first tsim_max_words words as
     ids of a Vocabulary (pages compared share one; a page from another is re-indexed once), grouped by word
     type (`types` sorted ids, their counts, and each type's relative positions in text order), its numbers,
     paragraph lengths and CLD2 share."""
@@ -290,18 +291,18 @@ class PageText:
 
 def page_text(paragraphs: Iterable[dict] | None, lang: str | None, main_text: str | None = None,
               vocabulary: Vocabulary | None = None) -> PageText:
-    """Tokens (first MAX_WORDS of the non-boilerplate text) as ids of `vocabulary` (the host's; a new one when
+    """Tokens (first tsim_max_words of the non-boilerplate text) as ids of `vocabulary` (the host's; a new one when
     None), numbers, paragraph lengths, CLD2 share. Every word of the text joins the vocabulary, so a page made
     later of the host's paragraphs (spliced, part of a page) adds none."""
     main = main_paragraphs(paragraphs)
     text = "\n".join(p["text"] for p in main) if main else (main_text or "")
     vocabulary = Vocabulary() if vocabulary is None else vocabulary
     tokens = tokenize(text, lang)
-    ids = vocabulary.index(tokens)[:MAX_WORDS]
+    ids = vocabulary.index(tokens)[:vocabulary.config.tsim_max_words]
     labelled = [(len(p["text"]), p.get("lang")) for p in main if p.get("lang")]
     total = sum(length for length, _ in labelled)
     share = sum(length for length, code in labelled if code == lang) / total if total and lang else None
-    numbers = frozenset(word for word in set(tokens[:MAX_WORDS]) if word.isdigit())
+    numbers = frozenset(word for word in set(tokens[:vocabulary.config.tsim_max_words]) if word.isdigit())
     return PageText(vocabulary, ids, numbers, [len(p["text"]) for p in main], share)
 
 
@@ -357,6 +358,7 @@ def linked(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[
     links = 0
     src_linked_weight = trg_linked_weight = 0.0
     diagonal = linked_mass = 0.0
+    band = src.vocabulary.config.diagonal_band
     sources, targets, _ = _links(src, trg, lexicon)
     for s, t in zip(sources.tolist(), targets.tolist()):
         s_free = src_free[s]
@@ -376,9 +378,9 @@ def linked(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict[
             trg_linked_weight += n * t_weight
             weight = (s_weight + t_weight) / 2
         if n == 1:
-            on_diagonal = abs(src_positions[src_first] - trg_positions[trg_first]) <= DIAGONAL_BAND
+            on_diagonal = abs(src_positions[src_first] - trg_positions[trg_first]) <= band
         else:
-            on_diagonal = sum([abs(a - b) <= DIAGONAL_BAND for a, b in zip(
+            on_diagonal = sum([abs(a - b) <= band for a, b in zip(
                 src_positions[src_first:src_first + n], trg_positions[trg_first:trg_first + n])])
         diagonal += weight * on_diagonal
         linked_mass += weight * n
@@ -405,15 +407,17 @@ def link_scores(links: int, words: int, diagonal: float, linked_mass: float, lin
     return result
 
 
-def inverse_document_frequencies(pages: Iterable[PageText]) -> tuple[dict[str, float], float, set[str]]:
-    """(idf per word, the idf of an unseen word, the rare words) over one host's pages."""
+def inverse_document_frequencies(pages: Iterable[PageText], config: VerificationConfig = DEFAULT
+                                 ) -> tuple[dict[str, float], float, set[str]]:
+    """(idf per word, the idf of an unseen word, the rare words: rare_max_share, rare_max_docs) over one host's
+    pages."""
     frequencies: Counter = Counter()
     documents = 0
     for page in pages:
         documents += 1
         frequencies.update(page.word_types())
     idf = {word: math.log((documents + 1) / (df + 0.5)) for word, df in frequencies.items()}
-    rare_limit = max(2, min(RARE_MAX_DOCS, int(RARE_MAX_SHARE * documents)))  # a pair's shared name: df 2
+    rare_limit = max(2, min(config.rare_max_docs, int(config.rare_max_share * documents)))  # a pair's shared name: df 2
     rare = {word for word, df in frequencies.items() if df <= rare_limit}
     return idf, math.log((documents + 1) / 0.5), rare
 
@@ -451,18 +455,19 @@ def feature_row(result: dict, src, trg, src_rare: set, trg_rare: set) -> dict:
 
 def cross_fitted_pairs(src_lang: str, trg_lang: str, learned: list[tuple[str, str]], proposed: list[tuple[str, str]],
                        rivals: Iterable[tuple[str, str]], paragraphs: dict, folds: int = 2, iterations: int = 5,
-                       judged: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+                       judged: list[tuple[str, str]] | None = None, config: LexiconConfig = LEXICON_DEFAULT
+                       ) -> list[tuple[str, str]]:
     """The `judged` page pairs (src_url, trg_url; by default the `proposed` ones) that a lexicon which never saw them
     still finds their pages' best: judged pairs split into folds by their source page, each fold scored (tsim) with a
     lexicon trained on the `learned` text pairs plus the OTHER folds' proposed pairs, and kept only when it beats,
     alone, every `rivals` pair of its source page and of its target page (e.g. each of them with every page of its host
     in the other language). A wrong pair learned from would teach its own words and confirm itself; scored by a
     lexicon without it, it must win on words other pages taught. `paragraphs`: url -> texts.paragraphs of every page
-    named."""
+    named. `config`: how the fold lexicons are trained and which paragraphs teach them."""
     from zlib import crc32
 
-    from parascout.udfs.common.lexicon_readers import page_pair_texts
-    from parascout.udfs.common.lexicon_training import train_lexicon
+    from parascout.udfs.lexicon.readers import page_pair_texts
+    from parascout.udfs.lexicon.training import train_lexicon
 
     judged = proposed if judged is None else judged
     fold_of = {pair: crc32(pair[0].encode()) % folds for pair in {*proposed, *judged}}
@@ -484,8 +489,8 @@ def cross_fitted_pairs(src_lang: str, trg_lang: str, learned: list[tuple[str, st
         if not scored:
             continue
         others = [text for pair in proposed if fold_of[pair] != fold
-                  for text in page_pair_texts(paragraphs.get(pair[0]), paragraphs.get(pair[1]))]
-        lexicon = train_lexicon(src_lang, trg_lang, learned + others, iterations=iterations)
+                  for text in page_pair_texts(paragraphs.get(pair[0]), paragraphs.get(pair[1]), config)]
+        lexicon = train_lexicon(src_lang, trg_lang, learned + others, iterations=iterations, config=config)
         scores: dict[tuple[str, str], float] = {}
         for src, trg in [*scored, *(rival for pair in scored for url in pair for rival in rivals_of[url])]:
             if (src, trg) not in scores:

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from parascout.udfs.common import tables
-from parascout.udfs.common.lexicon import Lexicon, lexicon_for
+from parascout.udfs.lexicon.lexicon import Lexicon, lexicon_for
 from parascout.udfs.verify.pages import HostPages, as_list, is_missing, own_text_of
 from parascout.udfs.verify.structure import (
     ThresholdRule,

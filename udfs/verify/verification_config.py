@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from parascout.udfs.common.code_text import CodeConfig
 from parascout.udfs.common.stage_config import knob
+from parascout.udfs.lexicon.lexicon import WordMatching
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,29 @@ class VerificationConfig:
     max_copy_hash_pages: int = knob(
         50, "a main paragraph on more pages of one language than this is the site's, not a page's: it says nothing "
             "about copies")
+
+    # tsim (udfs.verify.tsim): how two pages' words are linked
+    tsim_max_words: int = knob(
+        500, "tsim reads a page's first this many words of main text (a page's start says what it is; bounds the "
+             "linking's cost)")
+    cognate_weight: float = knob(
+        0.9, "a cognate (both words of matching.cognate_min_chars letters or more, similar spelling) links at this weight "
+             "times its similarity; a lexicon entry at its probability")
+    cognate_prefix: int = knob(
+        4, "words are compared as cognates only within groups sharing their first this many letters (folded)")
+    rare_max_share: float = knob(
+        0.05, "a word on at most this share of a host's pages (capped by rare_max_docs, at least 2 pages) is rare: "
+              "a name or number two pages of a pair share")
+    rare_max_docs: int = knob(3, "... and on at most this many pages")
+    diagonal_band: float = knob(
+        0.1, "a link lies on the diagonal when its words' relative positions (position / words) differ by at most "
+             "this (translations keep their order)")
+
+    matching: WordMatching = knob(
+        WordMatching(), "how words the lexicon lacks still link in tsim: cognates and shared stems (WordMatching)")
+    code: CodeConfig = knob(
+        CodeConfig(), "what tells code from prose: code is left out of a page's language shares and of the own-text "
+                      "and untranslated tests (CodeConfig)")
 
 
 DEFAULT = VerificationConfig()

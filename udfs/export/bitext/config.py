@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from parascout.udfs.common.code_text import CodeConfig
 from parascout.udfs.common.stage_config import knob
 
 
@@ -68,6 +69,10 @@ class AlignmentConfig:
              "this factor is not exported")
     min_cld2_chars: int = knob(
         40, "filter wrong_language: CLD2 judges only sentences of at least this many characters (shorter: noise)")
+
+    code: CodeConfig = knob(
+        CodeConfig(), "what tells code from prose: filter code drops a sentence pair either side of which is code "
+                      "(CodeConfig)")
 
 
 DEFAULT = AlignmentConfig()

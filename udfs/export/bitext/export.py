@@ -13,11 +13,11 @@ from collections.abc import Iterator, Mapping
 import pandas as pd
 
 from parascout.udfs.common import tables
-from parascout.udfs.common.lexicon_readers import main_paragraphs as lexicon_main_paragraphs
 from parascout.udfs.export.bitext import sentences as splitting
 from parascout.udfs.export.bitext.align import align_segments
 from parascout.udfs.export.bitext.config import DEFAULT, AlignmentConfig
 from parascout.udfs.export.bitext.filters import UNALIGNED, filter_reason
+from parascout.udfs.lexicon.readers import main_paragraphs as lexicon_main_paragraphs
 
 #: the document pair's keys, which each of its `bitext_sentences` rows repeats
 DOCUMENT_KEYS = ("site", "host", "src_url", "trg_url", "src_lang", "trg_lang")
@@ -46,7 +46,7 @@ def main_paragraphs(paragraphs, main_text) -> list[tuple[str, str]] | None:
 def cached_lexicon(path: str, src_lang: str, trg_lang: str):
     """The lexicon of a directory, oriented src -> trg, loaded once per Python worker (None: other pair); a run's
     rows of several language pairs come mixed, so the cache holds one lexicon per pair."""
-    from parascout.udfs.common.lexicon import lexicon_for, load_lexicon
+    from parascout.udfs.lexicon.lexicon import lexicon_for, load_lexicon
 
     return lexicon_for([load_lexicon(path)], src_lang, trg_lang)
 
@@ -104,7 +104,7 @@ def export_batches(batches: Iterator[pd.DataFrame], lexicon_paths: Mapping[froze
     of its language pair in `lexicon_paths` ({frozenset((src_lang, trg_lang)): directory}; none: lengths only)."""
     from threadpoolctl import threadpool_limits
 
-    from parascout.udfs.common.lexicon import tokenize
+    from parascout.udfs.common.language_id import tokenize
 
     with threadpool_limits(limits=1):  # the aligner's matrices are tiny: BLAS threads would only spin
         for batch in batches:

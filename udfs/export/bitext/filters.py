@@ -41,7 +41,7 @@ def filter_reason(src: str, trg: str, src_lang: str, trg_lang: str, length_ratio
     """Why a sentence pair is filtered out, or None to keep it (`length_ratio`: trg/src chars of the document)."""
     if _SPACE.sub(" ", src).strip().casefold() == _SPACE.sub(" ", trg).strip().casefold():
         return "identical_sides"
-    if is_code(src) or is_code(trg):
+    if is_code(src, config.code) or is_code(trg, config.code):
         return "code"
     scaled = len(trg) / max(length_ratio, 1e-6)
     if max(len(src), scaled) > config.max_length_ratio * max(min(len(src), scaled), 1.0):

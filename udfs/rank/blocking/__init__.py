@@ -22,8 +22,6 @@ The package, in the order the data flows: `tokens` (URL token sets, language-neu
 """
 from parascout.udfs.rank.blocking.config import BlockingConfig  # noqa: F401
 from parascout.udfs.rank.blocking.content import (  # noqa: F401
-    IMAGE_MAX_PAGES,
-    IMAGE_MAX_SHARE,
     IMAGE_STATUSES,
     MISSING_PARAGRAPH,
     STRUCTURE_SCHEMA,

@@ -25,6 +25,12 @@ class BlockingConfig:
         16, "LSH bands the signature is cut into: more bands of fewer rows pair URLs of lower Jaccard")
     max_bucket_pairs: int = knob(
         20_000, "an LSH bucket pairing more URLs than this is skipped: a token every URL shares is no evidence")
+    image_max_share: float = knob(
+        0.1, "image names on more than this share of a site's fetched pages (logos, icons) pair nothing (names on at "
+             "most image_rare_pages pages always may)", option=True)
+    image_max_pages: int = knob(
+        20, "image names on more pages than this pair nothing (counted as image_pairs_capped; bounds one name's "
+            "src x trg pairs); 0 disables image blocking", option=True)
     image_rare_pages: int = knob(
         4, "an image name on at most this many pages is rare however small the site (a page and its translations)")
     profile_paragraphs: int = knob(

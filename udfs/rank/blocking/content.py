@@ -14,14 +14,6 @@ from parascout.udfs.rank.blocking.config import DEFAULT, BlockingConfig
 from parascout.udfs.rank.blocking.plans import bind, cap_group
 from parascout.udfs.rank.blocking.similarity import EXACT_CHUNK_CELLS
 
-#: an image name on more than this share of a site's fetched pages is site furniture (logo, icon)
-IMAGE_MAX_SHARE = 0.1
-
-
-#: an image name on more pages than this gives no pairs on any site (bounds one name's src x trg product)
-IMAGE_MAX_PAGES = 20
-
-
 IMAGE_STATUSES = ("ok", "common", "one_language", "capped")
 
 
@@ -30,19 +22,18 @@ MISSING_PARAGRAPH = -9.0
 
 
 # ---- shared image names (ILSP-FC content blocking) -----------------------------------------
-def image_status(n_pages, n_src, n_trg, site_pages, max_share: float = IMAGE_MAX_SHARE,
-                 max_pages: int = IMAGE_MAX_PAGES, rare_pages: int = DEFAULT.image_rare_pages):
+def image_status(n_pages, n_src, n_trg, site_pages, config: BlockingConfig = DEFAULT):
     """Why an image name of a site does or does not pair pages (numpy arrays in, array of statuses out):
-    common (on > max(rare_pages, max_share x site pages) pages), one_language, capped (> max_pages
+    common (on > max(image_rare_pages, image_max_share x site pages) pages), one_language, capped (> image_max_pages
     pages: its n_src x n_trg pairs are skipped) or ok."""
     n_pages, n_src, n_trg = np.asarray(n_pages), np.asarray(n_src), np.asarray(n_trg)
-    common = n_pages > np.maximum(rare_pages, max_share * np.asarray(site_pages, dtype=np.float64))
-    conditions = [common, (n_src == 0) | (n_trg == 0), n_pages > max_pages]
+    common = n_pages > np.maximum(config.image_rare_pages,
+                                  config.image_max_share * np.asarray(site_pages, dtype=np.float64))
+    conditions = [common, (n_src == 0) | (n_trg == 0), n_pages > config.image_max_pages]
     return np.select(conditions, list(IMAGE_STATUSES[1:]), IMAGE_STATUSES[0])
 
 
-def shared_image_pairs(pages: pd.DataFrame, languages: tuple[str, str], max_share: float = IMAGE_MAX_SHARE,
-                       max_pages: int = IMAGE_MAX_PAGES, config: BlockingConfig = DEFAULT
+def shared_image_pairs(pages: pd.DataFrame, languages: tuple[str, str], config: BlockingConfig = DEFAULT
                        ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Pairs of fetched pages (site, url, lang, images) in the two languages sharing a usable image name,
     as (host, src_url, trg_url), and every (site, image) name with n_pages, n_src, n_trg, site_pages, status.
@@ -59,7 +50,7 @@ def shared_image_pairs(pages: pd.DataFrame, languages: tuple[str, str], max_shar
                                                                n_trg=("is_trg", "sum")).reset_index()
     names = names.join(site_pages, on="site")
     names["image_status"] = image_status(names["n_pages"], names["n_src"], names["n_trg"], names["site_pages"],
-                                         max_share, max_pages, config.image_rare_pages)
+                                         config)
     usable = incidences.merge(names.loc[names["image_status"] == "ok", ["site", "image"]], on=["site", "image"])
     src = usable[usable["lang"] == languages[0]].rename(columns={"url": "src_url"})[["site", "image", "src_url"]]
     trg = usable[usable["lang"] == languages[1]].rename(columns={"url": "trg_url"})[["site", "image", "trg_url"]]
@@ -67,14 +58,13 @@ def shared_image_pairs(pages: pd.DataFrame, languages: tuple[str, str], max_shar
     return pairs.rename(columns={"site": "host"}).reset_index(drop=True), names
 
 
-def image_pairs(docs, kept, max_share: float = IMAGE_MAX_SHARE, max_pages: int = IMAGE_MAX_PAGES,
-                config: BlockingConfig = DEFAULT):
+def image_pairs(docs, kept, config: BlockingConfig = DEFAULT):
     """Spark plan of `shared_image_pairs` over `docs` (url, images[, status]) and kept URLs (lang_pair, src_lang,
     trg_lang, url, site, lang; plans.with_pair), each language pair apart: (pairs: lang_pair, host, src_url,
     trg_url; names: lang_pair, site, image, n_pages, n_src, n_trg, site_pages, image_status).
 
     Joins and group-bys only; a (site, image) group is joined with itself only when it holds at most
-    `max_pages` pages, so one name gives at most (max_pages / 2)^2 pairs.
+    `config.image_max_pages` pages, so one name gives at most (image_max_pages / 2)^2 pairs.
     """
     from pyspark.sql import functions as F
 
@@ -86,9 +76,10 @@ def image_pairs(docs, kept, max_share: float = IMAGE_MAX_SHARE, max_pages: int =
     incidences = (pages.select(*site, "src_lang", "trg_lang", "url", "lang", F.explode("images").alias("image"))
                   .filter(F.col("image").isNotNull() & (F.col("image") != "")).distinct())
     n_pages, n_src, n_trg = F.col("n_pages"), F.col("n_src"), F.col("n_trg")
-    common = n_pages > F.greatest(F.lit(float(config.image_rare_pages)), F.lit(float(max_share)) * F.col("site_pages"))
+    common = n_pages > F.greatest(F.lit(float(config.image_rare_pages)),
+                                  F.lit(float(config.image_max_share)) * F.col("site_pages"))
     status = (F.when(common, IMAGE_STATUSES[1]).when((n_src == 0) | (n_trg == 0), IMAGE_STATUSES[2])
-              .when(n_pages > max_pages, IMAGE_STATUSES[3]).otherwise(IMAGE_STATUSES[0]))
+              .when(n_pages > config.image_max_pages, IMAGE_STATUSES[3]).otherwise(IMAGE_STATUSES[0]))
     names = (incidences.groupBy(*site, "image")
              .agg(F.count("*").alias("n_pages"),
                   F.sum((F.col("lang") == F.col("src_lang")).cast("long")).alias("n_src"),

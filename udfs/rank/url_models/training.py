@@ -57,6 +57,13 @@ class TrainingConfig:
     side_bags: bool = True
     #: weight classes by inverse frequency in the loss (None: on for the transformer backend)
     balanced_loss: bool | None = None
+    # a pair model's calibration and alignment cut-off, on the dev hosts' pools
+    #: share of dev gold pairs that lose one side when the cut-off is chosen (the orphan protocol's share)
+    calibration_orphan_share: float = 0.3
+    #: the cut-off is the highest-F1 one among those whose dev precision reaches this
+    decision_min_precision: float = 0.95
+    #: gold pairs of one (host, language pair) pool when calibrating (larger pools are sampled)
+    calibration_max_pairs: int = 300
     extra: dict = field(default_factory=dict)
 
     def resolved(self) -> TrainingConfig:
@@ -75,29 +82,21 @@ class TrainingConfig:
 
 
 # ---- calibration and the alignment cut-off (pairs) -----------------------------------
-#: share of dev gold pairs that lose one side when the cut-off is chosen (the orphan protocol's share)
-CALIBRATION_ORPHAN_SHARE = 0.3
 
 
-#: the cut-off is the highest-F1 one among those whose dev precision reaches this
-DECISION_MIN_PRECISION = 0.95
-
-
-#: gold pairs of one (host, language pair) pool when calibrating (larger pools are sampled)
-CALIBRATION_MAX_PAIRS = 300
-
-
-def calibration_pools(positives: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def calibration_pools(positives: pd.DataFrame, seed: int, config: TrainingConfig | None = None
+                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every src×trg pair of each dev host's orphaned pool (host, src_url, trg_url, label) and the kept gold."""
     from parascout.udfs.rank.url_models.evaluation import orphan_pools
     from parascout.udfs.rank.url_models.negatives import with_languages_and_hosts
 
+    config = config or TrainingConfig()
     gold = with_languages_and_hosts(positives)
     frames, kept_gold = [], []
     for (host, _, _), group in gold.groupby(["host", "src_lang", "trg_lang"], sort=True):
-        if len(group) > CALIBRATION_MAX_PAIRS:
-            group = group.sample(CALIBRATION_MAX_PAIRS, random_state=seed)
-        pool, kept = orphan_pools(group.assign(src_lang="src", trg_lang="trg"), CALIBRATION_ORPHAN_SHARE, seed)
+        if len(group) > config.calibration_max_pairs:
+            group = group.sample(config.calibration_max_pairs, random_state=seed)
+        pool, kept = orphan_pools(group.assign(src_lang="src", trg_lang="trg"), config.calibration_orphan_share, seed)
         src, trg = pool.loc[pool["lang"] == "src", "url"].tolist(), pool.loc[pool["lang"] == "trg", "url"].tolist()
         if not src or not trg:
             continue
@@ -112,9 +111,9 @@ def calibration_pools(positives: pd.DataFrame, seed: int) -> tuple[pd.DataFrame,
     return pairs, kept
 
 
-def calibrate_pairs(model, positives: pd.DataFrame, seed: int) -> tuple[dict | None, dict | None]:
+def calibrate_pairs(model, positives: pd.DataFrame, config: TrainingConfig) -> tuple[dict | None, dict | None]:
     """The calibration and decision records (calibration.py), fitted on the dev hosts' pools with
-    CALIBRATION_ORPHAN_SHARE of their pairs orphaned: every src×trg pair of a pool is an example, as
+    config.calibration_orphan_share of their pairs orphaned: every src×trg pair of a pool is an example, as
     `align` meets them. None, None when the dev hosts hold no pool with both true and false pairs."""
     from parascout.udfs.rank.alignment import greedy_one_to_one
     from parascout.udfs.rank.url_models.calibration import alignment_scores, calibrated, fit_decision, fit_platt
@@ -122,19 +121,19 @@ def calibrate_pairs(model, positives: pd.DataFrame, seed: int) -> tuple[dict | N
 
     if not hasattr(model, "pair_logits"):
         return None, None
-    pairs, kept = calibration_pools(positives, seed)
+    pairs, kept = calibration_pools(positives, config.seed, config)
     labels = pairs["label"].to_numpy(dtype=bool)
     if not labels.any() or labels.all():
         log.warning("no dev pool with both true and false pairs: the pair model stays uncalibrated")
         return None, None
     logits = model.pair_logits(pairs["src_url"].tolist(), pairs["trg_url"].tolist())
-    fitted_on = {"fitted_on": f"dev hosts, every src×trg pair, {CALIBRATION_ORPHAN_SHARE:.0%} of gold pairs orphaned",
+    fitted_on = {"fitted_on": f"dev hosts, every src×trg pair, {config.calibration_orphan_share:.0%} of gold pairs orphaned",
                  "pairs": len(pairs), "positives": int(labels.sum()), "hosts": int(pairs["host"].nunique())}
     calibration = {**fit_platt(logits, labels), **fitted_on}
     pairs["p_parallel"] = calibrated(logits, calibration)
     decision = fit_decision(pairs, labels)
     pairs["score"] = alignment_scores(pairs, {"decision": decision})
-    cut_off = best_threshold(greedy_one_to_one(pairs), kept, DECISION_MIN_PRECISION)
+    cut_off = best_threshold(greedy_one_to_one(pairs), kept, config.decision_min_precision)
     decision.update({k: math.floor(v * 1e6) / 1e6 if isinstance(v, float) else v for k, v in cut_off.items()},
                     **fitted_on)
     log.info("pair calibration: scale %.3f bias %.3f; alignment cut-off %.4f (dev P %.3f R %.3f)",
@@ -199,7 +198,7 @@ def train_model(task: str, frame: pd.DataFrame, config: TrainingConfig, data_des
     if task == "pairs":
         metrics["sources"] = {name: {str(k): int(v) for k, v in part["source"].value_counts().items()}
                               for name, part in parts.items()}
-        calibration, decision = calibrate_pairs(model, parts["dev"][parts["dev"]["label"] == 1], config.seed)
+        calibration, decision = calibrate_pairs(model, parts["dev"][parts["dev"]["label"] == 1], config)
         metrics["calibration"], metrics["decision"] = calibration, decision
     tested = (f"test macro-F1 {metrics['test']['macro']['f1']:.4f} (held-out hosts)" if len(parts["test"])
               else "no test hosts held out")

@@ -1,0 +1,152 @@
+"""The language a URL declares (udfs.index.url_language) and how scan-cdx uses it for a page's language."""
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from parascout.jobs.scan_cdx import ScanCdx
+from parascout.udfs.common.urls import surt
+from parascout.udfs.index.cdx import format_cdx_line
+from parascout.udfs.index.url_language import url_marker
+from tests.conftest import run_job
+
+REAL_SITES = Path(__file__).resolve().parents[3] / "shared" / "data" / "real-sites"
+URLS = [
+    "https://docs.gimp.org/2.10/fr/gimp-tool-warp.html",  # a language directory
+    "https://www.debian.org/releases/stable/amd64/apbs04.fr.html",  # content negotiation's file names
+    "http://example.com/index.html.de",
+    "https://docs.kicad.org/6.0/es/eeschema/eeschema.html",
+    "https://fr.example.com/actualites/",  # a language host
+    "http://example.com/page?lang=pt_BR&id=3",
+    "http://example.com/about_es.htm",
+    "http://example.com/fr-ca/a/b.html",
+    "http://example.com/2024/01/news.html",  # no code anywhere
+    "http://example.com/it/services.html",  # a code: whether it is a language is the host's slot's question
+    "http://example.com/aa/bb/cc.html",  # two letters that name no language in the table
+    "not a url",
+]
+
+
+def test_url_marker_finds_the_code_and_its_slot():
+    assert url_marker(URLS[0]) == ("dir2", "fra")
+    assert url_marker(URLS[1]) == ("suffix", "fra")
+    assert url_marker(URLS[2]) == ("suffix", "deu")
+    assert url_marker(URLS[3]) == ("dir2", "spa")
+    assert url_marker(URLS[4]) == ("host", "fra")
+    assert url_marker(URLS[5]) == ("query", "por")
+    assert url_marker(URLS[6]) == ("tail", "spa")
+    assert url_marker(URLS[7]) == ("dir1", "fra")
+    assert url_marker(URLS[8]) is None and url_marker(URLS[11]) is None
+    assert url_marker(URLS[9]) == ("dir1", "ita")
+
+
+#: URLs where a slot's pattern almost matches: a code after '#', two query keys, dots and separators in odd places
+TRICKY_URLS = [
+    "http://example.com/a#x?lang=fr", "http://example.com/?hl=english&lang=de", "http://example.com/?language=fra#top",
+    "http://example.com/.fr.html", "http://example.com/a.b.fr.html", "http://example.com/a.html.fr",
+    "http://example.com/a.html.fr.x", "http://example.com/page_ab_cd.html", "http://example.com/my-page-en-us.htm",
+    "http://fr.example", "http://fr.a..b", "https://user@fr.example.com:8080/x", "http://example.com//fr//x.html",
+    "http://example.com/fr", "HTTP://Example.COM/FR/Page.HTML", "http://example.com/pt_br/", "http://en-us.a.b/",
+    "ftp://example.com/de/x", "example.com/fr/x", "http://example.com/fr-ca/www.en.html?x=1&lc=es-mx",
+]
+
+
+def random_urls(count: int, seed: int = 3) -> list[str]:
+    """URLs made of code-like pieces and separators: every slot's edge cases, reproducibly."""
+    import random
+
+    rng = random.Random(seed)
+    pieces = ["fr", "en-us", "pt_br", "de", "zh-hant", "fra", "lang=", "language=", "hl=", "?", "&", "#", "/", ".",
+              "-", "_", "html", "htm", "www", "index", "x1", "abcd", "..", "//", "@", ":8080", "sv", "it"]
+    return [rng.choice(["http://", "https://fr.", "http://en.a."]) + "".join(
+        rng.choice(pieces) for _ in range(rng.randrange(1, 12))) for _ in range(count)]
+
+
+@pytest.mark.slow
+def test_the_three_engines_agree_on_markers_and_sibling_keys(spark):
+    """url_marker (Python), the Java UDF and the Spark expressions give every URL the same slot, language and
+    sibling key: the scan may run on either engine."""
+    from pyspark.sql import functions as F
+
+    from parascout.udfs.common.jvm import jvm_jar_path
+    from parascout.udfs.index.url_language import url_language_struct
+
+    urls = [*URLS, *TRICKY_URLS, *random_urls(3000)]
+    if REAL_SITES.exists():
+        pages = pd.read_csv(REAL_SITES / "truth" / "pages.tsv", sep="\t", dtype=str, keep_default_na=False, quoting=3)
+        urls += list(pages["url"])
+    frame = spark.createDataFrame(pd.DataFrame({"url": urls}))
+    engines = {jvm: frame.select("url", url_language_struct(F.col("url"), use_jvm_udf=jvm).alias("m"))
+               .select("url", "m.*").toPandas() for jvm in (True, False)}
+    for java, expressions in zip(engines[True].itertuples(), engines[False].itertuples()):
+        expected = url_marker(java.url)
+        for row in (java, expressions):
+            assert (None if row.url_marker_lang is None else (row.url_marker_slot, row.url_marker_lang)) == expected, \
+                row.url
+        assert java.sibling_key == expressions.sibling_key, java.url
+    assert engines[True]["sibling_key"].iloc[0] == "https://docs.gimp.*/2.10/*/gimp-tool-warp.html"
+    if jvm_jar_path() is not None:
+        assert spark.catalog.functionExists("parascout_url_marker")  # the Java engine was the one compared
+
+
+def cdx_lines(pages: list[tuple[str, str]]) -> list[str]:
+    return sorted(format_cdx_line(surt(url), "20240805101000", {
+        "url": url, "mime": "text/html", "status": "200", "length": "900", "offset": str(index * 900),
+        "filename": "crawl-data/CC-MAIN-2024-33/segments/1/warc/a.warc.gz", "languages": languages})
+        for index, (url, languages) in enumerate(pages))
+
+
+@pytest.mark.slow
+def test_scan_takes_the_language_a_site_declares_in_its_urls(spark, tmp_path):
+    pages = [
+        # a documentation site: CLD2 calls two French pages English (English code, menus, leftovers)
+        *[(f"https://docs.example.org/en/page{k}.html", "eng") for k in range(4)],
+        ("https://docs.example.org/fr/page0.html", "fra,eng"), ("https://docs.example.org/fr/page1.html", "fra"),
+        ("https://docs.example.org/fr/page2.html", "eng"), ("https://docs.example.org/fr/page3.html", "eng,fra"),
+        # an English site whose /it/ is its IT department: the slot holds one code, CLD2 never agrees
+        *[(f"https://www.shop.com/it/support{k}.html", "eng") for k in range(3)],
+        *[(f"https://www.shop.com/help{k}.html", "eng") for k in range(3)],
+        ("https://www.shop.com/fr/aide.html", "fra"),
+        # languages on two hosts of one site
+        ("https://www.news.net/story.html", "eng"), ("https://fr.news.net/histoire.html", "fra"),
+        ("https://fr.news.net/autre.html", "fra"),
+        # a site with English only
+        ("https://www.english.co.uk/a.html", "eng"),
+    ]
+    cdx = tmp_path / "index.cdx"
+    cdx.write_text("\n".join(cdx_lines(pages)) + "\n")
+    report = run_job(ScanCdx, spark, ["--root", str(tmp_path / "out"), "--cdx", str(cdx), "--langs", "en,fr"])
+    assert report["balanced"] and report["filtered"] == {"host_not_bilingual": 1}
+    urls = spark.read.parquet(str(tmp_path / "out" / "urls")).toPandas().set_index("url")
+    french = urls.loc[[f"https://docs.example.org/fr/page{k}.html" for k in range(4)]]
+    assert set(french["lang"]) == {"fra"} and set(french["lang_source"]) == {"url"}
+    assert urls.loc["https://docs.example.org/fr/page2.html", "cdx_lang"] == "eng"
+    shop = urls[urls["host"] == "www.shop.com"]
+    assert set(shop.loc[shop.index.str.contains("/it/"), "lang"]) == {"eng"}
+    assert set(shop.loc[shop.index.str.contains("/it/"), "lang_source"]) == {"cdx"}
+    assert urls.loc["https://www.shop.com/fr/aide.html", "lang"] == "fra"
+    assert {"www.news.net", "fr.news.net"} <= set(urls["host"])
+    assert urls.loc["https://fr.news.net/histoire.html", "lang_source"] == "url"
+    assert "www.english.co.uk" not in set(urls["host"])
+
+    cdx_only = run_job(ScanCdx, spark, ["--root", str(tmp_path / "cdx"), "--cdx", str(cdx), "--langs", "en,fr",
+                                        "--lang-from", "cdx"])
+    assert cdx_only["balanced"]
+    by_cld2 = spark.read.parquet(str(tmp_path / "cdx" / "urls")).toPandas().set_index("url")
+    assert by_cld2.loc["https://docs.example.org/fr/page2.html", "lang"] == "eng"
+    assert set(by_cld2["lang_source"]) == {"cdx"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not REAL_SITES.exists(), reason="the real-sites archive (../shared/data/real-sites) is absent")
+def test_real_documentation_sites_get_the_language_of_their_urls(spark, tmp_path):
+    report = run_job(ScanCdx, spark, ["--root", str(tmp_path), "--cdx", str(REAL_SITES / "indexes"),
+                                      "--langs", "en,fr"])
+    assert report["balanced"] and "host_not_bilingual" not in report["filtered"]  # KiCad's French is kept
+    urls = spark.read.parquet(str(tmp_path / "urls")).toPandas()
+    truth = pd.read_csv(REAL_SITES / "truth" / "pages.tsv", sep="\t", dtype=str, keep_default_na=False, quoting=3)
+    merged = urls.merge(truth[["url", "lang"]].rename(columns={"lang": "true_lang"}), on="url")
+    iso3 = {"en": "eng", "fr": "fra", "de": "deu", "es": "spa", "ru": "rus"}
+    agree = (merged["lang"] == merged["true_lang"].map(lambda code: iso3.get(code, code))).mean()
+    cdx_agree = (merged["cdx_lang"] == merged["true_lang"].map(lambda code: iso3.get(code, code))).mean()
+    assert agree > 0.99 and cdx_agree < agree - 0.05
