@@ -63,7 +63,7 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
         spent["lexbor_parse"] += time.process_time() - cpu
         cpu = time.process_time()
         page = html_text.Page(url)
-        html_text.WALK([first], page, html_text.MAX_TEXT_CHARS)
+        html_text.WALK([first], page, html_text.DEFAULT.max_text_chars)
         spent["tree_walk"] += time.process_time() - cpu
         cpu = time.process_time()
         lang, _, _, single = cld2_detect(page.text_input[0])
@@ -103,7 +103,7 @@ def walk_rates(pages: list[tuple[str, str]], repeat: int) -> dict:
         for name in rates:
             cpu = time.process_time()
             for url, tops in trees:
-                walks[name](tops, html_text.Page(url), html_text.MAX_TEXT_CHARS)
+                walks[name](tops, html_text.Page(url), html_text.DEFAULT.max_text_chars)
             rates[name] = max(rates[name], len(trees) / (time.process_time() - cpu))
     result = {f"walk_only_{name}_us_per_page": 1e6 / rate for name, rate in rates.items()}
     if "compiled" in rates:
@@ -168,7 +168,7 @@ def page_texts(pages: list[tuple[str, str]]) -> dict[str, str]:
     for url, html in pages:
         page = html_text.Page(url)
         html_text.walk_page([LexborHTMLParser(html, options=LexborDocumentOptions.WO_EVENTS).root], page,
-                            html_text.MAX_TEXT_CHARS)
+                            html_text.DEFAULT.max_text_chars)
         texts[url] = (page.text_input[0] or b"").decode("utf-8")
     return texts
 

@@ -96,7 +96,10 @@ def set_stage_configs(args: argparse.Namespace, stage_configs: tuple[tuple[str, 
         for field in option_fields(config_class):
             value = vars(args).pop(knob_option_dest(key, field.name), None)
             if value is not None:
-                setattr(args, attribute, dataclasses.replace(getattr(args, attribute), **{field.name: value}))
+                try:
+                    setattr(args, attribute, dataclasses.replace(getattr(args, attribute), **{field.name: value}))
+                except ValueError as error:  # the config's own range check (__post_init__)
+                    raise ConfigError(f"--{field.name.replace('_', '-')} {value}: {error}") from error
 
 
 def refuse_url_credentials(args: argparse.Namespace) -> None:

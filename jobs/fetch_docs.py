@@ -30,9 +30,9 @@ from parascout.jobs.errors import ConfigError
 from parascout.udfs.common import range_reads, storage, tables
 from parascout.udfs.common.sites import with_site
 from parascout.udfs.fetch import documents, resume, warc_fetch, warc_record
+from parascout.udfs.fetch.config import ExtractionConfig
 from parascout.udfs.fetch.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
-from parascout.udfs.fetch.html_text import MAX_TEXT_CHARS, WALK_ENGINE
-from parascout.udfs.fetch.markup_guard import MAX_NESTING_DEPTH, MAX_TAG_ATTRIBUTES
+from parascout.udfs.fetch.html_text import WALK_ENGINE
 from parascout.udfs.fetch.near_duplicates import SITE_PASS_SCHEMA, SiteTextSettings, site_text_pass
 from parascout.udfs.fetch.warc_fetch import KIB, MIB, FetchSettings, fetch_documents
 from parascout.udfs.index.wat import read_wat_files
@@ -56,6 +56,7 @@ class FetchDocsJob(Job):
     later_inputs = ("scored_pairs", "shortlist")  # a second pass: fetch the pairs or sites they name
     input_paths = ("wat", "domain_terms", "domain_lexicon")
     input_prefixes = ("warc_prefix",)
+    stage_configs = (("extraction", ExtractionConfig),)
     BAD_REASONS = ("truncated", "bad_gzip", "not_warc", "not_http", "bad_payload", "parse_error", "fetch_failed",
                    "missing_file", "not_in_index", "no_warc_location", "bad_warc_location", "bad_wat_json",
                    "bad_wat_file", "bad_location", "bad_url")
@@ -100,12 +101,6 @@ class FetchDocsJob(Job):
                                  "killed run's relaunch fetches only the unfinished ones")
         parser.add_argument("--record-seconds", type=float, default=warc_record.RECORD_SECONDS,
                             help="time limit to parse one record (status timeout); 0: none")
-        parser.add_argument("--max-tag-attributes", type=int, default=MAX_TAG_ATTRIBUTES,
-                            help="a page with a tag holding more attributes is not parsed (html_too_complex)")
-        parser.add_argument("--max-nesting-depth", type=int, default=MAX_NESTING_DEPTH,
-                            help="a page whose elements nest deeper is not parsed (html_too_complex)")
-        parser.add_argument("--max-text-chars", type=int, default=MAX_TEXT_CHARS,
-                            help="paragraphs kept per page stop at this many characters (text_truncated, counted)")
         parser.add_argument("--site-boilerplate-share", type=float, default=SiteTextSettings.min_share,
                             help="a paragraph on this share of its site's pages (and on --site-boilerplate-pages "
                                  "pages or more) is boilerplate")
@@ -145,8 +140,7 @@ class FetchDocsJob(Job):
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
         if args.record_seconds < 0:
             raise ConfigError("--record-seconds must be 0 (no limit) or positive")
-        for name in ("max_text_chars", "site_boilerplate_pages", "max_site_pages", "max_tag_attributes",
-                     "max_nesting_depth"):
+        for name in ("site_boilerplate_pages", "max_site_pages"):
             if getattr(args, name) <= 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
         if not 0 < args.site_boilerplate_share <= 1 or args.near_duplicate_overlap <= 0:
@@ -241,8 +235,7 @@ class FetchDocsJob(Job):
         task's rows also go to the resume area."""
         partitions = partitions or self.args.partitions or self.spark.sparkContext.defaultParallelism
         fetch = functools.partial(fetch_documents, settings=self.settings(), parse=functools.partial(
-            parse_record, record_seconds=self.args.record_seconds or None, max_text_chars=self.args.max_text_chars,
-            max_tag_attributes=self.args.max_tag_attributes, max_nesting_depth=self.args.max_nesting_depth))
+            parse_record, record_seconds=self.args.record_seconds or None, config=self.args.extraction))
         if keep:
             fetch = self.kept(fetch, resume.task_warc_part)
         return (selection.repartition(partitions, "warc_filename")
@@ -336,7 +329,9 @@ class FetchDocsJob(Job):
         done = [path for path in files if resume.wat_part(path) in self.finished]
         todo = [path for path in files if path not in done]
         paths = self.spark.createDataFrame(pd.DataFrame({"path": todo}, dtype=object), "path string")
-        read = self.kept(functools.partial(read_wat_files, s3_endpoint=self.args.s3_endpoint), resume.task_wat_part)
+        read = self.kept(functools.partial(read_wat_files, s3_endpoint=self.args.s3_endpoint,
+                                           max_label_words=self.args.extraction.max_label_words),
+                         resume.task_wat_part)
         self.read_resumed([resume.wat_part(path) for path in done])
         return paths.repartition(max(len(todo), 1)).mapInPandas(read, RECORD_SCHEMA)
 

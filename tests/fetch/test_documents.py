@@ -10,6 +10,7 @@ from warcio.warcwriter import WARCWriter
 
 from parascout.udfs.common.urls import normalise_link
 from parascout.udfs.fetch import documents
+from parascout.udfs.fetch.config import ExtractionConfig
 from parascout.udfs.fetch.documents import decode_html, html_features, parse_record
 from parascout.udfs.index.wat import read_wat
 from testkit.warc import ENGLISH, GERMAN, gzip_members, html_page, record_bytes, wat_record_bytes
@@ -176,5 +177,5 @@ def test_markup_within_the_bounds_parses_and_the_bounds_are_parameters():
         assert markup_problem(page) is None
         assert parse_record(record_bytes("http://a.example/p", page), "http://a.example/p")["status"] == "ok"
     tight = parse_record(record_bytes("http://a.example/p", deeply_nested_page(50)), "http://a.example/p",
-                         max_nesting_depth=20)
+                         config=ExtractionConfig(max_nesting_depth=20))
     assert tight["status"] == "html_too_complex"

@@ -5,7 +5,8 @@ import itertools
 
 import pytest
 
-from parascout.udfs.fetch.html_text import MIN_LANG_CHARS, html_features, paragraph_hash
+from parascout.udfs.fetch.config import DEFAULT, ExtractionConfig
+from parascout.udfs.fetch.html_text import html_features, paragraph_hash
 from parascout.udfs.fetch.meta_tags import MAX_KEYWORDS, MAX_METADATA_CHARS
 from parascout.udfs.verify.structure import ThresholdRule, strand_features
 from testkit.html_reference import html_parser_features
@@ -85,7 +86,7 @@ def test_paragraphs_have_types_languages_hashes_and_boilerplate_marks():
     assert by_text["Related one Related "]["boilerplate"]  # link list
     assert by_text["© 2024 Example Agenc"]["boilerplate"]  # footer
     assert all(len(p["hash"]) == 16 for p in paragraphs)
-    assert all(p["lang"] is None for p in paragraphs if len(p["text"]) < MIN_LANG_CHARS)
+    assert all(p["lang"] is None for p in paragraphs if len(p["text"]) < DEFAULT.min_lang_chars)
     # a page in two languages: CLD2 runs on each main-text block, boilerplate blocks get no language
     assert by_text["We use cookies to im"]["lang"] is None and by_text["First line of an add"]["lang"] == "eng"
 
@@ -144,7 +145,7 @@ def test_paragraph_hash_ignores_case_punctuation_and_spacing():
 
 def test_text_is_capped_and_the_cut_is_flagged():
     page = html_page("Long", [ENGLISH] * 50)
-    full, capped = html_features(page, None), html_features(page, None, max_text_chars=1000)
+    full, capped = html_features(page, None), html_features(page, None, ExtractionConfig(max_text_chars=1000))
     assert not full["text_truncated"] and capped["text_truncated"]
     assert sum(len(p["text"]) for p in capped["page_paragraphs"]) <= 1000 < full["text_chars"]
     assert capped["text_chars"] == full["text_chars"] and capped["paragraphs"] == full["paragraphs"]
@@ -169,3 +170,37 @@ def test_real_pages_keep_their_article_text(shared_data):
     kept = [p for p in company["page_paragraphs"] if not p["boilerplate"]]
     assert 5 <= len(kept) < len(company["page_paragraphs"]) / 10
     assert all(p["lang"] in ("rus", None) for p in kept)
+
+
+def test_the_paragraph_rules_are_the_extraction_configs():
+    """Each length and link-density rule of the paragraph classes is a knob: moving it moves the blocks it decides."""
+    doc = html_features(TEMPLATED_PAGE, "http://www.example.com/en/report.html")
+    main = {p["text"] for p in doc["page_paragraphs"] if not p["boilerplate"]}
+    strict = html_features(TEMPLATED_PAGE, "http://www.example.com/en/report.html",
+                           ExtractionConfig(good_chars=10_000, short_chars=5_000))
+    # no block is long enough: only the headline that repeats the page's <title> is main text
+    assert len(main) > 2 and {p["text"] for p in strict["page_paragraphs"] if not p["boilerplate"]} == {"Coastal report"}
+    unlabelled = html_features(TEMPLATED_PAGE, "http://www.example.com/en/report.html",
+                               ExtractionConfig(min_lang_chars=10_000))
+    assert all(p["lang"] is None for p in unlabelled["page_paragraphs"])
+    links = html_features(TEMPLATED_PAGE, "http://www.example.com/en/report.html",
+                          ExtractionConfig(max_link_density=1.0, max_good_link_density=1.0))
+    assert main < {p["text"] for p in links["page_paragraphs"] if not p["boilerplate"]}  # link lists read as text
+    with pytest.raises(ValueError, match="good_chars"):
+        ExtractionConfig(good_chars=10)
+
+
+def test_fetch_docs_takes_the_extraction_config_from_its_conf_section_and_the_bounds_as_options(tmp_path):
+    import yaml
+
+    from parascout.jobs.errors import ConfigError
+    from parascout.jobs.fetch_docs import FetchDocsJob
+
+    conf = tmp_path / "fetch.yaml"
+    conf.write_text(yaml.safe_dump({"fetch-docs": {"extraction": {"good_chars": 90, "max_text_chars": 5000}}}))
+    base = ["--root", str(tmp_path), "--warc-prefix", str(tmp_path), "--conf", str(conf)]
+    args = FetchDocsJob().parse_arguments([*base, "--max-text-chars", "3000"])
+    assert args.extraction == ExtractionConfig(good_chars=90, max_text_chars=3000)
+    assert not hasattr(args, "max_text_chars")  # recorded once, in the config
+    with pytest.raises(ConfigError, match="--max-nesting-depth"):
+        FetchDocsJob().parse_arguments([*base, "--max-nesting-depth", "0"])

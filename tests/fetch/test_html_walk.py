@@ -35,14 +35,14 @@ def walk_states(pages: list[tuple[str, str]], max_text_chars: int) -> list[tuple
 
 
 @needs_compiled
-@pytest.mark.parametrize("max_text_chars", [html_text.MAX_TEXT_CHARS, 1_500])
+@pytest.mark.parametrize("max_text_chars", [html_text.DEFAULT.max_text_chars, 1_500])
 def test_compiled_walk_agrees_on_real_commoncrawl_pages(shared_data, max_text_chars):
     pages = real_pages(shared_data)
     assert len(pages) >= 15
     states = walk_states(pages, max_text_chars)
     differing = [url for (url, _), (python, compiled) in zip(pages, states) if python != compiled]
     assert not differing
-    if max_text_chars < html_text.MAX_TEXT_CHARS:  # the cap was reached on some page, so it was compared too
+    if max_text_chars < html_text.DEFAULT.max_text_chars:  # the cap was reached on some page, so it was compared too
         assert any(python[html_text.Page.__slots__.index("text_truncated")] for python, _ in states)
 
 
@@ -94,7 +94,7 @@ def test_compiled_walk_agrees_on_sample_archive_pages(tmp_path):
     generate(str(tmp_path / "archive"), hosts=2, seed=7, pages_per_host=40, progress=False, verbose=False)
     pages = http_responses(sorted((tmp_path / "archive").rglob("*.warc.gz")))
     assert len(pages) >= 40
-    differing = [url for (url, _), (python, compiled) in zip(pages, walk_states(pages, html_text.MAX_TEXT_CHARS))
+    differing = [url for (url, _), (python, compiled) in zip(pages, walk_states(pages, html_text.DEFAULT.max_text_chars))
                  if python != compiled]
     assert not differing
     assert paragraphs_differing(pages) == []
@@ -106,7 +106,7 @@ def paragraph_cases(pages: list[tuple[str, str]]) -> list[tuple]:
     cases = []
     for url, html in pages:
         page = html_text.Page(url)
-        html_text.walk_page(html_text.parse_tops(html), page, html_text.MAX_TEXT_CHARS)
+        html_text.walk_page(html_text.parse_tops(html), page, html_text.DEFAULT.max_text_chars)
         title = html_text.WHITESPACE.sub(" ", "".join(page.title_parts)).strip() or None
         lang, _, _, single = language_id.cld2_detect(page.text_input[0])
         cases += [(page.blocks, title, lang, single), (page.blocks, title, lang, not single),
@@ -237,7 +237,7 @@ def test_compiled_paragraph_keys_agree_on_every_character_and_on_real_pages(shar
     texts = [every, every[::-1].replace("\r", "\n"), "\n _a_ \n\n-\n", ""]
     for _, html in real_pages(shared_data):
         page = html_text.Page(None)
-        html_text.walk_page(html_text.parse_tops(html), page, html_text.MAX_TEXT_CHARS)
+        html_text.walk_page(html_text.parse_tops(html), page, html_text.DEFAULT.max_text_chars)
         texts.append("\n".join(block[0] for block in page.blocks).casefold())
     for text in texts:
         assert html_text.COMPILED.paragraph_keys(text) == html_text.paragraph_keys(text)

@@ -109,3 +109,18 @@ def test_html_outlink_cues_aligned_with_outlinks():
     assert dict(zip(doc["outlinks"], doc["outlink_cues"])) == {
         "http://a.com/fr/x": "fra", "http://a.com/de/x": "deu", "http://a.com/a": "deu",  # 'de' as a whole anchor
         "http://a.com/es/x": "spa", "http://a.com/it/x": "ita", "http://a.com/pt/x": "por"}
+
+
+def test_the_longest_label_a_language_name_counts_in_is_the_extraction_configs():
+    from parascout.udfs.fetch.config import ExtractionConfig
+    from parascout.udfs.fetch.html_text import html_features
+    from parascout.udfs.index.wat import wat_document
+
+    label = "Read this page in English"  # five words: a switcher's label under the default, a sentence under 4
+    assert text_language(label) == ("eng", "name") and text_language(label, None, 4) is None
+    page = f'<html><body><a href="/en/x">{label}</a><a href="/de/x">Deutsch</a></body></html>'
+    for words, english in ((5, "eng"), (4, None)):
+        doc = html_features(page, "http://a.com/fr/x", ExtractionConfig(max_label_words=words))
+        assert doc["outlink_cues"] == [english, "deu"]  # the walk's memo of anchor cues is per rule
+        wat = wat_document(wat_envelope([{"path": "A@/href", "url": "/en/x", "text": label}]), max_label_words=words)
+        assert wat["outlink_cues"] == [english]

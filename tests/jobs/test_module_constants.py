@@ -15,10 +15,9 @@ REPO = Path(__file__).resolve().parents[2]
 BOUNDS = {
     "common/urls.py": {"MAX_URL_CHARS"},
     "common/range_reads.py": {"READ_CHUNK_BYTES", "STREAM_CHUNK_BYTES"},
-    "fetch/html_text.py": {"MAX_STRUCTURE_TOKENS", "MAX_TITLE_CHARS", "MAX_IMAGE_NAME_CHARS", "MAX_TEXT_CHARS"},
+    "fetch/html_text.py": {"MAX_STRUCTURE_TOKENS", "MAX_TITLE_CHARS", "MAX_IMAGE_NAME_CHARS"},
     "fetch/page_walk.py": {"MAX_CUE_TEXT_CHARS", "MAX_MEMO_KEYS"},
     "fetch/tag_rules.py": {"MAX_STATIC_TAG_ID", "MAX_TAG_NAMES"},
-    "fetch/markup_guard.py": {"MAX_TAG_ATTRIBUTES", "MAX_NESTING_DEPTH"},
     "fetch/meta_tags.py": {"MAX_METADATA_CHARS", "MAX_KEYWORDS"},
     "fetch/warc_fetch.py": {"OUTPUT_BATCH_ROWS"},
     "fetch/warc_record.py": {"MAX_UNCOMPRESSED_BYTES", "RECORD_SECONDS", "MAX_OUTLINKS", "MAX_OUTLINK_CHARS",
@@ -66,7 +65,7 @@ MATHEMATICS = {
 MODEL_DEFINITION = {"rank/url_models/calibration.py": {"MARGIN_CLIP", "CONFIDENT"}}
 #: what a report or plot shows (rows, labels, the wording of a gap), not what a table holds
 PRESENTATION = {
-    "common/demo_report.py": {"MAX_SITES", "GAP", "TRUSTED"},
+    "common/demo_report.py": {"MAX_SITES", "GAP", "TRUSTED", "GOOD_F1", "LOW_F1"},
     "replay/plots.py": {"MAX_LABELLED_SITES"},
     "replay/report.py": {"MAX_SITE_ROWS"},
     "jobs/export_bitext.py": {"EXAMPLES_IN_REPORT", "EXAMPLE_MIN_WORDS"},
@@ -88,13 +87,13 @@ OPTION_DEFAULTS = {
     "jobs/rank_pairs.py": {"UNCALIBRATED_MIN_SCORE"},  # rank-pairs --align-min-score for a model without a cut-off
     "jobs/align.py": {"UNCALIBRATED_MIN_SCORE"},  # align --min-score for a model without a cut-off
 }
-#: fetch-docs' text extraction rules, compiled into the HTML walk: not yet in a config of their own
-EXTRACTION_RULES = {
-    "fetch/page_walk.py": {"MAX_NOTICE_CHARS", "MIN_SHORT_RUN", "MIN_LANG_CHARS"},
-    "fetch/language_cues.py": {"MAX_NAME_CONTEXT_WORDS"},
+#: names for numbers: units, and the codes of an enumeration or of a parser's node types
+NAMES = {
+    "common/urls.py": {"WHOLE_BASE", "BASE_ORIGIN", "NO_BASE"},
+    "fetch/tag_rules.py": {"TEXT_NODE", "FIRST_ELEMENT_ID"},
+    "fetch/warc_fetch.py": {"KIB", "MIB"},
 }
-KINDS = (BOUNDS, FORMATS, TIMING, MATHEMATICS, MODEL_DEFINITION, PRESENTATION, GENERATOR, OPTION_DEFAULTS,
-         EXTRACTION_RULES)
+KINDS = (BOUNDS, FORMATS, TIMING, MATHEMATICS, MODEL_DEFINITION, PRESENTATION, GENERATOR, OPTION_DEFAULTS, NAMES)
 
 
 def numeric(node: ast.AST) -> bool:
@@ -106,11 +105,17 @@ def numeric(node: ast.AST) -> bool:
 
 
 def module_constants(source: str) -> set[str]:
-    """Upper-case module-level names bound to a number (or arithmetic of numbers)."""
+    """Upper-case module-level names bound to a number (or arithmetic of numbers), one at a time or unpacked from a
+    tuple of them (`SHORT, GOOD = 25, 70`)."""
     names = set()
     for node in ast.parse(source).body:
         if isinstance(node, ast.Assign) and numeric(node.value):
             names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple):
+            for target in node.targets:
+                if isinstance(target, ast.Tuple) and len(target.elts) == len(node.value.elts):
+                    names |= {name.id for name, value in zip(target.elts, node.value.elts)
+                              if isinstance(name, ast.Name) and numeric(value)}
         elif isinstance(node, ast.AnnAssign) and node.value is not None and numeric(node.value) \
                 and isinstance(node.target, ast.Name):
             names.add(node.target.id)
@@ -118,8 +123,9 @@ def module_constants(source: str) -> set[str]:
 
 
 def test_the_scan_finds_numbers_and_their_arithmetic_only():
-    source = "A = 1\nB: float = 0.5\nC = 8 << 20\nD = -1.0\nE = True\nF = 'x'\nlower = 3\ndef f():\n    G = 2\n"
-    assert module_constants(source) == {"A", "B", "C", "D"}
+    source = ("A = 1\nB: float = 0.5\nC = 8 << 20\nD = -1.0\nE = True\nF = 'x'\nlower = 3\ndef f():\n    G = 2\n"
+              "H, I = 25, 'x'\n")
+    assert module_constants(source) == {"A", "B", "C", "D", "H"}
 
 
 def test_every_numeric_module_constant_is_a_kind_that_is_no_knob():

@@ -12,6 +12,8 @@ import os
 
 import selectolax
 
+from parascout.udfs.fetch.config import ExtractionConfig
+
 #: pages exercising every rule of the walk: a compiled walk is used only when it leaves the same Page state
 PROBE_PAGES = (
     (("<!doctype html><!-- c --><html lang='de'><head><title>T &amp; x</title><base href='/sub/'>"
@@ -53,6 +55,11 @@ PROBE_PARAGRAPHS = (
       ("Zelle drei x", "text", 12, False), ("Zelle vier hier", "text", 0, False), ("Zelle fünf da", "text", 0, False),
       ("Menü", "list_item", 4, False), ("Ein langer Absatz mit genug Text, um als guter Text zu gelten, Ende.", "text",
                                          0, False)], "Kopf", "deu", True),
+    ([("Kurzer Kopf", "heading", 0, False), ("Zwei Zeilen", "text", 2, False), ("Noch eine", "text", 0, False),
+      ("\u00a9 2024 Copyright der Seite", "text", 0, False), ("Mittel, halb verlinkt hier", "text", 12, False),
+      ("Ein Absatz, der mit diesen Regeln gut ist.", "text", 0, False)], None, "deu", False,
+     ExtractionConfig(short_chars=10, good_chars=40, max_link_density=0.6, max_good_link_density=0.3,
+                      max_notice_chars=10, min_short_run=2, min_lang_chars=8)),
 )
 
 

@@ -17,8 +17,9 @@ import re
 
 from parascout.udfs.common import tables
 from parascout.udfs.common.urls import normalise_link, url_host
-from parascout.udfs.fetch.html_text import EMPTY_TEXT_FIELDS, MAX_TEXT_CHARS, TEXT_FIELDS_SCHEMA, html_features
-from parascout.udfs.fetch.markup_guard import MAX_NESTING_DEPTH, MAX_TAG_ATTRIBUTES, markup_problem
+from parascout.udfs.fetch.config import DEFAULT, ExtractionConfig
+from parascout.udfs.fetch.html_text import EMPTY_TEXT_FIELDS, TEXT_FIELDS_SCHEMA, html_features
+from parascout.udfs.fetch.markup_guard import markup_problem
 from parascout.udfs.fetch.warc_record import (
     RECORD_SECONDS,
     DecodedRecord,
@@ -59,22 +60,20 @@ def empty_doc(status: str, error: str | None = None) -> dict:
 
 
 def parse_record(data: bytes, url: str | None = None, record_seconds: float | None = RECORD_SECONDS,
-                 max_text_chars: int = MAX_TEXT_CHARS, max_tag_attributes: int = MAX_TAG_ATTRIBUTES,
-                 max_nesting_depth: int = MAX_NESTING_DEPTH) -> dict:
-    """Features of one WARC response record; status 'ok' or the reason it cannot be used (`timeout` included;
-    `html_too_complex` for markup past the bounds the parser's time grows with)."""
-    return parse_record_and_headers(data, url, record_seconds, max_text_chars, max_tag_attributes,
-                                    max_nesting_depth)[1]
+                 config: ExtractionConfig = DEFAULT) -> dict:
+    """Features of one WARC response record, read by `config`'s bounds and rules (udfs.fetch.config); status 'ok'
+    or the reason it cannot be used (`timeout` included; `html_too_complex` for markup past the bounds the parser's
+    time grows with)."""
+    return parse_record_and_headers(data, url, record_seconds, config)[1]
 
 
 def parse_record_and_headers(data: bytes, url: str | None = None, record_seconds: float | None = RECORD_SECONDS,
-                             max_text_chars: int = MAX_TEXT_CHARS, max_tag_attributes: int = MAX_TAG_ATTRIBUTES,
-                             max_nesting_depth: int = MAX_NESTING_DEPTH) -> tuple[DecodedRecord | None, dict]:
+                             config: ExtractionConfig = DEFAULT) -> tuple[DecodedRecord | None, dict]:
     """parse_record's features and the decoded record they came from (None after a timeout), for index-warcs,
     which needs the WARC headers too."""
     try:
         with TimeLimit(record_seconds):
-            return _record_features(data, url, max_text_chars, max_tag_attributes, max_nesting_depth)
+            return _record_features(data, url, config)
     except RecordTimeout:
         return None, empty_doc("timeout", f"parsing the record took longer than {record_seconds} s")
 
@@ -84,15 +83,12 @@ def _wants_body(record: DecodedRecord) -> bool:
     return 200 <= (record.http_status or 0) < 300 and record.content_type in (*HTML_TYPES, None)
 
 
-def _record_features(data: bytes, url: str | None, max_text_chars: int = MAX_TEXT_CHARS,
-                     max_tag_attributes: int = MAX_TAG_ATTRIBUTES, max_nesting_depth: int = MAX_NESTING_DEPTH
-                     ) -> tuple[DecodedRecord, dict]:
+def _record_features(data: bytes, url: str | None, config: ExtractionConfig) -> tuple[DecodedRecord, dict]:
     record = decode_record(data, wants_body=_wants_body)
-    return record, _features(record, url, max_text_chars, max_tag_attributes, max_nesting_depth)
+    return record, _features(record, url, config)
 
 
-def _features(record: DecodedRecord, url: str | None, max_text_chars: int, max_tag_attributes: int,
-              max_nesting_depth: int) -> dict:
+def _features(record: DecodedRecord, url: str | None, config: ExtractionConfig) -> dict:
     doc = {**empty_doc(record.status, record.error), "warc_truncated": record.warc_truncated,
            "http_status": record.http_status, "content_type": record.content_type,
            "refers_to_url": record.refers_to_uri, "refers_to_date": record.refers_to_date}
@@ -111,11 +107,11 @@ def _features(record: DecodedRecord, url: str | None, max_text_chars: int, max_t
     if payload is None or (doc["content_type"] is None and not _looks_like_html(payload)):
         return {**doc, "status": "not_html"}
     text, doc["charset"], doc["charset_source"] = decode_html(payload, record.http_headers.get("content-type", ""))
-    problem = markup_problem(text, max_tag_attributes, max_nesting_depth)
+    problem = markup_problem(text, config.max_tag_attributes, config.max_nesting_depth)
     if problem:
         return {**doc, "status": "html_too_complex", "error": problem}
     try:
-        return {**doc, **html_features(text, url, max_text_chars)}
+        return {**doc, **html_features(text, url, config)}
     except Exception as error:  # noqa: BLE001 - a bad page becomes a status, never a crash
         return {**doc, "status": "parse_error", "error": f"{type(error).__name__}: {error}"[:200]}
 

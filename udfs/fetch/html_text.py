@@ -44,9 +44,9 @@ from parascout.udfs.fetch.compiled_walk import (
     PROBE_PARAGRAPHS,
     load_extension,
 )
+from parascout.udfs.fetch.config import DEFAULT, ExtractionConfig
 from parascout.udfs.fetch.meta_tags import page_metadata
-from parascout.udfs.fetch.page_walk import (  # noqa: F401 - MIN_LANG_CHARS: the paragraph step's, read by its tests
-    MIN_LANG_CHARS,
+from parascout.udfs.fetch.page_walk import (
     Page,
     page_paragraphs,
     page_state,
@@ -59,8 +59,6 @@ from parascout.udfs.fetch.warc_record import MAX_IMAGES, LinkBudget, bound_links
 MAX_STRUCTURE_TOKENS = 10_000
 MAX_TITLE_CHARS = 500
 MAX_IMAGE_NAME_CHARS = 256
-#: paragraphs kept per page stop once their text passes this many characters (text_truncated)
-MAX_TEXT_CHARS = 200_000
 
 WHITESPACE = re.compile(r"\s+")
 PARAGRAPH_TYPES = ("title", "heading", "list_item", "text")
@@ -117,10 +115,11 @@ def compiled_extension() -> tuple[object | None, str]:
     return html_walk, f"compiled (selectolax {html_walk.SELECTOLAX_VERSION}, Lexbor {html_walk.LEXBOR_VERSION})"
 
 
-def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHARS) -> dict:
-    """The docs features of a decoded HTML page, and its text blocks (`page_paragraphs`, `text_truncated`)."""
-    page = Page(url)
-    WALK(parse_tops(html), page, max_text_chars)
+def html_features(html: str, url: str | None, config: ExtractionConfig = DEFAULT) -> dict:
+    """The docs features of a decoded HTML page, and its text blocks (`page_paragraphs`, `text_truncated`), read
+    by `config`'s rules (udfs.fetch.config)."""
+    page = Page(url, config.max_label_words)
+    WALK(parse_tops(html), page, config.max_text_chars)
     cld2_text, text_chars = page.text_input
     title = " ".join("".join(page.title_parts).split())[:MAX_TITLE_CHARS] or None  # str.split's spaces are re's \s
     host = url_host(url) if url else None
@@ -138,7 +137,7 @@ def html_features(html: str, url: str | None, max_text_chars: int = MAX_TEXT_CHA
         "images": images, "structure": structure[:MAX_STRUCTURE_TOKENS] if len(structure) > MAX_STRUCTURE_TOKENS else structure,
         "outlinks_cut": page.link_budget.cut, "images_cut": images_cut,
         "title": title, "error": "structure_truncated" if len(structure) > MAX_STRUCTURE_TOKENS else None,
-        "page_paragraphs": PAGE_PARAGRAPHS(page.blocks, title, lang, single), "text_truncated": page.text_truncated,
+        "page_paragraphs": PAGE_PARAGRAPHS(page.blocks, title, lang, single, config), "text_truncated": page.text_truncated,
         "description": description, "keywords": keywords, "metadata_truncated": metadata_cut,
     }
 

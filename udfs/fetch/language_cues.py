@@ -11,7 +11,7 @@ False cues are the risk: 'de' is a Spanish word, 'it' and 'is' English ones, 'fi
 text (`[DE]`, `de-AT`, `ENG`), an `hreflang`/`lang` attribute, or a flag image's file name
 (`flag-de.png`, `/flags/fr.gif`, `de.svg`); three-letter codes in text only in capitals (`DEU`), and
 never the 639-2/B codes (`ice`, `may`, `per` are words). Language names (English names and endonyms
-from conf/languages.yaml) count as whole words of a short text (at most `MAX_NAME_CONTEXT_WORDS`):
+from conf/languages.yaml) count as whole words of a short text (at most `max_label_words`, ExtractionConfig's):
 "Deutsch", "English version", "Lire en français", not a headline that mentions German.
 """
 from __future__ import annotations
@@ -22,6 +22,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from parascout.udfs.common.langs import load_languages
+from parascout.udfs.fetch.config import DEFAULT
 
 #: kinds of evidence, strongest first; `CUE_KINDS_ANCHOR` is what a link's anchor text alone says
 CUE_KINDS = ("hreflang", "anchor_name", "anchor_code", "flag", "title", "alt", "lang")
@@ -29,8 +30,6 @@ CUE_KINDS_ANCHOR = frozenset({"anchor_name", "anchor_code"})
 #: how much each kind of evidence is trusted (a score in [0, 1] for consumers that weigh cues)
 CUE_WEIGHTS = {"hreflang": 1.0, "anchor_name": 1.0, "anchor_code": 0.9, "flag": 0.8, "title": 0.8, "alt": 0.8,
                "lang": 0.6}
-#: a language name counts only in a text of at most this many words (a switcher label, not a sentence)
-MAX_NAME_CONTEXT_WORDS = 5
 #: codes never taken from text: they mean something else there ('UK' is the United Kingdom)
 AMBIGUOUS_TEXT_CODES = frozenset({"uk"})
 #: flag file names that use a country code where the language code differs
@@ -92,8 +91,10 @@ def code_language(code: str | None, path: str | None = None) -> str | None:
 
 
 @functools.lru_cache(maxsize=65536)
-def text_language(text: str | None, path: str | None = None) -> tuple[str, str] | None:
-    """(language, 'name' | 'code') named by a short label, None when it names none or more than one."""
+def text_language(text: str | None, path: str | None = None,
+                  max_label_words: int = DEFAULT.max_label_words) -> tuple[str, str] | None:
+    """(language, 'name' | 'code') named by a short label (a name: in at most max_label_words words), None when it
+    names none or more than one."""
     if not text:
         return None
     label = _fold(text).strip(_LABEL_PUNCTUATION)
@@ -104,7 +105,7 @@ def text_language(text: str | None, path: str | None = None) -> tuple[str, str] 
     if code:
         return code, "code"
     words = _WORD.findall(label)
-    if not words or len(words) > MAX_NAME_CONTEXT_WORDS:
+    if not words or len(words) > max_label_words:
         return None
     found = {names[" ".join(words[i:i + n])] for n in range(1, longest + 1) for i in range(len(words) - n + 1)
              if " ".join(words[i:i + n]) in names}
@@ -154,40 +155,44 @@ def flag_language(file_name: str | None, path: str | None = None) -> str | None:
 
 def link_cue(text: str | None = None, *, hreflang: str | None = None, lang: str | None = None,
              title: str | None = None, image_alt: str | None = None, image: str | None = None,
-             kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS, path: str | None = None) -> LinkCue | None:
+             kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS, path: str | None = None,
+             max_label_words: int = DEFAULT.max_label_words) -> LinkCue | None:
     """The strongest language cue of a link's context among `kinds`, None when its context names no language.
 
     text: the anchor text; hreflang / lang / title: the link's attributes; image_alt / image: the alt text and
-    the file name (or URL path) of an image inside the link.
+    the file name (or URL path) of an image inside the link; a language name counts in a text of at most
+    max_label_words words.
     """
     if not (text or hreflang or lang or title or image_alt or image):
         return None
-    return _link_cue(text, hreflang, lang, title, image_alt, image, kinds, path)
+    return _link_cue(text, hreflang, lang, title, image_alt, image, kinds, path, max_label_words)
 
 
 @functools.lru_cache(maxsize=65536)
-def _link_cue(text, hreflang, lang, title, image_alt, image, kinds, path) -> LinkCue | None:
+def _link_cue(text, hreflang, lang, title, image_alt, image, kinds, path, max_label_words) -> LinkCue | None:
     """link_cue, cached: a site's navigation repeats the same anchors on every page."""
     found = code_language(hreflang, path) if "hreflang" in kinds else None
     if found:
         return LinkCue(found, "hreflang")
-    named = text_language(text, path) if CUE_KINDS_ANCHOR.intersection(kinds) else None
+    named = text_language(text, path, max_label_words) if CUE_KINDS_ANCHOR.intersection(kinds) else None
     if named and ("anchor_" + named[1]) in kinds:
         return LinkCue(named[0], "anchor_" + named[1])
-    for kind, found in (("flag", lambda: flag_language(image, path)), ("title", lambda: _text_cue(title, path)),
-                        ("alt", lambda: _text_cue(image_alt, path)), ("lang", lambda: code_language(lang, path))):
+    for kind, found in (("flag", lambda: flag_language(image, path)),
+                        ("title", lambda: _text_cue(title, path, max_label_words)),
+                        ("alt", lambda: _text_cue(image_alt, path, max_label_words)),
+                        ("lang", lambda: code_language(lang, path))):
         if kind in kinds and (language := found()):
             return LinkCue(language, kind)
     return None
 
 
-def _text_cue(text: str | None, path: str | None) -> str | None:
-    found = text_language(text, path)
+def _text_cue(text: str | None, path: str | None, max_label_words: int) -> str | None:
+    found = text_language(text, path, max_label_words)
     return found[0] if found else None
 
 
-def wat_link_cue(item: dict, following: dict | None = None,
-                 kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS) -> LinkCue | None:
+def wat_link_cue(item: dict, following: dict | None = None, kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS,
+                 max_label_words: int = DEFAULT.max_label_words) -> LinkCue | None:
     """The cue of one WAT `Links` / head `Link` entry ({path, url, text, title, hreflang}); an anchor without
     text followed by an image entry (`IMG@/src` with alt) is taken to wrap that image, as WAT lists both flat."""
     image = image_alt = None
@@ -195,4 +200,4 @@ def wat_link_cue(item: dict, following: dict | None = None,
     if following is not None and str(following.get("path", "")).startswith("IMG@") and not (text or "").strip():
         image, image_alt = following.get("url") or following.get("src"), following.get("alt")
     return link_cue(text, hreflang=item.get("hreflang"), lang=item.get("lang"), title=item.get("title"),
-                    image_alt=image_alt, image=image, kinds=kinds)
+                    image_alt=image_alt, image=image, kinds=kinds, max_label_words=max_label_words)

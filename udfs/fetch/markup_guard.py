@@ -1,16 +1,15 @@
 """Pages Lexbor must not parse: one tag with too many attributes, or elements nested too deep.
 
 udfs.fetch.documents scans a decoded page's tags with markup_problem before udfs.fetch.html_text parses it, and gives
-a page past the bounds the status `html_too_complex` (fetch-docs' --max-tag-attributes and --max-nesting-depth).
+a page past the bounds the status `html_too_complex` (ExtractionConfig's max_tag_attributes and max_nesting_depth,
+fetch-docs' --max-tag-attributes and --max-nesting-depth).
 """
 from __future__ import annotations
 
 import re
 
-#: Lexbor's parse time grows with the square of one tag's attributes and of the nesting depth (8,000 of
-#: either: ~0.1 s, 32,000: 2-3 s) inside one C call no time limit can interrupt; pages past these are refused
-MAX_TAG_ATTRIBUTES = 1_000
-MAX_NESTING_DEPTH = 2_000
+from parascout.udfs.fetch.config import DEFAULT
+
 MARKUP_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9:-]*)([^<>]*)")
 MARKUP_ATTRIBUTE = re.compile(r"""[^\s"'=<>/]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?""")
 #: elements that never nest (void) or that the parser closes by itself when a sibling opens
@@ -19,8 +18,8 @@ UNNESTED_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "i
                            "thead", "tbody", "tfoot", "rb", "rt", "rp", "!doctype"})
 
 
-def markup_problem(html: str, max_attributes: int = MAX_TAG_ATTRIBUTES,
-                   max_depth: int = MAX_NESTING_DEPTH) -> str | None:
+def markup_problem(html: str, max_attributes: int = DEFAULT.max_tag_attributes,
+                   max_depth: int = DEFAULT.max_nesting_depth) -> str | None:
     """Why the page must not reach the parser (one tag with too many attributes, elements nested too deep), from
     a scan of its tags; None when it is within the bounds. Pages with fewer `<` and `=` than the bounds skip it."""
     if html.count("<") <= max_depth and html.count("=") + html.count(" ") <= max_attributes:

@@ -18,7 +18,7 @@ cdef other_attributes(page, str tag, dict attributes)
 cdef add_block(page, str text, str kind, Py_ssize_t link_chars, bint region, Py_ssize_t max_text_chars)
 cdef keep_link(page, href, cue)
 cdef add_image(page, dict attributes)
-@cython.locals(text=str)
+@cython.locals(text=str, memo=dict)
 cdef close_anchor(page, list anchor)
 cdef bint furniture_hint(Node node, parser) except -1
 cdef remember(dict memo, key, answer)
@@ -35,21 +35,22 @@ cdef tuple CHUNK_TOKENS
 
 @cython.locals(texts=list, folded=str, keys=list, notices=set, title_key=str, weight=Py_ssize_t, kinds=list,
                classes=list, linked_headline=bint, index=Py_ssize_t, link_chars=Py_ssize_t, region=bint,
-               size=Py_ssize_t, length=Py_ssize_t, density=double, boilerplate=list, langs=list)
-cpdef list page_paragraphs(list blocks, title, page_lang, bint single_language=*)
+               size=Py_ssize_t, length=Py_ssize_t, density=double, boilerplate=list, langs=list,
+               short_chars=Py_ssize_t, good_chars=Py_ssize_t, notice_chars=Py_ssize_t, link_density=double,
+               good_link_density=double, min_lang_chars=Py_ssize_t)
+cpdef list page_paragraphs(list blocks, title, page_lang, bint single_language=*, rules=*)
 @cython.locals(lines=set, found=Py_ssize_t, end=Py_ssize_t)
 cdef set notice_lines(str folded)
 @cython.locals(start=Py_ssize_t, end=Py_ssize_t, chars=Py_ssize_t)
-cdef merge_short_runs(list classes, list blocks, Py_ssize_t weight)
+cdef merge_short_runs(list classes, list blocks, Py_ssize_t weight, Py_ssize_t min_run, Py_ssize_t good_chars,
+                      double link_density)
 @cython.locals(after=list, before=list, final=list, i=Py_ssize_t)
 cdef list resolve_classes(list classes, list kinds)
 @cython.locals(nearest=list, step=Py_ssize_t, i=Py_ssize_t)
 cdef list nearest_decided(list classes, bint backwards)
-cdef block_language(str text)
+cdef block_language(str text, Py_ssize_t min_chars)
 @cython.locals(hashes=list)
 cdef list key_hashes(list keys)
 cdef dict KEY_HASHES
 cdef tuple NOTICE_PHRASES
-cdef Py_ssize_t SHORT_CHARS, GOOD_CHARS, MAX_NOTICE_CHARS, MIN_SHORT_RUN, MIN_LANG_CHARS
-cdef double MAX_LINK_DENSITY, MAX_GOOD_LINK_DENSITY
 cdef frozenset DENSE_SCRIPT_LANGS

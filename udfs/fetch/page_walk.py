@@ -13,6 +13,7 @@ from urllib.parse import urljoin
 
 from parascout.udfs.common.language_id import cld2_detect
 from parascout.udfs.common.urls import _image_file_name, _resolve_link, base_part, image_scope, link_scope
+from parascout.udfs.fetch.config import DEFAULT, ExtractionConfig
 from parascout.udfs.fetch.language_cues import code_language, link_cue
 from parascout.udfs.fetch.meta_tags import METADATA_NAMES
 from parascout.udfs.fetch.tag_rules import (
@@ -114,18 +115,22 @@ class Page:
         "html_lang",
         "images",
         "kept_chars",
+        "label_words",
         "link_budget",
         "link_cues",
         "links",
         "metas",
         "structure",
+        "text_cues",
         "text_input",
         "text_truncated",
         "title_parts",
     )
 
-    def __init__(self, base_url: str | None):
+    def __init__(self, base_url: str | None, max_label_words: int = DEFAULT.max_label_words):
         self.base_url = base_url
+        self.label_words = max_label_words  # a language name is a link's cue in a label of at most this many words
+        self.text_cues = TEXT_CUES.setdefault(max_label_words, {})  # the memo of anchor texts' cues, for that rule
         self.structure: list[str] = []
         self.links: list[tuple[str, str]] = []  # (url, host)
         self.link_cues: dict[str, str] = {}  # url -> the language the first cue-marked link to it names
@@ -216,14 +221,15 @@ def close_anchor(page: Page, anchor: list) -> None:
     hreflang, lang, title = attributes.get("hreflang"), attributes.get("lang"), attributes.get("title")
     if hreflang or lang or title or image_src or image_alt:
         cue = link_cue(text[:MAX_CUE_TEXT_CHARS], hreflang=hreflang, lang=lang, title=title, image_alt=image_alt,
-                       image=image_src)
+                       image=image_src, max_label_words=page.label_words)
         found = cue.lang if cue else None
     else:  # most anchors: link_cue reads the text alone
-        found = TEXT_CUES.get(text[:MAX_CUE_TEXT_CHARS], TEXT_CUES)
-        if found is TEXT_CUES:
-            cue = link_cue(text[:MAX_CUE_TEXT_CHARS])
+        memo = page.text_cues
+        found = memo.get(text[:MAX_CUE_TEXT_CHARS], memo)
+        if found is memo:
+            cue = link_cue(text[:MAX_CUE_TEXT_CHARS], max_label_words=page.label_words)
             found = cue.lang if cue else None
-            remember(TEXT_CUES, text[:MAX_CUE_TEXT_CHARS], found)
+            remember(memo, text[:MAX_CUE_TEXT_CHARS], found)
     if found:
         page.link_cues.setdefault(url, found)
 
@@ -244,13 +250,14 @@ def furniture_hint(node, parser) -> bool:
 #: memos in front of the lru_caches of udfs.common.urls and language_cues, read with str keys (an lru_cache hashes a
 #: tuple of its arguments): links and image names (base -> {href or src -> answer}), the part of the base each href
 #: or src uses (urls.link_scope, image_scope) and the parts of each base (urls.base_part, by scope), link cues of
-#: anchor texts, boilerplate hints of class attributes; each cleared when it holds MAX_MEMO_KEYS keys
+#: anchor texts (per max_label_words), boilerplate hints of class attributes; each cleared when it holds MAX_MEMO_KEYS
+#: keys
 LINKS: dict[str, dict] = {}
 IMAGE_NAMES: dict[str, dict] = {}
 LINK_SCOPES: dict[str, int] = {}
 IMAGE_SCOPES: dict[str, int] = {}
 BASE_PARTS: dict[str, tuple] = {}
-TEXT_CUES: dict[str, str | None] = {}
+TEXT_CUES: dict[int, dict[str, str | None]] = {}
 CLASS_HINTS: dict[str, bool] = {}
 MAX_MEMO_KEYS = 16384
 
@@ -414,7 +421,7 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
 def page_state(page: Page) -> tuple:
     """Everything a walk leaves in a Page: what the compiled walk must reproduce exactly."""
     budget = page.link_budget
-    return (*(getattr(page, name) for name in Page.__slots__ if name != "link_budget"),
+    return (*(getattr(page, name) for name in Page.__slots__ if name not in ("link_budget", "text_cues")),
             budget.kept, budget.chars, budget.cut)
 
 
@@ -434,30 +441,23 @@ def text_runs(runs: list) -> tuple:
 NOTICE_PHRASES = ("cookie", "gdpr", "\u00a9", "copyright", "all rights reserved", "privacy policy", "terms of use",
                   "terms of service", "datenschutz", "impressum", "alle rechte vorbehalten",
                   "tous droits r\u00e9serv\u00e9s", "todos los derechos reservados", "版权所有", "隐私")
-#: justext's length classes, in characters (CJK and Thai pages count each character as three)
-SHORT_CHARS, GOOD_CHARS = 25, 70
-#: above this share of characters inside links a block is a link list; a good block has at most the second
-#: (higher than justext's 0.2: encyclopaedia-style prose links many of its words)
-MAX_LINK_DENSITY, MAX_GOOD_LINK_DENSITY = 0.75, 0.5
-#: a block holding a cookie/copyright notice phrase is boilerplate below this length (weighted like SHORT_CHARS)
-MAX_NOTICE_CHARS = 400
-#: this many short blocks in a row, together GOOD_CHARS or longer and at most MAX_LINK_DENSITY link text, are
-#: a table's cells or a list's items (a menu's are mostly links): they read as one medium block, so the text around
-#: them decides
-MIN_SHORT_RUN = 3
+#: languages whose pages' blocks count each character as three against the length rules (ExtractionConfig)
 DENSE_SCRIPT_LANGS = frozenset({"zho", "jpn", "kor", "tha", "yue", "lzh"})
-#: blocks shorter than this get no language of their own (CLD2 cannot tell)
-MIN_LANG_CHARS = 20
 
 
-def page_paragraphs(blocks: list, title: str | None, page_lang: str | None, single_language: bool = False) -> list:
-    """Paragraph structs (text, type, lang, boilerplate, hash) of a page's text blocks (Page.blocks).
+def page_paragraphs(blocks: list, title: str | None, page_lang: str | None, single_language: bool = False,
+                    rules: ExtractionConfig = DEFAULT) -> list:
+    """Paragraph structs (text, type, lang, boilerplate, hash) of a page's text blocks (Page.blocks), classed by
+    `rules`' lengths and link densities (udfs.fetch.config).
 
-    Language: a block of MIN_LANG_CHARS or more gets the page's language when CLD2 found no other language on
+    Language: a block of rules.min_lang_chars or more gets the page's language when CLD2 found no other language on
     the whole page; otherwise a main-text block gets CLD2's language of its own text and a boilerplate block
     none (CLD2 runs where the text is used: on the main text)."""
     if not blocks:
         return []
+    short_chars, good_chars, notice_chars = rules.short_chars, rules.good_chars, rules.max_notice_chars
+    link_density, good_link_density = rules.max_link_density, rules.max_good_link_density
+    min_lang_chars = rules.min_lang_chars
     texts = [block[0] for block in blocks]
     folded = fold_case("\n".join(texts))  # one pass for every block: newlines separate them, none holds one
     keys = split_keys(folded)
@@ -473,23 +473,23 @@ def page_paragraphs(blocks: list, title: str | None, page_lang: str | None, sing
         kinds.append(kind)
         size = len(text)
         length, density = size * weight, link_chars / size
-        if region or length < MAX_NOTICE_CHARS and index in notices or linked_headline:
+        if region or length < notice_chars and index in notices or linked_headline:
             classes.append("bad")
-        elif density > MAX_LINK_DENSITY:
-            classes.append("bad" if length >= SHORT_CHARS else "short_link")
-        elif length < SHORT_CHARS:
+        elif density > link_density:
+            classes.append("bad" if length >= short_chars else "short_link")
+        elif length < short_chars:
             classes.append("short")
-        elif length >= GOOD_CHARS and density <= MAX_GOOD_LINK_DENSITY:
+        elif length >= good_chars and density <= good_link_density:
             classes.append("good")
         else:
             classes.append("near_good")
-        linked_headline = kind == "heading" and density > MAX_LINK_DENSITY
-    merge_short_runs(classes, blocks, weight)
+        linked_headline = kind == "heading" and density > link_density
+    merge_short_runs(classes, blocks, weight, rules.min_short_run, good_chars, link_density)
     boilerplate = [label != "good" for label in resolve_classes(classes, kinds)]
     if single_language:
-        langs = [page_lang if len(text) >= MIN_LANG_CHARS else None for text in texts]
+        langs = [page_lang if len(text) >= min_lang_chars else None for text in texts]
     else:
-        langs = [None if bad else block_language(text) for text, bad in zip(texts, boilerplate)]
+        langs = [None if bad else block_language(text, min_lang_chars) for text, bad in zip(texts, boilerplate)]
     return [{"text": text, "type": kind, "lang": lang, "boilerplate": bad, "hash": key}
             for text, kind, lang, bad, key in zip(texts, kinds, langs, boilerplate, key_hashes(keys))]
 
@@ -506,16 +506,17 @@ def notice_lines(folded: str) -> set:
     return lines
 
 
-def merge_short_runs(classes: list, blocks: list, weight: int) -> None:
-    """Runs of MIN_SHORT_RUN or more short blocks, GOOD_CHARS together and at most MAX_LINK_DENSITY link text,
-    become near-good; the other short blocks that are mostly link (short_link) are bad."""
+def merge_short_runs(classes: list, blocks: list, weight: int, min_run: int, good_chars: int,
+                     link_density: float) -> None:
+    """Runs of min_run or more short blocks, good_chars together and at most link_density link text, become
+    near-good; the other short blocks that are mostly link (short_link) are bad."""
     start = 0
     for end in range(len(classes) + 1):
         if end < len(classes) and classes[end] in ("short", "short_link"):
             continue
         chars = sum([len(blocks[i][0]) for i in range(start, end)])
-        if end - start >= MIN_SHORT_RUN and chars * weight >= GOOD_CHARS and \
-                sum([blocks[i][2] for i in range(start, end)]) <= MAX_LINK_DENSITY * chars:
+        if end - start >= min_run and chars * weight >= good_chars and \
+                sum([blocks[i][2] for i in range(start, end)]) <= link_density * chars:
             classes[start:end] = ["near_good"] * (end - start)
         else:
             classes[start:end] = ["bad" if label == "short_link" else label for label in classes[start:end]]
@@ -552,9 +553,10 @@ def nearest_decided(classes: list, backwards: bool) -> list:
     return nearest
 
 
-def block_language(text: str) -> str | None:
-    """CLD2's language of one block (ISO 639-3, as language_id.cld2_language), None when it is too short to tell."""
-    if len(text) < MIN_LANG_CHARS:
+def block_language(text: str, min_chars: int) -> str | None:
+    """CLD2's language of one block (ISO 639-3, as language_id.cld2_language), None when it is shorter than
+    min_chars (too short to tell)."""
+    if len(text) < min_chars:
         return None
     return cld2_detect(cld2_bytes(text))[0]
 

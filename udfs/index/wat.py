@@ -18,6 +18,7 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from parascout.udfs.common import range_reads
 from parascout.udfs.common.urls import image_file_name, normalise_link, url_host
+from parascout.udfs.fetch.config import DEFAULT
 from parascout.udfs.fetch.documents import RECORD_COLUMNS, empty_doc
 from parascout.udfs.fetch.html_text import MAX_TITLE_CHARS
 from parascout.udfs.fetch.language_cues import CUE_KINDS, wat_link_cue
@@ -28,9 +29,11 @@ IMAGE_PATHS = frozenset({"IMG@/src", "IMG@/data-src"})
 OUTPUT_BATCH_ROWS = 1000
 
 
-def wat_document(envelope: dict, cue_kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS) -> dict:
+def wat_document(envelope: dict, cue_kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS,
+                 max_label_words: int = DEFAULT.max_label_words) -> dict:
     """One docs row from the Envelope of a WAT record; status 'not_response' for request/metadata records.
-    `cue_kinds`: the link context that may give a link's language cue (`outlink_cues`; udfs.fetch.language_cues)."""
+    `cue_kinds`: the link context that may give a link's language cue (`outlink_cues`; udfs.fetch.language_cues);
+    `max_label_words`: the longest link label a language name counts in (udfs.fetch.config)."""
     header = envelope.get("WARC-Header-Metadata") or {}
     url = header.get("WARC-Target-URI")
     doc = {**empty_doc("ok"), "source": "wat", "url": url, "host": url_host(url) if url else None}
@@ -60,7 +63,7 @@ def wat_document(envelope: dict, cue_kinds: frozenset[str] | tuple[str, ...] = C
             if link and budget.admit(link):
                 outlinks.append(link)
                 cue = cues.get(link) or wat_link_cue(item, items[position + 1] if position + 1 < len(items) else None,
-                                                     cue_kinds)
+                                                     cue_kinds, max_label_words)
                 cues[link] = cue
     outlinks = list(dict.fromkeys(outlinks))
     title = head.get("Title")
@@ -86,14 +89,15 @@ def _container_location(container: dict) -> dict:
             "warc_length": sum(parts) if all(p is not None for p in parts) else None}
 
 
-def read_wat(stream, cue_kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS) -> Iterator[dict]:
+def read_wat(stream, cue_kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS,
+             max_label_words: int = DEFAULT.max_label_words) -> Iterator[dict]:
     """docs rows for every metadata record of a WAT stream (undecodable JSON -> status 'bad_wat_json').
     FastWARC reads the records (gzip detected; only metadata records parsed): x2.6 warcio's rate, same bytes."""
     for record in ArchiveIterator(stream, record_types=WarcRecordType.metadata, parse_http=False):
         url = record.headers.get("WARC-Target-URI")
         try:
             payload = json.loads(record.reader.read())
-            doc = wat_document(payload["Envelope"], cue_kinds)
+            doc = wat_document(payload["Envelope"], cue_kinds, max_label_words)
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             yield {**empty_doc("bad_wat_json", f"{type(error).__name__}: {error}"[:200]), "source": "wat",
                    "url": url, "host": url_host(url) if url else None}
@@ -101,14 +105,15 @@ def read_wat(stream, cue_kinds: frozenset[str] | tuple[str, ...] = CUE_KINDS) ->
         yield {**doc, **_container_location(payload.get("Container") or {})}
 
 
-def read_wat_files(batches: Iterator[pd.DataFrame], s3_endpoint: str | None = None) -> Iterator[pd.DataFrame]:
+def read_wat_files(batches: Iterator[pd.DataFrame], s3_endpoint: str | None = None,
+                   max_label_words: int = DEFAULT.max_label_words) -> Iterator[pd.DataFrame]:
     """mapInPandas body: a frame of WAT paths (column `path`) -> docs rows, in batches."""
     for batch in batches:
         for path in batch["path"]:
             rows = []
             try:
                 with range_reads.open_binary(path, s3_endpoint) as stream:
-                    for doc in read_wat(stream):
+                    for doc in read_wat(stream, max_label_words=max_label_words):
                         rows.append(doc)
                         if len(rows) >= OUTPUT_BATCH_ROWS:
                             yield pd.DataFrame(rows, columns=RECORD_COLUMNS)
