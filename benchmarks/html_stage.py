@@ -62,7 +62,7 @@ def time_breakdown(pages: list[tuple[str, str]]) -> dict:
         first = LexborHTMLParser(html, options=LexborDocumentOptions.WO_EVENTS).root
         spent["lexbor_parse"] += time.process_time() - cpu
         cpu = time.process_time()
-        page = html_text.Page(url)
+        page = html_text.PAGE(url)
         html_text.WALK([first], page, html_text.DEFAULT.max_text_chars)
         spent["tree_walk"] += time.process_time() - cpu
         cpu = time.process_time()
@@ -97,13 +97,15 @@ def walk_rates(pages: list[tuple[str, str]], repeat: int) -> dict:
     from parascout.udfs.fetch import html_text
 
     trees = [(url, html_text.parse_tops(html)) for url, html in pages]
-    walks = {"python": html_text.walk_page, "compiled": html_text.COMPILED and html_text.COMPILED.walk_page}
-    rates = dict.fromkeys((name for name, walk in walks.items() if walk is not None), 0.0)
+    walks = {"python": (html_text.walk_page, html_text.Page),
+             "compiled": html_text.COMPILED and (html_text.COMPILED.walk_page, html_text.COMPILED.Page)}
+    rates = dict.fromkeys((name for name, walk in walks.items() if walk), 0.0)
     for _ in range(repeat):  # interleaved rounds, the best counts
         for name in rates:
             cpu = time.process_time()
             for url, tops in trees:
-                walks[name](tops, html_text.Page(url), html_text.DEFAULT.max_text_chars)
+                walk, page = walks[name]
+                walk(tops, page(url), html_text.DEFAULT.max_text_chars)
             rates[name] = max(rates[name], len(trees) / (time.process_time() - cpu))
     result = {f"walk_only_{name}_us_per_page": 1e6 / rate for name, rate in rates.items()}
     if "compiled" in rates:

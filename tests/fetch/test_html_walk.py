@@ -11,7 +11,7 @@ import pytest
 
 from native import build_html_walk
 from parascout.udfs.common import language_id
-from parascout.udfs.fetch import html_text
+from parascout.udfs.fetch import html_text, page_walk
 from testkit.warc import http_responses
 from tests.support.html_pages import TEMPLATED_PAGE, real_pages
 
@@ -27,7 +27,7 @@ def walk_states(pages: list[tuple[str, str]], max_text_chars: int) -> list[tuple
     """(Python walk's Page state, compiled walk's) of each page."""
     states = []
     for url, html in pages:
-        python_page, compiled_page = html_text.Page(url), html_text.Page(url)
+        python_page, compiled_page = html_text.Page(url), html_text.COMPILED.Page(url)
         html_text.walk_page(html_text.parse_tops(html), python_page, max_text_chars)
         html_text.COMPILED.walk_page(html_text.parse_tops(html), compiled_page, max_text_chars)
         states.append((html_text.page_state(python_page), html_text.page_state(compiled_page)))
@@ -43,7 +43,7 @@ def test_compiled_walk_agrees_on_real_commoncrawl_pages(shared_data, max_text_ch
     differing = [url for (url, _), (python, compiled) in zip(pages, states) if python != compiled]
     assert not differing
     if max_text_chars < html_text.DEFAULT.max_text_chars:  # the cap was reached on some page, so it was compared too
-        assert any(python[html_text.Page.__slots__.index("text_truncated")] for python, _ in states)
+        assert any(python[page_walk.PAGE_FIELDS.index("text_truncated")] for python, _ in states)
 
 
 @needs_compiled
@@ -320,3 +320,35 @@ def test_the_build_never_fails_make_install_and_says_why(monkeypatch, capsys):
     assert build_html_walk.main([]) == 0
     assert "not built: no C compiler" in capsys.readouterr().out
     assert build_html_walk.main(["--strict"]) == 1
+
+
+def test_the_walk_pauses_the_cyclic_collector_and_gives_it_back_as_it_was():
+    """A page's walk and paragraph step run with no cyclic collection (they make no cycles), and the collector is
+    running again after them only if it ran before, whichever threads walk at once."""
+    import gc
+    import threading
+
+    page = "<html><body>" + "".join(f'<p><a href="/p{i}">link {i}</a> text {i}</p>' for i in range(3000)) + "</body>"
+    tops, walked = html_text.parse_tops(page), html_text.PAGE("http://a.example/")
+    thresholds = gc.get_threshold()
+    gc.set_threshold(1)  # a collection at every new container while the collector runs: thousands in this walk
+    try:
+        collections = gc.get_stats()[0]["collections"]
+        html_text.WALK(tops, walked, html_text.DEFAULT.max_text_chars)
+        html_text.PAGE_PARAGRAPHS(walked.blocks, None, "eng", False)
+        assert gc.get_stats()[0]["collections"] - collections < 10 and gc.isenabled()
+    finally:
+        gc.set_threshold(*thresholds)
+    gc.disable()
+    try:
+        html_text.html_features(page, "http://a.example/")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    threads = [threading.Thread(target=lambda: [html_text.html_features(page, "http://a.example/") for _ in range(5)])
+               for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert gc.isenabled() and page_walk.PAUSED[0] == 0

@@ -98,7 +98,7 @@ def compiled_extension() -> tuple[object | None, str]:
     try:
         texts = [PROBE_KEY_TEXT]
         for html, url in (*PROBE_PAGES, (PROBE_CLD2_PAGE, None)):
-            python_page, compiled_page = Page(url), Page(url)
+            python_page, compiled_page = Page(url), html_walk.Page(url)
             walk_page(parse_tops(html), python_page, 60)
             html_walk.walk_page(parse_tops(html), compiled_page, 60)
             if page_state(python_page) != page_state(compiled_page):
@@ -118,7 +118,7 @@ def compiled_extension() -> tuple[object | None, str]:
 def html_features(html: str, url: str | None, config: ExtractionConfig = DEFAULT) -> dict:
     """The docs features of a decoded HTML page, and its text blocks (`page_paragraphs`, `text_truncated`), read
     by `config`'s rules (udfs.fetch.config)."""
-    page = Page(url, config.max_label_words)
+    page = PAGE(url, config.max_label_words)
     WALK(parse_tops(html), page, config.max_text_chars)
     cld2_text, text_chars = page.text_input
     title = " ".join("".join(page.title_parts).split())[:MAX_TITLE_CHARS] or None  # str.split's spaces are re's \s
@@ -145,5 +145,5 @@ def html_features(html: str, url: str | None, config: ExtractionConfig = DEFAULT
 #: the optional compiled walk and paragraph step (udfs.html_walk) when built and in agreement, and what runs;
 #: html_features calls WALK and PAGE_PARAGRAPHS: the compiled functions, else page_walk's (the reference)
 COMPILED, WALK_ENGINE = compiled_extension()
-WALK = COMPILED.walk_page if COMPILED else walk_page
+WALK, PAGE = (COMPILED.walk_page, COMPILED.Page) if COMPILED else (walk_page, Page)
 PAGE_PARAGRAPHS = COMPILED.page_paragraphs if COMPILED else page_paragraphs

@@ -9,6 +9,8 @@ types), the same names come from tree_nodes.pxd (Lexbor's structs), walk_text.px
 """
 from __future__ import annotations
 
+import gc
+import threading
 from urllib.parse import urljoin
 
 from parascout.udfs.common.language_id import cld2_detect
@@ -105,10 +107,8 @@ MAX_CUE_TEXT_CHARS = 200
 ANCHOR_ATTRIBUTES = ("href", "hreflang", "lang", "title")
 
 
-class Page:
-    """What one pass over a tree collects."""
-
-    __slots__ = (
+#: what a Page holds (compiled, its C fields: page_walk.pxd), in the order page_state lists them
+PAGE_FIELDS = (
         "base_url",
         "block_count",
         "blocks",
@@ -125,7 +125,15 @@ class Page:
         "text_input",
         "text_truncated",
         "title_parts",
-    )
+)
+
+
+class Page:
+    """What one pass over a tree collects (an extension type where the walk is compiled: html_text makes the Page
+    of the walk it runs)."""
+
+    if not cython.compiled:
+        __slots__ = PAGE_FIELDS
 
     def __init__(self, base_url: str | None, max_label_words: int = DEFAULT.max_label_words):
         self.base_url = base_url
@@ -259,7 +267,7 @@ IMAGE_SCOPES: dict[str, int] = {}
 BASE_PARTS: dict[str, tuple] = {}
 TEXT_CUES: dict[int, dict[str, str | None]] = {}
 CLASS_HINTS: dict[str, bool] = {}
-MAX_MEMO_KEYS = 16384
+MAX_MEMO_KEYS = 65536
 
 
 def remember(memo: dict, key: str, answer: object) -> object:
@@ -293,6 +301,30 @@ def scoped_base(base: str, scopes: dict, scope_of, target: str) -> str:
     return parts[scope]
 
 
+#: [walks and paragraph steps running, whether the cyclic collector ran before the first of them]
+PAUSED = [0, False]
+PAUSE_LOCK = threading.Lock()
+
+
+def pause_collection() -> None:
+    """Pause Python's cyclic garbage collector while a page is walked or classed (resume_collection ends it): they
+    make no reference cycles, so a collection during them (one every 700 new lists, dicts and tuples) finds nothing
+    and re-scans what they made, a quarter of the compiled walk's time. Counted, so fetch-docs' worker threads
+    resume it only when the last of them is done, and only when it ran before."""
+    with PAUSE_LOCK:
+        if not PAUSED[0]:
+            PAUSED[1] = gc.isenabled()
+            gc.disable()
+        PAUSED[0] += 1
+
+
+def resume_collection() -> None:
+    with PAUSE_LOCK:
+        PAUSED[0] -= 1
+        if not PAUSED[0] and PAUSED[1]:
+            gc.enable()
+
+
 def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
     """One depth-first pass over the trees in `tops`, as the old tokenizer saw the page: a STRAND token per
     start tag, end tag (void elements have none) and text run; a text block ends at every block tag.
@@ -310,6 +342,7 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
     open_entries: list = []  # the entry and region of each element the walk is inside
     open_regions: list = []
     entry, region = None, False
+    pause_collection()
     try:
         for top in tops:
             parser = node_parser(top)
@@ -416,12 +449,13 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
         page.text_input = page_input(page_text)
     finally:
         free_text(page_text)
+        resume_collection()
 
 
 def page_state(page: Page) -> tuple:
     """Everything a walk leaves in a Page: what the compiled walk must reproduce exactly."""
     budget = page.link_budget
-    return (*(getattr(page, name) for name in Page.__slots__ if name not in ("link_budget", "text_cues")),
+    return (*(getattr(page, name) for name in PAGE_FIELDS if name not in ("link_budget", "text_cues")),
             budget.kept, budget.chars, budget.cut)
 
 
@@ -455,6 +489,16 @@ def page_paragraphs(blocks: list, title: str | None, page_lang: str | None, sing
     none (CLD2 runs where the text is used: on the main text)."""
     if not blocks:
         return []
+    pause_collection()
+    try:
+        return classed_paragraphs(blocks, title, page_lang, single_language, rules)
+    finally:
+        resume_collection()
+
+
+def classed_paragraphs(blocks: list, title: str | None, page_lang: str | None, single_language: bool,
+                       rules: ExtractionConfig) -> list:
+    """page_paragraphs of a page with blocks."""
     short_chars, good_chars, notice_chars = rules.short_chars, rules.good_chars, rules.max_notice_chars
     link_density, good_link_density = rules.max_link_density, rules.max_good_link_density
     min_lang_chars = rules.min_lang_chars
