@@ -17,8 +17,6 @@ docs/audit.md says how to judge and read the figures.
 """
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
@@ -28,6 +26,7 @@ from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common import storage
 from parascout.udfs.common.langs import pair_label
+from parascout.udfs.common.spark_functions import bind
 from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.export.audit import (
     ALL_SITES,
@@ -141,8 +140,7 @@ class AuditJob(Job):
         schema = StructType([*frame.schema.fields, StructField("item_id", StringType()),
                              StructField("kind", StringType())])
         per_site, seed = self.args.per_site, self.args.random_seed
-        batches = frame.mapInPandas(functools.partial(sample_batches, kind=kind, per_site=per_site, seed=seed),
-                                    schema)
+        batches = frame.mapInPandas(bind(sample_batches, kind=kind, per_site=per_site, seed=seed), schema)
         return batches.groupBy(PAIR_COLUMN, "site").applyInPandas(site_draw(per_site, seed), schema).toPandas()
 
     def write_pair(self, pair: tuple[str, str]) -> None:

@@ -20,7 +20,6 @@ counted skip.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 from datetime import datetime
 
@@ -33,6 +32,7 @@ from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common import storage, table_layout
 from parascout.udfs.common.langs import load_languages, pair_label
+from parascout.udfs.common.spark_functions import bind
 from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.common.urls import url_host_column
 from parascout.udfs.export.bitext.config import AlignmentConfig
@@ -173,8 +173,8 @@ class ExportBitextJob(Job):
             pairs, self.domain_counts = domain_focus.pairs_in_domain(pairs, self.read_table("texts"), by=PAIR_COLUMN,
                                                                       error=ConfigError)
         documents = self.with_texts(pairs).mapInPandas(
-            functools.partial(export_batches, lexicon_paths=self.lexicons, max_sentences=self.args.max_sentences,
-                              config=self.alignment),
+            bind(export_batches, lexicon_paths=self.lexicons, max_sentences=self.args.max_sentences,
+                 config=self.alignment),
             DOCUMENT_SCHEMA).withColumn(PAIR_COLUMN, F.concat_ws("-", "src_lang", "trg_lang"))
         documents = documents.persist(StorageLevel.MEMORY_AND_DISK)  # aligned once, written as two tables
         self.write_table(documents.drop("sentences"), "bitext_documents")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import pandas as pd
 from pyspark import StorageLevel
@@ -29,6 +30,7 @@ from parascout.jobs.base import Job
 from parascout.jobs.errors import ConfigError
 from parascout.udfs.common import range_reads, storage, tables
 from parascout.udfs.common.sites import with_site
+from parascout.udfs.common.spark_functions import bind
 from parascout.udfs.fetch import documents, resume, warc_fetch, warc_record
 from parascout.udfs.fetch.config import ExtractionConfig
 from parascout.udfs.fetch.documents import DOC_COLUMNS, RECORD_SCHEMA, parse_record
@@ -234,18 +236,17 @@ class FetchDocsJob(Job):
         """The selection's records, fetched by `partitions` tasks (hashed by file); with `keep`, each finished
         task's rows also go to the resume area."""
         partitions = partitions or self.args.partitions or self.spark.sparkContext.defaultParallelism
-        fetch = functools.partial(fetch_documents, settings=self.settings(), parse=functools.partial(
+        fetch = bind(fetch_documents, settings=self.settings(), parse=functools.partial(
             parse_record, record_seconds=self.args.record_seconds or None, config=self.args.extraction))
         if keep:
             fetch = self.kept(fetch, resume.task_warc_part)
         return (selection.repartition(partitions, "warc_filename")
                 .sortWithinPartitions("warc_filename", "warc_offset").mapInPandas(fetch, RECORD_SCHEMA))
 
-    def kept(self, work, name_of) -> functools.partial:
+    def kept(self, work, name_of) -> Callable:
         """A mapInPandas body that keeps each finished task's rows in the resume area before handing them on."""
         arrow_schema = to_arrow_schema(self.spark.createDataFrame([], RECORD_SCHEMA).schema)
-        return functools.partial(resume.kept_task, work=work, area=self.resume_area(), name_of=name_of,
-                                 arrow_schema=arrow_schema)
+        return bind(resume.kept_task, work=work, area=self.resume_area(), name_of=name_of, arrow_schema=arrow_schema)
 
     def resume_area(self) -> str:
         return resume.area_path(self.args.root, self.name)
@@ -329,9 +330,8 @@ class FetchDocsJob(Job):
         done = [path for path in files if resume.wat_part(path) in self.finished]
         todo = [path for path in files if path not in done]
         paths = self.spark.createDataFrame(pd.DataFrame({"path": todo}, dtype=object), "path string")
-        read = self.kept(functools.partial(read_wat_files, s3_endpoint=self.args.s3_endpoint,
-                                           max_label_words=self.args.extraction.max_label_words),
-                         resume.task_wat_part)
+        read = self.kept(bind(read_wat_files, s3_endpoint=self.args.s3_endpoint,
+                              max_label_words=self.args.extraction.max_label_words), resume.task_wat_part)
         self.read_resumed([resume.wat_part(path) for path in done])
         return paths.repartition(max(len(todo), 1)).mapInPandas(read, RECORD_SCHEMA)
 
@@ -429,7 +429,7 @@ class FetchDocsJob(Job):
         flag."""
         if not self.domain_terms:
             return texts
-        scored = texts.select("url", "lang", "title", "description", "keywords", "main_text").mapInPandas(functools.partial(
+        scored = texts.select("url", "lang", "title", "description", "keywords", "main_text").mapInPandas(bind(
             domain_focus.score_texts, terms=self.domain_terms, min_score=self.args.min_relevance,
             min_terms=self.args.min_domain_terms), f"url string, {domain_focus.FOCUS_SCHEMA}")
         texts = self.persist(texts, StorageLevel.DISK_ONLY)  # the site pass once, for both sides of the join
@@ -444,7 +444,7 @@ class FetchDocsJob(Job):
             F.when(size > self.args.max_site_pages,
                    F.pmod(F.xxhash64("url"), F.ceil(size / self.args.max_site_pages))).otherwise(0).alias("part"))
         site = per_page.groupBy("host", "part").applyInPandas(
-            functools.partial(site_text_pass, settings=self.site_settings()), SITE_PASS_SCHEMA)
+            bind(site_text_pass, settings=self.site_settings()), SITE_PASS_SCHEMA)
         repeated = F.coalesce(F.col("repeated_hashes"), F.array().cast("array<string>"))
         marked = F.transform("paragraphs", lambda p: p.withField(
             "boilerplate", p["boilerplate"] | F.array_contains(repeated, p["hash"])))

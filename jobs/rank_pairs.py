@@ -33,9 +33,10 @@ from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common import storage
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.sites import GROUPINGS, with_page_hosts, with_site
+from parascout.udfs.common.spark_functions import bind
 from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.rank import blocking, ranking
-from parascout.udfs.rank.blocking import BlockingConfig, bind
+from parascout.udfs.rank.blocking import BlockingConfig
 
 URL_BAD = "missing_url_or_host"
 BAD_REASONS = frozenset({URL_BAD, *ranking.BAD_REASONS})

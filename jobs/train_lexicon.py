@@ -39,6 +39,7 @@ from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.udfs.common import storage, table_layout
 from parascout.udfs.common.langs import pair_label
+from parascout.udfs.common.spark_functions import bind
 from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.lexicon.config import DEFAULT as LEXICON_DEFAULT
 from parascout.udfs.lexicon.config import LexiconConfig
@@ -53,7 +54,6 @@ from parascout.udfs.lexicon.readers import (
 )
 from parascout.udfs.lexicon.training import HELD_OUT_FOLDS, train_lexicon, with_held_out
 from parascout.udfs.rank import handles
-from parascout.udfs.rank.blocking import bind
 from parascout.udfs.verify.tsim import cross_fitted_pairs
 
 #: input reasons a source may count (all bad input: unreadable lines or entries)

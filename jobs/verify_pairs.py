@@ -19,7 +19,6 @@ lang_pair partition; `--langs en:fr,de` keeps those pairs only and counts a list
 from __future__ import annotations
 
 import contextlib
-import functools
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -29,6 +28,7 @@ from parascout.jobs.errors import ConfigError
 from parascout.jobs.language_pairs import language_pairs_option
 from parascout.udfs.common.langs import pair_label
 from parascout.udfs.common.sites import with_page_hosts
+from parascout.udfs.common.spark_functions import bind
 from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.lexicon.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.verify.decision import (
@@ -149,9 +149,8 @@ class VerifyPairsJob(Job):
                 pairs = pairs.withColumn(column, F.lit("candidate" if column == "role" else None).cast("string"))
         pairs = pairs.select("host", "src_url", "trg_url", "src_lang", "trg_lang", "source", "role")
         lexicons = [load_lexicon(path) for path in self.lexicon_paths]
-        body = functools.partial(verify_cogroup, rule=ThresholdRule(self.args.max_dp, self.args.max_p).to_dict(),
-                                 lexicons=lexicons, random_count=random_count, seed=self.args.seed,
-                                 config=self.verification)
+        body = bind(verify_cogroup, rule=ThresholdRule(self.args.max_dp, self.args.max_p).to_dict(),
+                    lexicons=lexicons, random_count=random_count, seed=self.args.seed, config=self.verification)
         return (pairs.groupBy("host").cogroup(self.pages(pairs, docs).groupBy("pair_host"))
                 .applyInPandas(body, FEATURES_SCHEMA))
 
@@ -236,8 +235,8 @@ class VerifyPairsJob(Job):
                 self.args.max_dp, self.args.max_p).to_dict())
             verified = (features.where(F.col("role") == "candidate")
                         .groupBy("host", "src_lang", "trg_lang")
-                        .applyInPandas(functools.partial(decide_host, model=model.to_dict() if model else None,
-                                                         config=self.verification), VERIFIED_SCHEMA))
+                        .applyInPandas(bind(decide_host, model=model.to_dict() if model else None,
+                                            config=self.verification), VERIFIED_SCHEMA))
             self.write_table(with_page_hosts(verified).withColumn(PAIR_COLUMN, F.concat_ws("-", "src_lang", "trg_lang")),
                              "verified_pairs")
             features.unpersist()

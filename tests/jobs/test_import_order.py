@@ -50,3 +50,18 @@ def test_every_udfs_stage_imports_only_common_and_the_stages_before_it():
              for path in sorted((REPO / "udfs" / stage).rglob("*.py"))
              if (modules := backward_imports(stage, path.read_text(encoding="utf-8")))}
     assert not wrong, f"imports against the stage order {STAGE_ORDER}: {wrong}"
+
+
+def test_reading_the_table_registry_loads_no_stage_but_its_schemas():
+    """A fetch worker that asks the registry for a table's columns imports each stage's schemas module, and with it
+    the stage's package: those stay light (the replay simulator's pandas and scipy come only with the simulator)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from parascout.udfs.common import tables; tables.columns('docs'); tables.built_in_tables(); "
+             "print(sorted(m for m in ('scipy', 'pandas', 'pyarrow', 'parascout.udfs.replay.graph') if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
+    from parascout.udfs.replay import build_graph, simulate  # the package's names still import, on first use
+
+    assert callable(build_graph) and callable(simulate)

@@ -17,17 +17,21 @@ cdef class Page:
 @cython.locals(node=Node, child=Node, following=Node, node_id=Py_ssize_t, flags=int, skip=int, titles=int,
                headings=int, items=int, regions=int, piece_links=Py_ssize_t, size=Py_ssize_t, region=bint,
                piece_region=bint, walking=bint, block_open=bint, page_text=WalkText, structure=list,
-               title_parts=list, tag_ids=list, anchors=list, open_entries=list, open_regions=list, entry=tuple)
+               title_parts=list, tag_ids=list, anchors=list, open_entries=list, open_regions=list, entry=tuple,
+               attributes=dict, data=str, anchor=list)
 cpdef walk_page(list tops, Page page, Py_ssize_t max_text_chars)
 
 @cython.locals(page_text=WalkText)
 cpdef tuple text_runs(list runs)
 
 cdef other_attributes(Page page, str tag, dict attributes)
+@cython.locals(room=Py_ssize_t)
 cdef add_block(Page page, str text, str kind, Py_ssize_t link_chars, bint region, Py_ssize_t max_text_chars)
-cdef keep_link(Page page, href, cue)
+@cython.locals(target=str, resolved=tuple)
+cdef keep_link(Page page, str href, cue)
+@cython.locals(src=str, target=str)
 cdef add_image(Page page, dict attributes)
-@cython.locals(text=str, memo=dict)
+@cython.locals(text=str, memo=dict, attributes=dict, parts=list)
 cdef close_anchor(Page page, list anchor)
 cdef bint furniture_hint(Node node, parser) except -1
 cdef remember(dict memo, key, answer)

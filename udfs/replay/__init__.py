@@ -6,21 +6,21 @@
                       truth_pairs, budget=1.0)
     result.summary(), result.curve()
 """
-from parascout.udfs.replay.graph import SiteGraph, TruthIndex, build_graph, build_truth
-from parascout.udfs.replay.page_policies import lss_handles
-from parascout.udfs.replay.policies import POLICY_NAMES, make_policy
-from parascout.udfs.replay.policy_base import Policy
-from parascout.udfs.replay.simulator import CrawlResult, simulate
+import importlib
 
-__all__ = [
-           "POLICY_NAMES",
-           "CrawlResult",
-           "Policy",
-           "SiteGraph",
-           "TruthIndex",
-           "build_graph",
-           "build_truth",
-           "lss_handles",
-           "make_policy",
-           "simulate",
-]
+#: the names this package hands on -> the module defining them, imported on first use (PEP 562): the table registry
+#: imports `parascout.udfs.replay.schemas`, and a fetch worker that reads a table must not load the simulator's
+#: pandas/scipy with it
+EXPORTS = {
+    "SiteGraph": "graph", "TruthIndex": "graph", "build_graph": "graph", "build_truth": "graph",
+    "lss_handles": "page_policies", "POLICY_NAMES": "policies", "make_policy": "policies", "Policy": "policy_base",
+    "CrawlResult": "simulator", "simulate": "simulator",
+}
+__all__ = ["POLICY_NAMES", "CrawlResult", "Policy", "SiteGraph", "TruthIndex", "build_graph", "build_truth",
+           "lss_handles", "make_policy", "simulate"]
+
+
+def __getattr__(name: str):
+    if name not in EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{EXPORTS[name]}"), name)

@@ -39,7 +39,6 @@ from parascout.udfs.rank.blocking.content import (  # noqa: F401
 from parascout.udfs.rank.blocking.plans import (  # noqa: F401
     LANG_PAIR_COLUMNS,
     SIMILAR_SCHEMA,
-    bind,
     bounded_groups,
     cap_group,
     link_evidence,

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
+from parascout.udfs.common.spark_functions import bind
 from parascout.udfs.rank.blocking.config import DEFAULT, BlockingConfig
-from parascout.udfs.rank.blocking.plans import bind, cap_group
+from parascout.udfs.rank.blocking.plans import cap_group
 from parascout.udfs.rank.blocking.similarity import EXACT_CHUNK_CELLS
 
 IMAGE_STATUSES = ("ok", "common", "one_language", "capped")

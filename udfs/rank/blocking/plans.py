@@ -8,12 +8,13 @@ without them): a run ranks all its pairs in one pass, a URL in English once for 
 grouping, join and orientation here is within one pair."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pandas as pd
 
 from parascout.udfs.common.langs import language_markers
+from parascout.udfs.common.spark_functions import bind
 from parascout.udfs.rank.blocking.config import DEFAULT, BlockingConfig
 from parascout.udfs.rank.blocking.similarity import similar_pairs
 from parascout.udfs.rank.blocking.tokens import neutral_handle, neutral_prefixes, url_features
@@ -71,14 +72,6 @@ def split_keys(urls: Iterable[str], languages: tuple[str, str], depth: int = 3) 
 
 
 # ---- Spark wrappers (mapInPandas / applyInPandas / pandas_udf) -----------------------------
-def bind(function: Callable, **settings) -> Callable:
-    """`function` with keyword settings fixed, as a plain function (Spark reads no type hints off it)."""
-    def bound(data):
-        return function(data, **settings)
-
-    return bound
-
-
 def split_keys_schema(depth: int) -> str:
     """Schema of `with_split_keys` output: the kept-URL columns plus prefixes and handle hash."""
     prefixes = ", ".join(f"prefix_{level} string" for level in range(1, depth + 1))
