@@ -112,10 +112,11 @@ def stage_configs_markdown() -> str:
     from parascout.udfs.common.stage_config import config_rows, nested_configs
 
     def table(config_class) -> list[str]:
-        rows = [(name, f"{type(default).__name__} (below)" if dataclasses.is_dataclass(default) else default, help_text)
-                for name, default, help_text in config_rows(config_class)]
-        return ["| key | default | meaning |", "|---|---|---|",
-                *(f"| `{name}` | `{cell(default)}` | {cell(help_text)} |" for name, default, help_text in rows), ""]
+        rows = [(name, f"{type(default).__name__} (below)" if dataclasses.is_dataclass(default) else default, bounds,
+                 help_text) for name, default, bounds, help_text in config_rows(config_class)]
+        return ["| key | default | range | meaning |", "|---|---|---|---|",
+                *(f"| `{name}` | `{cell(default)}` | {cell(bounds)} | {cell(help_text)} |"
+                  for name, default, bounds, help_text in rows), ""]
 
     lines, nested = [], []
     for job, key, config_class in stage_configs():

@@ -15,7 +15,7 @@ import yaml
 from parascout.jobs.errors import ConfigError
 from parascout.udfs.common import storage, table_layout
 from parascout.udfs.common.redaction import redact, url_credentials
-from parascout.udfs.common.stage_config import config_from_mapping, option_fields
+from parascout.udfs.common.stage_config import config_from_mapping, option_fields, range_text
 
 if TYPE_CHECKING:
     from parascout.jobs.base import Job
@@ -82,9 +82,11 @@ def add_knob_options(parser: argparse.ArgumentParser, stage_configs: tuple[tuple
         defaults = config_class()
         for field in option_fields(config_class):
             default = getattr(defaults, field.name)
+            bounds = range_text(field.metadata.get("range"))
             parser.add_argument(f"--{field.name.replace('_', '-')}", type=type(default), default=None,
                                 dest=knob_option_dest(key, field.name), metavar=type(default).__name__.upper(),
-                                help=f"{field.metadata['help']} (default: {default}; --conf {key}.{field.name})")
+                                help=f"{field.metadata['help']} (default: {default}{'; ' + bounds if bounds else ''}; "
+                                     f"--conf {key}.{field.name})")
 
 
 def set_stage_configs(args: argparse.Namespace, stage_configs: tuple[tuple[str, type], ...], built: dict) -> None:

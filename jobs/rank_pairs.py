@@ -101,10 +101,8 @@ class RankPairs(Job):
             raise ConfigError("--top-k must be >= 1, --max-group-urls >= 2, --split-depth >= 0")
         if not 0 <= args.lang_threshold <= 1:
             raise ConfigError("--lang-threshold must be between 0 and 1")
-        knobs = args.blocking
-        if not 0 <= knobs.image_max_share <= 1 or knobs.image_max_pages < 0 or args.structure_top_k < 0:
-            raise ConfigError("--image-max-share must be between 0 and 1, --image-max-pages and "
-                              "--structure-top-k >= 0")
+        if args.structure_top_k < 0:  # the blocking knobs' ranges are BlockingConfig's
+            raise ConfigError("--structure-top-k must be >= 0")
 
     @property
     def blocking(self) -> BlockingConfig:

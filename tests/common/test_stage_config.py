@@ -40,7 +40,7 @@ from parascout.udfs.verify.verification import verify_host
 from parascout.udfs.verify.verification_config import VerificationConfig
 from testkit.sites import image_pages, synthetic_sites
 from testkit.warc import ENGLISH, GERMAN
-from tests.conftest import run_job
+from tests.conftest import REPO, run_job
 from tests.support.bitext import EN, FR, SRC, TRG, TinyLexicon, document, tokenize
 from tests.support.bitext import write_inputs as write_bitext_inputs
 from tests.support.verify_sites import HOST, LEXICON, REAL_ENGLISH, REAL_GERMAN, build_site, doc_row, text_of
@@ -324,3 +324,38 @@ def test_every_option_says_what_it_decides_and_no_knob_has_two_homes():
                 twice.append(f"{name} --{action.dest} and {sorted(fields[action.dest])}")
     assert not undocumented, f"options without help: {undocumented}"
     assert not twice, f"knobs declared as an option and a config field: {twice}"
+
+
+def every_stage_config() -> list[type]:
+    from docs.generate import stage_configs
+
+    found = [config_class for _, _, config_class in stage_configs()]
+    return list(dict.fromkeys(found + [inner for config_class in found for inner in nested_configs(config_class)]))
+
+
+def test_every_numeric_knob_declares_its_range_and_a_value_outside_it_is_refused_however_it_is_set(tmp_path):
+    """A knob's range is declared with it (knob(..., low=, high=, above=)), shown in docs/configuration.md and the
+    generated options' help, and checked by the config itself: from --conf (a ConfigError naming the field), from an
+    option (naming the option) and from Python (a ValueError)."""
+    from parascout.udfs.common.stage_config import StageConfig, range_text
+
+    unbounded = {("ReplayConfig", "site_class_rate_smoothing")}  # negative: off
+    for config_class in every_stage_config():
+        assert issubclass(config_class, StageConfig), config_class
+        for field in dataclasses.fields(config_class):
+            if isinstance(field.default, (int, float)) and not isinstance(field.default, bool) and \
+                    (config_class.__name__, field.name) not in unbounded:
+                assert range_text(field.metadata["range"]) != "any", f"{config_class.__name__}.{field.name}"
+    assert "| `min_lang_share` | `0.5` | [0, 1] |" in (REPO / "docs" / "configuration.md").read_text()
+    with pytest.raises(ValueError, match=r"VerificationConfig.min_lang_share must be \[0, 1\], got 1.5"):
+        VerificationConfig(min_lang_share=1.5)
+    with pytest.raises(ValueError, match=r"ReplayConfig.site_rescore_growth must be > 1"):
+        ReplayConfig(site_rescore_growth=1.0)
+    with pytest.raises(ConfigError, match=r"verify-pairs.verification: VerificationConfig.min_lang_share must be \[0, 1\]"):
+        VerifyPairsJob().parse_arguments(["--root", str(tmp_path), "--conf", conf_file(
+            tmp_path, {"verify-pairs": {"verification": {"min_lang_share": 1.5}}})])
+    base = ["--root", str(tmp_path), "--langs", "en,fr", "--lang-model", "m", "--pair-model", "m"]
+    with pytest.raises(ConfigError, match=r"--image-max-share 1.5: .*must be \[0, 1\]"):
+        RankPairs().parse_arguments([*base, "--image-max-share", "1.5"])
+    action = next(a for a in RankPairs().build_parser()._actions if "--image-max-share" in a.option_strings)
+    assert "[0, 1]" in action.help

@@ -11,7 +11,7 @@ import pytest
 
 from native import build_html_walk
 from parascout.udfs.common import language_id
-from parascout.udfs.fetch import html_text, page_walk
+from parascout.udfs.fetch import collector, html_text, page_walk
 from testkit.warc import http_responses
 from tests.support.html_pages import TEMPLATED_PAGE, real_pages
 
@@ -351,4 +351,4 @@ def test_the_walk_pauses_the_cyclic_collector_and_gives_it_back_as_it_was():
         thread.start()
     for thread in threads:
         thread.join()
-    assert gc.isenabled() and page_walk.PAUSED[0] == 0
+    assert gc.isenabled() and collector.PAUSED[0] == 0

@@ -14,16 +14,16 @@ from parascout.jobs.base import Job
 from parascout.jobs.cli import discover
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.pipeline import pipeline_order
-from parascout.udfs.common.stage_config import knob
+from parascout.udfs.common.stage_config import StageConfig, knob
 
 
 @dataclass(frozen=True)
-class TidyConfig:
+class TidyConfig(StageConfig):
     """The toy stage's knobs: the one home of each (no module constant)."""
 
-    min_words: int = knob(3, "a paragraph of fewer words is dropped as too_short")
+    min_words: int = knob(3, "a paragraph of fewer words is dropped as too_short", low=0)
     max_digit_share: float = knob(0.5, "a paragraph with more of its characters digits is dropped as numbers",
-                                  option=True)
+                                  option=True, low=0, high=1)
 
 
 class TidyParagraphs(Job):
@@ -68,6 +68,8 @@ def test_a_new_stage_with_its_knobs_runs_counts_every_record_and_takes_its_place
     report = TidyParagraphs().run(["--root", root, "--paragraphs", str(paragraphs), "--conf", str(conf),
                                    "--max-digit-share", "0.9", "--force"])
     assert report["args"]["tidy"]["max_digit_share"] == 0.9 and report["kept"] == 3
+    with pytest.raises(ConfigError, match=r"--max-digit-share 1.5: TidyConfig.max_digit_share must be \[0, 1\]"):
+        TidyParagraphs().run(["--root", root, "--paragraphs", str(paragraphs), "--max-digit-share", "1.5"])
     conf.write_text(json.dumps({"tidy-paragraphs": {"tidy": {"min_word": 4}}}), encoding="utf-8")
     with pytest.raises(ConfigError, match="unknown key min_word; valid: min_words, max_digit_share"):
         TidyParagraphs().run(["--root", root, "--paragraphs", str(paragraphs), "--conf", str(conf)])

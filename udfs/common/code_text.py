@@ -25,28 +25,30 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from parascout.udfs.common.stage_config import knob
+from parascout.udfs.common.stage_config import StageConfig, knob
 
 
 @dataclass(frozen=True)
-class CodeConfig:
+class CodeConfig(StageConfig):
     """What tells code from prose: verify-pairs leaves code out of a page's language shares, export-bitext out of
     the sentence pairs (each job's config holds one: `verification.code`, `alignment.code`)."""
 
     code_share: float = knob(
-        0.4, "a paragraph with at least this share of code-shaped tokens (of its code-shaped and word tokens) is code")
+        0.4, "a paragraph with at least this share of code-shaped tokens (of its code-shaped and word tokens) is code",
+        low=0, high=1)
     loose_code_share: float = knob(
-        0.2, "... or with at least this share when under min_sentence_word_share of its words are lower-case words")
+        0.2, "... or with at least this share when under min_sentence_word_share of its words are lower-case words",
+        low=0, high=1)
     #: a German sentence capitalises its nouns: "Alle Warenzeichen sind Eigentum der jeweiligen Markeninhaber", 3 of 7
     min_sentence_word_share: float = knob(
         0.4, "prose: at least this share of its words are lower-case words of two letters or more (function words, "
-             "verbs)")
+             "verbs)", low=0, high=1)
     min_run_code_share: float = knob(
         0.25, "a run of lines that are no sentences is code as a whole when at least this share of its lines is code "
-              "by itself (an example one line per row, its keyword lines with it)")
+              "by itself (an example one line per row, its keyword lines with it)", low=0, high=1)
     min_sentence_words: int = knob(
         8, "a paragraph of at least this many tokens, or ending as a sentence ends, with enough lower-case words, is a "
-           "sentence")
+           "sentence", low=1)
 
 
 DEFAULT = CodeConfig()

@@ -1,9 +1,11 @@
 """Frozen dataclasses of a stage's tunable knobs (VerificationConfig, ReplayConfig, AlignmentConfig, BlockingConfig):
 built from a job's `--conf` section, recorded in its report, listed in docs/configuration.md.
 
-Each field is declared with `knob(default, help)`: its default and `metadata={"help": ...}`, why it exists; a knob
-people set per run is also a command-line option generated from the field (`knob(..., option=True)`). A mapping
-with a key that is not a field is refused, naming the fields.
+Each field is declared with `knob(default, help, low=..., high=...)`: its default, the values it may take and
+`metadata={"help": ...}`, why it exists; a knob people set per run is also a command-line option generated from the
+field (`knob(..., option=True)`). A config class derives from `StageConfig`, which refuses a value out of its range
+however the config is made (--conf, an option, Python). A mapping with a key that is not a field is refused, naming
+the fields.
 """
 from __future__ import annotations
 
@@ -13,10 +15,52 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def knob(default, help_text: str, option: bool = False):
-    """A config field: its default and one line saying what it decides and why; `option`: the jobs that take the
-    config also take it as a command-line option (`--image-max-share`), generated from the field."""
-    return dataclasses.field(default=default, metadata={"help": help_text, "option": option})
+def knob(default, help_text: str, option: bool = False, low: float | None = None, high: float | None = None,
+         above: float | None = None):
+    """A config field: its default and one line saying what it decides and why; the values it may take (`low` and
+    `high` inclusive, `above` an exclusive lower bound; none for a text or a nested config); `option`: the jobs that
+    take the config also take it as a command-line option (`--image-max-share`), generated from the field."""
+    if dataclasses.is_dataclass(default) or isinstance(default, str):
+        bounds = None
+    else:
+        bounds = (low, high, above)
+        if not in_range(default, bounds):
+            raise ValueError(f"a knob's default {default!r} is outside its own range {range_text(bounds)}")
+    return dataclasses.field(default=default, metadata={"help": help_text, "option": option, "range": bounds})
+
+
+def in_range(value, bounds: tuple | None) -> bool:
+    if bounds is None:
+        return True
+    low, high, above = bounds
+    return (low is None or value >= low) and (high is None or value <= high) and (above is None or value > above)
+
+
+def range_text(bounds: tuple | None) -> str:
+    """A knob's range as docs/configuration.md and the options' help show it: `[0, 1]`, `(0, 1]`, `>= 1`, `> 0`."""
+    if bounds is None:
+        return ""
+    low, high, above = bounds
+    if high is None:
+        return f">= {low}" if low is not None else f"> {above}" if above is not None else "any"
+    if low is None and above is None:
+        return f"<= {high}"
+    return f"[{low}, {high}]" if low is not None else f"({above}, {high}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class StageConfig:
+    """The base of a stage's config dataclass: a field set outside its knob's range is a ValueError naming the
+    field, its value and the range (a subclass with checks of its own calls super().__post_init__() first)."""
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            if not in_range(value, field.metadata.get("range")):
+                raise ValueError(f"{type(self).__name__}.{field.name} must be {range_text(field.metadata['range'])}, "
+                                 f"got {value!r}")
 
 
 def option_fields(cls) -> list[dataclasses.Field]:
@@ -56,7 +100,10 @@ def config_from_mapping(cls: type[T], mapping: Any, where: str) -> T:
         if not ok:
             raise ValueError(f"{where}.{key}: expected {type(default).__name__} (default {default!r}), got {value!r}")
         values[key] = value
-    return dataclasses.replace(defaults, **values)
+    try:
+        return dataclasses.replace(defaults, **values)
+    except ValueError as error:  # a value outside its knob's range
+        raise ValueError(f"{where}: {error}") from None
 
 
 def field_names(cls) -> list[str]:
@@ -74,8 +121,8 @@ def nested_configs(cls) -> list[type]:
     return found
 
 
-def config_rows(cls) -> list[tuple[str, Any, str]]:
-    """(name, default, help) of each field, in declaration order."""
+def config_rows(cls) -> list[tuple[str, Any, str, str]]:
+    """(name, default, range, help) of each field, in declaration order."""
     defaults = cls()
-    return [(field.name, getattr(defaults, field.name), field.metadata.get("help", ""))
-            for field in dataclasses.fields(cls)]
+    return [(field.name, getattr(defaults, field.name), range_text(field.metadata.get("range")),
+             field.metadata.get("help", "")) for field in dataclasses.fields(cls)]

@@ -13,6 +13,15 @@ import os
 import selectolax
 
 from parascout.udfs.fetch.config import ExtractionConfig
+from parascout.udfs.fetch.page_walk import PAGE_FIELDS
+
+
+def page_state(page) -> tuple:
+    """Everything a walk leaves in a Page (udfs.fetch.page_walk): what the compiled walk must reproduce exactly."""
+    budget = page.link_budget
+    return (*(getattr(page, name) for name in PAGE_FIELDS if name not in ("link_budget", "text_cues")),
+            budget.kept, budget.chars, budget.cut)
+
 
 #: pages exercising every rule of the walk: a compiled walk is used only when it leaves the same Page state
 PROBE_PAGES = (

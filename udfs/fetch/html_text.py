@@ -43,13 +43,13 @@ from parascout.udfs.fetch.compiled_walk import (
     PROBE_PAGES,
     PROBE_PARAGRAPHS,
     load_extension,
+    page_state,
 )
 from parascout.udfs.fetch.config import DEFAULT, ExtractionConfig
 from parascout.udfs.fetch.meta_tags import page_metadata
 from parascout.udfs.fetch.page_walk import (
     Page,
     page_paragraphs,
-    page_state,
     paragraph_key_hashes,
     paragraph_keys,
     walk_page,

@@ -41,9 +41,6 @@ cdef remembered(dict memo, function, str base, str target)
 cdef str scoped_base(str base, dict scopes, scope_of, str target)
 cdef dict LINKS, IMAGE_NAMES, LINK_SCOPES, IMAGE_SCOPES, BASE_PARTS, TEXT_CUES, CLASS_HINTS
 cdef Py_ssize_t MAX_MEMO_KEYS
-cdef list PAUSED
-cdef pause_collection()
-cdef resume_collection()
 
 cdef int BLOCK, HEADING, LIST_ITEM, ATTRIBUTED, SKIPPED, TITLE, FURNITURE, HINTED, ANCHOR, IMAGE
 cdef Py_ssize_t TEXT_NODE, FIRST_ELEMENT_ID, MAX_STATIC_TAG_ID

@@ -9,12 +9,11 @@ types), the same names come from tree_nodes.pxd (Lexbor's structs), walk_text.px
 """
 from __future__ import annotations
 
-import gc
-import threading
 from urllib.parse import urljoin
 
 from parascout.udfs.common.language_id import cld2_detect
 from parascout.udfs.common.urls import _image_file_name, _resolve_link, base_part, image_scope, link_scope
+from parascout.udfs.fetch.collector import pause_collection, resume_collection
 from parascout.udfs.fetch.config import DEFAULT, ExtractionConfig
 from parascout.udfs.fetch.language_cues import code_language, link_cue
 from parascout.udfs.fetch.meta_tags import METADATA_NAMES
@@ -108,24 +107,8 @@ ANCHOR_ATTRIBUTES = ("href", "hreflang", "lang", "title")
 
 
 #: what a Page holds (compiled, its C fields: page_walk.pxd), in the order page_state lists them
-PAGE_FIELDS = (
-        "base_url",
-        "block_count",
-        "blocks",
-        "html_lang",
-        "images",
-        "kept_chars",
-        "label_words",
-        "link_budget",
-        "link_cues",
-        "links",
-        "metas",
-        "structure",
-        "text_cues",
-        "text_input",
-        "text_truncated",
-        "title_parts",
-)
+PAGE_FIELDS = ("base_url", "block_count", "blocks", "html_lang", "images", "kept_chars", "label_words", "link_budget",
+               "link_cues", "links", "metas", "structure", "text_cues", "text_input", "text_truncated", "title_parts")
 
 
 class Page:
@@ -301,30 +284,6 @@ def scoped_base(base: str, scopes: dict, scope_of, target: str) -> str:
     return parts[scope]
 
 
-#: [walks and paragraph steps running, whether the cyclic collector ran before the first of them]
-PAUSED = [0, False]
-PAUSE_LOCK = threading.Lock()
-
-
-def pause_collection() -> None:
-    """Pause Python's cyclic garbage collector while a page is walked or classed (resume_collection ends it): they
-    make no reference cycles, so a collection during them (one every 700 new lists, dicts and tuples) finds nothing
-    and re-scans what they made, a quarter of the compiled walk's time. Counted, so fetch-docs' worker threads
-    resume it only when the last of them is done, and only when it ran before."""
-    with PAUSE_LOCK:
-        if not PAUSED[0]:
-            PAUSED[1] = gc.isenabled()
-            gc.disable()
-        PAUSED[0] += 1
-
-
-def resume_collection() -> None:
-    with PAUSE_LOCK:
-        PAUSED[0] -= 1
-        if not PAUSED[0] and PAUSED[1]:
-            gc.enable()
-
-
 def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
     """One depth-first pass over the trees in `tops`, as the old tokenizer saw the page: a STRAND token per
     start tag, end tag (void elements have none) and text run; a text block ends at every block tag.
@@ -450,13 +409,6 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
     finally:
         free_text(page_text)
         resume_collection()
-
-
-def page_state(page: Page) -> tuple:
-    """Everything a walk leaves in a Page: what the compiled walk must reproduce exactly."""
-    budget = page.link_budget
-    return (*(getattr(page, name) for name in PAGE_FIELDS if name not in ("link_budget", "text_cues")),
-            budget.kept, budget.chars, budget.cut)
 
 
 def text_runs(runs: list) -> tuple:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from parascout.udfs.common.stage_config import knob
+from parascout.udfs.common.stage_config import StageConfig, knob
 
 LEXICON_FILE = "lexicon.tsv.gz"
 METADATA_FILE = "parascout_lexicon.json"
@@ -39,17 +39,17 @@ PAGE_FOLDS_FILE = "pages.tsv.gz"
 
 
 @dataclass(frozen=True)
-class WordMatching:
+class WordMatching(StageConfig):
     """How words a lexicon lacks still link: as cognates (similar spelling), or through the known words sharing their
     stem (an inflected form: "königs" -> "könig", "etxean" -> "etxe"). verify-pairs' `verification.matching`."""
 
-    cognate_min_chars: int = knob(5, "cognates: both words at least this long")
-    cognate_min_similarity: float = knob(0.8, "... and a normalised Indel similarity at least this high")
+    cognate_min_chars: int = knob(5, "cognates: both words at least this long", low=1)
+    cognate_min_similarity: float = knob(0.8, "... and a normalised Indel similarity at least this high", low=0, high=1)
     stem_min_chars: int = knob(
         4, "a word the lexicon lacks backs off to the known words sharing its longest stem: a prefix of at least this "
-           "many letters")
-    stem_max_suffix: int = knob(3, "... that leaves each word at most this many letters beyond it")
-    stem_weight: float = knob(0.5, "... and their translations count this many times their probability")
+           "many letters", low=1)
+    stem_max_suffix: int = knob(3, "... that leaves each word at most this many letters beyond it", low=0)
+    stem_weight: float = knob(0.5, "... and their translations count this many times their probability", low=0)
 
 
 MATCHING = WordMatching()
