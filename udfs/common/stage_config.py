@@ -1,5 +1,6 @@
-"""Frozen dataclasses of a stage's tunable knobs (VerificationConfig, ReplayConfig, AlignmentConfig, BlockingConfig):
-built from a job's `--conf` section, recorded in its report, listed in docs/configuration.md.
+"""Frozen dataclasses of a stage's tunable knobs (ExtractionConfig, BlockingConfig, LexiconConfig, VerificationConfig,
+AlignmentConfig, ReplayConfig and the sections they hold): built from a job's `--conf` section, recorded in its
+report, listed in docs/configuration.md.
 
 Each field is declared with `knob(default, help, low=..., high=...)`: its default, the values it may take and
 `metadata={"help": ...}`, why it exists; a knob people set per run is also a command-line option generated from the
