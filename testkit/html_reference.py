@@ -8,8 +8,8 @@ from urllib.parse import urljoin
 from parascout.udfs.common.language_id import cld2_language
 from parascout.udfs.common.urls import _resolve_link, image_file_name, url_host
 from parascout.udfs.fetch.html_text import MAX_IMAGE_NAME_CHARS, MAX_STRUCTURE_TOKENS, MAX_TITLE_CHARS, WHITESPACE
+from parascout.udfs.fetch.page_walk import MAX_IMAGES, MAX_OUTLINK_CHARS, LinkBudget, bound_links
 from parascout.udfs.fetch.tag_rules import BLOCK_TAGS, LINK_ATTRIBUTES, SKIPPED_CONTENT_TAGS, VOID_TAGS
-from parascout.udfs.fetch.warc_record import MAX_IMAGES, MAX_OUTLINK_CHARS, LinkBudget, bound_links
 
 
 class StrandParser(HTMLParser):

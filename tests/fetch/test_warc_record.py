@@ -15,17 +15,14 @@ from fastwarc.stream_io import BrotliWriter, ZstdWriter
 
 from parascout.udfs.fetch import documents
 from parascout.udfs.fetch.documents import parse_record
+from parascout.udfs.fetch.page_walk import MAX_OUTLINK_CHARS, MAX_OUTLINKS, MAX_OUTLINKS_TOTAL_CHARS, bound_links
 from parascout.udfs.fetch.warc_record import (
     BAD_REASONS,
     FILTERED_REASONS,
-    MAX_OUTLINK_CHARS,
-    MAX_OUTLINKS,
-    MAX_OUTLINKS_TOTAL_CHARS,
     MAX_UNCOMPRESSED_BYTES,
     RETRYABLE_REASONS,
     RecordTimeout,
     TimeLimit,
-    bound_links,
     decode_record,
 )
 from testkit.warc import ENGLISH, gzip_members, html_page, http_response, warc_record

@@ -48,13 +48,15 @@ from parascout.udfs.fetch.compiled_walk import (
 from parascout.udfs.fetch.config import DEFAULT, ExtractionConfig
 from parascout.udfs.fetch.meta_tags import page_metadata
 from parascout.udfs.fetch.page_walk import (
+    MAX_IMAGES,
+    LinkBudget,
     Page,
+    bound_links,
     page_paragraphs,
     paragraph_key_hashes,
     paragraph_keys,
     walk_page,
 )
-from parascout.udfs.fetch.warc_record import MAX_IMAGES, LinkBudget, bound_links
 
 MAX_STRUCTURE_TOKENS = 10_000
 MAX_TITLE_CHARS = 500

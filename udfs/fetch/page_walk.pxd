@@ -5,8 +5,14 @@ from parascout.udfs.fetch.tree_nodes cimport Node
 from parascout.udfs.fetch.walk_text cimport WalkText
 
 
+cdef class LinkBudget:
+    cdef public Py_ssize_t max_links, max_link_chars, max_total_chars, kept, chars, cut
+    @cython.locals(size=Py_ssize_t)
+    cpdef bint admit(self, str link)
+
 cdef class Page:
-    cdef public object base_url, html_lang, link_budget
+    cdef public object base_url, html_lang
+    cdef public LinkBudget link_budget
     cdef public list structure, links, images, title_parts, blocks
     cdef public dict link_cues, metas, text_cues
     cdef public Py_ssize_t block_count, kept_chars, label_words

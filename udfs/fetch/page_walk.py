@@ -37,66 +37,58 @@ from parascout.udfs.fetch.tag_rules import (
     is_boilerplate_hint,
     tag_entry,
 )
-from parascout.udfs.fetch.warc_record import MAX_IMAGES, MAX_OUTLINK_CHARS, LinkBudget
 
 try:
     import cython
 except ImportError:  # Cython compiles this module (`make walk`); run as it is, it needs only cython.compiled
     from parascout.udfs.fetch import cython_shim as cython
 
-if cython.compiled:
-    from cython.cimports.parascout.udfs.fetch.paragraph_text import (
-        cld2_bytes,
-        collapse_spaces,
-        fold_case,
-        key_hash,
-        split_keys,
-    )
-    from cython.cimports.parascout.udfs.fetch.tree_nodes import (
-        LEXBOR_VERSION_STRING,
-        PARASCOUT_SELECTOLAX_VERSION,
-        class_and_id,
-        first_child,
-        next_sibling,
-        node_parser,
-        parent,
-        python_node,
-        tag_id,
-        text_of,
-        top_node,
-    )
-    from cython.cimports.parascout.udfs.fetch.tree_nodes import (
-        attributes as element_attributes,
-    )
-    from cython.cimports.parascout.udfs.fetch.walk_text import (
-        add_text,
-        add_utf8,
-        free_text,
-        new_text,
-        page_input,
-        take_block,
-    )
+if cython.compiled:  # the C forms of the pieces (their .pxd files), each called as module.function
+    from cython.cimports.parascout.udfs.fetch import paragraph_text, tree_nodes, walk_text
 
     #: the selectolax (and bundled Lexbor) versions whose struct layouts the build read (compiled_walk checks them)
-    SELECTOLAX_VERSION = PARASCOUT_SELECTOLAX_VERSION.decode("ascii")
-    LEXBOR_VERSION = LEXBOR_VERSION_STRING.decode("ascii")
+    SELECTOLAX_VERSION = tree_nodes.PARASCOUT_SELECTOLAX_VERSION.decode("ascii")
+    LEXBOR_VERSION = tree_nodes.LEXBOR_VERSION_STRING.decode("ascii")
 else:
-    from parascout.udfs.fetch.paragraph_text import cld2_bytes, collapse_spaces, fold_case, key_hash, split_keys
-    from parascout.udfs.fetch.tree_nodes import (
-        attributes as element_attributes,
-    )
-    from parascout.udfs.fetch.tree_nodes import (
-        class_and_id,
-        first_child,
-        next_sibling,
-        node_parser,
-        parent,
-        python_node,
-        tag_id,
-        text_of,
-        top_node,
-    )
-    from parascout.udfs.fetch.walk_text import add_text, add_utf8, free_text, new_text, page_input, take_block
+    from parascout.udfs.fetch import paragraph_text, tree_nodes, walk_text
+
+#: a page keeps at most this many outlinks, each at most this long and all together at most this many characters,
+#: and this many image names (`outlinks_cut` / `images_cut` count what is left out)
+MAX_OUTLINKS = 2_000
+MAX_OUTLINK_CHARS = 2_048
+MAX_OUTLINKS_TOTAL_CHARS = 512 * 1024
+MAX_IMAGES = 500
+
+
+class LinkBudget:
+    """Caps a page's outlinks by count, URL length and total characters; counts what it cut (an extension type where
+    the walk is compiled: the walk admits a link without a Python call)."""
+
+    if not cython.compiled:
+        __slots__ = ("chars", "cut", "kept", "max_link_chars", "max_links", "max_total_chars")
+
+    def __init__(self, max_links: int = MAX_OUTLINKS, max_link_chars: int = MAX_OUTLINK_CHARS,
+                 max_total_chars: int = MAX_OUTLINKS_TOTAL_CHARS):
+        self.max_links, self.max_link_chars, self.max_total_chars = max_links, max_link_chars, max_total_chars
+        self.kept = self.chars = self.cut = 0
+
+    def admit(self, link: str) -> bool:
+        """Whether `link` fits; a link that does not is counted in `cut`."""
+        size = len(link)
+        if size > self.max_link_chars or self.kept >= self.max_links or self.chars + size > self.max_total_chars:
+            self.cut += 1
+            return False
+        self.kept += 1
+        self.chars += size
+        return True
+
+
+def bound_links(links, budget: LinkBudget | None = None) -> tuple[list, int]:
+    """(the links that fit the caps, in order; how many were cut)."""
+    budget = budget or LinkBudget()
+    kept = [link for link in links if budget.admit(link)]
+    return kept, budget.cut
+
 
 #: anchor text read for a language cue (a switcher label is short; longer text names no language anyway)
 MAX_CUE_TEXT_CHARS = 200
@@ -227,7 +219,7 @@ def close_anchor(page: Page, anchor: list) -> None:
 
 def furniture_hint(node, parser) -> bool:
     """Whether a container's class or id names page furniture (menu, footer, cookie banner...)."""
-    class_name, element_id = class_and_id(node, parser)
+    class_name, element_id = tree_nodes.class_and_id(node, parser)
     if element_id is not None:
         return is_boilerplate_hint(class_name, element_id)
     if class_name is None:
@@ -292,7 +284,7 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
     tag's rules are one lookup in TAG_IDS and most elements (inline, no rule) cost a token and a step."""
     structure, title_parts = page.structure, page.title_parts
     tag_ids = TAG_IDS
-    page_text = new_text()  # the open block's text and the page's text runs
+    page_text = walk_text.new_text()  # the open block's text and the page's text runs
     block_open = False  # whether the open block holds text
     piece_links = 0
     piece_type, piece_region = "text", False
@@ -304,20 +296,20 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
     pause_collection()
     try:
         for top in tops:
-            parser = node_parser(top)
-            node = top_node(top)
+            parser = tree_nodes.node_parser(top)
+            node = tree_nodes.top_node(top)
             walking = True
             while walking:
-                node_id = tag_id(node)
+                node_id = tree_nodes.tag_id(node)
                 if node_id == TEXT_NODE:
                     entry = None
                     if titles or anchors:  # they keep the raw text
-                        data = text_of(node)
+                        data = tree_nodes.text_of(node)
                         if titles:
                             title_parts.append(data)
                         for anchor in anchors:
                             anchor[2].append(data)
-                    size = 0 if skip else add_text(page_text, node)
+                    size = 0 if skip else walk_text.add_text(page_text, node)
                     if size:
                         structure.append(CHUNK_TOKENS[size] if size < 4096 else f"[Chunk:{size}]")
                         if not block_open:
@@ -331,23 +323,23 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                 else:
                     entry = tag_ids[node_id] if node_id < MAX_STATIC_TAG_ID else None
                     if entry is None:
-                        entry = tag_entry(python_node(node, parser))
+                        entry = tag_entry(tree_nodes.python_node(node, parser))
                     structure.append(entry[0])
                     flags = entry[2]
                     region = False
                     if flags:
                         if flags & BLOCK:
                             if block_open:
-                                add_block(page, take_block(page_text), piece_type, piece_links, piece_region,
-                                               max_text_chars)
+                                add_block(page, walk_text.take_block(page_text), piece_type, piece_links, piece_region,
+                                          max_text_chars)
                                 piece_links, block_open = 0, False
                             if flags & HEADING:
                                 headings += 1
                             elif flags & LIST_ITEM:
                                 items += 1
                         if flags & ATTRIBUTED:
-                            attributes = (python_node(node, parser).attributes if entry[3] == "meta"
-                                          else element_attributes(node, parser, flags & IMAGE))
+                            attributes = (tree_nodes.python_node(node, parser).attributes if entry[3] == "meta"
+                                          else tree_nodes.attributes(node, parser, flags & IMAGE))
                             if flags & ANCHOR:
                                 anchors.append([keep_link(page, attributes.get("href"), None), attributes, [], None])
                             elif flags & IMAGE:
@@ -364,7 +356,7 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                         if flags & FURNITURE or flags & HINTED and furniture_hint(node, parser):
                             region = True
                             regions += 1
-                    child = first_child(node)
+                    child = tree_nodes.first_child(node)
                     if child:
                         open_entries.append(entry)
                         open_regions.append(region)
@@ -381,8 +373,8 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                             if flags:
                                 if flags & BLOCK:
                                     if block_open:
-                                        add_block(page, take_block(page_text), piece_type, piece_links, piece_region,
-                                                       max_text_chars)
+                                        add_block(page, walk_text.take_block(page_text), piece_type, piece_links,
+                                                  piece_region, max_text_chars)
                                         piece_links, block_open = 0, False
                                     if flags & HEADING:
                                         headings -= 1
@@ -397,29 +389,29 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                     if not open_entries:  # back at the top
                         walking = False
                         break
-                    following = next_sibling(node)
+                    following = tree_nodes.next_sibling(node)
                     if following:
                         node = following
                         break
-                    node = parent(node)
+                    node = tree_nodes.parent(node)
                     entry, region = open_entries.pop(), open_regions.pop()
         if block_open:
-            add_block(page, take_block(page_text), piece_type, piece_links, piece_region, max_text_chars)
-        page.text_input = page_input(page_text)
+            add_block(page, walk_text.take_block(page_text), piece_type, piece_links, piece_region, max_text_chars)
+        page.text_input = walk_text.page_input(page_text)
     finally:
-        free_text(page_text)
+        walk_text.free_text(page_text)
         resume_collection()
 
 
 def text_runs(runs: list) -> tuple:
     """walk_text.add_utf8 of each UTF-8 run in turn (how the tests read the walk's text): (the block's text, the
     page's CLD2 input and length, each run's length)."""
-    page_text = new_text()
+    page_text = walk_text.new_text()
     try:
-        sizes = [add_utf8(page_text, run) for run in runs]
-        return take_block(page_text), page_input(page_text), sizes
+        sizes = [walk_text.add_utf8(page_text, run) for run in runs]
+        return walk_text.take_block(page_text), walk_text.page_input(page_text), sizes
     finally:
-        free_text(page_text)
+        walk_text.free_text(page_text)
 
 
 #: what a cookie/copyright notice says, searched in case-folded text (str.find per phrase: ~2x faster than
@@ -455,10 +447,11 @@ def classed_paragraphs(blocks: list, title: str | None, page_lang: str | None, s
     link_density, good_link_density = rules.max_link_density, rules.max_good_link_density
     min_lang_chars = rules.min_lang_chars
     texts = [block[0] for block in blocks]
-    folded = fold_case("\n".join(texts))  # one pass for every block: newlines separate them, none holds one
-    keys = split_keys(folded)
+    folded = paragraph_text.fold_case("\n".join(texts))  # one pass for every block: newlines separate them
+    keys = paragraph_text.split_keys(folded)
     notices = notice_lines(folded)
-    title_key = split_keys(fold_case(collapse_spaces(title)))[0] if title else ""
+    title_key = (paragraph_text.split_keys(paragraph_text.fold_case(paragraph_text.collapse_spaces(title)))[0]
+                 if title else "")
     weight = 3 if page_lang in DENSE_SCRIPT_LANGS else 1
     kinds, classes = [], []
     linked_headline = False  # the block before is a heading that is all link: this one is a teaser
@@ -554,7 +547,7 @@ def block_language(text: str, min_chars: int) -> str | None:
     min_chars (too short to tell)."""
     if len(text) < min_chars:
         return None
-    return cld2_detect(cld2_bytes(text))[0]
+    return cld2_detect(paragraph_text.cld2_bytes(text))[0]
 
 
 #: a paragraph key -> its hash: the keys of a site's furniture (menus, footers) repeat on every page
@@ -567,7 +560,7 @@ def key_hashes(keys: list) -> list:
     for key in keys:
         found = KEY_HASHES.get(key)
         if found is None:
-            found = remember(KEY_HASHES, key, key_hash(key))
+            found = remember(KEY_HASHES, key, paragraph_text.key_hash(key))
         hashes.append(found)
     return hashes
 
@@ -575,20 +568,20 @@ def key_hashes(keys: list) -> list:
 # The paragraph step's string pieces as functions of this module (compiled: the C ones), for paragraph_hash, the
 # agreement probes of udfs.fetch.compiled_walk and the tests.
 def casefold(text: str) -> str:
-    return fold_case(text)
+    return paragraph_text.fold_case(text)
 
 
 def collapse_whitespace(text: str) -> str:
-    return collapse_spaces(text)
+    return paragraph_text.collapse_spaces(text)
 
 
 def paragraph_keys(folded: str) -> list:
-    return split_keys(folded)
+    return paragraph_text.split_keys(folded)
 
 
 def paragraph_key_hashes(folded: str) -> list:
-    return key_hashes(split_keys(folded))
+    return key_hashes(paragraph_text.split_keys(folded))
 
 
 def cld2_input(text: str) -> bytes | None:
-    return cld2_bytes(text)
+    return paragraph_text.cld2_bytes(text)

@@ -18,8 +18,8 @@ Reasons, so that every requested record is accounted for:
   named by `refers_to_uri` / `refers_to_date` for the caller to resolve);
 - the HTTP message: `not_http`, `bad_payload`, `unsupported_encoding`.
 
-`TimeLimit(seconds)` bounds the whole parse of one record (`timeout`), and
-`bound_links` caps the outlinks a record may produce by count, length and bytes.
+`TimeLimit(seconds)` bounds the whole parse of one record (`timeout`); what a record's page may keep of its
+links is udfs.fetch.page_walk's `LinkBudget`.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import re
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -39,10 +39,6 @@ from fastwarc.warc import WarcRecord
 
 MAX_UNCOMPRESSED_BYTES = 32 * 1024 * 1024
 RECORD_SECONDS = 10.0
-MAX_OUTLINKS = 2_000
-MAX_OUTLINK_CHARS = 2_048
-MAX_OUTLINKS_TOTAL_CHARS = 512 * 1024
-MAX_IMAGES = 500
 
 RECORD_TYPE_REASONS = {name: f"{name}_record" for name in
                        ("request", "metadata", "warcinfo", "resource", "conversion", "continuation")}
@@ -304,34 +300,6 @@ def _read_bounded(reader_class, data: bytes, limit: int, flags: list[str]) -> by
         flags.append("body_cut")
     return b"".join(pieces)
 
-
-@dataclass
-class LinkBudget:
-    """Caps a record's outlinks by count, URL length and total characters; counts what it cut."""
-
-    max_links: int = MAX_OUTLINKS
-    max_link_chars: int = MAX_OUTLINK_CHARS
-    max_total_chars: int = MAX_OUTLINKS_TOTAL_CHARS
-    kept: int = 0
-    chars: int = 0
-    cut: int = 0
-
-    def admit(self, link: str) -> bool:
-        """Whether `link` fits; a link that does not is counted in `cut`."""
-        size = len(link)
-        if size > self.max_link_chars or self.kept >= self.max_links or self.chars + size > self.max_total_chars:
-            self.cut += 1
-            return False
-        self.kept += 1
-        self.chars += size
-        return True
-
-
-def bound_links(links: Iterable[str], budget: LinkBudget | None = None) -> tuple[list[str], int]:
-    """(the links that fit the caps, in order; how many were cut)."""
-    budget = budget or LinkBudget()
-    kept = [link for link in links if budget.admit(link)]
-    return kept, budget.cut
 
 
 class TimeLimit:

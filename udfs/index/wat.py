@@ -22,7 +22,7 @@ from parascout.udfs.fetch.config import DEFAULT
 from parascout.udfs.fetch.documents import RECORD_COLUMNS, empty_doc
 from parascout.udfs.fetch.html_text import MAX_TITLE_CHARS
 from parascout.udfs.fetch.language_cues import CUE_KINDS, wat_link_cue
-from parascout.udfs.fetch.warc_record import MAX_IMAGES, LinkBudget
+from parascout.udfs.fetch.page_walk import MAX_IMAGES, LinkBudget
 
 LINK_PATHS = frozenset({"A@/href", "AREA@/href", "FRAME@/src", "IFRAME@/src"})
 IMAGE_PATHS = frozenset({"IMG@/src", "IMG@/data-src"})
