@@ -15,6 +15,7 @@ import pandas as pd
 
 from parascout.udfs.common.urls import url_host
 from testkit.html_reference import html_parser_features
+from testkit.main_text import parascout_main_text
 from testkit.warc import ENGLISH, GERMAN, http_responses
 
 
@@ -337,13 +338,6 @@ def justext_stoplist(lang: str | None) -> frozenset[str]:
         else frozenset()
 
 
-def parascout_main_text(html: str, url: str, lang: str | None) -> str:
-    """The page rules' main text (the site pass needs the site's other pages)."""
-    from parascout.udfs.fetch.html_text import html_features
-
-    return "\n".join(p["text"] for p in html_features(html, url)["page_paragraphs"] if not p["boilerplate"])
-
-
 def trafilatura_main_text(html: str, url: str, lang: str | None) -> str:
     import trafilatura
 
@@ -358,7 +352,10 @@ def justext_main_text(html: str, url: str, lang: str | None) -> str:
     return "\n".join(p.text for p in justext.justext(html, stoplist, **options) if not p.is_boilerplate)
 
 
-EXTRACTORS = {"parascout": parascout_main_text, "trafilatura": trafilatura_main_text, "justext": justext_main_text}
+#: extractor -> main text of (html, url, language); parascout's: the page rules' (the site pass needs the site's other
+#: pages), as fetch-docs stores it before that pass
+EXTRACTORS = {"parascout": lambda html, url, lang: parascout_main_text(html, url), "trafilatura": trafilatura_main_text,
+              "justext": justext_main_text}
 
 
 def extractor_comparison(pages: list[tuple[str, str]], truth_path: Path | None = None) -> dict:

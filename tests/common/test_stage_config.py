@@ -253,16 +253,21 @@ def test_alignment_and_blocking_sections_are_parsed_checked_and_recorded(tmp_pat
     assert "\n" not in str(error.value)
 
 
+def every_stage_config() -> list[type]:
+    from docs.generate import stage_configs
+
+    found = [config_class for _, _, config_class in stage_configs()]
+    return list(dict.fromkeys(found + [inner for config_class in found for inner in nested_configs(config_class)]))
+
+
 def test_docs_list_every_field():
-    from docs.generate import DOCS, configuration_page, stage_configs, stage_configs_markdown
-    from parascout.udfs.common.stage_config import nested_configs
+    from docs.generate import DOCS, configuration_page, stage_configs_markdown
     from parascout.udfs.fetch.config import ExtractionConfig
 
     page = (DOCS / "configuration.md").read_text(encoding="utf-8")
     assert configuration_page(page) == page, "docs/configuration.md is stale: run python docs/generate.py"
     table = stage_configs_markdown()
-    documented = [config_class for _, _, config_class in stage_configs()]
-    documented += [inner for config_class in documented for inner in nested_configs(config_class)]
+    documented = every_stage_config()
     assert {VerificationConfig, ReplayConfig, AlignmentConfig, BlockingConfig, LexiconConfig, ExtractionConfig,
             CodeConfig, WordMatching} <= set(documented)
     rows = table.splitlines()
@@ -324,13 +329,6 @@ def test_every_option_says_what_it_decides_and_no_knob_has_two_homes():
                 twice.append(f"{name} --{action.dest} and {sorted(fields[action.dest])}")
     assert not undocumented, f"options without help: {undocumented}"
     assert not twice, f"knobs declared as an option and a config field: {twice}"
-
-
-def every_stage_config() -> list[type]:
-    from docs.generate import stage_configs
-
-    found = [config_class for _, _, config_class in stage_configs()]
-    return list(dict.fromkeys(found + [inner for config_class in found for inner in nested_configs(config_class)]))
 
 
 def test_every_numeric_knob_declares_its_range_and_a_value_outside_it_is_refused_however_it_is_set(tmp_path):
