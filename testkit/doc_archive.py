@@ -23,6 +23,7 @@ import os
 import random
 import shutil
 import sys
+import uuid
 from base64 import b32encode
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from testkit.warc import record_bytes
 SHARED = Path(os.environ.get("PARASCOUT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 L2S = ("fr", "de", "es")
 TIMESTAMP = "20240215103000"
+WARC_DATE = "2024-02-15T10:30:00Z"
 WARC_NAME = "warc/CC-MAIN-20240215100000-20240215130000-00000.warc.gz"
 #: elements whose text is a block of its own (the truth's unit); pre, code, script and style are left out
 BLOCK_TAGS = {"address", "article", "aside", "blockquote", "br", "caption", "dd", "div", "dl", "dt", "figcaption",
@@ -45,6 +47,7 @@ BLOCK_TAGS = {"address", "article", "aside", "blockquote", "br", "caption", "dd"
               "ol", "p", "section", "table", "tbody", "td", "tfoot", "th", "thead", "title", "tr", "ul"}
 LEFT_OUT_TAGS = ("pre", "code", "script", "style", "noscript", "kbd", "samp", "tt")
 TRANSLATED, PARTIAL = 0.2, 0.5
+BLOCK_EDGE = "\u2029"  # the paragraph separator: no page text holds it
 
 
 @dataclass(frozen=True)
@@ -79,11 +82,11 @@ def text_blocks(html: bytes) -> list[str]:
     tree = lxml.html.fromstring(html)
     for element in list(tree.iter(*LEFT_OUT_TAGS)):
         element.drop_tree()  # its tail stays
-    for element in tree.iter():
+    for element in tree.iter():  # a block's edges marked; the source's own line breaks are spaces
         if isinstance(element.tag, str) and element.tag.lower() in BLOCK_TAGS:
-            element.text = "\n" + (element.text or "")
-            element.tail = "\n" + (element.tail or "")
-    lines = (" ".join(line.split()) for line in tree.text_content().split("\n"))
+            element.text = BLOCK_EDGE + (element.text or "")
+            element.tail = BLOCK_EDGE + (element.tail or "")
+    lines = (" ".join(line.split()) for line in tree.text_content().split(BLOCK_EDGE))
     return [line for line in lines if len(line) >= 20 and len(line.split()) >= 3]
 
 
@@ -150,7 +153,8 @@ def build(packages: Path, out: Path, leave_out: float, seed: int) -> dict:
                         continue
                     html = path.read_bytes()
                     url = site.url.format(code=code, page=name)
-                    record = record_bytes(url, html)
+                    record = record_bytes(url, html, warc_headers={  # the same bytes at every build
+                        "WARC-Date": WARC_DATE, "WARC-Record-ID": f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, url)}>"})
                     warc.write(record)
                     cdx_lines.append(format_cdx_line(surt(url), TIMESTAMP, {
                         "url": url, "mime": "text/html", "mime-detected": "text/html", "status": "200",
@@ -175,8 +179,8 @@ def build(packages: Path, out: Path, leave_out: float, seed: int) -> dict:
                               "source": page["source"], "doc": page["doc"], **shares,
                               "en_path": page["path"], "l2_path": other["path"]})
     write_truth(out, pages, pairs)
-    with gzip.open(out / "indexes" / "cdx-00000.gz", "wt", encoding="utf-8") as index:
-        index.write("".join(line + "\n" for line in sorted(cdx_lines)))
+    with gzip.GzipFile(out / "indexes" / "cdx-00000.gz", "wb", mtime=0) as index:
+        index.write("".join(line + "\n" for line in sorted(cdx_lines)).encode("utf-8"))
     stats.update({"pages": len(pages), "captures": len(cdx_lines), "seed": seed, "left_out": leave_out,
                   "pairs": {l2: classes(rows) for l2, rows in pairs.items()}})
     (out / "truth" / "stats.json").write_text(json.dumps(stats, indent=1))

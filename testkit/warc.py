@@ -36,13 +36,16 @@ def html_page(title: str, paragraphs: list[str], images: tuple[str, ...] = (), l
 
 
 def record_bytes(url: str, payload: bytes | str, content_type: str = "text/html; charset=utf-8",
-                 status: str = "200 OK", headers: tuple[tuple[str, str], ...] = (), record_type: str = "response") -> bytes:
-    """One gzip member holding a WARC response record, written by warcio."""
+                 status: str = "200 OK", headers: tuple[tuple[str, str], ...] = (), record_type: str = "response",
+                 warc_headers: dict | None = None) -> bytes:
+    """One gzip member holding a WARC response record, written by warcio (`warc_headers`: WARC-Date, WARC-Record-ID...
+    of its own, else warcio's, which differ at each call)."""
     data = payload.encode("utf-8") if isinstance(payload, str) else payload
     out = io.BytesIO()
     writer = WARCWriter(out, gzip=True)
     http = StatusAndHeaders(status, [("Content-Type", content_type), *headers], protocol="HTTP/1.1")
-    writer.write_record(writer.create_warc_record(url, record_type, payload=io.BytesIO(data), http_headers=http))
+    writer.write_record(writer.create_warc_record(url, record_type, payload=io.BytesIO(data), http_headers=http,
+                                                  warc_headers_dict=warc_headers or {}))
     return out.getvalue()
 
 

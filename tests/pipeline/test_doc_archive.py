@@ -65,3 +65,8 @@ def test_the_archive_holds_every_page_at_its_url_and_the_truth_classes_its_pairs
             assert record.rec_headers.get_header("WARC-Target-URI") == fields["url"]
             assert b"<title>Apt</title>" in record.content_stream().read()
         assert fields["languages"].split(",")[0] == ("fra" if "/fr-FR/" in fields["url"] else "eng")
+
+
+def test_a_line_break_of_the_source_is_no_block_edge():
+    wrapped = "<html><body><p>The package manager installs\nsoftware from the archive.</p></body></html>"
+    assert text_blocks(wrapped.encode()) == ["The package manager installs software from the archive."]
