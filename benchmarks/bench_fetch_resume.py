@@ -20,15 +20,14 @@ import random
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import pandas as pd
-import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.measure import TreeCpu
 from parascout.udfs.common import storage
 from parascout.udfs.fetch import resume
 from testkit.servers import kill_tree, serve
@@ -72,36 +71,6 @@ def build_archive(folder: Path, names: list[str], pages: int) -> list[dict]:
             records.append((url, page(rng, url)))
         rows += write_warc(folder / name, records)
     return rows
-
-
-class TreeCpu:
-    """CPU seconds of a process and everything under it, sampled while it runs."""
-
-    def __init__(self, pid: int):
-        self.root = psutil.Process(pid)
-        self.seen: dict[int, float] = {}
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.sample, daemon=True)
-        self.thread.start()
-
-    def sample(self) -> None:
-        while not self.stop.is_set():
-            try:
-                tree = [self.root, *self.root.children(recursive=True)]
-            except psutil.NoSuchProcess:
-                return
-            for process in tree:
-                try:
-                    times = process.cpu_times()
-                    self.seen[process.pid] = times.user + times.system  # reaped children: sampled already
-                except psutil.NoSuchProcess:
-                    continue
-            self.stop.wait(0.2)
-
-    def total(self) -> float:
-        self.stop.set()
-        self.thread.join()
-        return sum(self.seen.values())
 
 
 def run(command: list[str], log: Path, kill_when=None) -> dict:

@@ -38,11 +38,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import psutil
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.measure import PeakMemory
+from benchmarks.measure import PeakMemory, TreeCpu
 from parascout.udfs.common.urls import surt
 from parascout.udfs.index.cdx import format_cdx_line, write_zipnum
 
@@ -97,16 +95,15 @@ def generate(folder: Path, count: int, files: int) -> list[str]:
     return [str(p) for p in paths]
 
 
+CHILDREN_CPU: list[TreeCpu] = []
+
+
 def cpu_seconds() -> float:
-    """CPU seconds used so far by this process's children: the Spark JVM and its Python workers."""
-    total = 0.0
-    for process in psutil.Process().children(recursive=True):
-        try:
-            times = process.cpu_times()
-        except psutil.Error:
-            continue
-        total += times.user + times.system + times.children_user + times.children_system
-    return total
+    """CPU seconds used so far by this process's descendants (the Spark JVM and its Python workers), counted from the
+    first call; a descendant that has ended keeps its CPU (measure.TreeCpu)."""
+    if not CHILDREN_CPU:
+        CHILDREN_CPU.append(TreeCpu(include_root=False))
+    return CHILDREN_CPU[0].seconds()
 
 
 def duckdb_query(files: list[str], out: str) -> str:

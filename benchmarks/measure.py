@@ -1,4 +1,4 @@
-"""What the benchmarks measure beside time: peak resident memory of a run and its child processes."""
+"""What the benchmarks measure beside wall time: CPU seconds and peak resident memory of a process tree."""
 from __future__ import annotations
 
 import os
@@ -39,3 +39,46 @@ class PeakMemory:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
+
+
+class TreeCpu:
+    """CPU seconds of a process tree (`pid` and its descendants, or the descendants alone), sampled in a thread every
+    `interval` seconds: a process that has ended keeps what it was last seen using, so the count never goes back
+    when a Python worker or a child exits between two readings (one that lives less than `interval` is missed)."""
+
+    def __init__(self, pid: int | None = None, include_root: bool = True, interval: float = 0.2) -> None:
+        self.root, self.include_root, self.interval = psutil.Process(pid or os.getpid()), include_root, interval
+        self.seen: dict[tuple[int, float], float] = {}  # (pid, start time): the pid may be reused
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        try:
+            tree = self.root.children(recursive=True) + ([self.root] if self.include_root else [])
+        except psutil.NoSuchProcess:
+            return
+        for process in tree:
+            try:
+                times, key = process.cpu_times(), (process.pid, process.create_time())
+            except psutil.Error:
+                continue
+            with self._lock:
+                self.seen[key] = times.user + times.system  # an ended child is counted by its own entry
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def seconds(self) -> float:
+        """The tree's CPU seconds so far."""
+        self._sample()
+        with self._lock:
+            return sum(self.seen.values())
+
+    def total(self) -> float:
+        """Stop sampling: the tree's CPU seconds."""
+        self._stop.set()
+        self._thread.join()
+        return self.seconds()
