@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from testkit.doc_archive import build
+from testkit.doc_archive import L2S, build
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,8 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--leave-out", type=float, default=0.25, help="share of each translation left out")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--l2", default=",".join(L2S), help="languages paired with English (the Handbook also has "
+                                                           "it, pt and ru)")
     args = parser.parse_args(argv)
-    stats = build(args.packages, args.out, args.leave_out, args.seed)
+    stats = build(args.packages, args.out, args.leave_out, args.seed, tuple(args.l2.split(",")))
     print(json.dumps({key: stats[key] for key in ("pages", "pages_by_host_lang", "pairs")}, indent=1))
     return 0 if stats["pages"] else 1
 

@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared" / "data"
 DEFAULT_ARCHIVES = (SHARED / "real-sites", SHARED / "real-sites-2")
 DEFAULT_POSITIVES = SHARED / "wmt16" / "train.pairs"
-LANG_NAMES = {"fr": "fra", "de": "deu", "es": "spa", "ru": "rus"}
+LANG_NAMES = {"fr": "fra", "de": "deu", "es": "spa", "ru": "rus", "it": "ita", "pt": "por"}
 #: the grid the leave-one-site-out choice runs over (a VerificationConfig field and its values)
 DEFAULT_GRID = "min_lang_share=0.4,0.45,0.5,0.55"
 #: the strict precision every site should reach (the dashed line of loso.png)

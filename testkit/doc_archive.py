@@ -37,6 +37,7 @@ from parascout.udfs.index.cdx import format_cdx_line
 from testkit.warc import record_bytes
 
 SHARED = Path(os.environ.get("PARASCOUT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+#: the languages paired with English by default (the real-sites archives'); the Handbook has it, pt and ru too
 L2S = ("fr", "de", "es")
 TIMESTAMP = "20240215103000"
 WARC_DATE = "2024-02-15T10:30:00Z"
@@ -68,7 +69,8 @@ class Site:
 
 
 SITES = (
-    Site("debian-handbook", "debian-handbook.info", {"en": "en-US", "fr": "fr-FR", "de": "de-DE", "es": "es-ES"},
+    Site("debian-handbook", "debian-handbook.info", {"en": "en-US", "fr": "fr-FR", "de": "de-DE", "es": "es-ES",
+                                                     "it": "it-IT", "pt": "pt-BR", "ru": "ru-RU"},
          "/usr/share/doc/debian-handbook/html/{code}/{page}", "https://debian-handbook.info/browse/{code}/stable/{page}"),
     Site("debian-reference", "www.debian.org", {"en": "en", "fr": "fr", "de": "de", "es": "es"},
          "/usr/share/debian-reference/{page}.{code}.html",
@@ -129,13 +131,13 @@ def digest(data: bytes) -> str:
     return b32encode(hashlib.sha1(data).digest()).decode("ascii")
 
 
-def build(packages: Path, out: Path, leave_out: float, seed: int) -> dict:
-    """Write warc/, indexes/ and truth/ under `out`; the archive's counts."""
-    rng = random.Random(seed)
+def build(packages: Path, out: Path, leave_out: float, seed: int, languages: tuple[str, ...] = L2S) -> dict:
+    """Write warc/, indexes/ and truth/ under `out` for English and `languages` (where a site has them); the archive's
+    counts. Each site and language leaves out its own seeded draw of pages, whatever other languages are built."""
     (out / "warc").mkdir(parents=True, exist_ok=True)
     (out / "indexes").mkdir(exist_ok=True)
     (out / "truth").mkdir(exist_ok=True)
-    pages, pairs, cdx_lines, stats = [], {l2: [] for l2 in L2S}, [], {"pages_by_host_lang": {}}
+    pages, pairs, cdx_lines, stats = [], {l2: [] for l2 in languages}, [], {"pages_by_host_lang": {}}
     offset = 0
     with open(out / WARC_NAME, "wb") as warc:
         for site in SITES:
@@ -144,9 +146,12 @@ def build(packages: Path, out: Path, leave_out: float, seed: int) -> dict:
                 print(f"{site.name}: no pages under {packages} (extract the package there)", file=sys.stderr)
                 continue
             kept = {"en": set(names)}
-            for l2 in L2S:  # a quarter of each translation left out, the site's entry page kept
+            for l2 in languages:  # a quarter of each translation left out, the site's entry page kept
+                rng = random.Random(f"{seed}/{site.name}/{l2}")
                 kept[l2] = {name for name in names if name.startswith("index") or rng.random() >= leave_out}
             for lang, code in site.codes.items():
+                if lang not in kept:
+                    continue
                 for name in names:
                     path = packages / site.source.format(code=code, page=name).lstrip("/")
                     if name not in kept[lang] or not path.exists():
@@ -169,7 +174,7 @@ def build(packages: Path, out: Path, leave_out: float, seed: int) -> dict:
     for page in pages:
         if page["lang"] != "en":
             continue
-        for l2 in L2S:
+        for l2 in languages:
             other = by_doc.get((page["doc"], l2))
             if other is None:
                 continue
@@ -208,8 +213,9 @@ def write_truth(out: Path, pages: list[dict], pairs: dict) -> None:
                "cld2_en_share", "l2_prose_chars", "en_path", "l2_path"]
     for l2, rows in pairs.items():
         write_tsv(out / "truth" / f"pairs_en-{l2}.tsv", rows, columns)
-    write_tsv(out / "truth" / "pairs.tsv", pairs["fr"], columns)
-    in_fr = {row["en_url"] for row in pairs["fr"]} | {row["fr_url"] for row in pairs["fr"]}
+    french = pairs.get("fr", [])  # pairs.tsv and pages.tsv's kinds are en-fr's, as in the real-sites archives
+    write_tsv(out / "truth" / "pairs.tsv", french, columns)
+    in_fr = {row["en_url"] for row in french} | {row["fr_url"] for row in french}
     page_rows = [{**page, "kind": "paired" if page["url"] in in_fr else "monolingual" if page["lang"] in ("en", "fr")
                   else "third-language", "role": "page", "cld2": cdx_languages(page["html"]), "recaptured": 0}
                  for page in pages]
