@@ -129,11 +129,13 @@ def test_a_site_spans_its_language_subdomains(spark, tmp_path):
         results[group_by] = spark.read.parquet(str(root / "replay_summary")).toPandas().set_index("policy")
     site = results["site"]
     assert list(site["site"].unique()) == ["delta.is"] and (site["n_pairs"] == len(truth)).all()
+    assert (site["host"] == "en.delta.is,is.delta.is,www.delta.is").all()  # where a reader keys replays by host
     assert site.loc["oracle", "pairs_found"] == site.loc["bfs", "pairs_found"] == len(truth)
     assert site.loc["bfs", "n_docs"] == (docs["status"] == "ok").sum()
     # each host alone (its own site): the truth pairs join their English side's host, whose graph lacks the other side
     host = results["host"]
     assert list(host["site"].unique()) == ["en.delta.is"] and (host["n_pairs"] == 0).all()
+    assert list(host["host"].unique()) == ["en.delta.is"]
     assert (host["n_unusable_truth_pairs"] == len(truth)).all()
 
 

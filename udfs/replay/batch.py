@@ -75,7 +75,8 @@ def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayRun) -> p
     graph = build_graph(docs, site)
     truth_index = build_truth(graph, truth)
     seeds = config.seeds.get(site) or [url for name in sorted(graph.scope) for url in config.seeds.get(name, [])] or None
-    base = {"site": site, "n_rows": len(docs), "n_truth_pairs": truth_index.n_input_pairs,
+    hosts = ",".join(sorted(docs["host"].dropna().astype(str).unique())) if "host" in docs else site
+    base = {"site": site, "host": hosts or site, "n_rows": len(docs), "n_truth_pairs": truth_index.n_input_pairs,
             "n_unusable_truth_pairs": truth_index.n_unusable_pairs}
     rows, crawls = [], {}
     for name in config.policies:

@@ -10,6 +10,7 @@ declare(
           columns_from(
         *REPLAY_KEYS,
         ("status*", "string", "ok, or why the site was not replayed"),
+        ("host", "string", "the site's hosts, comma-separated (one for most sites): where a reader keys replays by host"),
         ("n_rows", "bigint", "docs rows of the site"),
         ("n_docs", "bigint", "usable documents"),
         ("n_nodes", "bigint", "pages in the link graph (fetched or linked)"),
