@@ -10,7 +10,9 @@ plus, with --lexicon, the translation lexicon: udfs/export/bitext/align.py) and 
 - `bitext/<A>-<B>.documents.gz` (Bitextor: src_url, trg_url, src_doc, trg_doc, the texts base64),
   `bitext/<A>-<B>.sent.gz` (Bitextor: src_url, trg_url, src_text, trg_text, aligner_score), each opening with a
   header line naming its columns as Bitextor 8.2+ does (--format bitextor-8.1: none), and
-  `bitext/<A>-<B>.tmx.gz` (TMX 1.4b, one unit per unique pair with its count).
+  `bitext/<A>-<B>.tmx.gz` (TMX 1.4b, one unit per unique pair with its count); on a local root
+  `<A>-<B>.documents.tsv.gz` and `<A>-<B>.sent.tsv.gz` link to the two TSVs (their names before Bitextor 8.2's,
+  which the real-sites archives' scorer reads).
 Input document pairs = exported + filtered (no sentence pair kept, other language pair) + bad (a text
 missing or empty, too many sentences).
 Several pairs (--langs en:fr,de) are exported in one pass, each document pair aligned with its own pair's
@@ -46,6 +48,7 @@ from parascout.udfs.export.bitext.export import (
 from parascout.udfs.export.bitext.formats import (
     DOCUMENT_COLUMNS,
     DOCUMENTS_SUFFIX,
+    EARLIER_NAMES,
     SENTENCE_COLUMNS,
     SENTENCES_SUFFIX,
     TMX_FOOTER,
@@ -332,6 +335,10 @@ class ExportBitextJob(Job):
             for kind, counts in written.items():
                 self.report.output(f"{name}{kind}", counts[label])
         table_layout.write_files_manifest(folder, self.report.data["run_id"])
+        if storage.is_local(folder):
+            for label in labels:
+                for suffix, earlier in EARLIER_NAMES.items():
+                    storage.link_file(storage.join(folder, f"{label}{suffix}"), storage.join(folder, f"{label}{earlier}"))
 
     @staticmethod
     def write_per_pair(frame, labels: list[str], write) -> dict[str, int]:

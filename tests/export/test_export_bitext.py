@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 from xml.etree import ElementTree
 
@@ -140,7 +141,10 @@ def test_export_bitext_job_writes_every_format_and_balances(spark, tmp_path):
     # report examples: whole sentences (>= 6 words), one per document
     assert [example[0] for example in report["metrics"]["examples"]] == ["My father built it in 1950."]
     assert sorted(path.name for path in (tmp_path / "bitext").glob("*.gz")) == [
-        "eng-fra.documents.gz", "eng-fra.sent.gz", "eng-fra.tmx.gz"]
+        "eng-fra.documents.gz", "eng-fra.documents.tsv.gz", "eng-fra.sent.gz", "eng-fra.sent.tsv.gz", "eng-fra.tmx.gz"]
+    for earlier, bitextor in (("documents.tsv.gz", "documents.gz"), ("sent.tsv.gz", "sent.gz")):
+        # the names the real-sites archives' scorer reads link to the files named as Bitextor names them
+        assert os.readlink(tmp_path / "bitext" / f"eng-fra.{earlier}") == f"eng-fra.{bitextor}"
     with gzip.open(tmp_path / "bitext" / "eng-fra.sent.gz", "rt") as handle:
         sent_lines = handle.readlines()
     assert sent_lines[0] == "src_url\ttrg_url\tsrc_text\ttrg_text\taligner_score\n"  # Bitextor 8.2+'s header
@@ -212,7 +216,8 @@ def test_a_rerun_after_a_killed_export_rewrites_the_bitext_files_whole(spark, tm
     first = run_job(ExportBitextJob, spark, argv)
     folder = tmp_path / "bitext"
     whole = bitext_contents(folder)
-    assert set(whole) == {"eng-fra.documents.gz", "eng-fra.sent.gz", "eng-fra.tmx.gz"}
+    assert set(whole) == {"eng-fra.documents.gz", "eng-fra.sent.gz", "eng-fra.tmx.gz", "eng-fra.documents.tsv.gz",
+                          "eng-fra.sent.tsv.gz"}
     assert json.loads((folder / "_manifest.json").read_text())["run_id"] == first["run_id"]
     tmx = folder / "eng-fra.tmx.gz"
     tmx.write_bytes(tmx.read_bytes()[: tmx.stat().st_size // 2])  # a file cut as a kill during a copy leaves it
