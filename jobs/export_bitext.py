@@ -10,9 +10,9 @@ plus, with --lexicon, the translation lexicon: udfs/export/bitext/align.py) and 
 - `bitext/<A>-<B>.documents.gz` (Bitextor: src_url, trg_url, src_doc, trg_doc, the texts base64),
   `bitext/<A>-<B>.sent.gz` (Bitextor: src_url, trg_url, src_text, trg_text, aligner_score), each opening with a
   header line naming its columns as Bitextor 8.2+ does (--format bitextor-8.1: none), and
-  `bitext/<A>-<B>.tmx.gz` (TMX 1.4b, one unit per unique pair with its count); on a local root
-  `<A>-<B>.documents.tsv.gz` and `<A>-<B>.sent.tsv.gz` link to the two TSVs (their names before Bitextor 8.2's,
-  which the real-sites archives' scorer reads).
+  `bitext/<A>-<B>.tmx.gz` (TMX 1.4b, one unit per unique pair with its count); on a local root also
+  `<A>-<B>.documents.tsv.gz` and `<A>-<B>.sent.tsv.gz`, the two TSVs without the header line, as parascout wrote them
+  before Bitextor 8.2's names and as the real-sites archives' scorer reads them.
 Input document pairs = exported + filtered (no sentence pair kept, other language pair) + bad (a text
 missing or empty, too many sentences).
 Several pairs (--langs en:fr,de) are exported in one pass, each document pair aligned with its own pair's
@@ -334,11 +334,12 @@ class ExportBitextJob(Job):
             name = "bitext/" if len(self.pairs) == 1 else f"bitext/{label}."
             for kind, counts in written.items():
                 self.report.output(f"{name}{kind}", counts[label])
-        table_layout.write_files_manifest(folder, self.report.data["run_id"])
         if storage.is_local(folder):
             for label in labels:
                 for suffix, earlier in EARLIER_NAMES.items():
-                    storage.link_file(storage.join(folder, f"{label}{suffix}"), storage.join(folder, f"{label}{earlier}"))
+                    self.write_gzip(storage.join(folder, f"{label}{earlier}"),
+                                    headerless_lines(storage.join(folder, f"{label}{suffix}"), self.args.format))
+        table_layout.write_files_manifest(folder, self.report.data["run_id"])
 
     @staticmethod
     def write_per_pair(frame, labels: list[str], write) -> dict[str, int]:
@@ -363,6 +364,17 @@ class ExportBitextJob(Job):
                 count += 1
             out.write(footer.encode("utf-8"))
         return count
+
+
+def headerless_lines(path: str, tsv_format: str):
+    """The lines of a local gzip TSV that export-bitext wrote in `tsv_format`, its header line left out."""
+    import gzip
+
+    with gzip.open(storage.local_path(path), "rt", encoding="utf-8", newline="\n") as lines:
+        if tsv_header(("column",), tsv_format):
+            next(lines, None)
+        yield from lines
+
 
 if __name__ == "__main__":
     ExportBitextJob().run()

@@ -217,15 +217,6 @@ def delete_file(path: str) -> None:
         filesystem.delete_file(inner)
 
 
-def link_file(target: str, link: str) -> None:
-    """On the local filesystem, make `link` a symbolic link to `target` (in the same folder), replacing what was
-    there."""
-    link_path = local_path(link)
-    if os.path.lexists(link_path):
-        os.remove(link_path)
-    os.symlink(os.path.basename(local_path(target)), link_path)
-
-
 def modified_at(path: str):
     """When a file was last written (a UTC datetime), None when it is absent."""
     from pyarrow import fs

@@ -25,8 +25,8 @@ SENTENCE_COLUMNS = ("src_url", "trg_url", "src_text", "trg_text", "aligner_score
 #: the file names after the pair label (`eng-fra.sent.gz`), Bitextor's `{lang1}-{lang2}.sent.gz`
 DOCUMENTS_SUFFIX = ".documents.gz"
 SENTENCES_SUFFIX = ".sent.gz"
-#: the names the files had before Bitextor 8.2's, which the real-sites archives' scorer (score.py) still reads: on a
-#: local root each is a link to the file named as Bitextor names it
+#: the names the TSVs had before Bitextor 8.2's, header-less, which the real-sites archives' scorer (score.py) reads:
+#: export-bitext writes these copies too on a local root
 EARLIER_NAMES = {DOCUMENTS_SUFFIX: ".documents.tsv.gz", SENTENCES_SUFFIX: ".sent.tsv.gz"}
 
 #: tabs and every line break a reader may split on: \\n and \\r (csv, pandas, Bitextor's tools), and the others
