@@ -56,6 +56,7 @@ from parascout.udfs.rank.url_models.training_data import load_pairs, pair_exampl
 log = logging.getLogger("parascout.benchmarks")
 PAIRS_FILE = os.path.join(REPO, "..", "shared", "data", "wmt16", "train.pairs")
 SRC_LANG, TRG_LANG = "eng", "fra"
+REAL_SITES = [os.path.join(REPO, "..", "shared", "data", name) for name in ("real-sites", "real-sites-2")]
 
 
 def greedy_one_to_one(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -155,7 +156,24 @@ def baseline_scorers() -> dict:
     return scorers
 
 
-def evaluate_url2lang(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int], config: TrainingConfig) -> dict:
+def archive_urls(archives: list[str]) -> pd.DataFrame:
+    """(archive, host, url, lang) of the English and French pages of real-sites archives (truth/pages.tsv): URLs of
+    sites the WMT16 hosts never show, labelled by the page's real language."""
+    frames = []
+    for archive in archives:
+        pages = pd.read_csv(os.path.join(archive, "truth", "pages.tsv"), sep="\t", dtype=str, keep_default_na=False,
+                            quoting=3)
+        pages = pages[pages["lang"].isin(["en", "fr"])]
+        frames.append(pd.DataFrame({"archive": os.path.basename(os.path.normpath(archive)), "host": pages["host"],
+                                    "url": pages["url"], "lang": pages["lang"].map({"en": SRC_LANG, "fr": TRG_LANG})}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["archive", "host", "url", "lang"])
+
+
+def evaluate_url2lang(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int], config: TrainingConfig,
+                      real_urls: pd.DataFrame | None = None) -> dict:
+    """Host-disjoint url2lang on WMT16; with `real_urls` (archive_urls), each fold's model also labels the real
+    sites' URLs (every URL once per fold)."""
+    real: dict[str, tuple[list, list]] = {}
     urls = pd.concat([pd.DataFrame({"url": gold["src_url"], "host": gold["host"], "lang": SRC_LANG, "fold": folds}),
                       pd.DataFrame({"url": gold["trg_url"], "host": gold["host"], "lang": TRG_LANG, "fold": folds})])
     urls = urls.drop_duplicates("url")
@@ -174,9 +192,16 @@ def evaluate_url2lang(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int],
         truth += test["lang"].tolist()
         tested += test["url"].tolist()
         predicted += frame[[SRC_LANG, TRG_LANG]].idxmax(axis=1).tolist()
+        for name, pages in ([] if real_urls is None else real_urls.groupby(["archive", "host"])):
+            labels = model.predict_lang(pages["url"].tolist())[[SRC_LANG, TRG_LANG]].idxmax(axis=1).tolist()
+            found = real.setdefault(" ".join(name), ([], []))
+            found[0].extend(pages["lang"].tolist())
+            found[1].extend(labels)
     report = classification_report(truth, predicted, labels=[SRC_LANG, TRG_LANG])
     report["urls_per_cpu_second"] = len(tested) / max(cpu_seconds, 1e-9)
     report["errors"] = [f"{url} (truth {t})" for url, t, p in zip(tested, truth, predicted) if t != p]
+    report["real_sites"] = {name: classification_report(t, p, labels=[SRC_LANG, TRG_LANG])
+                            for name, (t, p) in sorted(real.items())}
     return report
 
 
@@ -234,15 +259,34 @@ def evaluate_pairs(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int], co
     return {"pair_report": report, "recalls": recalls, "seconds": seconds, "errors": errors}
 
 
-def report_run(lang: dict, result: dict, summary: dict, threads: int, examples: int) -> None:
-    """Print one run's figures (and up to `examples` errors of each kind) and append them to `summary`."""
-    print(f"url2lang held-out hosts: accuracy {lang['accuracy']:.4f}, macro-F1 {lang['macro']['f1']:.4f} "
-          f"({lang['examples']} URLs, {lang['urls_per_cpu_second']:.0f} URLs/CPU-s)")
+def report_run(lang: dict, result: dict | None, summary: dict, threads: int, examples: int) -> None:
+    """Print one run's figures (and up to `examples` errors of each kind) and append them to `summary`; `lang` or
+    `result` is empty where --tasks left its task out."""
+    figures: dict[str, float] = {}
+    if lang:
+        print(f"url2lang held-out hosts: accuracy {lang['accuracy']:.4f}, macro-F1 {lang['macro']['f1']:.4f} "
+              f"({lang['examples']} URLs, {lang['urls_per_cpu_second']:.0f} URLs/CPU-s)")
+        figures.update({"url2lang macro-F1": lang["macro"]["f1"], "url2lang URLs per CPU-s": lang["urls_per_cpu_second"]})
+        for name, site in lang["real_sites"].items():
+            print(f"url2lang on real site {name}: accuracy {site['accuracy']:.4f}, macro-F1 "
+                  f"{site['macro']['f1']:.4f} ({site['examples']} URLs)")
+            figures[f"url2lang accuracy {name}"] = site["accuracy"]
+        print(f"url2lang errors: {len(lang['errors'])}")
+        for line in lang["errors"][:examples]:
+            print("  " + line)
+    if result is not None:
+        figures.update(report_pairs(result, threads, examples))
+    for name, value in figures.items():
+        summary.setdefault(name, []).append(value)
+
+
+def report_pairs(result: dict, threads: int, examples: int) -> dict[str, float]:
+    """Print the pair model's figures of one run; return them."""
     report = result["pair_report"]
     print(f"pairs held-out hosts: macro-F1 {report['macro']['f1']:.4f} (parallel F1 "
           f"{report['per_class']['1']['f1']:.4f}, non-parallel F1 {report['per_class']['0']['f1']:.4f}, "
           f"{report['examples']} pairs)")
-    figures = {"url2lang macro-F1": lang["macro"]["f1"], "pair macro-F1": report["macro"]["f1"]}
+    figures = {"pair macro-F1": report["macro"]["f1"]}
     best_baseline = 0.0
     for name, found in result["recalls"].items():
         recall = found["correct"] / max(found["gold"], 1)
@@ -258,16 +302,11 @@ def report_run(lang: dict, result: dict, summary: dict, threads: int, examples: 
     print(f"training {seconds['train']:.0f}s; scoring {seconds['scored_pairs']} pool pairs at "
           f"{seconds['scored_pairs'] / max(seconds['score'], 1e-9):.0f} pairs/CPU-s ({threads} thread(s))")
     figures["pool pairs per CPU-s"] = seconds["scored_pairs"] / max(seconds["score"], 1e-9)
-    figures["url2lang URLs per CPU-s"] = lang["urls_per_cpu_second"]
     for kind, (total, wrong) in sorted(result["errors"].items()):
         print(f"pair test errors, {kind}: {len(wrong)}/{total}")
         for line in wrong[:examples]:
             print("  " + line)
-    print(f"url2lang errors: {len(lang['errors'])}")
-    for line in lang["errors"][:examples]:
-        print("  " + line)
-    for name, value in figures.items():
-        summary.setdefault(name, []).append(value)
+    return figures
 
 
 # ---- the orphan protocol ------------------------------------------------------------------
@@ -440,6 +479,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--orphan-share", type=float, default=0.3)
     parser.add_argument("--with-lang-model", action="store_true", help="orphan: also score × a url2lang model")
     parser.add_argument("--examples", type=int, default=10, help="errors printed per kind")
+    parser.add_argument("--tasks", default="url2lang,pairs", help="gold protocol: the models trained and evaluated")
+    parser.add_argument("--real-sites", nargs="*", default=[path for path in REAL_SITES if os.path.isdir(path)],
+                        metavar="DIR", help="url2lang: also label these archives' English and French page URLs "
+                                            "(default: ../shared/data/real-sites and real-sites-2 where present)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("parascout.url_models").setLevel(logging.WARNING)
@@ -464,8 +507,10 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             config = config_for(backend, args.transformer_minutes, seed, args.base_model, args.learning_rate,
                                 args.max_length, args.transformer_epochs, args.train_embeddings)
-            lang = evaluate_url2lang(gold, folds, fold_ids, config)
-            result = evaluate_pairs(gold, folds, fold_ids, config, scorers)
+            tasks = args.tasks.split(",")
+            lang = evaluate_url2lang(gold, folds, fold_ids, config, archive_urls(args.real_sites)) \
+                if "url2lang" in tasks else {}
+            result = evaluate_pairs(gold, folds, fold_ids, config, scorers) if "pairs" in tasks else None
             print(f"\n== {backend}{' from ' + args.base_model if backend != 'ngram' and args.base_model else ''}, "
                   f"seed {seed} (held-out fold(s) {fold_ids}, {time.monotonic() - started:.0f}s) ==")
             report_run(lang, result, summary, args.threads, args.examples)
