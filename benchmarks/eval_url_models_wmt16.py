@@ -21,8 +21,8 @@ translated path), and the gold-pool recall of the same trained models beside it.
     .venv/bin/python benchmarks/eval_url_models_wmt16.py [--backends ngram,transformer] [--folds 5]
         [--transformer-minutes 4] [--transformer-folds 1] [--seeds 3] [--held-out 1]
         [--base-model e5-small-bundled] [--learning-rate 5e-5] [--max-length 96] [--examples 10]
-    .venv/bin/python benchmarks/eval_url_models_wmt16.py --protocol orphan [--eval-folds 5] [--seeds 1]
-        [--orphan-share 0.3] [--examples 10]
+    .venv/bin/python benchmarks/eval_url_models_wmt16.py --protocol orphan [--eval-folds 5 | --held-out 1] [--seeds 1]
+        [--orphan-share 0.3] [--examples 10] [--backends transformer --base-model e5-small-bundled]
 """
 from __future__ import annotations
 
@@ -343,16 +343,17 @@ def model_scored(model, pool: pd.DataFrame, lang_model=None) -> pd.DataFrame:
 
 
 def evaluate_orphans(gold: pd.DataFrame, folds: pd.Series, fold_ids: list[int], seed: int, orphan_share: float,
-                     with_lang_model: bool) -> dict:
-    """Per held-out fold: train on the others, orphan the test hosts' pools, align with every system."""
+                     with_lang_model: bool, config: TrainingConfig | None = None) -> dict:
+    """Per held-out fold: train on the others (the pair model as `config` says: the n-gram model by default),
+    orphan the test hosts' pools, align with every system."""
     systems = string_systems()
     aligned: dict[str, list[pd.DataFrame]] = {}
     kept_gold, gold_pool, reliability_data = [], {}, {}
     for fold in fold_ids:
         train_gold, test_gold = gold[folds != fold], gold[folds == fold]
         train = pair_examples(train_gold, dev_fraction=0.2, test_fraction=0.0, seed=fold + 100 * seed)
-        result = train_model("pairs", train, config_for("ngram", 0, seed), {"source": "wmt16"})
-        model = result.model
+        result = train_model("pairs", train, config or config_for("ngram", 0, seed), {"source": "wmt16"})
+        model = deployed(result.model)
         decision = model.metadata.get("decision", {})
         pool, kept = orphan_pools(test_gold.assign(src_lang=SRC_LANG, trg_lang=TRG_LANG), orphan_share, seed=fold)
         kept_gold.append(kept)
@@ -523,13 +524,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def main_orphans(gold: pd.DataFrame, folds: pd.Series, args) -> int:
     fold_ids = list(range(min(args.eval_folds or args.folds, args.folds)))
+    if args.held_out:
+        fold_ids = [int(fold) for fold in args.held_out.split(",")]
+    backend = args.backends.split(",")[0].strip()  # the pair model: the first of --backends
     print(f"WMT16 train.pairs: {len(gold)} gold pairs, {gold['host'].nunique()} hosts, {args.folds} domain folds "
           f"({len(fold_ids)} held out in turn), orphan share {args.orphan_share}")
     summary: dict[str, list[float]] = {}
     for seed in range(args.seeds):
         started, cpu = time.monotonic(), time.process_time()
-        result = evaluate_orphans(gold, folds, fold_ids, seed, args.orphan_share, args.with_lang_model)
-        print(f"\n== orphan protocol, seed {seed} ({time.monotonic() - started:.0f}s, "
+        config = config_for(backend, args.transformer_minutes, seed, args.base_model, args.learning_rate,
+                            args.max_length, args.transformer_epochs, args.train_embeddings)
+        result = evaluate_orphans(gold, folds, fold_ids, seed, args.orphan_share, args.with_lang_model, config)
+        print(f"\n== orphan protocol, {backend} pair model, seed {seed} ({time.monotonic() - started:.0f}s, "
               f"{time.process_time() - cpu:.0f} CPU-s) ==")
         report_orphans(result, args.examples if seed == 0 else 0, summary)
     if args.seeds > 1:
