@@ -4,9 +4,10 @@ benchmarks/build_doc_archive.py is its command line.
 
 Sites: The Debian Administrator's Handbook (debian-handbook.info, `/browse/<ll-CC>/stable/<page>.html`, the
 package's 127 pages per language) and the Debian Reference (www.debian.org, `.../debian-reference/<page>.<ll>.html`),
-English with French, German and Spanish. Each page's real HTML at its public URL, one WARC response record each, a
-CDX line with CLD2's languages as CommonCrawl writes them; a quarter of each translation left out (seeded), so that
-English pages lack partners.
+English with French, German and Spanish, and for the Handbook Italian, Brazilian Portuguese and Russian where asked.
+Each page's real HTML at its public URL, one WARC response record each (the same bytes at every build), a CDX line
+with CLD2's languages as CommonCrawl writes them; a quarter of each translation left out (seeded per site and
+language), so that English pages lack partners.
 
 The truth is the real-sites archives' rule, computed here from the HTML alone (not by parascout): of a translated
 page's text blocks (block elements' text without pre, code, script and style; 20 characters and 3 words or more),
