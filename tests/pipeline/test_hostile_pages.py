@@ -296,6 +296,7 @@ def recording_proxy():
             self.send_response(200)
             self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", "0")
+            self.send_header("Connection", "close")  # the server closes it: wget must not try to reuse it
             self.end_headers()
 
         do_GET = do_HEAD
