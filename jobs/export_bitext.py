@@ -22,6 +22,7 @@ counted skip.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 from datetime import datetime
 
@@ -301,15 +302,21 @@ class ExportBitextJob(Job):
         codes = {label: [languages[code].iso639_1 or code for code in label.split("-")] for label in labels}
         created = self.data_time()
 
+        def headerless_copy(label: str, suffix: str) -> str | None:
+            """On a local root, where a TSV's header-less copy for the real-sites scorer goes."""
+            return storage.join(folder, f"{label}{EARLIER_NAMES[suffix]}") if storage.is_local(folder) else None
+
         def write_documents(label, rows):
             lines = (document_line(r["src_url"], r["trg_url"], r["src_text"], r["trg_text"]) for r in rows)
             return self.write_gzip(storage.join(folder, f"{label}{DOCUMENTS_SUFFIX}"), lines,
-                                   header=tsv_header(DOCUMENT_COLUMNS, self.args.format))
+                                   header=tsv_header(DOCUMENT_COLUMNS, self.args.format),
+                                   headerless_copy=headerless_copy(label, DOCUMENTS_SUFFIX))
 
         def write_sentences(label, rows):
             lines = (sentence_line(r["src_url"], r["trg_url"], r["src_text"], r["trg_text"], r["score"]) for r in rows)
             return self.write_gzip(storage.join(folder, f"{label}{SENTENCES_SUFFIX}"), lines,
-                                   header=tsv_header(SENTENCE_COLUMNS, self.args.format))
+                                   header=tsv_header(SENTENCE_COLUMNS, self.args.format),
+                                   headerless_copy=headerless_copy(label, SENTENCES_SUFFIX))
 
         def write_tmx(label, rows):
             src_code, trg_code = codes[label]
@@ -334,11 +341,6 @@ class ExportBitextJob(Job):
             name = "bitext/" if len(self.pairs) == 1 else f"bitext/{label}."
             for kind, counts in written.items():
                 self.report.output(f"{name}{kind}", counts[label])
-        if storage.is_local(folder):
-            for label in labels:
-                for suffix, earlier in EARLIER_NAMES.items():
-                    self.write_gzip(storage.join(folder, f"{label}{earlier}"),
-                                    headerless_lines(storage.join(folder, f"{label}{suffix}"), self.args.format))
         table_layout.write_files_manifest(folder, self.report.data["run_id"])
 
     @staticmethod
@@ -354,26 +356,23 @@ class ExportBitextJob(Job):
         return counts
 
     @staticmethod
-    def write_gzip(path: str, lines, header: str = "", footer: str = "") -> int:
-        """Stream text lines into a gzip file (storage.open_output: temporary name, then moved); the line count."""
+    def write_gzip(path: str, lines, header: str = "", footer: str = "", headerless_copy: str | None = None) -> int:
+        """Stream text lines into a gzip file (storage.open_output: temporary name, then moved), and into
+        `headerless_copy` too without the header when one is named; the line count."""
         count = 0
-        with storage.open_output(path, compression="gzip") as out:
+        with contextlib.ExitStack() as stack:
+            out = stack.enter_context(storage.open_output(path, compression="gzip"))
+            copy = stack.enter_context(storage.open_output(headerless_copy, compression="gzip")) \
+                if headerless_copy else None
             out.write(header.encode("utf-8"))
             for line in lines:
-                out.write(line.encode("utf-8"))
+                data = line.encode("utf-8")
+                out.write(data)
+                if copy is not None:
+                    copy.write(data)
                 count += 1
             out.write(footer.encode("utf-8"))
         return count
-
-
-def headerless_lines(path: str, tsv_format: str):
-    """The lines of a local gzip TSV that export-bitext wrote in `tsv_format`, its header line left out."""
-    import gzip
-
-    with gzip.open(storage.local_path(path), "rt", encoding="utf-8", newline="\n") as lines:
-        if tsv_header(("column",), tsv_format):
-            next(lines, None)
-        yield from lines
 
 
 if __name__ == "__main__":
