@@ -18,14 +18,12 @@ more (blocks of 150 characters or more) is its untranslated share: `translated` 
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import random
 import shutil
 import sys
 import uuid
-from base64 import b32encode
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +33,7 @@ import pycld2
 from parascout.udfs.common.langs import cld2_to_iso639_3
 from parascout.udfs.common.urls import surt
 from parascout.udfs.index.cdx import format_cdx_line
+from parascout.udfs.sample_archive.warc import sha1_base32
 from testkit.warc import record_bytes
 
 SHARED = Path(os.environ.get("PARASCOUT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -128,10 +127,6 @@ def cdx_languages(html: bytes) -> str:
     return ",".join(code for code in codes if code)
 
 
-def digest(data: bytes) -> str:
-    return b32encode(hashlib.sha1(data).digest()).decode("ascii")
-
-
 def build(packages: Path, out: Path, leave_out: float, seed: int, languages: tuple[str, ...] = L2S) -> dict:
     """Write warc/, indexes/ and truth/ under `out` for English and `languages` (where a site has them); the archive's
     counts. Each site and language leaves out its own seeded draw of pages, whatever other languages are built."""
@@ -162,13 +157,15 @@ def build(packages: Path, out: Path, leave_out: float, seed: int, languages: tup
                     record = record_bytes(url, html, warc_headers={  # the same bytes at every build
                         "WARC-Date": WARC_DATE, "WARC-Record-ID": f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, url)}>"})
                     warc.write(record)
+                    languages_found = cdx_languages(html)
                     cdx_lines.append(format_cdx_line(surt(url), TIMESTAMP, {
                         "url": url, "mime": "text/html", "mime-detected": "text/html", "status": "200",
-                        "digest": digest(html), "length": len(record), "offset": offset, "filename": WARC_NAME,
-                        "charset": "UTF-8", "languages": cdx_languages(html)}))
+                        "digest": sha1_base32(html), "length": len(record), "offset": offset, "filename": WARC_NAME,
+                        "charset": "UTF-8", "languages": languages_found}))
                     offset += len(record)
                     pages.append({"url": url, "lang": lang, "host": site.host, "doc": f"{site.name}:{name}",
-                                  "source": site.name, "path": site.source.format(code=code, page=name), "html": html})
+                                  "source": site.name, "path": site.source.format(code=code, page=name), "html": html,
+                                  "cld2": languages_found})
                     counts = stats["pages_by_host_lang"].setdefault(site.host, {})
                     counts[lang] = counts.get(lang, 0) + 1
     by_doc = {(page["doc"], page["lang"]): page for page in pages}
@@ -218,7 +215,7 @@ def write_truth(out: Path, pages: list[dict], pairs: dict) -> None:
     write_tsv(out / "truth" / "pairs.tsv", french, columns)
     in_fr = {row["en_url"] for row in french} | {row["fr_url"] for row in french}
     page_rows = [{**page, "kind": "paired" if page["url"] in in_fr else "monolingual" if page["lang"] in ("en", "fr")
-                  else "third-language", "role": "page", "cld2": cdx_languages(page["html"]), "recaptured": 0}
+                  else "third-language", "role": "page", "recaptured": 0}
                  for page in pages]
     write_tsv(out / "truth" / "pages.tsv", page_rows, ["url", "lang", "kind", "host", "cld2", "role", "doc", "dup_of",
                                                        "switch_to", "source", "path", "recaptured"])
