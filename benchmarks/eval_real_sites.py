@@ -2,12 +2,13 @@
 with every verification knob chosen leave-one-site-out.
 
     python benchmarks/eval_real_sites.py --out out/real-sites [--archive DIR ...] [--l2 fr,de,es]
-        [--grid min_lang_share=0.4,0.45,0.5,0.55] [--only STEPS]
+        [--grid min_lang_share=0.4,0.45,0.5,0.55] [--only STEPS] [--base-model e5-small-bundled]
 
 For each archive (default: ../shared/data/real-sites and real-sites-2) and each language paired with English that
 the archive has truth for, runs the README's walk-through with defaults and no labels (the lexicon bootstrapped from
 the archive) into OUT/<archive>-<l2>/, writes its logs/steps.tsv (step, exit code, seconds) and scores.json (the
-archive's own score.py). Then verify-pairs runs once more per value of the --grid knob (a VerificationConfig field)
+archive's own score.py). `--base-model` fine-tunes both URL models (train-url2lang and train-pairs) from that
+pretrained encoder instead of training the n-gram models, with a fixed number of steps. Then verify-pairs runs once more per value of the --grid knob (a VerificationConfig field)
 into OUT/<archive>-<l2>/grid/<value>/ (the run's docs, texts and scored pairs linked in), and every site (a host of
 the truth) is scored from each value's verified_pairs. Leave one site out: for each site, the value is the one that
 does best on all the OTHER sites together (the highest F1 of strict precision and recall of translated and partial
@@ -66,14 +67,30 @@ def truth_table(archive: Path, run: Path, l2: str) -> Path:
     return out
 
 
-def steps(archive: Path, run: Path, l2: str, positives: Path, truth: Path) -> list[tuple[str, list[str]]]:
+#: steps of fine-tuning a pretrained encoder (batches of 32): what 8 minutes of one core give multilingual-e5-small
+#: on WMT16 (eval_url_models_wmt16.py), fixed so the models do not depend on the machine's speed or load
+FINE_TUNING_STEPS = {"train-url2lang": 130, "train-pairs": 100}
+
+
+def fine_tuning(step: str, base_model: str | None) -> list:
+    """train-url2lang / train-pairs options that fine-tune `base_model` as the WMT16 comparison does."""
+    if not base_model:
+        return []
+    return ["--backend", "transformer", "--base-model", base_model, "--max-steps", FINE_TUNING_STEPS[step],
+            "--max-epochs", 2, "--batch-size", 32, "--learning-rate", 5e-5, "--max-length", 96, "--patience", 2,
+            "--max-minutes", 60, "--seed", 0]
+
+
+def steps(archive: Path, run: Path, l2: str, positives: Path, truth: Path,
+          base_model: str | None = None) -> list[tuple[str, list[str]]]:
     """The walk-through, in the order that works (documents before ranking: their links propose pairs)."""
     langs, models = f"en,{l2}", run / "models"
     return [
         ("scan-cdx", ["--root", run, "--cdx", archive / "indexes", "--langs", langs]),
         ("bucket-handles", ["--root", run, "--langs", langs]),
-        ("train-url2lang", ["--urls", run / "urls", "--out", models / "url2lang"]),
-        ("train-pairs", ["--positives", positives, "--out", models / "pairs"]),
+        ("train-url2lang", ["--urls", run / "urls", "--out", models / "url2lang",
+                            *fine_tuning("train-url2lang", base_model)]),
+        ("train-pairs", ["--positives", positives, "--out", models / "pairs", *fine_tuning("train-pairs", base_model)]),
         ("fetch-docs", ["--root", run, "--warc-prefix", f"{archive}/", "--select", "all"]),
         ("rank-pairs", ["--root", run, "--langs", langs, "--lang-model", models / "url2lang",
                         "--pair-model", models / "pairs"]),
@@ -90,7 +107,8 @@ def parascout(step: str, arguments: list) -> int:
     return subprocess.call([sys.executable, "-m", "parascout.jobs.cli", step, *map(str, arguments)])
 
 
-def run_pipeline(archive: Path, run: Path, l2: str, positives: Path, only: set[str] | None) -> None:
+def run_pipeline(archive: Path, run: Path, l2: str, positives: Path, only: set[str] | None,
+                 base_model: str | None = None) -> None:
     """The walk-through into `run` (finished steps are reused by the jobs), then the archive's scorer."""
     (run / "logs").mkdir(parents=True, exist_ok=True)
     truth = truth_table(archive, run, l2)
@@ -98,7 +116,7 @@ def run_pipeline(archive: Path, run: Path, l2: str, positives: Path, only: set[s
     if not log.exists():
         log.write_text("step\trc\tseconds\n")  # the header the archive's scorer reads
     with log.open("a") as steps_log:
-        for number, (step, arguments) in enumerate(steps(archive, run, l2, positives, truth), 1):
+        for number, (step, arguments) in enumerate(steps(archive, run, l2, positives, truth, base_model), 1):
             if only and step not in only:
                 continue
             print(f"[{archive.name} en-{l2} {number}/{len(PIPELINE)}] parascout {step}", flush=True)
@@ -296,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="run nothing: score the runs and grid runs an earlier call left under --out")
     parser.add_argument("--grid", default=DEFAULT_GRID, help="KNOB=V1,V2,...: the VerificationConfig knob chosen "
                                                              "leave-one-site-out, and its values")
+    parser.add_argument("--base-model", help="fine-tune both URL models from this pretrained encoder (e.g. "
+                                             "e5-small-bundled) instead of training the n-gram models")
     args = parser.parse_args(argv)
     archives = [Path(path).resolve() for path in (args.archive or DEFAULT_ARCHIVES)]
     missing = [str(path) for path in archives if not (path / "score.py").exists()]
@@ -311,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         for l2 in [lang for lang in args.l2.split(",") if truth_file(archive, lang).exists()]:
             run = out / f"{archive.name}-{l2}"
             if not args.score_only:
-                run_pipeline(archive, run, l2, Path(args.positives), only)
+                run_pipeline(archive, run, l2, Path(args.positives), only, args.base_model)
             truth = read_truth(archive, l2)
             for number, value in enumerate(values, 1):
                 root = run / "grid" / f"{knob}={value}"
