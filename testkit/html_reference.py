@@ -9,13 +9,7 @@ from parascout.udfs.common.language_id import cld2_language
 from parascout.udfs.common.urls import _resolve_link, image_file_name, url_host
 from parascout.udfs.fetch.html_text import MAX_IMAGE_NAME_CHARS, MAX_STRUCTURE_TOKENS, MAX_TITLE_CHARS, WHITESPACE
 from parascout.udfs.fetch.page_walk import MAX_IMAGES, MAX_OUTLINK_CHARS, LinkBudget, bound_links
-from parascout.udfs.fetch.tag_rules import (
-    BLOCK_TAGS,
-    LINK_ATTRIBUTES,
-    PREFORMATTED_TAGS,
-    SKIPPED_CONTENT_TAGS,
-    VOID_TAGS,
-)
+from parascout.udfs.fetch.tag_rules import BLOCK_TAGS, LINK_ATTRIBUTES, SKIPPED_CONTENT_TAGS, VOID_TAGS
 
 
 class StrandParser(HTMLParser):
@@ -35,7 +29,6 @@ class StrandParser(HTMLParser):
         self.title_parts: list[str] = []
         self.html_lang: str | None = None
         self._skip_depth = 0
-        self._pre_depth = 0
         self._in_title = False
         self._block_has_text = False
 
@@ -73,8 +66,6 @@ class StrandParser(HTMLParser):
             self._in_title = True
         if tag in SKIPPED_CONTENT_TAGS:
             self._skip_depth += 1
-        if tag in PREFORMATTED_TAGS:
-            self._pre_depth += 1
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.handle_starttag(tag, attrs)
@@ -90,8 +81,6 @@ class StrandParser(HTMLParser):
             self._end_block()
         if tag in SKIPPED_CONTENT_TAGS and self._skip_depth:
             self._skip_depth -= 1
-        if tag in PREFORMATTED_TAGS and self._pre_depth:
-            self._pre_depth -= 1
         if tag == "title":
             self._in_title = False
 
@@ -104,12 +93,6 @@ class StrandParser(HTMLParser):
         if text:
             self._token(f"[Chunk:{len(text)}]")
             self.chunks.append(text)
-        if self._pre_depth:  # preformatted text: each line a block
-            for number, line in enumerate(data.split("\n")):
-                if number:
-                    self._end_block()
-                self._block_has_text = self._block_has_text or bool(line.strip())
-        elif text:
             self._block_has_text = True
 
 

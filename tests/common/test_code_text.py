@@ -5,7 +5,7 @@ sentence pair."""
 import pandas as pd
 import pytest
 
-from parascout.udfs.common.code_text import code_flags, code_share, generated_lines, is_code
+from parascout.udfs.common.code_text import code_flags, code_share, is_code
 from parascout.udfs.export.bitext.filters import filter_reason
 from parascout.udfs.fetch.html_text import html_features
 from parascout.udfs.lexicon.lexicon import Lexicon
@@ -78,21 +78,6 @@ def test_a_run_of_lines_is_code_when_enough_of_its_lines_are_code_by_themselves(
     # a help page's navigation: previous / next links and a breadcrumb are no operators, and take no title with them
     navigation = ["<< asecd", "Trigonométrie", "asin >>", "Scilab Help >> Fonctions Elémentaires > Trigonométrie > asech"]
     assert code_flags([(line, "text") for line in navigation]) == [False] * 4
-
-
-def test_a_programs_printed_output_is_code_with_the_example_that_prints_it():
-    # a help page's example, one line per row of its <pre>: one statement, then the lines it prints, made from one
-    # template (alone each reads as a few English words)
-    output = [f'Type index: {index} overloading code: "{code}"' for index, code in
-              ((1, "s"), (2, "p"), (4, "b"), (5, "sp"), (6, "spb"), (7, "msp"), (8, "i"), (9, "h"), (10, "c"))]
-    example = ["[ind, onames] = typename();", *output]
-    prose = ENGLISH_PROSE[0]
-    assert not any(is_code(line) for line in output)
-    flags = code_flags([(prose, "text")] + [(line, "text") for line in example] + [(prose, "text")])
-    assert flags == [False] + [True] * len(example) + [False]
-    # lines that share words but not a template, and one line repeated word for word, are no generated output
-    assert generated_lines(["2.1 Eine Quelldatei übersetzen", "2.2 Wie werden Eingabe-Dateien geschrieben",
-                            "Read more", "Read more"]) == [False] * 4
 
 
 # one reference page in several markups a real help system uses for its example: highlighted <div>/<span> runs

@@ -25,7 +25,6 @@ SAME_FEATURES = ("title", "html_lang", "outlinks", "outlinks_same_host", "images
     ('<html><head><base href="/sub/"><link rel="alternate" hreflang="de" href="/de/"></head><body>'
     '<table><tr><th>a</th><td>b<br>c</td></tr></table><svg><title>icon</title></svg>'
     '<iframe src="frame.html"></iframe><img data-src="lazy.jpg"></body></html>'),
-    "<html><head></head><body><p>Run it:</p><pre>$ make\n\n<b>## a comment</b>\nKEY=value</pre><xmp>a\nb</xmp></body></html>",
 ])
 def test_fixtures_give_the_html_parser_features(page):
     old, new = html_parser_features(page, "http://www.example.com/en/x.html"), html_features(
@@ -90,29 +89,6 @@ def test_paragraphs_have_types_languages_hashes_and_boilerplate_marks():
     assert all(p["lang"] is None for p in paragraphs if len(p["text"]) < DEFAULT.min_lang_chars)
     # a page in two languages: CLD2 runs on each main-text block, boilerplate blocks get no language
     assert by_text["We use cookies to im"]["lang"] is None and by_text["First line of an add"]["lang"] == "eng"
-
-
-#: a configuration file quoted in a page: what a documentation site shows in <pre> (or one line per <br>)
-CONFIG_LINES = ("## your SIP domain", "SIP_DOMAIN=sip.example.org", "## chrooted directory",
-                '# CHROOT_DIR="/path/to/chrooted/directory"', "## Startup Options", "STARTOPTIONS=-d")
-PROSE = ("Le fichier de configuration se trouve dans le répertoire de la distribution et il faut le modifier "
-         "avant de démarrer le service.")
-
-
-@pytest.mark.parametrize("markup", ["<pre class='screen'>{}</pre>", "<div class='highlight'><pre><span>{}</span></pre></div>",
-                                    "<p>{}</p>"])
-def test_preformatted_text_keeps_its_lines_and_its_code_is_told_from_prose(markup):
-    """Each line of preformatted text is a block of its own, as the page shows it (and as the same lines one per
-    <br> are): a configuration file is code line by line, its comments with it, and none of it counts as the page's
-    prose."""
-    from parascout.udfs.common.code_text import code_flags
-
-    joiner = "<br>" if markup.startswith("<p>") else "\n"
-    page = f"<html><body><p>{PROSE}</p>" + markup.format(joiner.join(CONFIG_LINES)) + f"<p>{PROSE}</p></body></html>"
-    paragraphs = html_features(page, "https://example.org/fr/page.html")["page_paragraphs"]
-    assert [p["text"] for p in paragraphs] == [PROSE, *CONFIG_LINES, PROSE]
-    flags = code_flags([(p["text"], p["type"]) for p in paragraphs])
-    assert flags == [False] + [True] * len(CONFIG_LINES) + [False]
 
 
 def test_headline_date_line_kept_teasers_and_table_footers_marked():

@@ -164,9 +164,9 @@ def sentence_like(text: str, config: CodeConfig = DEFAULT) -> bool:
 
 def code_flags(paragraphs: list[tuple[str, str | None]], config: CodeConfig = DEFAULT) -> list[bool]:
     """is_code of each (text, type) of a page's paragraphs in their order; a run of paragraphs that are neither
-    sentences nor headings is code as a whole when min_run_code_share of it is code by itself or generated
-    (generated_lines: an example one line per row, its keyword lines and its printed output with it), else only its
-    code paragraphs are (a table of contents with one entry that quotes a command is titles)."""
+    sentences nor headings is code as a whole when min_run_code_share of it is code by itself (an example one line
+    per row, its keyword lines with it), else only its code paragraphs are (a table of contents with one entry that
+    quotes a command is titles)."""
     flags = [is_code(text, config) for text, _ in paragraphs]
     loose = [flag or (kind not in HEADING_TYPES and not sentence_like(text, config))
              for flag, (text, kind) in zip(flags, paragraphs)]
@@ -175,25 +175,7 @@ def code_flags(paragraphs: list[tuple[str, str | None]], config: CodeConfig = DE
         end = start
         while end < len(flags) and loose[end]:
             end += 1
-        generated = generated_lines([text for text, _ in paragraphs[start:end]])
-        if end > start and sum(flag or made for flag, made in zip(flags[start:end], generated)) >= \
-                config.min_run_code_share * (end - start):
+        if end > start and sum(flags[start:end]) >= config.min_run_code_share * (end - start):
             flags[start:end] = [True] * (end - start)
         start = end + 1
     return flags
-
-
-#: what varies between the lines a program prints or a table lists: numbers and quoted literals
-_FIELD = re.compile(r"\d+(?:[.,]\d+)*|\"[^\"]*\"|'[^']*'")
-
-
-def generated_lines(texts: list[str]) -> list[bool]:
-    """Which lines of a run are made from one template with other lines of it (the same words, their numbers and
-    quoted literals aside, and not the same line): a program's output (`Type index: 1 overloading code: "s"`, ...),
-    the rows of a table of values. Such lines are generated, not written: they count as code in their run."""
-    skeletons = [_FIELD.sub("0", text) if _FIELD.search(text) else None for text in texts]
-    variants: dict[str, set[str]] = {}
-    for text, skeleton in zip(texts, skeletons):
-        if skeleton is not None:
-            variants.setdefault(skeleton, set()).add(text)
-    return [skeleton is not None and len(variants[skeleton]) > 1 for skeleton in skeletons]

@@ -38,8 +38,6 @@ PROBE_PAGES = (
      "<noscript>n</noscript><template><p>t</p></template></div></body></html><!-- after -->"),
      "https://example.com/de/index.html"),
     ("<p>no html element \udcff <a href='mailto:x@y'>mail</a><dl><dt>term<dd>definition", None),
-    (("<p>Run:</p><pre class='screen'>$ make\n## a comment\nKEY=value  \n\n<span>a = 1;</span>\n<a href='/x'>"
-      "link\ntwo</a>\u00e9</pre><xmp>x\ny</xmp>"), "https://example.com/"),
     ("", "https://example.com/"),
 )
 

@@ -21,8 +21,7 @@ cdef class Page:
 
 
 @cython.locals(node=Node, child=Node, following=Node, node_id=Py_ssize_t, flags=int, skip=int, titles=int,
-               headings=int, items=int, regions=int, preformatted=int, piece_links=Py_ssize_t, size=Py_ssize_t,
-               line_size=Py_ssize_t, number=Py_ssize_t, lines=list, region=bint,
+               headings=int, items=int, regions=int, piece_links=Py_ssize_t, size=Py_ssize_t, region=bint,
                piece_region=bint, walking=bint, block_open=bint, page_text=WalkText, structure=list,
                title_parts=list, tag_ids=list, anchors=list, open_entries=list, open_regions=list, entry=tuple,
                attributes=dict, data=str, anchor=list)
@@ -49,7 +48,7 @@ cdef str scoped_base(str base, dict scopes, scope_of, str target)
 cdef dict LINKS, IMAGE_NAMES, LINK_SCOPES, IMAGE_SCOPES, BASE_PARTS, TEXT_CUES, CLASS_HINTS
 cdef Py_ssize_t MAX_MEMO_KEYS
 
-cdef int BLOCK, HEADING, LIST_ITEM, ATTRIBUTED, SKIPPED, TITLE, FURNITURE, HINTED, ANCHOR, IMAGE, PREFORMATTED
+cdef int BLOCK, HEADING, LIST_ITEM, ATTRIBUTED, SKIPPED, TITLE, FURNITURE, HINTED, ANCHOR, IMAGE
 cdef Py_ssize_t TEXT_NODE, FIRST_ELEMENT_ID, MAX_STATIC_TAG_ID
 cdef tuple CHUNK_TOKENS
 

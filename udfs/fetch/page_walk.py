@@ -30,7 +30,6 @@ from parascout.udfs.fetch.tag_rules import (
     LINK_ATTRIBUTES,
     LIST_ITEM,
     MAX_STATIC_TAG_ID,
-    PREFORMATTED,
     SKIPPED,
     TAG_IDS,
     TEXT_NODE,
@@ -279,8 +278,7 @@ def scoped_base(base: str, scopes: dict, scope_of, target: str) -> str:
 
 def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
     """One depth-first pass over the trees in `tops`, as the old tokenizer saw the page: a STRAND token per
-    start tag, end tag (void elements have none) and text run; a text block ends at every block tag, and inside
-    preformatted text (<pre>) at every line break, as the page shows it.
+    start tag, end tag (void elements have none) and text run; a text block ends at every block tag.
 
     Written as one loop with local state (iterative: broken pages nest deeply); this is the hot path, so a
     tag's rules are one lookup in TAG_IDS and most elements (inline, no rule) cost a token and a step."""
@@ -290,7 +288,7 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
     block_open = False  # whether the open block holds text
     piece_links = 0
     piece_type, piece_region = "text", False
-    skip = titles = headings = items = regions = preformatted = 0
+    skip = titles = headings = items = regions = 0
     anchors: list[list] = []  # open <a>: [url kept or None, attributes, text parts, first image (src, alt)]
     open_entries: list = []  # the entry and region of each element the walk is inside
     open_regions: list = []
@@ -311,29 +309,15 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                             title_parts.append(data)
                         for anchor in anchors:
                             anchor[2].append(data)
-                    size = 0
-                    if not skip:  # preformatted text: a block per line, as the page shows it
-                        data = tree_nodes.text_of(node) if preformatted else None
-                        lines = None if data is None else data.split("\n")
-                        for number in range(1 if lines is None else len(lines)):
-                            if number and block_open:
-                                add_block(page, walk_text.take_block(page_text), piece_type, piece_links, piece_region,
-                                          max_text_chars)
-                                piece_links, block_open = 0, False
-                            line_size = (walk_text.add_text(page_text, node) if lines is None else
-                                         walk_text.add_utf8(page_text, lines[number].encode("utf-8", "surrogatepass")))
-                            if line_size:
-                                if not block_open:
-                                    piece_type = "heading" if headings else "list_item" if items else "text"
-                                    piece_region = regions > 0
-                                    block_open = True
-                                if anchors:
-                                    piece_links += line_size
-                                size += line_size
-                        if data is not None:  # the node's STRAND token as for any text run
-                            size = len(" ".join(data.split()))
+                    size = 0 if skip else walk_text.add_text(page_text, node)
                     if size:
                         structure.append(CHUNK_TOKENS[size] if size < 4096 else f"[Chunk:{size}]")
+                        if not block_open:
+                            piece_type = "heading" if headings else "list_item" if items else "text"
+                            piece_region = regions > 0
+                            block_open = True
+                        if anchors:
+                            piece_links += size
                 elif node_id < FIRST_ELEMENT_ID:  # a comment, doctype or document node
                     entry = None
                 else:
@@ -353,8 +337,6 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                                 headings += 1
                             elif flags & LIST_ITEM:
                                 items += 1
-                            elif flags & PREFORMATTED:
-                                preformatted += 1
                         if flags & ATTRIBUTED:
                             attributes = (tree_nodes.python_node(node, parser).attributes if entry[3] == "meta"
                                           else tree_nodes.attributes(node, parser, flags & IMAGE))
@@ -398,8 +380,6 @@ def walk_page(tops: list, page: Page, max_text_chars: int) -> None:
                                         headings -= 1
                                     elif flags & LIST_ITEM:
                                         items -= 1
-                                    elif flags & PREFORMATTED:
-                                        preformatted -= 1
                                 elif flags & ANCHOR:
                                     close_anchor(page, anchors.pop())
                                 if flags & SKIPPED:

@@ -1,6 +1,5 @@
 """What the walk (udfs.fetch.page_walk) does at each tag: its STRAND tokens and the flags of the rules it takes part in
-(block, heading, list item, attributes read, skipped content, page furniture, hinted container, anchor, image,
-preformatted text)."""
+(block, heading, list item, attributes read, skipped content, page furniture, hinted container, anchor, image)."""
 from __future__ import annotations
 
 import functools
@@ -11,12 +10,8 @@ VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input
                        "param", "source", "track", "wbr"})
 BLOCK_TAGS = frozenset({"p", "div", "li", "ul", "ol", "dl", "dd", "dt", "h1", "h2", "h3", "h4", "h5", "h6",
                         "td", "th", "tr", "table", "section", "article", "header", "footer", "nav", "aside",
-                        "blockquote", "pre", "listing", "xmp", "plaintext", "br", "form", "main", "figure", "figcaption",
-                        "body", "caption"})
+                        "blockquote", "pre", "br", "form", "main", "figure", "figcaption", "body", "caption"})
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-#: block elements whose text keeps its line breaks as a browser shows it: each line of a code example, a
-#: configuration file or a shell session is a block of its own, as the lines of an example marked up one per <br> are
-PREFORMATTED_TAGS = frozenset({"pre", "listing", "xmp", "plaintext"})
 LIST_ITEM_TAGS = frozenset({"li", "dt", "dd"})
 LINK_ATTRIBUTES = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
 #: elements whose text is page furniture wherever they appear
@@ -29,8 +24,7 @@ BOILERPLATE_HINT = re.compile(r"(?:^|[\W_])(?:nav|navbar|menu|footer|header|side
 ATTRIBUTE_TAGS = frozenset({*LINK_ATTRIBUTES, "img", "link", "base", "html", "meta"})
 
 # flags of an element's tag: one dict lookup per element instead of a set test per rule
-BLOCK, HEADING, LIST_ITEM, ATTRIBUTED, SKIPPED, TITLE, FURNITURE, HINTED, ANCHOR, IMAGE, PREFORMATTED = (
-    1 << i for i in range(11))
+BLOCK, HEADING, LIST_ITEM, ATTRIBUTED, SKIPPED, TITLE, FURNITURE, HINTED, ANCHOR, IMAGE = (1 << i for i in range(10))
 #: Lexbor's tag id of a text node, and the ids below which nodes are no elements (comments, doctype, document)
 TEXT_NODE, FIRST_ELEMENT_ID = 2, 6
 #: Lexbor's fixed tag ids (custom elements get per-document ids above them, looked up by name)
@@ -55,7 +49,7 @@ def tag_entry(node) -> tuple[str, str | None, int, str]:
                  | (name in LIST_ITEM_TAGS) * LIST_ITEM | (name in ATTRIBUTE_TAGS) * ATTRIBUTED
                  | (name in SKIPPED_CONTENT_TAGS) * SKIPPED | (name == "title") * TITLE
                  | (name in BOILERPLATE_TAGS) * FURNITURE | (name in HINTED_TAGS) * HINTED
-                 | (name == "a") * ANCHOR | (name == "img") * IMAGE | (name in PREFORMATTED_TAGS) * PREFORMATTED)
+                 | (name == "a") * ANCHOR | (name == "img") * IMAGE)
         entry = (f"[START:{name}]", None if name in VOID_TAGS else f"[END:{name}]", flags, name)
         if len(TAG_NAMES) < MAX_TAG_NAMES:
             TAG_NAMES[tag] = entry
