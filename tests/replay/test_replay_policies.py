@@ -556,3 +556,35 @@ def test_smart_site_lets_a_third_language_cue_overrule_the_url_models():
     # switchers first either way; then the URL models' /b goes ahead of the uncued /a, /c, unless its cue overrules them
     assert order[False] == urls("/", "/is/", "/x", "/is/x", "/b", "/a", "/c")
     assert order[True] == urls("/", "/is/", "/x", "/is/x", "/a", "/c", "/b")
+
+
+def test_a_sites_urls_and_links_are_scored_once_for_all_its_model_policies(tmp_path_factory, monkeypatch):
+    """smart, smart+lang and smart+site (and its rescoring passes) score the same links: replay_host asks the URL
+    models once per URL and link of a site, and every policy gets the scores it would have computed itself."""
+    from parascout.udfs.replay import batch
+
+    lang_dir, pair_dir = train_tiny_url_models(tmp_path_factory.getbasetemp() / "replay-url-models")
+    lang_scorer, pair_scorer = batch.model_scorers(lang_dir, pair_dir)
+    scored_urls, scored_links = [], []
+
+    def counting_lang_scorer(batch_urls):
+        scored_urls.extend(batch_urls)
+        return lang_scorer(batch_urls)
+
+    def counting_pair_scorer(src_urls, trg_urls):
+        scored_links.extend(zip(src_urls, trg_urls))
+        return pair_scorer(src_urls, trg_urls)
+    monkeypatch.setattr(batch, "model_scorers", lambda *models: (counting_lang_scorer, counting_pair_scorer))
+    docs, truth = multilingual_site(n_articles=40, seed=3)
+    policies = ("smart", "smart+lang", "smart+site")
+    rows = batch.replay_host(docs, truth, batch.ReplayRun(langs=LANGS, policies=policies, lang_model=lang_dir,
+                                                          pair_model=pair_dir)).set_index("policy")
+    assert scored_links and len(scored_links) == len(set(scored_links))
+    assert scored_urls and len(scored_urls) == len(set(scored_urls))
+    graph = build_graph(docs)
+    sample_every = batch.DEFAULT.sample_every
+    for name in policies:  # each policy on its own, with the models' own scorers: the same crawl
+        alone = simulate(graph, make_policy(name, langs=LANGS, lang_scorer=lang_scorer, pair_scorer=pair_scorer),
+                         build_truth(graph, truth), sample_every=sample_every)
+        assert list(rows.loc[name, "curve_pairs_found"]) == alone.curve()["pairs_found"].tolist(), name
+        assert list(rows.loc[name, "curve_fetched"]) == alone.curve()["fetched"].tolist(), name

@@ -65,6 +65,36 @@ def model_scorers(lang_model: str, pair_model: str):
     return load_model(lang_model).predict_lang, load_model(pair_model).predict_parallel
 
 
+class SiteScores:
+    """A site's URL-model scores, each URL's language and each link's P(parallel) computed once for every policy of
+    the site's replay that asks (smart, smart+lang, smart+site and its rescoring passes score the same links): with a
+    transformer model a link costs thousands of times what it costs with the n-gram model."""
+
+    def __init__(self, lang_scorer, pair_scorer):
+        self._lang_scorer, self._pair_scorer = lang_scorer, pair_scorer
+        self._langs: dict[str, dict] = {}
+        self._pairs: dict[tuple[str, str], float] = {}
+        self.scored_urls = self.scored_pairs = 0
+
+    def lang(self, urls: list[str]) -> pd.DataFrame:
+        """lang_scorer's probabilities per language, one row per URL."""
+        missing = [url for url in dict.fromkeys(urls) if url not in self._langs]
+        if missing:
+            self._langs.update(zip(missing, self._lang_scorer(missing).to_dict("records")))
+            self.scored_urls += len(missing)
+        return pd.DataFrame.from_records([self._langs[url] for url in urls])
+
+    def pair(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
+        """pair_scorer's P(parallel) per (source, target) URL pair."""
+        keys = list(zip(src_urls, trg_urls))
+        missing = [key for key in dict.fromkeys(keys) if key not in self._pairs]
+        if missing:
+            scores = self._pair_scorer([key[0] for key in missing], [key[1] for key in missing])
+            self._pairs.update(zip(missing, np.asarray(scores, dtype=float).reshape(-1).tolist()))
+            self.scored_pairs += len(missing)
+        return np.array([self._pairs[key] for key in keys], dtype=float)
+
+
 def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayRun) -> pd.DataFrame:
     """Replay every configured policy on one site, named by the docs' `site` column (its rows may span the site's
     hosts) or, without one, by their host; a policy that fails yields a row with status 'failed: ...'."""
@@ -79,10 +109,17 @@ def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayRun) -> p
     base = {"site": site, "host": hosts or site, "n_rows": len(docs), "n_truth_pairs": truth_index.n_input_pairs,
             "n_unusable_truth_pairs": truth_index.n_unusable_pairs}
     rows, crawls = [], {}
+    # the models' scores, shared by the site's model policies; the first loads the models, so that a load error is
+    # that policy's failure, counted in its row
+    scores = None
     for name in config.policies:
         try:
+            scorers = {}
+            if name in MODEL_POLICIES and config.lang_model and config.pair_model:
+                scores = scores or SiteScores(*model_scorers(config.lang_model, config.pair_model))
+                scorers = {"lang_scorer": scores.lang, "pair_scorer": scores.pair}
             policy = make_policy(name, langs=config.langs, random_seed=config.random_seed, config=config.config,
-                                 **_scorers(config, name))
+                                 **scorers)
             result = simulate(graph, policy, truth_index, budget=config.budget, seeds=seeds,
                               count_missing_as_fetch=config.count_missing_as_fetch,
                               sample_every=config.config.sample_every)
@@ -97,8 +134,9 @@ def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayRun) -> p
         row["planned"] = row["policy"] == planned
         if row["planned"]:
             row.update(frontier_columns(*crawls[planned]))
-    log.info("replayed %s (%d docs, %d parallel) with %d policies in %.2fs", site, graph.n_docs,
-             truth_index.n_parallel_docs, len(config.policies), time.perf_counter() - started)
+    log.info("replayed %s (%d docs, %d parallel) with %d policies in %.2fs%s", site, graph.n_docs,
+             truth_index.n_parallel_docs, len(config.policies), time.perf_counter() - started,
+             f" ({scores.scored_urls} URLs and {scores.scored_pairs} links scored by the URL models)" if scores else "")
     return _typed(pd.DataFrame(rows, columns=RESULT_COLUMNS))
 
 
@@ -118,13 +156,6 @@ def seed_urls_by_host(text: str) -> tuple[dict[str, list[str]], int]:
         else:
             unusable += 1
     return seeds, unusable
-
-
-def _scorers(config: ReplayRun, name: str) -> dict:
-    if name not in MODEL_POLICIES or not (config.lang_model and config.pair_model):
-        return {}
-    lang_scorer, pair_scorer = model_scorers(config.lang_model, config.pair_model)
-    return {"lang_scorer": lang_scorer, "pair_scorer": pair_scorer}
 
 
 def _result_row(result, graph) -> dict:
