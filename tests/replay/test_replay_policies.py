@@ -588,3 +588,10 @@ def test_a_sites_urls_and_links_are_scored_once_for_all_its_model_policies(tmp_p
                          build_truth(graph, truth), sample_every=sample_every)
         assert list(rows.loc[name, "curve_pairs_found"]) == alone.curve()["pairs_found"].tolist(), name
         assert list(rows.loc[name, "curve_fetched"]) == alone.curve()["fetched"].tolist(), name
+    # a site too large to keep its scores: every policy scores for itself, with the same crawls
+    monkeypatch.setattr(batch.SiteScores, "max_entries", 10)
+    scored_links.clear()
+    uncached = batch.replay_host(docs, truth, batch.ReplayRun(langs=LANGS, policies=policies, lang_model=lang_dir,
+                                                              pair_model=pair_dir)).set_index("policy")
+    assert len(scored_links) > len(set(scored_links))
+    assert uncached["curve_pairs_found"].map(list).tolist() == rows["curve_pairs_found"].map(list).tolist()

@@ -68,7 +68,10 @@ def model_scorers(lang_model: str, pair_model: str):
 class SiteScores:
     """A site's URL-model scores, each URL's language and each link's P(parallel) computed once for every policy of
     the site's replay that asks (smart, smart+lang, smart+site and its rescoring passes score the same links): with a
-    transformer model a link costs thousands of times what it costs with the n-gram model."""
+    transformer model a link costs thousands of times what it costs with the n-gram model. A site with more than
+    `max_entries` links (or URLs) is scored by each policy for itself: a kept score costs ~170 bytes."""
+
+    max_entries = 1_000_000
 
     def __init__(self, lang_scorer, pair_scorer):
         self._lang_scorer, self._pair_scorer = lang_scorer, pair_scorer
@@ -78,6 +81,9 @@ class SiteScores:
 
     def lang(self, urls: list[str]) -> pd.DataFrame:
         """lang_scorer's probabilities per language, one row per URL."""
+        if len(self._langs) + len(urls) > self.max_entries:
+            self.scored_urls += len(urls)
+            return self._lang_scorer(urls)
         missing = [url for url in dict.fromkeys(urls) if url not in self._langs]
         if missing:
             self._langs.update(zip(missing, self._lang_scorer(missing).to_dict("records")))
@@ -86,6 +92,9 @@ class SiteScores:
 
     def pair(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
         """pair_scorer's P(parallel) per (source, target) URL pair."""
+        if len(self._pairs) + len(src_urls) > self.max_entries:
+            self.scored_pairs += len(src_urls)
+            return np.asarray(self._pair_scorer(src_urls, trg_urls), dtype=float).reshape(-1)
         keys = list(zip(src_urls, trg_urls))
         missing = [key for key in dict.fromkeys(keys) if key not in self._pairs]
         if missing:
