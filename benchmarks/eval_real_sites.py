@@ -9,8 +9,9 @@ the archive has truth for, runs the README's walk-through with defaults and no l
 the archive) into OUT/<archive>-<l2>/, writes its logs/steps.tsv (step, exit code, seconds) and scores.json (the
 archive's own score.py). `--base-model` fine-tunes both URL models (train-url2lang and train-pairs) from that
 pretrained encoder instead of training the n-gram models, with a fixed number of steps. Then verify-pairs runs once
-more per value of the --grid knob (a VerificationConfig field) into OUT/<archive>-<l2>/grid/<value>/ (the run's docs, texts and scored pairs linked in), and every site (a host of
-the truth) is scored from each value's verified_pairs. Leave one site out: for each site, the value is the one that
+more per value of the --grid knob (a VerificationConfig field) into OUT/<archive>-<l2>/grid/<value>/ (the run's
+docs, texts and scored pairs linked in), and every site (a host of the truth) is scored from each value's
+verified_pairs. Leave one site out: for each site, the value is the one that
 does best on all the OTHER sites together (the highest F1 of strict precision and recall of translated and partial
 pairs, pooled), and the site is reported with it.
 
