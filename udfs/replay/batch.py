@@ -84,24 +84,28 @@ class SiteScores:
         if len(self._langs) + len(urls) > self.max_entries:
             self.scored_urls += len(urls)
             return self._lang_scorer(urls)
-        missing = [url for url in dict.fromkeys(urls) if url not in self._langs]
-        if missing:
-            self._langs.update(zip(missing, self._lang_scorer(missing).to_dict("records")))
-            self.scored_urls += len(missing)
-        return pd.DataFrame.from_records([self._langs[url] for url in urls])
+        rows, scored = self._kept(self._langs, urls, lambda missing: self._lang_scorer(missing).to_dict("records"))
+        self.scored_urls += scored
+        return pd.DataFrame.from_records(rows)
 
     def pair(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
         """pair_scorer's P(parallel) per (source, target) URL pair."""
         if len(self._pairs) + len(src_urls) > self.max_entries:
             self.scored_pairs += len(src_urls)
             return np.asarray(self._pair_scorer(src_urls, trg_urls), dtype=float).reshape(-1)
-        keys = list(zip(src_urls, trg_urls))
-        missing = [key for key in dict.fromkeys(keys) if key not in self._pairs]
+        values, scored = self._kept(self._pairs, list(zip(src_urls, trg_urls)), lambda missing: np.asarray(
+            self._pair_scorer([key[0] for key in missing], [key[1] for key in missing]), dtype=float).reshape(-1).tolist())
+        self.scored_pairs += scored
+        return np.array(values, dtype=float)
+
+    @staticmethod
+    def _kept(store: dict, keys: list, score) -> tuple[list, int]:
+        """The values of `keys` from `store`, those it lacks computed by `score` (their keys -> their values, in order)
+        once each and kept: (the values, how many were computed)."""
+        missing = [key for key in dict.fromkeys(keys) if key not in store]
         if missing:
-            scores = self._pair_scorer([key[0] for key in missing], [key[1] for key in missing])
-            self._pairs.update(zip(missing, np.asarray(scores, dtype=float).reshape(-1).tolist()))
-            self.scored_pairs += len(missing)
-        return np.array([self._pairs[key] for key in keys], dtype=float)
+            store.update(zip(missing, score(missing)))
+        return [store[key] for key in keys], len(missing)
 
 
 def replay_host(docs: pd.DataFrame, truth: pd.DataFrame, config: ReplayRun) -> pd.DataFrame:
