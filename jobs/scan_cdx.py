@@ -241,9 +241,9 @@ class ScanCdx(Job):
                                                url_languages=self.args.lang_from == "url")
         capture_counters = cdx_records.reason_counters(cdx_records.CAPTURE_FILTERS, "capture_reason")
         capture_counts = Observation("captures")
-        # sorted as the latest-capture window sorts (site, host, SURT): without URL languages that sort is this one
+        # latest_captures lays the rows out by site, ordered by site, host and SURT: the order urls is written in
         urls = (captures.observe(capture_counts, *capture_counters).where(F.col("capture_reason") == "ok")
-                .sortWithinPartitions("site_name", "host", "surt").select(*URL_COLUMNS))
+                .select(*URL_COLUMNS))
         with lean_parquet_writes(self.spark, PLAIN_ENCODED_COLUMNS):
             written = self.write_table(urls, "urls")
         if not written:

@@ -2,9 +2,11 @@
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from parascout.jobs.scan_cdx import ScanCdx
+from parascout.udfs.common.sites import site_of
 from parascout.udfs.common.urls import surt
 from parascout.udfs.index.cdx import format_cdx_line
 from parascout.udfs.index.url_language import url_marker
@@ -150,3 +152,79 @@ def test_real_documentation_sites_get_the_language_of_their_urls(spark, tmp_path
     agree = (merged["lang"] == merged["true_lang"].map(lambda code: iso3.get(code, code))).mean()
     cdx_agree = (merged["cdx_lang"] == merged["true_lang"].map(lambda code: iso3.get(code, code))).mean()
     assert agree > 0.99 and cdx_agree < agree - 0.05
+
+
+def url_language_cdx_lines(count: int, seed: int = 7) -> list[str]:
+    """CDX lines whose hosts mark languages in every slot, with sibling pages, CLD2 languages that agree or not,
+    several captures of one URL (http and https, the same second, the same WARC file), and German sites without
+    codes."""
+    import random
+
+    rng = random.Random(seed)
+    codes = ["en", "fr", "de", "is", "it", "pt-br", "zz"]
+    layouts = ["https://{host}/{code}/docs/page{n}.html", "https://{host}/docs/page{n}.{code}.html",
+               "https://{host}/docs/page{n}.html?lang={code}", "https://{code}.{host}/docs/page{n}.html",
+               "https://{host}/docs/page{n}_{code}.html", "https://{host}/news/{n}.html"]
+    hosts = [(f"{rng.choice(['www.', '', 'docs.'])}site{i}.{rng.choice(['is', 'com', 'de', 'fr'])}",
+              rng.choice(layouts)) for i in range(max(count // 60, 4))]
+    lines = []
+    for index in range(count):
+        host, layout = rng.choice(hosts[: 1 + index % len(hosts)])
+        code = rng.choice(codes)
+        url = layout.format(host=host, code=code, n=rng.randrange(12))
+        if rng.random() < 0.2:
+            url = url.replace("https://", "http://")
+        cld2 = rng.choice([{"en": "eng", "fr": "fra", "de": "deu", "is": "isl"}.get(code, "eng"), "eng", "fra,eng", ""])
+        if "/news/" in layout:  # sites in one language
+            cld2 = rng.choice(["deu", "deu,eng"])
+        stamp = f"2024080{rng.randrange(1, 4)}10100{rng.randrange(2)}"
+        lines.append(format_cdx_line(surt(url), stamp, {
+            "url": url, "mime": "text/html", "status": "200", "length": "900",
+            "offset": str(rng.randrange(4) * 900), "languages": cld2,
+            "filename": f"crawl-data/CC-MAIN-2024-33/segments/1/warc/{rng.choice('ab')}.warc.gz"}))
+    return sorted(lines)
+
+
+@pytest.mark.slow
+def test_the_jvm_pass_and_the_windows_give_the_same_urls(spark, tmp_path, monkeypatch):
+    """scan-cdx's per-host pass on the JVM (parascout.UrlLanguagePass) gives the urls rows the windows give, on
+    generated hosts and the real sites, with hosts bigger than the rows it holds in memory (spilled), with and
+    without --langs; and it writes them ordered by site, host and SURT."""
+    from parascout.udfs.common.jvm import jvm_jar_path
+    from parascout.udfs.index import cdx_records
+
+    if jvm_jar_path() is None:
+        pytest.skip("the jar is not built (`make jar`): there is no JVM pass to compare")
+    generated = tmp_path / "generated.cdx"
+    generated.write_text("\n".join(url_language_cdx_lines(4000)) + "\n")
+    sources = [(generated, [], 1_000_000), (generated, [], 7), (generated, ["--langs", "en,fr"], 7)]
+    if REAL_SITES.exists():
+        sources += [(REAL_SITES / "indexes", [], 50), (REAL_SITES / "indexes", ["--langs", "en,fr"], 1_000_000)]
+    seen_url_languages = not_bilingual = 0
+    for number, (cdx, options, held_rows) in enumerate(sources):
+        tables = {}
+        for engine in ("jvm", "windows"):
+            with monkeypatch.context() as patch:
+                patch.setattr(cdx_records, "MAX_HELD_HOST_ROWS", held_rows)
+                if engine == "windows":
+                    patch.setattr(cdx_records, "url_language_pass", lambda frame, pairs: None)
+                root = tmp_path / f"{number}-{engine}"
+                report = run_job(ScanCdx, spark, ["--root", str(root), "--cdx", str(cdx), *options])
+            assert report["balanced"], report
+            tables[engine] = (spark.read.parquet(str(root / "urls")).drop("version").toPandas(), report)
+            for part in sorted((root / "urls").glob("version=*/part-*.parquet")):  # ordered as the docs say
+                keys = pq.read_table(part, columns=["host", "domain", "surt"]).to_pandas()
+                keys.insert(0, "site", [site_of(host, domain, frozenset(), grouped_by="name")
+                                        for host, domain in zip(keys["host"], keys["domain"])])
+                assert keys.equals(keys.sort_values(["site", "host", "surt"])), (engine, part)
+        jvm, windows = tables["jvm"][0], tables["windows"][0]
+        assert tables["jvm"][1]["filtered"] == tables["windows"][1]["filtered"], (cdx, options)
+        not_bilingual += tables["jvm"][1]["filtered"].get("host_not_bilingual", 0)
+        columns = sorted(jvm.columns)
+        ordered = [frame[columns].astype(str).sort_values(["host", "surt", "url"]).reset_index(drop=True)
+                   for frame in (jvm, windows)]
+        pd.testing.assert_frame_equal(*ordered)
+        seen_url_languages += int((jvm["lang_source"] == "url").sum())
+        assert len(jvm) > 0
+    assert seen_url_languages > 100  # the URL-language rule decided pages, not only the CDX's languages
+    assert not_bilingual > 50  # and --langs left sites out

@@ -23,6 +23,7 @@ BOUNDS = {
     "fetch/warc_fetch.py": {"OUTPUT_BATCH_ROWS"},
     "fetch/warc_record.py": {"MAX_UNCOMPRESSED_BYTES", "RECORD_SECONDS", "STREAM_CHUNK", "INFLATE_CHUNK"},
     "index/cdx.py": {"READ_CHUNK_BYTES", "MAX_RANGE_BYTES", "MAX_LINE_BYTES"},
+    "index/cdx_records.py": {"MAX_HELD_HOST_ROWS"},
     "index/warc_index.py": {"HEAD_BYTES", "READ_CHUNK", "WAT_BATCH_ROWS"},
     "index/wat.py": {"OUTPUT_BATCH_ROWS"},
     "rank/blocking/similarity.py": {"EXACT_CHUNK_CELLS", "MINHASH_CHUNK_TOKENS"},

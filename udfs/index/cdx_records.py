@@ -45,6 +45,8 @@ FILTERED_REASONS = frozenset({*RECORD_FILTERS, *CAPTURE_FILTERS})
 JVM_DOMAIN_CLASS = "parascout.RegisteredDomain"
 JVM_DOMAIN_FUNCTION = "parascout_registered_domain"
 JVM_LINE_CLASS = "parascout.CdxLine"
+#: rows of one host the JVM's URL-language pass holds in memory; the rest of a bigger host go to a spill file
+MAX_HELD_HOST_ROWS = 100_000
 JVM_LINE_FUNCTION = "parascout_cdx_line"
 #: what parascout.CdxLine returns (its FIELDS, in order): RECORD_COLUMNS with the fetch time in epoch
 #: microseconds, and the bad-input reason
@@ -298,7 +300,8 @@ def reason_counters(reasons: tuple[str, ...], column: str = "reason") -> list[Co
 
 def latest_captures(records: DataFrame, pairs: Sequence[tuple[str, str]], partitions: int | None,
                     url_languages: bool = True) -> DataFrame:
-    """Records laid out by site (`site_name`), with `domain`, the page language and `capture_reason`.
+    """Records laid out by site (`site_name`) and ordered by site, host and SURT within each partition, with
+    `domain`, the page language and `capture_reason`.
 
     `capture_reason` is ok, older_capture or host_not_bilingual.
 
@@ -308,9 +311,10 @@ def latest_captures(records: DataFrame, pairs: Sequence[tuple[str, str]], partit
     registered domain's name: en.example.com, fr.example.com, example.de, example.fr) needs a kept URL in
     each language of at least one pair. Without `url_languages`, `lang` is the CDX's (a third of the scan's CPU).
 
-    One shuffle, by site: every window below is partitioned by the site first, so the per-URL, per-host and
-    per-site steps all run on it, and the site's languages are a window too, not a join of the records with
-    an aggregate of themselves (which Spark computes by reading and parsing the whole index a second time).
+    One shuffle, by site, and one sort of the rows: the latest capture, the URL-language evidence and the site's
+    languages are one pass per host (per site with pairs) on the JVM where the jar loads (parascout.UrlLanguagePass),
+    else windows (three more sorts); the site's languages are never a join of the records with an aggregate of
+    themselves (which Spark computes by reading and parsing the whole index a second time).
     """
     # domains are looked up before the shuffle: after it, the Python step would hide the window's sort
     # order from Spark and cost a second sort of the output
@@ -319,18 +323,42 @@ def latest_captures(records: DataFrame, pairs: Sequence[tuple[str, str]], partit
     by_site = (with_domain.repartition(partitions, "site_name") if partitions
                else with_domain.repartition("site_name"))
     by_site = with_languages(by_site)  # after the shuffle: a short string moves, not an array
-    newest_first = Window.partitionBy("site_name", "host", "surt").orderBy(
-        F.desc("fetch_time"), F.desc("warc_filename"), F.desc("warc_offset"))
-    ranked = by_site.withColumn("capture_rank", F.row_number().over(newest_first))
-    ranked = with_url_languages(ranked) if url_languages else ranked.withColumn("lang", F.col("cdx_lang")).withColumn(
-        "lang_source", F.when(F.col("cdx_lang").isNotNull(), F.lit("cdx")))
+    newest_first = ("site_name", "host", "surt", F.desc("fetch_time"), F.desc("warc_filename"),
+                    F.desc("warc_offset"))
+    ranked = url_language_pass(by_site.sortWithinPartitions(*newest_first), pairs) if url_languages else None
+    on_jvm = ranked is not None
+    if not on_jvm:
+        ranked = by_site.withColumn("capture_rank", F.row_number().over(
+            Window.partitionBy(*newest_first[:3]).orderBy(*newest_first[3:])))
+        ranked = with_url_languages(ranked) if url_languages else ranked.withColumn(
+            "lang", F.col("cdx_lang")).withColumn("lang_source", F.when(F.col("cdx_lang").isNotNull(), F.lit("cdx")))
+        if pairs:
+            ranked = with_site_bilingual(ranked, pairs)
     latest = F.col("capture_rank") == 1
     rules = [(~latest, "older_capture")]
     if pairs:
         rules.append((~F.col("site_bilingual"), "host_not_bilingual"))
-        ranked = with_site_bilingual(ranked, pairs)
     reason = _first_reason([(condition, F.lit(name)) for condition, name in rules], F.lit("ok"))
-    return ranked.withColumn("capture_reason", reason).drop("capture_rank", "site_bilingual")
+    captures = ranked.withColumn("capture_reason", reason).drop("capture_rank", "site_bilingual")
+    # the pass keeps its input's order, which Spark cannot see; a window's order Spark sees (the sort is then free)
+    return captures if on_jvm else captures.sortWithinPartitions(*newest_first[:3])
+
+
+def url_language_pass(sorted_by_site: DataFrame, pairs: Sequence[tuple[str, str]] = ()) -> DataFrame | None:
+    """`capture_rank`, `lang` and `lang_source` (and `site_bilingual` with `pairs`) of rows sorted as
+    latest_captures sorts them, from one pass per host (per site with pairs) on the JVM
+    (parascout.UrlLanguagePass: the same answers as with_url_languages' and with_site_bilingual's windows), in the
+    rows' order; None without the jar."""
+    from py4j.java_gateway import JavaClass
+
+    spark = sorted_by_site.sparkSession
+    if not isinstance(spark._jvm.parascout.UrlLanguagePass, JavaClass):
+        return None
+    marked = sorted_by_site.select("*", url_language_struct(F.col("url")).alias("url_marker")).select(
+        "*", "url_marker.*").drop("url_marker")
+    spec = ";".join(f"{source} {target}" for source, target in pairs)
+    passed = DataFrame(spark._jvm.parascout.UrlLanguagePass.apply(marked._jdf, MAX_HELD_HOST_ROWS, spec), spark)
+    return passed.drop("url_marker_slot", "url_marker_lang", "sibling_key")
 
 
 def with_url_languages(ranked: DataFrame) -> DataFrame:
