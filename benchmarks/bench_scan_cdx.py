@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     from parascout.jobs.scan_cdx import PLAIN_ENCODED_COLUMNS, ScanCdx, lean_parquet_writes
     from parascout.jobs.spark_session import local_spark_defaults
 
-    data = Path(args.data)
+    data = Path(args.data) / f"{args.lines}-lines-{args.files}-files"  # one generated set and its tables per size
     files = generate(data / "cdx", args.lines, args.files)
     builder = SparkSession.builder
     for key, value in local_spark_defaults().items():  # what a local job runs with, then the bench's own
