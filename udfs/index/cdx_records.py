@@ -45,7 +45,8 @@ FILTERED_REASONS = frozenset({*RECORD_FILTERS, *CAPTURE_FILTERS})
 JVM_DOMAIN_CLASS = "parascout.RegisteredDomain"
 JVM_DOMAIN_FUNCTION = "parascout_registered_domain"
 JVM_LINE_CLASS = "parascout.CdxLine"
-#: rows of one host the JVM's URL-language pass holds in memory; the rest of a bigger host go to a spill file
+#: rows of one host (one site with language pairs) the JVM's URL-language pass holds in memory; a bigger one's
+#: other rows go to a spill file
 MAX_HELD_HOST_ROWS = 100_000
 JVM_LINE_FUNCTION = "parascout_cdx_line"
 #: what parascout.CdxLine returns (its FIELDS, in order): RECORD_COLUMNS with the fetch time in epoch

@@ -80,7 +80,7 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
         return new Hosts(rows);
     }
 
-    /** The rows of one host, held in memory up to maxHeldRows, the rest in a spill file. */
+    /** The rows of one host (site), held in memory up to maxHeldRows, the rest in a spill file. */
     final class Held implements AutoCloseable {
         final List<Row> rows = new ArrayList<>();
         private File spill;
@@ -174,7 +174,7 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
         return Files.createTempFile("parascout-hosts", ".spill").toFile();
     }
 
-    /** The rows of a partition, host by host: each host's rows held, decided, then handed on in their order. */
+    /** The rows of a partition host by host (site by site with pairs): each held, decided, handed on in order. */
     final class Hosts implements Iterator<Row> {
         private final Iterator<Row> input;
         private Row lookahead;
@@ -196,7 +196,7 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
                 if (lookahead == null) {
                     return false;
                 }
-                decided = nextHost();
+                decided = nextGroup();
             }
             return true;
         }
@@ -214,7 +214,7 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
         }
 
         /** Reads one host's rows (a site's, with pairs), gathers each host's slot evidence, returns them decided. */
-        private Iterator<Row> nextHost() {
+        private Iterator<Row> nextGroup() {
             Object site = lookahead.get(at[0]);
             Object host = lookahead.get(at[1]);
             held = new Held();
