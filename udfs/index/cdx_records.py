@@ -45,9 +45,6 @@ FILTERED_REASONS = frozenset({*RECORD_FILTERS, *CAPTURE_FILTERS})
 JVM_DOMAIN_CLASS = "parascout.RegisteredDomain"
 JVM_DOMAIN_FUNCTION = "parascout_registered_domain"
 JVM_LINE_CLASS = "parascout.CdxLine"
-#: rows of one host (one site with language pairs) the JVM's URL-language pass holds in memory; a bigger one's
-#: other rows go to a spill file
-MAX_HELD_HOST_ROWS = 100_000
 JVM_LINE_FUNCTION = "parascout_cdx_line"
 #: what parascout.CdxLine returns (its FIELDS, in order): RECORD_COLUMNS with the fetch time in epoch
 #: microseconds, and the bad-input reason
@@ -55,6 +52,9 @@ JVM_RECORD_DDL = ("struct<url string, surt string, host string, status int, mime
                   "fetch_micros bigint, warc_filename string, warc_offset bigint, warc_length bigint, crawl string, "
                   "record_type string, redirect string, charset string, truncated string, languages string, "
                   "reason string>")
+#: rows of one host (one site with language pairs) the JVM's URL-language pass holds in memory; a bigger one's
+#: other rows go to a spill file
+MAX_HELD_HOST_ROWS = 100_000
 HTML_MIMES = ("text/html", "application/xhtml+xml")
 #: capture years a CDX timestamp may name (the first web page .. well past any crawl); a corrupted line can
 #: still read as a date (year 0024, 1024), which pandas and most readers cannot even hold
