@@ -17,7 +17,7 @@ from parascout.udfs.verify.decision import (
     one_to_one,
     self_labels,
 )
-from parascout.udfs.verify.pages import HostPages
+from parascout.udfs.verify.pages import HostPages, common_in_order, words_in_order
 from parascout.udfs.verify.structure import ThresholdRule
 from parascout.udfs.verify.verification import (
     CONTENT_FEATURES,
@@ -259,20 +259,21 @@ def test_a_half_translated_page_or_one_quoting_code_is_in_its_language_a_mostly_
     assert judged(spanish).reason == "lang_mismatch"
 
 
+def text_page(url: str, texts: list[str]) -> dict:
+    """A texts row of `texts`, one prose paragraph each, no CLD2 label."""
+    return {"url": url, "status": "ok", "cld2_lang": None, "duplicate_of": None, "main_text": None,
+            "text_paragraphs": [{"text": t, "type": "text", "boilerplate": False, "hash": paragraph_hash(t)}
+                                for t in texts]}
+
+
 def test_of_a_line_translated_in_part_only_the_words_the_other_page_holds_are_its_copy():
     # a reference page's trail and entry titles keep the function names and translate the rest: the French words
     # of `Scilab Help >> Fonctions Elémentaires > Trigonométrie > tand` are French, not a copy of the English trail
     en, fr = f"http://{HOST}/en_US/tand.html", f"http://{HOST}/fr_FR/tand.html"
-
-    def row(url: str, texts: list[str]) -> dict:
-        return {"url": url, "status": "ok", "cld2_lang": None, "duplicate_of": None, "main_text": None,
-                "text_paragraphs": [{"text": t, "type": "text", "boilerplate": False, "hash": paragraph_hash(t)}
-                                    for t in texts]}
-
     untranslated = "The elements of t are the tangent of the elements of x (in degree)."
     trail_en, trail_fr = ("Scilab Help >> Elementary Functions > Trigonometry > tand",
                           "Scilab Help >> Fonctions Elémentaires > Trigonométrie > tand")
-    pages = HostPages(pd.DataFrame([row(en, [trail_en, untranslated]), row(fr, [trail_fr, untranslated])]))
+    pages = HostPages(pd.DataFrame([text_page(en, [trail_en, untranslated]), text_page(fr, [trail_fr, untranslated])]))
     assert pages.is_shared(pages.prose(fr)[0], en)  # most of its words are the English trail's
     words = ("scilab", "help", "fonctions", "elémentaires", "trigonométrie", "tand")
     held = sum(len(word) for word in ("scilab", "help", "tand")) / sum(map(len, words))
@@ -281,6 +282,29 @@ def test_of_a_line_translated_in_part_only_the_words_the_other_page_holds_are_it
     share, other = pages.language_shares(fr, "fra", "eng", en)
     total = len(trail_fr) + len(untranslated)
     assert other == pytest.approx((held * len(trail_fr) + len(untranslated)) / total)
+    assert share == pytest.approx(1 - other)
+
+
+def test_a_translation_that_shares_cognates_and_names_with_its_original_is_no_copy():
+    # a Scilab section page lists its functions, the French line translated, the next one left in English: the
+    # translated line shares half its words with the English page (names, `instructions`, `variables`), but not in
+    # order in any one English line, as a line left untranslated does
+    en, fr = f"http://{HOST}/en_US/section_a.html", f"http://{HOST}/fr_FR/section_b.html"
+    english = ["unix_g — executes some Windows, Linux or MacOS instructions: output in variables",
+               "unix_s — executes some Windows, Linux or MacOS instructions: output is suppressed",
+               "load — Loads some archived variables, a saved graphic figure, a library of functions"]
+    french = ["unix_g — exécute des instructions Windows, Linux ou MacOS : résultats dans des variables",
+              "unix_s — exécute des instructions Windows, Linux ou MacOS : résultats masqués (mode Silencieux)",
+              "load — Loads some archived variables, a saved graphic figure, a library of functions"]
+    reworded = "load — Loads archived variables, a saved figure, a library of functions"
+    pages = HostPages(pd.DataFrame([text_page(en, english), text_page(fr, [*french[:2], reworded])]))
+    translated, untranslated = pages.prose(fr)[0], pages.prose(fr)[2]
+    assert pages.copy_in_order(translated, en).shared == 5  # unix, windows, linux, macos, variables
+    assert not pages.is_shared(translated, en) and not pages.is_shared(pages.prose(fr)[1], en)
+    assert pages.is_shared(untranslated, en)  # a copy edited since: its words still follow the English line
+    assert pages.copied_share(untranslated, en) == 1.0  # every word of it is in the English line, in order
+    share, other = pages.language_shares(fr, "fra", "eng", en)
+    assert other == pytest.approx(len(reworded) / sum(len(t) for t in [*french[:2], reworded]))
     assert share == pytest.approx(1 - other)
 
 
@@ -299,3 +323,12 @@ def test_a_copy_of_the_other_pages_text_is_no_translation():
     copy, translation = features.loc[f"http://{HOST}/en/a"], features.loc[f"http://{HOST}/en/b"]
     assert copy.tsim > 0.9 and copy.reason == "untranslated" and not copy.lang_ok
     assert translation.tsim > 0.9 and translation.lang_ok and translation.reason != "lang_mismatch"
+
+
+def test_the_bit_parallel_common_subsequence_counts_what_the_dynamic_programme_does():
+    rng = random.Random(5)
+    for _ in range(2000):
+        words = [rng.choice("abcdefg") for _ in range(rng.randrange(0, 40))]
+        other = [rng.choice("abcdefgh") for _ in range(rng.randrange(0, 70))]
+        count, chars = common_in_order(words, other)
+        assert words_in_order(words, other) == count == chars  # one-letter words: a character each

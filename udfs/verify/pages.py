@@ -10,6 +10,7 @@ import math
 import random
 import re
 from collections import Counter
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -23,6 +24,49 @@ from parascout.udfs.verify.verification_config import DEFAULT, VerificationConfi
 WORD = re.compile(r"[^\W\d_]{2,}")
 #: texts.paragraphs type of a list item (a teaser, a link list): not the page's own text
 LIST_ITEM = "list_item"
+
+
+class Copy(NamedTuple):
+    """A paragraph's words and word characters, and those a paragraph of the other page holds in the same order."""
+
+    words: int
+    chars: int
+    shared: int
+    shared_chars: int
+
+
+def words_in_order(words: list[str], other: list[str]) -> int:
+    """The length of a longest common subsequence of two word lists, bit-parallel (Hyyrö 2004): one row of the
+    dynamic programme per word of `words` as a few integer operations on a bit per word of `other`."""
+    positions: dict[str, int] = {}
+    for index, word in enumerate(other):
+        positions[word] = positions.get(word, 0) | (1 << index)
+    everything = (1 << len(other)) - 1
+    row = everything
+    for word in words:
+        matches = positions.get(word)
+        if matches:
+            row = ((row + (row & matches)) | (row & ~matches)) & everything
+    return len(other) - row.bit_count()
+
+
+def common_in_order(words: list[str], other: list[str]) -> tuple[int, int]:
+    """(how many, how many characters) of `words` a longest common subsequence with `other` holds."""
+    n, m = len(words), len(other)
+    longest = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, below = longest[i], longest[i + 1]
+        for j in range(m - 1, -1, -1):
+            row[j] = below[j + 1] + 1 if words[i] == other[j] else max(below[j], row[j + 1])
+    i = j = count = chars = 0
+    while i < n and j < m:
+        if words[i] == other[j]:
+            count, chars, i, j = count + 1, chars + len(words[i]), i + 1, j + 1
+        elif longest[i + 1][j] >= longest[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return count, chars
 
 
 def is_missing(value) -> bool:
@@ -85,7 +129,7 @@ class HostPages:
                         ) -> tuple[float | None, float]:
         """(share of the page's prose in no language but `lang` as far as one can tell, share that is `other`'s) by
         characters of its prose paragraphs (prose). A paragraph is `other`'s when CLD2 finds `other` in it, or when
-        the other page holds it or most of its words (is_shared) and CLD2 finds `lang` neither in it nor in the two
+        the other page holds it or a paragraph there most of its words in order (is_shared) and CLD2 finds `lang` neither in it nor in the two
         pages' shared paragraphs together (the copy is on the page whose language the shared text is not); of a
         paragraph the other page holds most of but not word for word, only the words it holds are the copy
         (copied_share: `Scilab Help >> Fonctions Elémentaires > Trigonométrie > tand` translates two of its steps);
@@ -120,22 +164,64 @@ class HostPages:
         return 1.0 - (other_chars + foreign_chars) / total, other_chars / total
 
     def copied_share(self, paragraph: dict, other_url: str) -> float:
-        """The share of a paragraph's word characters the other page holds: 1 for a paragraph it holds word for
-        word; of one translated in part, its untranslated part (the words it translated are no copy)."""
+        """The share of a paragraph's word characters a paragraph of the other page holds in the same order (the
+        most any one holds, copy_in_order): 1 for a paragraph it holds word for word; of one translated in part, its
+        untranslated part (the words it translated are no copy)."""
         if paragraph.get("hash") in self.prose_hashes(other_url):
             return 1.0
-        words, other_words = WORD.findall(paragraph["text"].lower()), self.prose_words(other_url)
-        total = sum(len(word) for word in words)
-        return sum(len(word) for word in words if word in other_words) / total if total else 1.0
+        copy = self.copy_in_order(paragraph, other_url)
+        return copy.shared_chars / copy.chars if copy.chars else 1.0
 
     def is_shared(self, paragraph: dict, other_url: str) -> bool:
-        """The other page holds the paragraph word for word, or most of its words and MIN_PROSE_WORDS of them at least
-        (one cognate is half of a two-word title: `2.4.1 Ausgelassenes Material`)."""
+        """The other page holds the paragraph word for word, or a paragraph of it holds most of its words in the same
+        order, and MIN_PROSE_WORDS of them at least (one cognate is half of a two-word title: `2.4.1 Ausgelassenes
+        Material`)."""
         if paragraph.get("hash") in self.prose_hashes(other_url):
             return True
-        words, other_words = WORD.findall(paragraph["text"].lower()), self.prose_words(other_url)
-        shared = sum(word in other_words for word in words)
-        return shared >= max(self.config.min_prose_words, self.config.min_shared_word_share * len(words))
+        copy = self.copy_in_order(paragraph, other_url)
+        return copy.shared >= max(self.config.min_prose_words, self.config.min_shared_word_share * copy.words)
+
+    def copy_in_order(self, paragraph: dict, other_url: str) -> Copy:
+        """How much of a paragraph's words one paragraph of the other page holds in the same order, the most any one
+        holds (their longest common subsequence): text left untranslated is found there in order, while a
+        translation's cognates and names are scattered among its own words (`unix_g — exécute des instructions
+        Windows, Linux ou MacOS : résultats dans des variables` has six of its twelve words somewhere on the English
+        page, five of them in order in its English line)."""
+        key = ("copy", paragraph["text"], other_url)
+        if key not in self._texts:
+            words = WORD.findall(paragraph["text"].lower())
+            needed = max(self.config.min_prose_words, self.config.min_shared_word_share * len(words))
+            best, best_words = 0, None
+            # only a paragraph that could hold `needed` words decides is_shared, and so copied_share (asked of shared
+            # paragraphs only): the others are not compared (most paragraphs of a translation have no candidate)
+            lists, postings = self.prose_postings(other_url)
+            bounds: Counter = Counter()
+            if sum(word in postings for word in words) >= needed:  # the whole page holds enough of them
+                for word, count in Counter(words).items():
+                    for number, other_count in postings.get(word, ()):
+                        bounds[number] += min(count, other_count)
+            for number, bound in bounds.most_common():
+                if bound < needed or bound <= best:
+                    break
+                held = words_in_order(words, lists[number])
+                if held > best:
+                    best, best_words = held, lists[number]
+            best = common_in_order(words, best_words) if best >= needed else (best, 0)
+            self._texts[key] = Copy(len(words), sum(len(word) for word in words), *best)
+        return self._texts[key]
+
+    def prose_postings(self, url: str) -> tuple[list[list[str]], dict[str, list[tuple[int, int]]]]:
+        """The lower-cased words of each prose paragraph of the page, in order, and for each word the paragraphs
+        holding it (their number, how often)."""
+        key = ("prose_postings", url)
+        if key not in self._texts:
+            lists = [WORD.findall(p["text"].lower()) for p in self.prose(url)]
+            postings: dict[str, list[tuple[int, int]]] = {}
+            for number, words in enumerate(lists):
+                for word, count in Counter(words).items():
+                    postings.setdefault(word, []).append((number, count))
+            self._texts[key] = (lists, postings)
+        return self._texts[key]
 
     def main_prose_words(self, url: str) -> int:
         """How many words the page's main prose holds (prose, boilerplate left out; Han and kana a word per
@@ -144,13 +230,6 @@ class HostPages:
         key = ("main_prose_words", url)
         if key not in self._texts:
             self._texts[key] = sum(len(tokenize(p["text"])) for p in self.prose(url) if not p.get("boilerplate"))
-        return self._texts[key]
-
-    def prose_words(self, url: str) -> frozenset[str]:
-        """The lower-cased words of the page's prose."""
-        key = ("prose_words", url)
-        if key not in self._texts:
-            self._texts[key] = frozenset(WORD.findall("\n".join(p["text"] for p in self.prose(url)).lower()))
         return self._texts[key]
 
     def prose(self, url: str) -> list[dict]:

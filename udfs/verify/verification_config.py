@@ -84,8 +84,9 @@ class VerificationConfig(StageConfig):
     min_detect_chars: int = knob(
         150, "CLD2's language of a text shorter than this is no evidence, even when CLD2 calls it reliable", low=0)
     min_shared_word_share: float = knob(
-        0.5, "a paragraph with at least this share of its words on the other page is that page's text left "
-             "untranslated, unless CLD2 finds it in its page's language", low=0, high=1)
+        0.5, "a paragraph with at least this share of its words in one paragraph of the other page, in the same "
+             "order, is that page's text left untranslated, unless CLD2 finds it in its page's language",
+        low=0, high=1)
     #: a copy whose date line alone differs is not a texts.duplicate_of
     near_copy_share: float = knob(
         0.6, "a page sharing at least this share of its main paragraphs (by hash, of the smaller page's) with a "
