@@ -129,9 +129,10 @@ class HostPages:
                         ) -> tuple[float | None, float]:
         """(share of the page's prose in no language but `lang` as far as one can tell, share that is `other`'s) by
         characters of its prose paragraphs (prose). A paragraph is `other`'s when CLD2 finds `other` in it, or when
-        the other page holds it or a paragraph there most of its words in order (is_shared) and CLD2 finds `lang` neither in it nor in the two
-        pages' shared paragraphs together (the copy is on the page whose language the shared text is not); of a
-        paragraph the other page holds most of but not word for word, only the words it holds are the copy
+        the other page holds it, or most of its words in order in one paragraph (is_shared), and CLD2 finds `lang`
+        neither in it nor in the two pages' shared paragraphs together (the copy is on the page whose language the
+        shared text is not); of a paragraph the other page holds most of but not word for word, only the words it
+        holds are the copy
         (copied_share: `Scilab Help >> Fonctions Elémentaires > Trigonométrie > tand` translates two of its steps);
         another language's when CLD2 finds that; else the page's (a short line CLD2 cannot tell is no evidence of an
         untranslated one). (None, 0) when the page has no prose."""
@@ -186,7 +187,8 @@ class HostPages:
         holds (their longest common subsequence): text left untranslated is found there in order, while a
         translation's cognates and names are scattered among its own words (`unix_g — exécute des instructions
         Windows, Linux ou MacOS : résultats dans des variables` has six of its twelve words somewhere on the English
-        page, five of them in order in its English line)."""
+        page, five of them in order in its English line). Exact where it reaches the share is_shared asks for; a
+        paragraph of the other page whose words could not reach it is not compared."""
         key = ("copy", paragraph["text"], other_url)
         if key not in self._texts:
             words = WORD.findall(paragraph["text"].lower())

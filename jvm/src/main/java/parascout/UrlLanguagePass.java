@@ -34,11 +34,12 @@ import org.apache.spark.sql.types.StructType;
  *
  * <p>Adds {@code capture_rank} (the row's place among its URL's captures, newest first), {@code lang} and
  * {@code lang_source}, and with language pairs {@code site_bilingual} (the site holds a latest capture in both
- * languages of a pair: with_site_bilingual's window), and keeps the input order. Among a host's latest captures, a code in a slot is the page's
- * language when CLD2 (the row's {@code langs}) names it on at least half the pages carrying that code there, or when
- * the page has a sibling (same {@code sibling_key}, another code in the slot) and CLD2 confirms some code of the
- * slot; else {@code lang} is {@code cdx_lang}. A host's rows (a site's, with pairs) are held until its last one is
- * read: past {@code maxHeldRows} they go to a local spill file, so a host or site of any size fits.
+ * languages of a pair: with_site_bilingual's window), and keeps the input order. Among a host's latest captures, a
+ * code in a slot is the page's language when CLD2 (the row's {@code langs}) names it on at least half the pages
+ * carrying that code there, or when the page has a sibling (same {@code sibling_key}, another code in the slot) and
+ * CLD2 confirms some code of the slot; else {@code lang} is {@code cdx_lang}. A host's rows (a site's, with pairs)
+ * are held until its last one is read: past {@code maxHeldRows} they go to a local spill file, so a host or site of
+ * any size fits.
  */
 public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
     private static final long serialVersionUID = 1L;
@@ -119,7 +120,8 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
             }
             try {
                 spilled.flush();
-                ObjectInputStream in = new ObjectInputStream(new BufferedInputStream(Files.newInputStream(spill.toPath())));
+                ObjectInputStream in = new ObjectInputStream(
+                    new BufferedInputStream(Files.newInputStream(spill.toPath())));
                 long onDisk = count - rows.size();
                 return new Iterator<>() {
                     long read;
@@ -144,7 +146,8 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
                             }
                             return RowFactory.create(values);
                         } catch (IOException | ClassNotFoundException error) {
-                            throw new IllegalStateException("scan-cdx: cannot read back the spill file " + spill, error);
+                            throw new IllegalStateException(
+                                "scan-cdx: cannot read back the spill file " + spill, error);
                         }
                     }
                 };
@@ -222,7 +225,8 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
             Ranks ranks = new Ranks();
             while (lookahead != null && sameGroup(site, host, lookahead)) {
                 held.add(lookahead);
-                hosts.computeIfAbsent(lookahead.get(at[1]), key -> new Evidence()).add(lookahead, ranks.next(lookahead));
+                Evidence evidence = hosts.computeIfAbsent(lookahead.get(at[1]), key -> new Evidence());
+                evidence.add(lookahead, ranks.next(lookahead));
                 lookahead = input.hasNext() ? input.next() : null;
             }
             hosts.values().forEach(Evidence::close);
