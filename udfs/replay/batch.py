@@ -92,11 +92,14 @@ class SiteScores:
         """pair_scorer's P(parallel) per (source, target) URL pair."""
         if len(self._pairs) + len(src_urls) > self.max_entries:
             self.scored_pairs += len(src_urls)
-            return np.asarray(self._pair_scorer(src_urls, trg_urls), dtype=float).reshape(-1)
-        values, scored = self._kept(self._pairs, list(zip(src_urls, trg_urls)), lambda missing: np.asarray(
-            self._pair_scorer([key[0] for key in missing], [key[1] for key in missing]), dtype=float).reshape(-1).tolist())
+            return self._score_pairs(src_urls, trg_urls)
+        values, scored = self._kept(self._pairs, list(zip(src_urls, trg_urls)), lambda missing: self._score_pairs(
+            [key[0] for key in missing], [key[1] for key in missing]).tolist())
         self.scored_pairs += scored
         return np.array(values, dtype=float)
+
+    def _score_pairs(self, src_urls: list[str], trg_urls: list[str]) -> np.ndarray:
+        return np.asarray(self._pair_scorer(src_urls, trg_urls), dtype=float).reshape(-1)
 
     @staticmethod
     def _kept(store: dict, keys: list, score) -> tuple[list, int]:
