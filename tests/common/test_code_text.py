@@ -29,6 +29,9 @@ CODE = [
     "cout << total << endl;",
     "std::cout << x",
     "a < b",
+    # Scilab's getos example: the words of its string literals (`"Scilab on Windows"`) are data, not sentences
+    ('if (getos() == "Windows") then disp("Scilab on Windows"); end if (getos() == "Linux") then '
+     'disp("Scilab on Linux"); end if (getos() == "Darwin") then disp("Scilab on MacOs"); end'),
 ]
 PROSE = [
     "The function returns the absolute value of its argument, element by element, for real and complex arrays.",
@@ -44,6 +47,8 @@ PROSE = [
     "E.4. Anerkennung der Warenzeichen",
     "Alle Warenzeichen sind Eigentum der jeweiligen Markeninhaber.",
     "Notes (see above) [optional]",
+    'To print a greeting, call disp("Hello world") and the message is written to the console.',
+    'Set the option to value="yes and then keep reading this paragraph, which never closes its quote.',
     "Scilab Help >> Fonctions Elémentaires > Trigonométrie > asech",
     "Accueil › Documentation › Référence",
     "<< asecd",

@@ -6,7 +6,9 @@ reads to a language detector as English prose. What the text itself shows is eno
 spaces with punctuation at their edges, and a good part of its words are the small lower-case words that hold a
 sentence together; code is tokens with operators and brackets inside them (`abs(x)`, `a.b`, `x=1;`, `\\relative`),
 operator tokens of their own (`=`, `{`, `|`), identifiers (`snake_case`, `camelCase`, `c4`, `G0`), and between them
-capitalised keywords and single letters rather than sentences (`Dim iNumber As Integer`, `a = [1 2 3]`).
+capitalised keywords and single letters rather than sentences (`Dim iNumber As Integer`, `a = [1 2 3]`). The words
+of a string literal that a code token opens (`disp("Scilab on Windows");`) are the program's data: they count for
+neither side, so an example that prints sentences is not taken for one.
 
 `code_share(text)` is the share of a paragraph's tokens that are code-shaped (numbers count for neither side);
 `is_code(text)` calls a paragraph code when that share reaches CodeConfig.code_share, or, where few of its words are
@@ -93,13 +95,36 @@ def _token_kind(token: str) -> str:
     return "word" if _WORD.match(core) else "code"
 
 
+#: a string literal a code token opens (`disp("Scilab`, `print('Hello`, `x="a`): its quote after an operator
+_OPENS_STRING = re.compile(r"[(\[{=,:+]([\"'])")
+
+
+def _opened_string(token: str) -> str | None:
+    """The quote of a string literal that a code-shaped token opens and leaves open, None when it opens none."""
+    found = _OPENS_STRING.search(token)
+    if found is None:
+        return None
+    quote = found.group(1)
+    return quote if token.count(quote, found.start(1)) % 2 else None
+
+
 def _counts(text: str) -> tuple[int, int, int]:
-    """(code-shaped tokens, word tokens, lower-case words of two letters or more) of a text."""
+    """(code-shaped tokens, word tokens, lower-case words of two letters or more) of a text. The words of a string
+    literal that a code token opens and a later token closes (`disp("Scilab on Windows");`) are the code's data:
+    counted for neither side."""
     code = words = lower = 0
-    for token in text.split():
+    tokens = text.split()
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        index += 1
         kind = _token_kind(token)
         if kind == "code":
             code += 1
+            quote = _opened_string(token)
+            if quote is not None:
+                closing = next((i for i in range(index, len(tokens)) if tokens[i].count(quote) % 2), None)
+                index = index if closing is None else closing + 1  # a quote never closed opened no string
         elif kind == "word":
             words += 1
             core = token.strip(_EDGE)  # a script without case (Arabic, Hebrew) counts as lower-case
