@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import re
 
-import pycld2
-
 from parascout.udfs.common.code_text import is_code
-from parascout.udfs.common.langs import cld2_to_iso639_3
+from parascout.udfs.common.language_id import cld2_language
 from parascout.udfs.export.bitext.config import DEFAULT, AlignmentConfig
 
 UNALIGNED = "unaligned"
@@ -29,11 +27,8 @@ def sentence_language(text: str, min_chars: int = DEFAULT.min_cld2_chars) -> str
     """ISO 639-3 language of a sentence by CLD2, None when shorter than `min_chars` or unreliable."""
     if len(text) < min_chars:
         return None
-    try:
-        reliable, _, details = pycld2.detect(text)
-    except pycld2.error:
-        return None
-    return cld2_to_iso639_3(details[0][1]) if reliable else None
+    lang, reliable, _ = cld2_language(text)
+    return lang if reliable else None
 
 
 def filter_reason(src: str, trg: str, src_lang: str, trg_lang: str, length_ratio: float = 1.0,
