@@ -16,7 +16,9 @@ pytestmark = pytest.mark.slow
 
 
 def docs_by_url(spark, root) -> dict[str, dict]:
-    return {row["url"]: row.asDict() for row in spark.read.parquet(str(root / "docs")).collect()}
+    rows = spark.read.parquet(str(root / "docs")).collect()
+    assert len({row["url"] for row in rows}) == len(rows), "a URL has more than one docs row"
+    return {row["url"]: row.asDict() for row in rows}
 
 
 def test_fetch_docs_for_pairs_then_resume(spark, tmp_path):
@@ -71,11 +73,14 @@ def test_fetch_docs_on_real_commoncrawl_records_and_wat(spark, tmp_path, shared_
     wat_dir = tmp_path / "wat"
     wat_dir.mkdir()
     write_warc(wat_dir / "extra.wat.gz", [("u", wat_record_bytes(
-        "https://an.wikipedia.org/wiki/Aragón", [{"path": "A@/href", "url": "/wiki/Uesca"}], title="Aragón"))])
+        "https://an.wikipedia.org/wiki/Aragón", [{"path": "A@/href", "url": "/wiki/Uesca"}], title="Aragón")),
+        ("v", wat_record_bytes(  # a URL the WARC files hold too: its WARC row is kept, this one counted a duplicate
+            "https://an.wikipedia.org/wiki/Escopete", [{"path": "A@/href", "url": "/wiki/Uesca"}], title="Escopete"))])
     report = run_job(FetchDocsJob, spark, [
         "--root", str(root), "--warc-prefix", str(shared_data / "cc-sample"), "--select", "all",
         "--wat", str(shared_data / "cc-sample" / "CC-MAIN-2024-22-whirlwind.warc.wat.gz"), str(wat_dir)])
-    assert report["balanced"] and report["kept"] == 18 and report["inputs"]["requested"] == 18
+    assert report["balanced"] and report["kept"] == 18 and report["inputs"]["requested"] == 19
+    assert report["filtered"] == {"duplicate": 1}
     assert report["metrics"]["wat_non_response_records"] == 1 and report["metrics"]["get_requests"] == 2
     docs = docs_by_url(spark, root)
     languages = {url: doc["cld2_lang"] for url, doc in docs.items()}
