@@ -67,7 +67,7 @@ def test_prose_with_inline_code_names_and_headings_is_not_code(text):
     assert not is_code(text), code_share(text)
 
 
-def test_a_run_of_lines_is_code_when_enough_of_its_lines_are_code_by_themselves():
+def test_a_run_of_lines_is_code_when_most_of_its_text_is_code_by_itself():
     # an example one line per row: its keyword lines (Case 1 To 5, End Select) read alone as titles
     example = ["Sub ExampleRandomSelect", "Dim iVar As Integer", "iVar = Int((15 * Rnd) -2)", "Select Case iVar",
                "Case 1 To 5", "Print \"Number from 1 to 5\"", "End Select", "End Sub"]
@@ -80,6 +80,15 @@ def test_a_run_of_lines_is_code_when_enough_of_its_lines_are_code_by_themselves(
                 "2.3.1 Allgemeine Fehlerbehandlungstipps", "2.3.2 Einige häufige Fehler", "Alles zusammen"]
     flags = code_flags([(line, "list_item") for line in contents])
     assert flags == [is_code(line) for line in contents] and sum(flags) <= 1
+    # a reference table, a cell a line (LinuxCNC's German G-code quick reference): the codes and their parameters
+    # are code, the descriptions beside them are the page's prose, though over a third of the lines are codes
+    table = ["G0", "Rapid Move", "G2, G3", "I J K oder R P", "Bogenbewegung", "G4", "P", "Verweilen (engl. dwell)",
+             "G5", "I J P Q", "Kubischer Spline", "G5.1", "I J", "Quadratischer Spline", "G33", "K ($)",
+             "Spindelsynchronisierte Bewegung", "G80", "Festzyklus abbrechen"]
+    flags = code_flags([(line, "text") for line in table])
+    assert flags == [is_code(line) for line in table]
+    assert not any(flag for line, flag in zip(table, flags) if line in ("Bogenbewegung", "Quadratischer Spline"))
+    assert sum(flags) >= 0.3 * len(table)  # the codes themselves are code
     # a help page's navigation: previous / next links and a breadcrumb are no operators, and take no title with them
     navigation = ["<< asecd", "Trigonométrie", "asin >>", "Scilab Help >> Fonctions Elémentaires > Trigonométrie > asech"]
     assert code_flags([(line, "text") for line in navigation]) == [False] * 4

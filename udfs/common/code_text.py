@@ -18,7 +18,10 @@ alphabet written with spaces (`'chantquarterbar`, `set_fftw_wisdom`) is an ident
 
 Code comes in runs: an example marked up one line per `<br>` or table row has lines that alone read as a title
 (`Case 1 To 5`, `End Select`). `code_flags` judges a page's paragraphs in order: a run of paragraphs that are no
-sentence (sentence_like) and no heading is code as a whole when enough of its lines are code by themselves.
+sentence (sentence_like) and no heading is code as a whole when most of its text is in lines that are code by
+themselves. An example's keyword lines are short beside its statements; a reference table's descriptions
+(`G5.1 | I J | Quadratischer Spline`) and a table of contents' titles hold more text than the codes beside them, and
+stay what they are.
 A navigation trail (`Scilab Help >> Fonctions Elémentaires > Trigonométrie`, `<< asecd`) is titles between
 separators, not operators between operands: no code by itself, so it takes no title next to it into a run of code.
 """
@@ -46,8 +49,9 @@ class CodeConfig(StageConfig):
         0.4, "prose: at least this share of its words are lower-case words of two letters or more (function words, "
              "verbs)", low=0, high=1)
     min_run_code_share: float = knob(
-        0.25, "a run of lines that are no sentences is code as a whole when at least this share of its lines is code "
-              "by itself (an example one line per row, its keyword lines with it)", low=0, high=1)
+        0.5, "a run of lines that are no sentences is code as a whole when at least this share of its characters is in "
+             "lines that are code by themselves (an example one line per row, its keyword lines with it; not a "
+             "reference table's descriptions beside its codes)", low=0, high=1)
     min_sentence_words: int = knob(
         8, "a paragraph of at least this many tokens, or ending as a sentence ends, with enough lower-case words, is a "
            "sentence", low=1)
@@ -189,9 +193,10 @@ def sentence_like(text: str, config: CodeConfig = DEFAULT) -> bool:
 
 def code_flags(paragraphs: list[tuple[str, str | None]], config: CodeConfig = DEFAULT) -> list[bool]:
     """is_code of each (text, type) of a page's paragraphs in their order; a run of paragraphs that are neither
-    sentences nor headings is code as a whole when min_run_code_share of it is code by itself (an example one line
-    per row, its keyword lines with it), else only its code paragraphs are (a table of contents with one entry that
-    quotes a command is titles)."""
+    sentences nor headings is code as a whole when min_run_code_share of its characters is in paragraphs that are
+    code by themselves (an example one line per row, its keyword lines with it), else only its code paragraphs are
+    (a table of contents with one entry that quotes a command is titles; a reference table's descriptions are
+    prose)."""
     flags = [is_code(text, config) for text, _ in paragraphs]
     loose = [flag or (kind not in HEADING_TYPES and not sentence_like(text, config))
              for flag, (text, kind) in zip(flags, paragraphs)]
@@ -200,7 +205,9 @@ def code_flags(paragraphs: list[tuple[str, str | None]], config: CodeConfig = DE
         end = start
         while end < len(flags) and loose[end]:
             end += 1
-        if end > start and sum(flags[start:end]) >= config.min_run_code_share * (end - start):
+        chars = [len(text) for text, _ in paragraphs[start:end]]
+        code_chars = sum(size for size, flag in zip(chars, flags[start:end]) if flag)
+        if end > start and code_chars >= config.min_run_code_share * sum(chars):
             flags[start:end] = [True] * (end - start)
         start = end + 1
     return flags
