@@ -207,7 +207,7 @@ def code_flags(paragraphs: list[tuple[str, str | None]], config: CodeConfig = DE
             end += 1
         chars = [len(text) for text, _ in paragraphs[start:end]]
         code_chars = sum(size for size, flag in zip(chars, flags[start:end]) if flag)
-        if end > start and code_chars >= config.min_run_code_share * sum(chars):
+        if code_chars and code_chars >= config.min_run_code_share * sum(chars):
             flags[start:end] = [True] * (end - start)
         start = end + 1
     return flags
