@@ -92,8 +92,8 @@ def test_filters_name_their_reason():
     assert filter_reason(english, english.replace("walk", "stroll"), "eng", "fra") == "wrong_language"
     assert filter_reason(english, "Il fait très beau aujourd’hui et nous allons faire une longue promenade.",
                          "eng", "fra") is None
-    # the language of a sentence with a control character from the page (CLD2 refuses the raw text) and with text
-    # that looks like markup (CLD2 reads plain text: `<b>` is no tag to skip)
+    # the language of a sentence with a control character from the page (CLD2 refuses the raw text: no language, so
+    # no wrong_language before) and of sentences quoting markup, judged by their words
     assert filter_reason(english, english.replace("walk", "stroll\x01"), "eng", "fra") == "wrong_language"
     assert filter_reason("Type <b>bold</b> text and &amp; signs into the editor window to see how they look.",
                          "Tapez <b>du texte en gras</b> et des signes &amp; dans l'éditeur pour voir leur rendu.",
