@@ -13,6 +13,7 @@ from collections import Counter
 from typing import NamedTuple
 
 import pandas as pd
+from rapidfuzz.distance import LCSseq
 
 from parascout.udfs.common.code_text import code_flags
 from parascout.udfs.common.language_id import cld2_language, tokenize
@@ -36,18 +37,9 @@ class Copy(NamedTuple):
 
 
 def words_in_order(words: list[str], other: list[str]) -> int:
-    """The length of a longest common subsequence of two word lists, bit-parallel (Hyyrö 2004): one row of the
-    dynamic programme per word of `words` as a few integer operations on a bit per word of `other`."""
-    positions: dict[str, int] = {}
-    for index, word in enumerate(other):
-        positions[word] = positions.get(word, 0) | (1 << index)
-    everything = (1 << len(other)) - 1
-    row = everything
-    for word in words:
-        matches = positions.get(word)
-        if matches:
-            row = ((row + (row & matches)) | (row & ~matches)) & everything
-    return len(other) - row.bit_count()
+    """The length of a longest common subsequence of two word lists (rapidfuzz, the LCS structure.align_tokens
+    aligns pages with)."""
+    return LCSseq.similarity(words, other)
 
 
 def common_in_order(words: list[str], other: list[str]) -> tuple[int, int]:
