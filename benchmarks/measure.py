@@ -9,7 +9,11 @@ import psutil
 
 
 class PeakMemory:
-    """Peak resident memory of this process and all its descendants (driver, JVM, Python workers)."""
+    """Peak resident memory of this process and all its descendants (driver, JVM, Python workers).
+
+    A process a JVM thread has just started shares the JVM's memory until it runs its own program (Java starts
+    commands by vfork or posix_spawn: Spark's heartbeat and task threads start a few); such a child, named after the
+    thread that forked it and still running the JVM's executable and command line, is not counted again."""
 
     def __init__(self, interval: float = 0.5) -> None:
         self.interval, self.peak, self.peak_by_kind = interval, 0, {}
@@ -22,6 +26,8 @@ class PeakMemory:
             total, by_kind = 0, {}
             for process in [me, *me.children(recursive=True)]:
                 try:
+                    if unexecuted_jvm_child(process):
+                        continue
                     rss = process.memory_info().rss
                     kind = "jvm" if "java" in process.name() else ("driver" if process.pid == me.pid else "workers")
                 except psutil.Error:
@@ -39,6 +45,16 @@ class PeakMemory:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
+
+
+def unexecuted_jvm_child(process: psutil.Process) -> bool:
+    """Whether `process` is a JVM's child that has not yet run its own program: the same executable and command line
+    as its parent, a java one (its memory is the parent's)."""
+    parent = process.parent()
+    if parent is None:
+        return False
+    exe = process.exe()
+    return "java" in os.path.basename(exe) and exe == parent.exe() and process.cmdline() == parent.cmdline()
 
 
 class TreeCpu:
