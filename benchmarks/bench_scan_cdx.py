@@ -20,7 +20,9 @@ table (`--index-parquet`), to compare the two index paths per row.
 `duckdb` is what a data engineer would write instead: DuckDB (2 threads, in its own process) reads the same gzip
 files, extracts url/mime/status/digest/filename/offset/length/languages from the JSON, keeps HTML 200 captures,
 the latest per SURT, adds the host and writes Parquet sorted by host; the bench prints each scan's lines per
-CPU-second against it, and every step's peak resident memory (Spark: the JVM and its Python workers).
+CPU-second against it, and every step's peak resident memory (Spark: the JVM and its Python workers). The Spark
+steps share one JVM, whose heap grows over the run and is not given back, so `scan own JVM` runs scan-cdx as a user
+does, in its own driver and JVM with a `--scan-heap` heap, for the scan's own peak memory against DuckDB's.
 """
 from __future__ import annotations
 
@@ -171,6 +173,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "parascout-bench-cdx"))
+    parser.add_argument("--scan-heap", default="1g",
+                        help="spark.driver.memory of the scan run in its own process (its peak memory)")
     parser.add_argument("--duckdb-child", help=argparse.SUPPRESS)  # internal: run the DuckDB scan in this process
     args = parser.parse_args(argv)
     if args.duckdb_child:
@@ -235,6 +239,23 @@ def main(argv: list[str] | None = None) -> None:
         return args.lines
 
     duckdb_results: dict = {}
+    own_results: dict = {}
+
+    def scan_own_process() -> int:
+        """scan-cdx as a user runs it, its own driver and JVM (local[2], a --scan-heap heap): its peak memory is the
+        scan's alone, where the steps above share one JVM whose heap grows over the run and never shrinks."""
+        command = [sys.executable, "-m", "parascout.jobs.scan_cdx", "--root", str(data / "own"), "--cdx",
+                   str(data / "cdx"), "--force", "--log-level", "WARNING", "--spark-conf", f"spark.master={args.master}",
+                   "--spark-conf", f"spark.driver.memory={args.scan_heap}",
+                   "--spark-conf", "spark.sql.shuffle.partitions=8"]
+        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        with PeakMemory(interval=0.05, pid=process.pid) as memory:
+            _, errors = process.communicate()
+        if process.returncode:
+            raise SystemExit(f"scan-cdx in its own process failed:\n{errors[-3000:]}")
+        own_results["peak_mb"] = memory.peak / 2**20
+        return args.lines
 
     def duckdb_scan() -> int:
         """The DuckDB scan in a child process; its own CPU seconds and peak memory replace the parent's view."""
@@ -245,6 +266,7 @@ def main(argv: list[str] | None = None) -> None:
 
     steps = {"gunzip+count": gunzip_count, "duckdb": duckdb_scan,
              "scan-cdx": lambda: scan("--cdx", str(data / "cdx")),
+             "scan own JVM": scan_own_process,
              "scan lang=cdx": lambda: scan("--cdx", str(data / "cdx"), "--lang-from", "cdx"),
              "scan en,is": lambda: scan("--cdx", str(data / "cdx"), "--langs", "en,is"),
              "scan text-rdr": scan_with_spark_text_reader,
@@ -263,6 +285,8 @@ def main(argv: list[str] | None = None) -> None:
             peak_mb = memory.peak / 2**20
             if name == "duckdb":  # measured inside its own process
                 cpu, peak_mb = duckdb_results["cpu"], duckdb_results["peak_mb"]
+            elif name == "scan own JVM":  # its own process tree; its CPU includes starting Spark
+                peak_mb = own_results["peak_mb"]
             assert lines == args.lines, (name, lines)
             if round_number:
                 timings[name].append(elapsed)
@@ -282,7 +306,9 @@ def main(argv: list[str] | None = None) -> None:
           f"{cpu_rates['scan columnar'] / cpu_rates['scan-cdx']:.2f} lines per CPU-s")
     for name in ("scan-cdx", "scan en,is", "scan lang=cdx"):
         print(f"  ratio {name} / duckdb: {cpu_rates[name] / cpu_rates['duckdb']:.2f} lines per CPU-s, "
-              f"{rates[name] / rates['duckdb']:.2f} wall, peak memory {peaks[name] / peaks['duckdb']:.2f}x")
+              f"{rates[name] / rates['duckdb']:.2f} wall")
+    print(f"  peak memory of scan-cdx in its own process ({args.scan_heap} heap) / duckdb's: "
+          f"{peaks['scan own JVM'] / peaks['duckdb']:.2f}x ({peaks['scan own JVM']:,.0f} / {peaks['duckdb']:,.0f} MB)")
     for name in ("scan-cdx", "scan text-rdr", "zipnum+tlds"):
         print(f"  ratio {name} / gunzip+count: {rates[name] / rates['gunzip+count']:.3f} wall, "
               f"{cpu_rates[name] / cpu_rates['gunzip+count']:.3f} CPU")

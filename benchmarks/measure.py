@@ -9,22 +9,29 @@ import psutil
 
 
 class PeakMemory:
-    """Peak resident memory of this process and all its descendants (driver, JVM, Python workers).
+    """Peak resident memory of a process (`pid`, else this one) and all its descendants (driver, JVM, Python workers).
 
     A process a JVM thread has just started shares the JVM's memory until it runs its own program (Java starts
     commands by vfork or posix_spawn: Spark's heartbeat and task threads start a few); such a child, named after the
     thread that forked it and still running the JVM's executable and command line, is not counted again."""
 
-    def __init__(self, interval: float = 0.5) -> None:
-        self.interval, self.peak, self.peak_by_kind = interval, 0, {}
+    def __init__(self, interval: float = 0.5, pid: int | None = None) -> None:
+        self.interval, self.pid, self.peak, self.peak_by_kind = interval, pid or os.getpid(), 0, {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
-        me = psutil.Process(os.getpid())
+        try:
+            me = psutil.Process(self.pid)
+        except psutil.NoSuchProcess:
+            return
         while not self._stop.is_set():
             total, by_kind = 0, {}
-            for process in [me, *me.children(recursive=True)]:
+            try:
+                tree = [me, *me.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                return
+            for process in tree:
                 try:
                     if unexecuted_jvm_child(process):
                         continue
