@@ -32,10 +32,12 @@ from parascout.udfs.common.spark_functions import bind
 from parascout.udfs.common.table_store import PAIR_COLUMN
 from parascout.udfs.lexicon.lexicon import lexicon_dirs, load_lexicon
 from parascout.udfs.verify.decision import (
+    URL_EXACT_COUNTS_SCHEMA,
     ContentModel,
     decide_host,
     language_pair_nulls,
     self_labels,
+    url_exact_counts,
     with_held_out_scores,
 )
 from parascout.udfs.verify.structure import ThresholdRule
@@ -197,6 +199,18 @@ class VerifyPairsJob(Job):
         self.report.metric("learned_from" if self.args.learn_from else "self_labels", stats)
         return model
 
+    def with_archive_url_odds(self, model: ContentModel, features: DataFrame) -> ContentModel:
+        """The model with what each language pair's URL-exact pairs earn over every host (url_exact_counts): the URL
+        evidence of a site with no such pair of its own to judge, which is then not taken as one whose URLs say
+        nothing."""
+        columns = ["host", "src_lang", "trg_lang", "source", "reason", "tsim", "own_tsim_idf"]
+        counts = (features.where(F.col("role") == "candidate").select(*columns)
+                  .groupBy("host", "src_lang", "trg_lang")
+                  .applyInPandas(bind(url_exact_counts, model=model.to_dict()), URL_EXACT_COUNTS_SCHEMA).toPandas())
+        model = model.with_archive_url_odds(counts)
+        self.report.metric("archive_url_log_odds", dict(model.archive_url_odds))
+        return model
+
     @contextlib.contextmanager
     def arrow_batch_rows(self, rows: int):
         """Set spark.sql.execution.arrow.maxRecordsPerBatch while a block runs, then restore it."""
@@ -230,7 +244,7 @@ class VerifyPairsJob(Job):
         self.report.metric("lexicons", [load_lexicon(path).metadata.get("version") for path in self.lexicon_paths])
         with self.arrow_batch_rows(ARROW_BATCH_ROWS):  # two token sequences per row: keep batches small
             features = self.features(pairs, docs, self.args.random_pairs if content else 0).persist()
-            model = self.fit_model(features, docs) if content else None
+            model = self.with_archive_url_odds(self.fit_model(features, docs), features) if content else None
             self.report.metric("rule", model.to_dict() if model else ThresholdRule(
                 self.args.max_dp, self.args.max_p).to_dict())
             verified = (features.where(F.col("role") == "candidate")

@@ -13,6 +13,7 @@ from parascout.udfs.verify.decision import (
     ContentModel,
     decide,
     one_to_one,
+    url_exact_counts,
 )
 from parascout.udfs.verify.pages import HostPages
 from parascout.udfs.verify.verification import (
@@ -103,6 +104,34 @@ def test_a_url_exact_pair_without_text_passes_on_its_languages_and_structure_unl
     assert rows[("toc", "toc")].parallel and rows[("toc", "toc")].evidence == "url+structure"
     assert rows[("x", "toc2")].reason == "no_text" and rows[("toc3", "toc3")].reason == "no_text"
     assert rows[("page-2", "page-2")].reason == "no_text"
+
+
+def test_a_site_with_no_url_exact_pair_to_judge_takes_what_the_archives_sites_earn():
+    # a host whose one URL-exact pair has no main text (a quick reference of codes whose links go to pages the
+    # archive lacks): no pair of its own says what its URLs are worth, the language pair's URL-exact pairs over every
+    # host of the archive do (and only there: a site with pairs of its own to judge goes by them)
+    frame = url_frame([("gcode.html", "gcode.html", "handle", 0.5, 0.0)])
+    frame["tsim"] = np.nan
+    key = ("gcode.html", "gcode.html")
+    assert decided(frame, logit_model(floor=0.1))[key].reason == "no_text"  # no start: even odds
+    hosts = [url_frame([(k, k, "handle", 0.9, 0.5) for k in "abc"] + [("d", "d", "handle", 0.9, 0.05)]),
+             url_frame([("e", "e", "handle", 0.9, 0.5), ("f", "g", "similar", 0.9, 0.5)])]
+    hosts[1].loc[0, "reason"] = "untranslated"  # not in its languages: no evidence about the URLs either way
+    counts = pd.concat([url_exact_counts(host, logit_model(floor=0.1).to_dict()) for host in hosts])
+    assert counts[["n", "k"]].sum().tolist() == [4, 3]
+    model = ContentModel.from_dict(logit_model(floor=0.1).with_archive_url_odds(counts).to_dict())
+    assert dict(model.archive_url_odds) == {"eng-deu": pytest.approx(math.log(2))}
+    row = decided(frame, model)[key]
+    assert row.parallel and row.evidence == "url+structure" and row.url_log_odds == pytest.approx(math.log(2))
+    # where the language pair's URL-exact pairs are mostly other documents, the archive's odds are against the pair
+    mostly_other = logit_model(floor=0.1).with_archive_url_odds(
+        pd.DataFrame({"src_lang": ["eng"], "trg_lang": ["deu"], "n": [10], "k": [2]}))
+    assert decided(frame, mostly_other)[key].reason == "no_text"
+    # a host with URL-exact pairs of its own to judge goes by them alone
+    own = url_frame([("a", "a", "handle", 0.9, 0.05), ("gcode.html", "gcode.html", "handle", 0.5, 0.0)])
+    own.loc[1, "tsim"] = np.nan
+    assert decided(own, model)[key].reason == "no_text" and decided(own, model)[key].url_log_odds == pytest.approx(
+        math.log(1 / 2))
 
 
 def test_a_neighbour_pair_whose_links_agree_is_one_document_whatever_its_own_text():

@@ -213,6 +213,8 @@ def test_verify_pairs_job_with_texts_and_a_lexicon(spark, tmp_path):
     parallel = verified[verified.parallel]
     assert parallel.src_url.is_unique and parallel.trg_url.is_unique
     assert report["metrics"]["self_labels"]["held_out_label_rows"] == 0
+    # the six URL-exact pairs (handles), all the same document: what a host with none of its own to judge would take
+    assert report["metrics"]["archive_url_log_odds"] == {"eng-deu": pytest.approx(math.log(7))}
     # a bootstrapped lexicon's held-out lexicons (written and read back): the label rows are fitted twice, the same
     # pairs verified
     half = Lexicon("eng", "deu", dict(list(LEXICON.table.items())[::2]))

@@ -13,7 +13,8 @@ accepts a pair only if its own_tsim_idf also beats its language pair's random pa
 pairs' where the language pair has too few): a model fitted on few labels may take a page built on another
 page's template, with other text, for its layout alone. `--learn-from`
 labels replace the self labels. The URLs are evidence in the same decision (`decide`): a pair whose URLs differ only
-in their language markers adds the log-odds its host's own such pairs earn (url_log_odds), so a URL-exact
+in their language markers adds the log-odds its host's own such pairs earn (what the language pair's such pairs earn
+over the whole archive where the host has none to judge: url_log_odds, url_exact_counts), so a URL-exact
 translation the content model doubts is kept, and a sibling page built on the same template does not displace it;
 content still rejects a URL-exact pair that is untranslated or two different documents. A neighbour pair (pages
 without partners by URL that link each other's counterparts) whose own links agree is one node of the site's link
@@ -190,6 +191,9 @@ class ContentModel:
     own_text_floors: tuple[tuple[str, float], ...] = ()
     #: ... and the floor of a language pair without its own null (too few random pairs): all random pairs' quantile
     default_own_text_floor: float | None = None
+    #: ("src-trg", url_log_odds) of the language pair's URL-exact pairs over every host of the archive together
+    #: (url_exact_counts, with_archive_url_odds): what a host with none of its own to judge takes; 0 where not listed
+    archive_url_odds: tuple[tuple[str, float], ...] = ()
 
     @classmethod
     def fit_per_language_pair(cls, frame: pd.DataFrame, labels, null_threshold: float | None = None,
@@ -262,6 +266,20 @@ class ContentModel:
         keys = frame["src_lang"].astype(str) + "-" + frame["trg_lang"].astype(str)
         return keys.map(dict(self.own_text_floors)).fillna(default).to_numpy(dtype=float)
 
+    def archive_url_log_odds(self, frame: pd.DataFrame) -> float:
+        """archive_url_odds of the frame's language pair (its first row's; a decision's frame holds one), else 0."""
+        if not self.archive_url_odds or frame.empty or "src_lang" not in frame or "trg_lang" not in frame:
+            return 0.0
+        return dict(self.archive_url_odds).get(f"{frame['src_lang'].iloc[0]}-{frame['trg_lang'].iloc[0]}", 0.0)
+
+    def with_archive_url_odds(self, counts: pd.DataFrame) -> ContentModel:
+        """This model with archive_url_odds from url_exact_counts' rows of every host: per language pair, the
+        url_log_odds of all its hosts' URL-exact pairs together, log((k + 1) / (n - k + 1))."""
+        totals = counts.groupby(["src_lang", "trg_lang"], sort=True)[["n", "k"]].sum()
+        return dataclasses.replace(self, archive_url_odds=tuple(
+            (f"{src_lang}-{trg_lang}", pooled_url_log_odds(int(row.n), int(row.k)))
+            for (src_lang, trg_lang), row in totals.iterrows()))
+
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         """P(parallel) of each row (by its language pair's model where it has one)."""
         if self.language_pairs and "src_lang" in frame and "trg_lang" in frame:
@@ -286,6 +304,7 @@ class ContentModel:
                 "bias": self.bias, "means": self.means, "scales": self.scales, "null_threshold": self.null_threshold,
                 "language_pairs": {key: model.to_dict() for key, model in self.language_pairs},
                 "ranges": self.ranges, "own_text_floors": dict(self.own_text_floors),
+                "archive_url_odds": dict(self.archive_url_odds),
                 "default_own_text_floor": self.default_own_text_floor}
 
     @classmethod
@@ -294,16 +313,46 @@ class ContentModel:
         return cls(None if data["weights"] is None else tuple(data["weights"]), data["bias"], tuple(data["means"]),
                    tuple(data["scales"]), data["null_threshold"], data["method"], pairs,
                    tuple(map(tuple, data.get("ranges") or ())), tuple(sorted((data.get("own_text_floors") or {}).items())),
-                   data.get("default_own_text_floor"))
+                   data.get("default_own_text_floor"), tuple(sorted((data.get("archive_url_odds") or {}).items())))
 
 
-def url_log_odds(exact: pd.Series, same_document: pd.Series) -> float:
+def url_log_odds(exact: pd.Series, same_document: pd.Series, archive: float = 0.0) -> float:
     """The log-odds a URL-exact pair of one host and language pair adds to its content's: how often the host's own
     URL-exact pairs (with text, in their languages) are the same document by their text (`same_document`: above the
-    random pairs' null), with one pseudo-count each way, log((k + 1) / (n - k + 1)). A site whose URLs pair its
-    translations exactly earns a strong prior; one whose language slots pair unrelated pages earns none."""
+    random pairs' null), pooled_url_log_odds. A site whose URLs pair its translations exactly earns a strong prior;
+    one whose language slots pair unrelated pages earns none; a site with no such pair of its own to judge takes
+    `archive`, what the language pair's URL-exact pairs earn over every host (ContentModel.archive_url_log_odds)."""
     n, k = int(exact.sum()), int((exact & same_document).sum())
-    return math.log((k + 1) / (n - k + 1)) if n else 0.0
+    return pooled_url_log_odds(n, k) if n else archive
+
+
+def pooled_url_log_odds(n: int, k: int) -> float:
+    """log((k + 1) / (n - k + 1)): k of n URL-exact pairs the same document, one pseudo-count each way (0 for none)."""
+    return math.log((k + 1) / (n - k + 1))
+
+
+def url_evidence(frame: pd.DataFrame, model: ContentModel) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
+    """(judged: both sides in their languages; URL-exact; with text to judge; the same document by its own text,
+    own_tsim_idf above its language pair's floor) of each row: what decide and url_exact_counts read."""
+    judged = frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS + LANGUAGE_REASONS)
+    has_text = frame["tsim"].notna() | (model.method == "learned-logistic")  # labels may come without texts
+    own = pd.to_numeric(frame["own_tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float) \
+        if "own_tsim_idf" in frame else np.zeros(len(frame))
+    same_document = pd.Series(own > model.own_text_floor(frame), index=frame.index)
+    return judged, url_exact(frame), has_text, same_document
+
+
+def url_exact_counts(frame: pd.DataFrame, model: dict) -> pd.DataFrame:
+    """applyInPandas body (one host and language pair): its URL-exact pairs with text, in their languages (n), and
+    how many of them are the same document by their own text (k): ContentModel.with_archive_url_odds sums them."""
+    judged, exact, has_text, same_document = url_evidence(frame, ContentModel.from_dict(model))
+    counted = exact & judged & has_text
+    return pd.DataFrame({"src_lang": frame["src_lang"].iloc[:1], "trg_lang": frame["trg_lang"].iloc[:1],
+                         "n": [int(counted.sum())], "k": [int((counted & same_document).sum())]})
+
+
+#: url_exact_counts' rows
+URL_EXACT_COUNTS_SCHEMA = "src_lang string, trg_lang string, n long, k long"
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -331,14 +380,11 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     if model is None:
         frame["p_parallel_content"] = frame["url_log_odds"] = frame["p_parallel"] = np.nan
         return frame
-    has_text = frame["tsim"].notna() | (model.method == "learned-logistic")  # labels may come without texts
+    _, _, has_text, same_document = url_evidence(frame, model)
     p = model.predict(frame)
     frame["p_parallel_content"] = np.where(has_text, p, np.nan)
     frame["method"] = model.method
-    own = pd.to_numeric(frame["own_tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float) \
-        if "own_tsim_idf" in frame else np.zeros(len(frame))
-    same_document = pd.Series(own > model.own_text_floor(frame), index=frame.index)
-    odds = url_log_odds(exact & judged & has_text, same_document)
+    odds = url_log_odds(exact & judged & has_text, same_document, model.archive_url_log_odds(frame))
     frame["url_log_odds"] = np.where(exact, odds, 0.0)
     combined = 1 / (1 + np.exp(-(np.where(has_text, _logit(p), 0.0) + frame["url_log_odds"].to_numpy())))
     frame["p_parallel"] = combined

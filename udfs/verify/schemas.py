@@ -44,7 +44,8 @@ declare(
         ("p_parallel_content*", "double", "the content model's P(parallel)"),
         ("url_exact", "boolean", "the URLs differ only in their language markers (a STRAND handle proposed the pair)"),
         ("url_log_odds", "double", ("log-odds a URL-exact pair adds to the content's, earned by its host's URL-exact "
-                                    "pairs that are the same document by their text")),
+                                    "pairs that are the same document by their text (a host with none to judge: "
+                                    "the language pair's over the whole archive)")),
         ("p_parallel", "double", "P(parallel) from content and URL together: the decision's and the 1-1 step's score"),
         ("parallel*", "boolean", "the pair is a translation and survived the 1-1 alignment"),
         ("method*", "string", "what decided (self-labelled model, labels, structural rule, residual mutual best)"),
