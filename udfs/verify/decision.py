@@ -331,22 +331,25 @@ def pooled_url_log_odds(n: int, k: int) -> float:
     return math.log((k + 1) / (n - k + 1))
 
 
-def url_evidence(frame: pd.DataFrame, model: ContentModel) -> tuple[pd.Series, pd.Series, pd.Series, pd.Series]:
-    """(judged: both sides in their languages; URL-exact; with text to judge; the same document by its own text,
-    own_tsim_idf above its language pair's floor) of each row: what decide and url_exact_counts read."""
-    judged = frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS + LANGUAGE_REASONS)
+def judged_rows(frame: pd.DataFrame) -> pd.Series:
+    """Rows the decision judges: no document or language reason (both sides are pages in their languages)."""
+    return frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS + LANGUAGE_REASONS)
+
+
+def text_evidence(frame: pd.DataFrame, model: ContentModel) -> tuple[pd.Series, pd.Series]:
+    """(with text to judge; the same document by its own text, own_tsim_idf above its language pair's floor) of each
+    row: what decide and url_exact_counts read."""
     has_text = frame["tsim"].notna() | (model.method == "learned-logistic")  # labels may come without texts
     own = pd.to_numeric(frame["own_tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float) \
         if "own_tsim_idf" in frame else np.zeros(len(frame))
-    same_document = pd.Series(own > model.own_text_floor(frame), index=frame.index)
-    return judged, url_exact(frame), has_text, same_document
+    return has_text, pd.Series(own > model.own_text_floor(frame), index=frame.index)
 
 
 def url_exact_counts(frame: pd.DataFrame, model: dict) -> pd.DataFrame:
     """applyInPandas body (one host and language pair): its URL-exact pairs with text, in their languages (n), and
     how many of them are the same document by their own text (k): ContentModel.with_archive_url_odds sums them."""
-    judged, exact, has_text, same_document = url_evidence(frame, ContentModel.from_dict(model))
-    counted = exact & judged & has_text
+    has_text, same_document = text_evidence(frame, ContentModel.from_dict(model))
+    counted = url_exact(frame) & judged_rows(frame) & has_text
     return pd.DataFrame({"src_lang": frame["src_lang"].iloc[:1], "trg_lang": frame["trg_lang"].iloc[:1],
                          "n": [int(counted.sum())], "k": [int((counted & same_document).sum())]})
 
@@ -373,14 +376,14 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     a sibling of its template is no translation of it. `evidence` says what carried the verdict.
     With no model (no texts table) the structural rule's verdict stands."""
     frame = frame.copy()
-    judged = frame["reason"].isna() | ~frame["reason"].isin(DOCUMENT_REASONS + LANGUAGE_REASONS)
+    judged = judged_rows(frame)
     frame["url_exact"] = exact = url_exact(frame)
     frame["evidence"] = np.where(frame["reason"].isin(DOCUMENT_REASONS), "document",
                                  np.where(frame["reason"].isin(LANGUAGE_REASONS), "language", "structure"))
     if model is None:
         frame["p_parallel_content"] = frame["url_log_odds"] = frame["p_parallel"] = np.nan
         return frame
-    _, _, has_text, same_document = url_evidence(frame, model)
+    has_text, same_document = text_evidence(frame, model)
     p = model.predict(frame)
     frame["p_parallel_content"] = np.where(has_text, p, np.nan)
     frame["method"] = model.method
