@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  urls rows: duckdb {duckdb_results['rows']:,}, scan-cdx (last step's) {scanned:,}")
     for name in steps:
         print(f"  {name:13s} {rates[name]:12,.0f} lines/s {cpu_rates[name]:12,.0f} lines/CPU-s "
-              f"{peaks[name]:7,.0f} MB peak")
+              f"{peaks[name]:7,.0f} MB peak" + (" (a fresh Spark: its start included)" if name == "scan own JVM" else ""))
     print(f"  ratio scan columnar / scan-cdx (the same captures as a columnar-index table): "
           f"{cpu_rates['scan columnar'] / cpu_rates['scan-cdx']:.2f} lines per CPU-s")
     for name in ("scan-cdx", "scan en,is", "scan lang=cdx"):
