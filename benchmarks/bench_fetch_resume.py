@@ -18,22 +18,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.measure import TreeCpu
+from benchmarks.measure import run_job
 from parascout.udfs.common import storage
 from parascout.udfs.fetch import resume
-from testkit.servers import kill_tree, serve
+from testkit.servers import serve
 from testkit.warc import ENGLISH, GERMAN, html_page, record_bytes, urls_rows, write_warc
 
 SPARK = ["--spark-conf", "spark.master=local[2]", "--spark-conf", "spark.ui.enabled=false",
@@ -76,23 +73,6 @@ def build_archive(folder: Path, names: list[str], pages: int) -> list[dict]:
     return rows
 
 
-def run(command: list[str], log: Path, kill_when=None) -> dict:
-    """Run a job; with `kill_when`, kill its process tree once kill_when() holds. Its CPU and wall seconds."""
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    started = time.monotonic()
-    with open(log, "wb") as output:
-        process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
-    cpu = TreeCpu(process.pid)
-    if kill_when is not None:
-        while not kill_when() and process.poll() is None:
-            time.sleep(0.2)
-        kill_tree(process)
-    process.wait()
-    if kill_when is None and process.returncode != 0:
-        raise SystemExit(log.read_text()[-3000:])
-    return {"cpu": cpu.total(), "wall": time.monotonic() - started}
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=40)
@@ -111,16 +91,16 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("full", "killed"):
         storage.write_parquet_table(pd.DataFrame(urls_rows(rows)), str(work / name / "urls"))
     storage.write_parquet_table(pd.DataFrame(urls_rows(rows[:1])), str(work / "fixed" / "urls"))
-    results["fixed"] = {**run([*job, "--root", str(work / "fixed")], work / "fixed.log"), "gets": 0}
+    results["fixed"] = {**run_job([*job, "--root", str(work / "fixed")], work / "fixed.log"), "gets": 0}
     handler.gets.clear()
-    results["full"] = {**run([*job, "--root", str(work / "full")], work / "full.log"), "gets": sum(handler.gets.values())}
+    results["full"] = {**run_job([*job, "--root", str(work / "full")], work / "full.log"), "gets": sum(handler.gets.values())}
     area = resume.area_path(str(work / "killed"), "fetch-docs")
     wanted = round(args.kill_at * args.partitions)
     handler.gets.clear()
-    killed = run([*job, "--root", str(work / "killed")], work / "killed.log", lambda: len(resume.finished_parts(area)) >= wanted)
+    killed = run_job([*job, "--root", str(work / "killed")], work / "killed.log", lambda: len(resume.finished_parts(area)) >= wanted)
     results["killed"] = {**killed, "gets": sum(handler.gets.values()), "kept": len(resume.finished_parts(area))}
     handler.gets.clear()
-    results["relaunch"] = {**run([*job, "--root", str(work / "killed")], work / "relaunch.log"), "gets": sum(handler.gets.values())}
+    results["relaunch"] = {**run_job([*job, "--root", str(work / "killed")], work / "relaunch.log"), "gets": sum(handler.gets.values())}
     server.shutdown()
     report = json.loads((work / "killed" / "_reports" / "fetch-docs.json").read_text())
     print(f"{len(rows):,} records in {args.files} files, {args.partitions} fetch tasks, local[2]")

@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.measure import PeakMemory, TreeCpu
+from benchmarks.measure import PeakMemory, TreeCpu, run_job
 from parascout.udfs.common.urls import surt
 from parascout.udfs.index.cdx import format_cdx_line, write_zipnum
 
@@ -248,13 +248,7 @@ def main(argv: list[str] | None = None) -> None:
                    str(data / "cdx"), "--force", "--log-level", "WARNING", "--spark-conf", f"spark.master={args.master}",
                    "--spark-conf", f"spark.driver.memory={args.scan_heap}",
                    "--spark-conf", "spark.sql.shuffle.partitions=8"]
-        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        with PeakMemory(interval=0.05, pid=process.pid) as memory:
-            _, errors = process.communicate()
-        if process.returncode:
-            raise SystemExit(f"scan-cdx in its own process failed:\n{errors[-3000:]}")
-        own_results["peak_mb"] = memory.peak / 2**20
+        own_results.update(run_job(command, data / "own-scan.log"))
         return args.lines
 
     def duckdb_scan() -> int:

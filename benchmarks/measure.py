@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 from typing import Self
 
 import psutil
+
+from testkit.servers import kill_tree
 
 
 class PeakMemory:
@@ -105,3 +111,23 @@ class TreeCpu:
         self._stop.set()
         self._thread.join()
         return self.seconds()
+
+
+def run_job(command: list[str], log: Path, kill_when=None) -> dict:
+    """Run a job in its own process tree (its output to `log`); with `kill_when`, kill the tree once kill_when()
+    holds. Its CPU seconds, wall seconds and peak resident memory in MB (TreeCpu, PeakMemory over its tree); a job
+    that fails unasked exits the benchmark with its log's end."""
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    started = time.monotonic()
+    with open(log, "wb") as output:
+        process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
+    cpu = TreeCpu(process.pid)
+    with PeakMemory(interval=0.05, pid=process.pid) as memory:
+        if kill_when is not None:
+            while not kill_when() and process.poll() is None:
+                time.sleep(0.2)
+            kill_tree(process)
+        process.wait()
+    if kill_when is None and process.returncode != 0:
+        raise SystemExit(log.read_text()[-3000:])
+    return {"cpu": cpu.total(), "wall": time.monotonic() - started, "peak_mb": memory.peak / 2**20}
