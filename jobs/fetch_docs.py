@@ -369,7 +369,8 @@ class FetchDocsJob(Job):
             candidates = candidates.unionByName(previous.select(*kept_columns, "is_new"), allowMissingColumns=True)
         priority = Window.partitionBy("url").orderBy((F.col("status") == "ok").desc(),
                                                      (F.col("source") == "warc").desc(), F.col("is_new").desc())
-        ranked = candidates.withColumn("_rank", F.row_number().over(priority))
+        ranked = self.persist(candidates.withColumn("_rank", F.row_number().over(priority)),
+                              StorageLevel.DISK_ONLY)  # ranked once, for the counts, docs and texts
         counts, carried_over = {}, 0
         for row in ranked.groupBy("is_new", (F.col("_rank") == 1).alias("first"), "status").count().collect():
             if not row["is_new"]:
