@@ -1,6 +1,7 @@
 """What a fetch-docs relaunched after a kill -9 costs, against an undisturbed run of the same selection.
 
     .venv/bin/python benchmarks/bench_fetch_resume.py [--files 40] [--pages 500] [--partitions 20] [--kill-at 0.8]
+        [--repeats 3]
 
 Generates `--files` WARC files of `--pages` HTML pages each (named so Spark's hash gives every fetch partition the
 same number of files), served with HTTP Range by a local server that counts GETs. Then, each job in its own
@@ -12,7 +13,8 @@ the job's fixed cost (Spark's start, its stages and writes, whatever the size): 
 relaunch does is (relaunch - fixed) / (full - fixed), the figure a run of hours tends to; most of it is the steps after
 the fetch (deduplication, the per-site pass, the writes), which the killed run never reached. What the kill cost is
 killed + relaunch - full, beside a second start of the job (fixed): beyond that start, the tasks in flight fetched
-again and the kept rows read back.
+again and the kept rows read back. The four runs are repeated `--repeats` times (this machine's CPU seconds move by
+a tenth between runs) and each figure is the median of its rounds'.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import argparse
 import json
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -80,6 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pages", type=int, default=500)  # per-record work above the fixed cost
     parser.add_argument("--partitions", type=int, default=20)
     parser.add_argument("--kill-at", type=float, default=0.8)
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of the four runs; figures are their medians")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bench-fetch-resume-"))
     try:  # the archive and four roots: hundreds of MB at 80,000 records
@@ -89,45 +93,83 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def measure(args: argparse.Namespace, work: Path) -> None:
-    """Build the archive under `work`, run the four jobs, print their figures."""
+    """Build the archive under `work`, run the four jobs `--repeats` times, print each round and their medians."""
     archive = work / "archive"
     archive.mkdir()
     rows = build_archive(archive, balanced_files(args.partitions, args.files), args.pages)
     prefix, handler, server = serve(archive)
     job = [sys.executable, "-m", "parascout.jobs.fetch_docs", "--warc-prefix", prefix, "--select", "all",
            "--partitions", str(args.partitions), *SPARK]
+    print(f"{len(rows):,} records in {args.files} files, {args.partitions} fetch tasks, local[2]")
+    rounds = []
+    for number in range(1, args.repeats + 1):
+        rounds.append(one_round(job, work / f"round-{number}", rows, handler, args))
+        print_round(f"round {number}", rounds[-1], args.partitions)
+    server.shutdown()
+    if len(rounds) > 1:
+        print(f"medians of {len(rounds)} rounds:")
+        for name in ("fixed", "full", "killed", "relaunch"):
+            print(f"{name:9} cpu {statistics.median(r[name]['cpu'] for r in rounds):7.1f}s  "
+                  f"wall {statistics.median(r[name]['wall'] for r in rounds):6.1f}s")
+    for label, figure in figures(rounds).items():
+        print(f"{label}: {figure}")
+
+
+def one_round(job: list[str], work: Path, rows: list[dict], handler, args: argparse.Namespace) -> dict:
+    """The one-record run, the full run, the killed run and its relaunch, each in roots of their own under `work`."""
     results = {}
     for name in ("full", "killed"):
         storage.write_parquet_table(pd.DataFrame(urls_rows(rows)), str(work / name / "urls"))
     storage.write_parquet_table(pd.DataFrame(urls_rows(rows[:1])), str(work / "fixed" / "urls"))
     results["fixed"] = {**run_job([*job, "--root", str(work / "fixed")], work / "fixed.log"), "gets": 0}
     handler.gets.clear()
-    results["full"] = {**run_job([*job, "--root", str(work / "full")], work / "full.log"), "gets": sum(handler.gets.values())}
+    results["full"] = {**run_job([*job, "--root", str(work / "full")], work / "full.log"),
+                       "gets": sum(handler.gets.values())}
     area = resume.area_path(str(work / "killed"), "fetch-docs")
     wanted = round(args.kill_at * args.partitions)
     handler.gets.clear()
-    killed = run_job([*job, "--root", str(work / "killed")], work / "killed.log", lambda: len(resume.finished_parts(area)) >= wanted)
+    killed = run_job([*job, "--root", str(work / "killed")], work / "killed.log",
+                     lambda: len(resume.finished_parts(area)) >= wanted)
     results["killed"] = {**killed, "gets": sum(handler.gets.values()), "kept": len(resume.finished_parts(area))}
     handler.gets.clear()
-    results["relaunch"] = {**run_job([*job, "--root", str(work / "killed")], work / "relaunch.log"), "gets": sum(handler.gets.values())}
-    server.shutdown()
+    results["relaunch"] = {**run_job([*job, "--root", str(work / "killed")], work / "relaunch.log"),
+                           "gets": sum(handler.gets.values())}
     report = json.loads((work / "killed" / "_reports" / "fetch-docs.json").read_text())
-    print(f"{len(rows):,} records in {args.files} files, {args.partitions} fetch tasks, local[2]")
-    for name, result in results.items():
-        print(f"{name:9} cpu {result['cpu']:7.1f}s  wall {result['wall']:6.1f}s  GETs {result['gets']:5d}"
-              + (f"  (killed with {result['kept']}/{args.partitions} tasks kept)" if name == "killed" else ""))
-    full, relaunch, fixed = results["full"], results["relaunch"], results["fixed"]
-    print(f"relaunch / full: cpu {relaunch['cpu'] / full['cpu']:.1%}, wall {relaunch['wall'] / full['wall']:.1%}, "
-          f"GETs {relaunch['gets'] / full['gets']:.1%}; resumed {report['metrics']['resumed_partitions']} tasks, "
-          f"{report['metrics']['resumed_records']:,} records; balanced {report['balanced']}")
-    per_record = full["cpu"] - fixed["cpu"]
-    print(f"the relaunch's per-record work (cpu less the fixed cost) / the full run's: "
-          f"{(relaunch['cpu'] - fixed['cpu']) / per_record:.1%}")
+    results["resumed"] = (report["metrics"]["resumed_partitions"], report["metrics"]["resumed_records"],
+                          report["balanced"])
+    for name in ("full", "killed", "fixed"):  # the relaunch's root holds the report read above
+        shutil.rmtree(work / name, ignore_errors=True)
+    return results
+
+
+def print_round(label: str, results: dict, partitions: int) -> None:
+    print(label)
+    for name in ("fixed", "full", "killed", "relaunch"):
+        result = results[name]
+        print(f"  {name:9} cpu {result['cpu']:7.1f}s  wall {result['wall']:6.1f}s  GETs {result['gets']:5d}"
+              + (f"  (killed with {result['kept']}/{partitions} tasks kept)" if name == "killed" else ""))
+    tasks, records, balanced = results["resumed"]
+    print(f"  resumed {tasks} tasks, {records:,} records; balanced {balanced}")
+
+
+def figures(rounds: list[dict]) -> dict[str, str]:
+    """The relaunch against the full run, the median over the rounds of each round's ratio."""
+    def median(value) -> float:
+        return statistics.median(value(r) for r in rounds)
+
+    cpu = median(lambda r: r["relaunch"]["cpu"] / r["full"]["cpu"])
+    wall = median(lambda r: r["relaunch"]["wall"] / r["full"]["wall"])
+    gets = median(lambda r: r["relaunch"]["gets"] / r["full"]["gets"])
+    per_record = median(lambda r: (r["relaunch"]["cpu"] - r["fixed"]["cpu"]) / (r["full"]["cpu"] - r["fixed"]["cpu"]))
     # the killed run and its relaunch against one undisturbed run: what the kill cost, to be set beside a second
     # start of the job (the fixed cost): tasks in flight fetched again and kept rows read back come on top of it
-    lost = results["killed"]["cpu"] + relaunch["cpu"] - full["cpu"]
-    print(f"killed + relaunch - full: {lost:.1f} cpu-s, {lost / full['cpu']:.1%} of a full run "
-          f"(a second start of the job: {fixed['cpu']:.1f} cpu-s)")
+    lost = median(lambda r: r["killed"]["cpu"] + r["relaunch"]["cpu"] - r["full"]["cpu"])
+    lost_share = median(lambda r: (r["killed"]["cpu"] + r["relaunch"]["cpu"] - r["full"]["cpu"]) / r["full"]["cpu"])
+    start = median(lambda r: r["fixed"]["cpu"])
+    return {"relaunch / full": f"cpu {cpu:.1%}, wall {wall:.1%}, GETs {gets:.1%}",
+            "the relaunch's per-record work (cpu less the fixed cost) / the full run's": f"{per_record:.1%}",
+            "killed + relaunch - full": f"{lost:.1f} cpu-s, {lost_share:.1%} of a full run "
+                                        f"(a second start of the job: {start:.1f} cpu-s)"}
 
 
 if __name__ == "__main__":
