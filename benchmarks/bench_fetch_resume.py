@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--kill-at", type=float, default=0.8)
     parser.add_argument("--repeats", type=int, default=3, help="rounds of the four runs; figures are their medians")
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats: at least one round")
     work = Path(tempfile.mkdtemp(prefix="bench-fetch-resume-"))
     try:  # the archive and four roots: hundreds of MB at 80,000 records
         measure(args, work)
