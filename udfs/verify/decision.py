@@ -277,7 +277,7 @@ class ContentModel:
         url_log_odds of all its hosts' URL-exact pairs together, log((k + 1) / (n - k + 1))."""
         totals = counts.groupby(["src_lang", "trg_lang"], sort=True)[["n", "k"]].sum()
         return dataclasses.replace(self, archive_url_odds=tuple(
-            (f"{src_lang}-{trg_lang}", pooled_url_log_odds(int(row.n), int(row.k)))
+            (f"{src_lang}-{trg_lang}", url_exact_log_odds(int(row.n), int(row.k)))
             for (src_lang, trg_lang), row in totals.iterrows()))
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
@@ -319,14 +319,14 @@ class ContentModel:
 def url_log_odds(exact: pd.Series, same_document: pd.Series, archive: float = 0.0) -> float:
     """The log-odds a URL-exact pair of one host and language pair adds to its content's: how often the host's own
     URL-exact pairs (with text, in their languages) are the same document by their text (`same_document`: above the
-    random pairs' null), pooled_url_log_odds. A site whose URLs pair its translations exactly earns a strong prior;
+    random pairs' null), url_exact_log_odds. A site whose URLs pair its translations exactly earns a strong prior;
     one whose language slots pair unrelated pages earns none; a site with no such pair of its own to judge takes
     `archive`, what the language pair's URL-exact pairs earn over every host (ContentModel.archive_url_log_odds)."""
     n, k = int(exact.sum()), int((exact & same_document).sum())
-    return pooled_url_log_odds(n, k) if n else archive
+    return url_exact_log_odds(n, k) if n else archive
 
 
-def pooled_url_log_odds(n: int, k: int) -> float:
+def url_exact_log_odds(n: int, k: int) -> float:
     """log((k + 1) / (n - k + 1)): k of n URL-exact pairs the same document, one pseudo-count each way (0 for none)."""
     return math.log((k + 1) / (n - k + 1))
 
