@@ -10,7 +10,7 @@ DEMO_TEXT ?= $(wildcard ../shared/data/parallel-text/bible)
 JAR    := udfs/parascout-udfs.jar
 JAVA   := $(wildcard jvm/src/main/java/parascout/*.java)
 
-.PHONY: install check-java jar walk test test-fast readme-check demo lint bench package clean
+.PHONY: install check-java jar walk s3a-jars test test-fast readme-check demo lint bench package clean
 
 check-java:
 	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
@@ -28,7 +28,7 @@ $(STAMP): constraints.txt requirements-dev.txt setup.py pyproject.toml
 	$(BIN)/pip install -q -c constraints.txt -r requirements-dev.txt -e '.[all]'
 	touch $(STAMP)
 
-install: $(STAMP) $(JAR) walk
+install: $(STAMP) $(JAR) walk s3a-jars
 
 # The Java UDFs (CDX line parsing, registered domains, STRAND handles: used where the jar is on Spark's
 # classpath), compiled against PySpark's own jars into the package, so the wheel carries the jar; without a
@@ -52,6 +52,20 @@ $(JAR): $(JAVA) | $(STAMP)
 # page_walk as plain Python (same output, slower). udfs.fetch.html_text uses it only for the selectolax it was built for.
 walk: | $(STAMP)
 	-$(BIN)/python native/build_html_walk.py
+
+# hadoop-aws and the AWS SDK, for the tests whose jobs write their tables to an s3:// root on a local S3 server
+# (Spark's own writes go through Hadoop's S3A; clusters bring their own: EMR's EMRFS, hadoop-aws on the classpath).
+# PyPI's sagemaker_pyspark carries both jars; never fails the install: without them those tests skip and say why.
+S3A_JARS := $(VENV)/s3a-jars
+s3a-jars: $(S3A_JARS)/.fetched
+
+$(S3A_JARS)/.fetched: | $(STAMP)
+	-rm -rf build/s3a && mkdir -p build/s3a && \
+	  $(BIN)/pip download -q --no-deps -d build/s3a sagemaker_pyspark==1.4.5 && \
+	  tar -xzf build/s3a/sagemaker_pyspark-1.4.5.tar.gz -C build/s3a --strip-components=3 \
+	    sagemaker_pyspark-1.4.5/deps/jars/hadoop-aws-3.3.1.jar \
+	    sagemaker_pyspark-1.4.5/deps/jars/aws-java-sdk-bundle-1.11.901.jar && \
+	  mkdir -p $(S3A_JARS) && mv build/s3a/*.jar $(S3A_JARS)/ && touch $@; rm -rf build/s3a
 
 test: install
 	$(BIN)/python -m pytest -q -ra tests

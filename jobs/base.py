@@ -243,8 +243,11 @@ class Job(LanguagePairs, WriterLock, RunFingerprints, TableInputs):
         self.report.data["fingerprint"] = self.arguments_fingerprint()
         self.report.data["tables_read"] = self.tables_read
         try:
-            if self.uses_spark:
-                self.spark  # noqa: B018 - started before process(): building a Column needs an active session
+            if self.uses_spark:  # started before process(): building a Column needs an active session; its
+                try:  # Hadoop set up for the root before any work is done
+                    self.store.spark  # noqa: B018
+                except storage.HadoopStorageMissing as error:
+                    raise ConfigError(f"{self.name}: {error}") from None
             with SparkProgress(self.name):  # a line every few seconds while Spark stages run
                 self.process()
             self.report.check_balance()

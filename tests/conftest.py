@@ -23,12 +23,16 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def spark():
-    """One local SparkSession (UI off, few shuffle partitions, the Java UDFs' jar where built) shared by every test."""
+    """One local SparkSession (UI off, few shuffle partitions, the Java UDFs' jar where built, Hadoop's S3A where
+    fetched) shared by every test."""
     from pyspark.sql import SparkSession
 
     from parascout.udfs.common.jvm import jvm_jar_path
+    from tests.support.s3a import session_properties
 
     builder = SparkSession.builder.config("spark.jars", jvm_jar_path()) if jvm_jar_path() else SparkSession.builder
+    for key, value in session_properties().items():  # Hadoop's S3A where `make s3a-jars` fetched it
+        builder = builder.config(key, value)
     session = (
         builder.master("local[2]")
         .appName("parascout-tests")

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 SLOWDOWN_XML = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
                 b"<Message>Please reduce your request rate.</Message><RequestId>fault-proxy</RequestId></Error>")
@@ -152,7 +152,7 @@ class FaultProxy:
             if self.max_faults_per_request is not None and self.faults_by_request[request] >= self.max_faults_per_request:
                 return None
             for rule in self.operations:
-                if rule.operation != operation or rule.key not in urlsplit(handler.path).path:
+                if rule.operation != operation or rule.key not in unquote(urlsplit(handler.path).path):
                     continue
                 if rule.times is not None and rule.times <= 0:
                     continue
@@ -190,6 +190,10 @@ class FaultProxy:
             handler.close_connection = True
             return
         kept = {k: v for k, v in response.getheaders() if k.lower() not in HOP_HEADERS | {"content-length"}}
+        if method == "HEAD":  # no body: the object's size is the store's Content-Length, not the empty answer's
+            self.reply(handler, response.status, {**kept, "Content-Length": response.getheader("Content-Length", "0")},
+                       b"", sized=False)
+            return
         cut = fault in ("truncate", "cut_unsized") and len(data) > 1
         if fault == "drop_whole":  # the whole object, dropped halfway through the range that was asked for, from
             first, last = (int(x) for x in handler.headers["Range"].split("=")[1].split("-"))  # an endpoint
@@ -205,13 +209,13 @@ class FaultProxy:
                 handler.send_header(key, value)
             if sized:
                 handler.send_header("Content-Length", str(len(data)))
-            if cut or not sized:
+            if cut or not sized and handler.command != "HEAD":
                 handler.send_header("Connection", "close")
             handler.end_headers()
             if handler.command != "HEAD":
                 handler.wfile.write(data[: len(data) // 2] if cut else data)
             handler.wfile.flush()
-            if cut or not sized:
+            if cut or not sized and handler.command != "HEAD":
                 handler.close_connection = True
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a stall): fine
             handler.close_connection = True

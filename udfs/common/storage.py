@@ -121,6 +121,12 @@ def s3_client(endpoint: str | None = None, connect_timeout: float = 10.0, read_t
     return boto3.client("s3", endpoint_url=endpoint or None, config=config)
 
 
+def s3_endpoint() -> str | None:
+    """The S3-compatible endpoint the environment names for every S3 client (AWS_ENDPOINT_URL: MinIO, Ceph, a
+    local server), None for AWS's own."""
+    return os.environ.get("AWS_ENDPOINT_URL") or None
+
+
 def arrow_filesystem(path: str, endpoint: str | None = None):
     """(pyarrow filesystem, path inside it) for a local, file://, s3:// or gs:// path."""
     from pyarrow import fs
@@ -128,13 +134,63 @@ def arrow_filesystem(path: str, endpoint: str | None = None):
     if is_local(path):
         return fs.LocalFileSystem(), os.path.abspath(local_path(path))
     uri = path.replace("s3a://", "s3://", 1).replace("s3n://", "s3://", 1)
-    endpoint = endpoint or (os.environ.get("AWS_ENDPOINT_URL") if uri.startswith("s3://") else None)
+    endpoint = endpoint or (s3_endpoint() if uri.startswith("s3://") else None)
     if uri.startswith("s3://") and endpoint:
         parts = urlsplit(endpoint)
         filesystem = fs.S3FileSystem(endpoint_override=parts.netloc, scheme=parts.scheme or "http",
                                      region=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
         return filesystem, uri[len("s3://"):]
     return fs.FileSystem.from_uri(uri)
+
+
+#: Hadoop's S3 file system (hadoop-aws), which Spark's own reads and writes of s3:// tables go through off EMR
+S3A_FILESYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+
+
+class HadoopStorageMissing(ValueError):
+    """Spark's Hadoop has no file system for a root's scheme: its tables cannot be written there."""
+
+
+def prepare_hadoop(spark, path: str) -> None:
+    """Set Spark's Hadoop up to read and write tables under `path` as parascout's own clients reach it, before
+    anything is written: an s3:// path goes to S3A where the cluster maps the scheme to nothing (EMR maps it to
+    EMRFS: left alone), and an endpoint named by AWS_ENDPOINT_URL is the bucket's for S3A too (a table's files and
+    its manifest on one store, not split between a local server and AWS), unless Spark's conf names one. Raises
+    HadoopStorageMissing, saying what to add, when Hadoop has no file system for the path's scheme."""
+    if is_local(path):
+        return
+    context = spark.sparkContext
+    conf, jvm = context._jsc.hadoopConfiguration(), context._jvm
+    path_scheme = scheme(path)
+    if path_scheme in S3_SCHEMES:
+        if path_scheme != "s3a" and not conf.get(f"fs.{path_scheme}.impl") \
+                and conf.getClassByNameOrNull(S3A_FILESYSTEM) is not None:
+            conf.set(f"fs.{path_scheme}.impl", S3A_FILESYSTEM)
+        bucket, endpoint = bucket_key(path)[0], s3_endpoint()
+        if endpoint and not conf.get("fs.s3a.endpoint") and not conf.get(f"fs.s3a.bucket.{bucket}.endpoint"):
+            conf.set(f"fs.s3a.bucket.{bucket}.endpoint", endpoint)
+            conf.set(f"fs.s3a.bucket.{bucket}.path.style.access", "true")  # what S3-compatible servers answer
+            conf.set(f"fs.s3a.bucket.{bucket}.connection.ssl.enabled", str(endpoint.startswith("https")).lower())
+    try:
+        jvm.org.apache.hadoop.fs.Path(to_hadoop(path)).getFileSystem(conf)
+    except Exception as error:  # Py4JJavaError: only a missing file system is a configuration error
+        if "UnsupportedFileSystemException" not in str(error) and "ClassNotFoundException" not in str(error):
+            raise
+        needs = ("hadoop-aws and its AWS SDK on Spark's classpath (EMR's EMRFS has it; elsewhere e.g. "
+                 "--packages org.apache.hadoop:hadoop-aws:<Spark's Hadoop version>)" if path_scheme in S3_SCHEMES
+                 else "the Cloud Storage connector (Dataproc has it)" if path_scheme == "gs"
+                 else f"a Hadoop file system for {path_scheme}://")
+        raise HadoopStorageMissing(f"Spark's Hadoop cannot write {path}: no file system for {path_scheme}:// "
+                                   f"({java_error(error)}); it needs {needs}") from None
+
+
+def java_error(error: Exception) -> str:
+    """A Py4JJavaError's Java exception line, the class without its package ("AWSClientIOException: copyFile(...)
+    ...: Unable to execute HTTP request"), not py4j's "An error occurred while calling o171.rename"."""
+    lines = [line.strip().lstrip(": ") for line in str(error).splitlines() if "Exception" in line and ":" in line]
+    line = next((line for line in lines if not line.startswith("An error occurred")), str(error).splitlines()[0])
+    name, _, message = line.partition(": ")
+    return f"{name.rsplit('.', 1)[-1]}: {message}" if message and " " not in name else line
 
 
 def exists(path: str, endpoint: str | None = None) -> bool:

@@ -36,10 +36,18 @@ class TableStore:
         self.log = log
         self.staged: dict[str, tuple[str, int]] = {}  # table -> (version written by this run, rows)
         self._pair_writes: dict[str, list[str]] = {}  # pair label -> partition folders it wrote
+        self._prepared = None  # the session whose Hadoop was set up for the root
 
     @property
     def spark(self):
-        return self._spark()
+        """The SparkSession, its Hadoop set up for the root on first use (storage.prepare_hadoop: raises
+        storage.HadoopStorageMissing where Hadoop has no file system for the root's scheme)."""
+        session = self._spark()
+        if self._prepared is not session:
+            if self.root:
+                storage.prepare_hadoop(session, self.root)
+            self._prepared = session
+        return session
 
     # ---- locations ---------------------------------------------------------------------
     def table_path(self, table: str) -> str:
@@ -176,8 +184,13 @@ class TableStore:
         """Rename a version folder into its table folder (a rename on local disks and HDFS, a copy on object
         stores); the table folder is made first where the table is new."""
         fs = self._hadoop_fs(target)
-        fs.mkdirs(self._hadoop_path(target).getParent())
-        if not fs.rename(self._hadoop_path(source), self._hadoop_path(target)):
+        try:
+            fs.mkdirs(self._hadoop_path(target).getParent())
+            moved = fs.rename(self._hadoop_path(source), self._hadoop_path(target))
+        except Exception as error:  # noqa: BLE001 - Py4JJavaError: the store's own error (a cut copy, throttling)
+            raise SwitchFailed(f"could not move the new version {source} to {target} ({storage.java_error(error)}); "
+                               "the table keeps its current version") from None
+        if not moved:
             raise SwitchFailed(f"could not move the new version {source} to {target}; the table keeps its current "
                                "version")
 
