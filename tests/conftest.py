@@ -15,6 +15,10 @@ SHARED_DATA = Path(os.environ.get("PARASCOUT_SHARED_DATA", REPO.parent / "shared
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("PARASCOUT_STRICT_TABLES", "1")  # a written column the table registry does not know fails
+# the local S3 server's keys, in the environment before the shared session's JVM (and its Python workers) start
+for _key, _value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                     ("AWS_DEFAULT_REGION", "us-east-1")):
+    os.environ.setdefault(_key, _value)
 
 
 def pytest_configure(config):

@@ -15,10 +15,6 @@ from parascout.udfs.common import locks, range_reads, storage
 from parascout.udfs.common.range_reads import RangeReader, ReadError, ReadSettings, verified_range
 from parascout.udfs.common.storage import BadLocation, resolve_under
 
-for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                   ("AWS_DEFAULT_REGION", "us-east-1")):
-    os.environ.setdefault(key, value)
-
 
 def test_names_are_resolved_under_their_prefix(tmp_path):
     (tmp_path / "warc").mkdir()

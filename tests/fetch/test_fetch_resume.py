@@ -17,10 +17,12 @@ from pyspark.sql import functions as F
 
 from parascout.jobs.fetch_docs import FetchDocsJob
 from parascout.jobs.report import StoreUnreachable
+from parascout.udfs.common import storage, table_layout
 from parascout.udfs.fetch import resume
 from testkit.servers import kill_tree, serve
 from testkit.warc import file_records, urls_rows, write_table, write_warc
 from tests.conftest import REPO, run_job
+from tests.support.s3a import require_s3a
 
 pytestmark = pytest.mark.slow
 PARTITIONS = 10
@@ -167,3 +169,34 @@ def test_the_resume_area_on_s3(moto_endpoint, monkeypatch):
     assert resume.warc_partitions(resume.finished_parts(area)) == [3]
     assert resume.load_plan(area, {**identity, "docs_version": "v2"}) is None  # docs changed since: removed
     assert resume.finished_parts(area) == set()
+
+
+def test_a_run_on_an_s3_root_resumes_from_its_kept_tasks_and_writes_an_undisturbed_run_s_tables(
+        spark, tmp_path, archive, moto_endpoint, monkeypatch):
+    """The resume area, the staged versions and the tables on an s3:// root (Spark's writes through S3A): a run
+    that fails after fetching keeps every task there, and its rerun fetches nothing and writes what a local root
+    gets."""
+    require_s3a(spark)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket="resume-root")
+    prefix, handler, _, urls = archive
+    local, root = tmp_path / "local", "s3://resume-root/root"
+    write_table(local, "urls", urls)
+    storage.write_parquet_table(pd.DataFrame(urls), f"{root}/urls")
+    undisturbed = run_job(FetchDocsJob, spark, argv_for(local, prefix))
+
+    area = resume.area_path(root, "fetch-docs")
+    with monkeypatch.context() as patched:
+        patched.setattr(FetchDocsJob, "write_texts", lambda self, fetched: 1 / 0)  # fails after fetching
+        with pytest.raises(ZeroDivisionError):
+            run_job(FetchDocsJob, spark, argv_for(root, prefix))
+    assert len(resume.finished_parts(area)) == PARTITIONS
+    handler.gets.clear()
+    rerun = run_job(FetchDocsJob, spark, argv_for(root, prefix))
+    assert sum(handler.gets.values()) == 0 and rerun["metrics"]["resumed_partitions"] == PARTITIONS
+    assert counts_of(rerun) == counts_of(undisturbed)
+    for table in ("docs", "texts"):
+        remote = spark.read.parquet(table_layout.table_location(f"{root}/{table}")).toPandas()
+        remote = remote.sort_values("url").reset_index(drop=True).drop(columns=["version"], errors="ignore")
+        pd.testing.assert_frame_equal(remote, sorted_table(spark, local, table))
+    assert not storage.exists(storage.join(area, resume.PLAN))  # committed: the kept tasks are gone

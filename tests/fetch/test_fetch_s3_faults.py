@@ -7,7 +7,6 @@ ends ok (with its own bytes) or with a reason, retries cost exactly --attempts G
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections import Counter
@@ -27,10 +26,6 @@ from tests.conftest import run_job
 from tests.support.s3_faults import SLOWDOWN_XML, FaultProxy
 
 # moto takes any credentials
-for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                   ("AWS_DEFAULT_REGION", "us-east-1")):
-    os.environ.setdefault(key, value)
-
 
 def upload_archive(folder, endpoint: str, bucket: str, files: int = 3) -> tuple[list[dict], dict[str, str]]:
     """WARC files with good and broken records in a moto bucket; (CDX-like rows, expected status)."""

@@ -11,10 +11,6 @@ from tests.support.cdx import CDX, CRAWL, site_lines, urls_of, write_columnar_in
 
 # Spark's Python workers inherit the environment the JVM started with (the `spark` fixture starts it
 # after collection), so dummy credentials are set here; the endpoint itself travels as --s3-endpoint.
-for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                   ("AWS_DEFAULT_REGION", "us-east-1")):
-    os.environ.setdefault(key, value)
-
 
 @pytest.fixture(scope="module")
 def s3_archive(tmp_path_factory):

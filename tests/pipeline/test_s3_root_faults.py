@@ -19,10 +19,6 @@ from parascout.jobs.align import AlignJob
 from parascout.udfs.common import locks, storage, table_layout
 from tests.support.s3_faults import FaultProxy, OperationFault
 
-for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                   ("AWS_DEFAULT_REGION", "us-east-1")):
-    os.environ.setdefault(key, value)
-
 #: every operation a job's writes to its root make
 WRITES = ("PUT", "GET", "LIST", "HEAD", "COPY", "DELETE", "CREATE_MULTIPART", "UPLOAD_PART", "COMPLETE_MULTIPART")
 URLS = [("en", f"https://www.site{n}.is/en/page-{k}.html") for n in range(3) for k in range(20)]

@@ -7,7 +7,6 @@ nothing of a failed version is left, and a rerun without faults succeeds. The st
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import boto3
@@ -23,10 +22,6 @@ from tests.support.s3_faults import FaultProxy, OperationFault
 from tests.support.s3a import require_s3a
 
 pytestmark = pytest.mark.slow
-
-for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                   ("AWS_DEFAULT_REGION", "us-east-1")):
-    os.environ.setdefault(key, value)
 
 CAPTURES = Path(__file__).parent.parent / "data" / "cdx" / "captures.cdx"
 tables.register(tables.Table("padded", "s3-root-test", "numbers with a padding column",
@@ -189,4 +184,4 @@ def test_a_connection_cut_while_a_version_moves_into_its_table_leaves_the_last_c
 
 def test_a_root_whose_scheme_spark_s_hadoop_cannot_write_is_refused_saying_what_it_needs(spark):
     with pytest.raises(storage.HadoopStorageMissing, match="no file system for gs://.*Cloud Storage connector"):
-        storage.prepare_hadoop(spark, "gs://bucket/root")
+        storage.prepare_spark(spark, "gs://bucket/root")

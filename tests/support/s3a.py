@@ -3,7 +3,7 @@ so a job's own Spark writes to an s3:// root reach a local S3 server as they rea
 
 The jars are hadoop-aws 3.3.1 (AWS SDK v1), the newest on PyPI, beside PySpark's Hadoop 3.5: its defaults
 read as numbers what Hadoop 3.5 writes as durations ("60s"), and its credential providers are the SDK v1 ones, so
-the session sets those keys here. Retries are few and short: a fault a test injects on every try surfaces in
+the session sets those keys here, with the local server's keys. Retries are few and short: a fault a test injects on every try surfaces in
 seconds, not after S3A's twenty."""
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ PROPERTIES = {
     "spark.hadoop.fs.s3a.connection.timeout": "20000",
     "spark.hadoop.fs.s3a.connection.establish.timeout": "5000",
     "spark.hadoop.fs.s3a.connection.request.timeout": "0",
-    "spark.hadoop.fs.s3a.aws.credentials.provider":
-        "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider,com.amazonaws.auth.EnvironmentVariableCredentialsProvider",
+    "spark.hadoop.fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+    # the local server takes any key; the JVM's environment is fixed when it starts, before a test sets AWS_*
+    "spark.hadoop.fs.s3a.access.key": "testing",
+    "spark.hadoop.fs.s3a.secret.key": "testing",
     "spark.hadoop.fs.s3a.attempts.maximum": "2",  # the SDK's own tries
     "spark.hadoop.fs.s3a.retry.limit": "2",
     "spark.hadoop.fs.s3a.retry.interval": "10ms",

@@ -151,11 +151,12 @@ class HadoopStorageMissing(ValueError):
     """Spark's Hadoop has no file system for a root's scheme: its tables cannot be written there."""
 
 
-def prepare_hadoop(spark, path: str) -> None:
-    """Set Spark's Hadoop up to read and write tables under `path` as parascout's own clients reach it, before
-    anything is written: an s3:// path goes to S3A where the cluster maps the scheme to nothing (EMR maps it to
-    EMRFS: left alone), and an endpoint named by AWS_ENDPOINT_URL is the bucket's for S3A too (a table's files and
-    its manifest on one store, not split between a local server and AWS), unless Spark's conf names one. Raises
+def prepare_spark(spark, path: str) -> None:
+    """Set a Spark session up to read and write tables under `path` as parascout's own clients reach it, before
+    anything is written. For an s3:// path: the scheme goes to S3A where the cluster maps it to nothing (EMR maps
+    it to EMRFS: left alone); the endpoint AWS_ENDPOINT_URL names is the bucket's for S3A too, unless Spark's conf
+    names one, and the Python tasks' (their environment is the executors', not the driver's), so a table's files,
+    its manifest and the tasks' own files are never split between a local server and AWS. Raises
     HadoopStorageMissing, saying what to add, when Hadoop has no file system for the path's scheme."""
     if is_local(path):
         return
@@ -171,6 +172,8 @@ def prepare_hadoop(spark, path: str) -> None:
             conf.set(f"fs.s3a.bucket.{bucket}.endpoint", endpoint)
             conf.set(f"fs.s3a.bucket.{bucket}.path.style.access", "true")  # what S3-compatible servers answer
             conf.set(f"fs.s3a.bucket.{bucket}.connection.ssl.enabled", str(endpoint.startswith("https")).lower())
+        if endpoint:  # the tasks' environment, as Python UDFs made from now on carry it
+            context.environment["AWS_ENDPOINT_URL"] = endpoint
     try:
         jvm.org.apache.hadoop.fs.Path(to_hadoop(path)).getFileSystem(conf)
     except Exception as error:  # Py4JJavaError: only a missing file system is a configuration error
@@ -291,9 +294,11 @@ def delete_dir(path: str) -> None:
 
 
 def write_parquet_table(frame, path: str, partition_by: list[str] | None = None) -> None:
-    """Write a pandas DataFrame as a Parquet folder with _SUCCESS, atomically (temp folder, rename)."""
+    """Write a pandas DataFrame as a Parquet folder with _SUCCESS, atomically on local disks (temp folder, rename;
+    an object store has no folder to rename: its files are moved one by one, _SUCCESS last)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+    from pyarrow import fs
 
     filesystem, inner = arrow_filesystem(path)
     parent = inner.rsplit("/", 1)[0]
@@ -308,7 +313,14 @@ def write_parquet_table(frame, path: str, partition_by: list[str] | None = None)
         pass
     if filesystem.get_file_info(inner).type.name != "NotFound":
         filesystem.delete_dir(inner)
-    filesystem.move(temporary, inner)
+    if isinstance(filesystem, fs.LocalFileSystem):
+        filesystem.move(temporary, inner)
+        return
+    files = [info.path for info in filesystem.get_file_info(fs.FileSelector(temporary, recursive=True))
+             if info.type == fs.FileType.File]
+    for source in sorted(files, key=lambda name: name.endswith("/_SUCCESS")):
+        filesystem.move(source, inner + source[len(temporary):])
+    filesystem.delete_dir(temporary)
 
 
 def list_files(path: str, suffix: str = "", endpoint: str | None = None) -> list[str]:

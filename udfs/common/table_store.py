@@ -40,12 +40,12 @@ class TableStore:
 
     @property
     def spark(self):
-        """The SparkSession, its Hadoop set up for the root on first use (storage.prepare_hadoop: raises
+        """The SparkSession, set up for the root on first use (storage.prepare_spark: raises
         storage.HadoopStorageMissing where Hadoop has no file system for the root's scheme)."""
         session = self._spark()
         if self._prepared is not session:
             if self.root:
-                storage.prepare_hadoop(session, self.root)
+                storage.prepare_spark(session, self.root)
             self._prepared = session
         return session
 
