@@ -1,6 +1,7 @@
 """Shared fixtures: one local SparkSession for the whole suite, real data from ../shared."""
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -96,3 +97,13 @@ def moto_endpoint():
     server.start()
     yield "http://{}:{}".format(*server.get_host_and_port())
     server.stop()
+
+
+@pytest.fixture
+def bucket(moto_endpoint, request) -> str:
+    """A new bucket on the moto server per test (and parameter)."""
+    import boto3
+
+    name = f"root-{hashlib.sha1(request.node.name.encode()).hexdigest()[:12]}"
+    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=name)
+    return name

@@ -5,32 +5,22 @@ reader and pyarrow), nothing half-written is visible, and a rerun without faults
 parascout cannot lock, is refused for writing unless the user promises one writer at a time."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 
-import boto3
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from parascout.jobs.align import AlignJob
 from parascout.udfs.common import locks, storage, table_layout
-from tests.support.s3_faults import FaultProxy, OperationFault
+from tests.support.s3_faults import FaultProxy, OperationFault, keys, unfinished_uploads
 
 #: every operation a job's writes to its root make
 WRITES = ("PUT", "GET", "LIST", "HEAD", "COPY", "DELETE", "CREATE_MULTIPART", "UPLOAD_PART", "COMPLETE_MULTIPART")
 URLS = [("en", f"https://www.site{n}.is/en/page-{k}.html") for n in range(3) for k in range(20)]
 URLS += [("is", f"https://www.site{n}.is/is/page-{k}.html") for n in range(3) for k in range(20)]
-
-
-@pytest.fixture
-def bucket(moto_endpoint, request) -> str:
-    """A new bucket per test (and parameter)."""
-    name = f"root-{hashlib.sha1(request.node.name.encode()).hexdigest()[:12]}"
-    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=name)
-    return name
 
 
 @pytest.fixture
@@ -43,16 +33,6 @@ def through(monkeypatch):
 
     yield use
     storage.s3_client.cache_clear()
-
-
-def keys(endpoint: str, bucket: str) -> list[str]:
-    client = boto3.client("s3", endpoint_url=endpoint)
-    return sorted(item["Key"] for item in client.list_objects_v2(Bucket=bucket).get("Contents", []))
-
-
-def unfinished_uploads(endpoint: str, bucket: str) -> list[str]:
-    return [upload["Key"] for upload in
-            boto3.client("s3", endpoint_url=endpoint).list_multipart_uploads(Bucket=bucket).get("Uploads", [])]
 
 
 def run_align(tmp_path, root: str) -> dict:

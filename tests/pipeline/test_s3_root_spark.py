@@ -6,10 +6,8 @@ nothing of a failed version is left, and a rerun without faults succeeds. The st
 (AWS_ENDPOINT_URL) for parascout's own clients and Spark's alike."""
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
-import boto3
 import pyarrow.parquet as pq
 import pytest
 
@@ -18,7 +16,7 @@ from parascout.jobs.errors import JobFailed
 from parascout.jobs.scan_cdx import ScanCdx
 from parascout.udfs.common import storage, table_layout, tables
 from tests.conftest import run_job
-from tests.support.s3_faults import FaultProxy, OperationFault
+from tests.support.s3_faults import FaultProxy, OperationFault, keys, unfinished_uploads
 from tests.support.s3a import require_s3a
 
 pytestmark = pytest.mark.slow
@@ -51,13 +49,6 @@ class PaddedJob(Job):
 
 
 @pytest.fixture
-def bucket(moto_endpoint, request) -> str:
-    name = f"spark-{hashlib.sha1(request.node.name.encode()).hexdigest()[:12]}"
-    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=name)
-    return name
-
-
-@pytest.fixture
 def proxy(spark, moto_endpoint, monkeypatch):
     """The fault proxy as every S3 client's endpoint (AWS_ENDPOINT_URL), parascout's and Spark's S3A, for the whole
     test; a run's faults are set in `proxy.operations` (empty: none)."""
@@ -67,16 +58,6 @@ def proxy(spark, moto_endpoint, monkeypatch):
         storage.s3_client.cache_clear()
         yield running
     storage.s3_client.cache_clear()
-
-
-def keys(moto_endpoint: str, bucket: str, prefix: str = "") -> list[str]:
-    client = boto3.client("s3", endpoint_url=moto_endpoint)
-    return sorted(item["Key"] for item in client.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", []))
-
-
-def unfinished_uploads(moto_endpoint: str, bucket: str) -> list[str]:
-    return [upload["Key"] for upload in
-            boto3.client("s3", endpoint_url=moto_endpoint).list_multipart_uploads(Bucket=bucket).get("Uploads", [])]
 
 
 def rows_by_spark(spark, table_dir: str, column: str) -> list:

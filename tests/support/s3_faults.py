@@ -21,6 +21,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import boto3
+
 SLOWDOWN_XML = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
                 b"<Message>Please reduce your request rate.</Message><RequestId>fault-proxy</RequestId></Error>")
 INTERNAL_ERROR_XML = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code>'
@@ -236,3 +238,15 @@ class FaultProxy:
                 return b"".join(chunks)
             chunks.append(handler.rfile.read(size))
             handler.rfile.readline()
+
+
+def keys(endpoint: str, bucket: str, prefix: str = "") -> list[str]:
+    """The bucket's object keys (under `prefix`), sorted, as the store holds them."""
+    client = boto3.client("s3", endpoint_url=endpoint)
+    return sorted(item["Key"] for item in client.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", []))
+
+
+def unfinished_uploads(endpoint: str, bucket: str) -> list[str]:
+    """Keys of the bucket's multipart uploads never completed nor aborted (stored and billed until aborted)."""
+    return [upload["Key"] for upload in
+            boto3.client("s3", endpoint_url=endpoint).list_multipart_uploads(Bucket=bucket).get("Uploads", [])]
