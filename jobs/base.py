@@ -21,7 +21,7 @@ import uuid
 from typing import Any, ClassVar
 
 from parascout.jobs import arguments
-from parascout.jobs.errors import ConfigError, JobFailed
+from parascout.jobs.errors import ConfigError, JobFailed, error_summary
 from parascout.jobs.fingerprints import RunFingerprints
 from parascout.jobs.language_pairs import LanguagePairs
 from parascout.jobs.report import JobReport
@@ -256,7 +256,7 @@ class Job(LanguagePairs, WriterLock, RunFingerprints, TableInputs):
             self.commit_outputs()
         except Exception as error:
             self.discard_outputs()
-            self._write_report(self.report.finish("failed", f"{type(error).__name__}: {error}"))
+            self._write_report(self.report.finish("failed", error_summary(error)))
             raise
         data = self.report.finish("ok")
         self._write_report(data)

@@ -9,7 +9,7 @@ import pytest
 from parascout.jobs.arguments import _maybe_hub_id, check_input_paths, root_table_containing
 from parascout.jobs.base import Job
 from parascout.jobs.cli import discover, main
-from parascout.jobs.errors import ConfigError, JobFailed
+from parascout.jobs.errors import ConfigError, JobFailed, error_summary
 from parascout.jobs.language_pairs import PairSkipped, language_pairs_option
 from parascout.jobs.report import JobReport, UnknownReason
 from parascout.jobs.writer_lock import RootBusy
@@ -585,3 +585,15 @@ def test_scan_cdx_reruns_when_its_index_was_rewritten_in_place(spark, tmp_path):
     os.utime(index, ns=(index.stat().st_atime_ns, index.stat().st_mtime_ns + 10**9))
     rerun = run_job(ScanCdx, spark, argv)
     assert "skipped_rerun" not in rerun and rerun["run_id"] != first["run_id"]
+
+
+def test_a_failed_run_s_report_names_the_java_exception_and_its_causes_without_their_stack_frames(spark):
+    from py4j.protocol import Py4JJavaError
+
+    with pytest.raises(Py4JJavaError) as raised:  # an exception PySpark does not convert: its Java trace comes along
+        spark.sparkContext._jvm.java.util.Objects.requireNonNull(None, "nothing there")
+    assert "\tat java.base/java.util.Objects.requireNonNull" in str(raised.value)
+    summary = error_summary(raised.value)
+    assert summary == ("Py4JJavaError: An error occurred while calling z:java.util.Objects.requireNonNull.\n"
+                       ": java.lang.NullPointerException: nothing there")
+    assert error_summary(RuntimeError("x" * 5000), max_chars=100) == "RuntimeError: " + "x" * 86 + " …"
