@@ -7,7 +7,8 @@
   (`..` and symlinks included) and only regular files are opened (a FIFO never blocks a task).
 
 S3 clients come from one factory, `s3_client(endpoint, ...)`; the endpoint is a parameter (None: boto3's
-own resolution, AWS_ENDPOINT_URL included), never set in the environment by parascout.
+own resolution, AWS_ENDPOINT_URL included), never set in the driver's environment by parascout. Spark's side of a
+root (Hadoop's S3A, the Python tasks' environment) is set up by `prepare_spark` to reach the same store.
 
 Two modules build on this one: `range_reads` reads archive bytes as verified, retried byte ranges, and `locks`
 holds a dataset root's writer lock. Together they are the one owner of I/O (clients, verified range reads,
