@@ -70,6 +70,7 @@ PRESENTATION = {
     "replay/plots.py": {"MAX_LABELLED_SITES"},
     "replay/report.py": {"MAX_SITE_ROWS"},
     "jobs/export_bitext.py": {"EXAMPLES_IN_REPORT", "EXAMPLE_MIN_WORDS"},
+    "jobs/errors.py": {"MAX_ERROR_CHARS"},  # how much of a failed run's error its report holds
 }
 #: the sample archive generator's fixed shape (its knobs are make-sample-archive's options and
 #: conf/sample_archive.yaml)
