@@ -107,3 +107,17 @@ def bucket(moto_endpoint, request) -> str:
     name = f"root-{hashlib.sha1(request.node.name.encode()).hexdigest()[:12]}"
     boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=name)
     return name
+
+
+@pytest.fixture
+def through(monkeypatch):
+    """Point every S3 client parascout makes (pyarrow's and boto3's, resolved from AWS_ENDPOINT_URL, and a job's
+    Spark side, which prepare_spark sets from it) at an endpoint: a fault proxy or moto itself."""
+    from parascout.udfs.common import storage
+
+    def use(endpoint: str) -> None:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+        storage.s3_client.cache_clear()
+
+    yield use
+    storage.s3_client.cache_clear()

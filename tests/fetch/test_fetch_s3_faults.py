@@ -25,7 +25,6 @@ from testkit.warc import build_mixed_warc, urls_rows, write_table
 from tests.conftest import run_job
 from tests.support.s3_faults import SLOWDOWN_XML, FaultProxy
 
-# moto takes any credentials
 
 def upload_archive(folder, endpoint: str, bucket: str, files: int = 3) -> tuple[list[dict], dict[str, str]]:
     """WARC files with good and broken records in a moto bucket; (CDX-like rows, expected status)."""

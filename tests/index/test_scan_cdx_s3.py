@@ -9,8 +9,7 @@ from parascout.udfs.index.cdx import write_zipnum
 from tests.conftest import run_job
 from tests.support.cdx import CDX, CRAWL, site_lines, urls_of, write_columnar_index
 
-# Spark's Python workers inherit the environment the JVM started with (the `spark` fixture starts it
-# after collection), so dummy credentials are set here; the endpoint itself travels as --s3-endpoint.
+# the endpoint travels as --s3-endpoint (moto's keys are in the environment: tests/conftest.py)
 
 @pytest.fixture(scope="module")
 def s3_archive(tmp_path_factory):

@@ -23,18 +23,6 @@ URLS = [("en", f"https://www.site{n}.is/en/page-{k}.html") for n in range(3) for
 URLS += [("is", f"https://www.site{n}.is/is/page-{k}.html") for n in range(3) for k in range(20)]
 
 
-@pytest.fixture
-def through(monkeypatch):
-    """Point every S3 client parascout makes (pyarrow's and boto3's, resolved from AWS_ENDPOINT_URL) at an
-    endpoint: the fault proxy or moto itself."""
-    def use(endpoint: str) -> None:
-        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
-        storage.s3_client.cache_clear()
-
-    yield use
-    storage.s3_client.cache_clear()
-
-
 def run_align(tmp_path, root: str) -> dict:
     """align (no Spark: its writes are the root's writer lock, its output file and its report) onto an s3:// root."""
     listing = tmp_path / "urls.tsv"

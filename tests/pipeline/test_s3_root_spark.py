@@ -50,15 +50,13 @@ class PaddedJob(Job):
 
 
 @pytest.fixture
-def proxy(spark, moto_endpoint, monkeypatch):
+def proxy(spark, moto_endpoint, through):
     """The fault proxy as every S3 client's endpoint (AWS_ENDPOINT_URL), parascout's and Spark's S3A, for the whole
     test; a run's faults are set in `proxy.operations` (empty: none)."""
     require_s3a(spark)
     with FaultProxy(moto_endpoint) as running:
-        monkeypatch.setenv("AWS_ENDPOINT_URL", running.endpoint)
-        storage.s3_client.cache_clear()
+        through(running.endpoint)
         yield running
-    storage.s3_client.cache_clear()
 
 
 def rows_by_spark(spark, table_dir: str, column: str) -> list:

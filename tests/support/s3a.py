@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from parascout.udfs.common import storage
+
 JARS = Path(__file__).resolve().parents[2] / ".venv" / "s3a-jars"
 
 PROPERTIES = {
@@ -47,6 +49,5 @@ def session_properties() -> dict[str, str]:
 
 def require_s3a(spark) -> None:
     """Skip, saying why, where the session has no S3A."""
-    if spark.sparkContext._jsc.hadoopConfiguration().getClassByNameOrNull(
-            "org.apache.hadoop.fs.s3a.S3AFileSystem") is None:
+    if spark.sparkContext._jsc.hadoopConfiguration().getClassByNameOrNull(storage.S3A_FILESYSTEM) is None:
         pytest.skip(f"hadoop-aws not found in {JARS} (make s3a-jars): Spark cannot write an s3:// root here")
