@@ -69,15 +69,17 @@ def real_site_pages(limit: int) -> list[str]:
     return pages
 
 
-def pages_per_cpu_second(extract, pages: list[str], repeat: int) -> float:
-    """Best of `repeat` passes: pages / CPU-seconds."""
-    best = float("inf")
+def pages_per_cpu_second(extractors: dict, pages: list[str], repeat: int) -> dict:
+    """name -> best of `repeat` passes, pages / CPU-seconds; the extractors take turns pass by pass, so that a change
+    in the machine's load falls on all of them alike."""
+    best = dict.fromkeys(extractors, float("inf"))
     for _ in range(repeat):
-        start = time.process_time()
-        for html in pages:
-            extract(html)
-        best = min(best, time.process_time() - start)
-    return len(pages) / best if best > 0 else float("inf")
+        for name, extract in extractors.items():
+            start = time.process_time()
+            for html in pages:
+                extract(html)
+            best[name] = min(best[name], time.process_time() - start)
+    return {name: len(pages) / spent if spent > 0 else float("inf") for name, spent in best.items()}
 
 
 def report(results: dict, speed: dict, real_count: int, fixture_count: int) -> str:
@@ -90,12 +92,14 @@ def report(results: dict, speed: dict, real_count: int, fixture_count: int) -> s
         fixture_speed, real_speed = speed[name]
         lines.append(f"| {name} | {f:.3f} | {p:.3f} | {r:.3f} | {result['micro'][2]:.3f} | {fixture_speed:,.0f} | "
                      + (f"{real_speed:,.0f} |" if real_speed else "– |"))
-    if "trafilatura" in speed:
-        ratios = [speed["parascout"][i] / speed["trafilatura"][i] for i in range(2) if speed["trafilatura"][i]]
-        lines.append("")
-        lines.append("parascout / trafilatura pages per CPU-second, same run: "
-                     + ", ".join(f"{ratio:.1f}x" for ratio in ratios) + f" (fixtures, real-sites); {fixture_count} "
-                     f"fixtures; parascout walk: {WALK_ENGINE}")
+    for peer in ("trafilatura", "resiliparse"):
+        if peer in speed:
+            ratios = [speed["parascout"][i] / speed[peer][i] for i in range(2) if speed[peer][i]]
+            lines.append("")
+            lines.append(f"parascout / {peer} pages per CPU-second, same run: "
+                         + ", ".join(f"{ratio:.2f}x" for ratio in ratios) + " (fixtures, real-sites)")
+    lines.append("")
+    lines.append(f"{fixture_count} fixtures; parascout walk: {WALK_ENGINE}")
     return "\n".join(lines)
 
 
@@ -110,16 +114,16 @@ def per_page_table(results: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--real-pages", type=int, default=300, help="real-sites pages timed (0: none)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed passes; the best counts")
+    parser.add_argument("--repeat", type=int, default=3, help="timed passes of each extractor, taking turns; the best counts")
     parser.add_argument("--markdown", type=Path, help="also write the tables to this Markdown file")
     args = parser.parse_args(argv)
     labelled = fixtures()
     real = real_site_pages(args.real_pages) if args.real_pages else []
-    results, speed = {}, {}
-    for name, extract in extractors().items():
-        results[name] = quality(extract, labelled)
-        speed[name] = (pages_per_cpu_second(extract, [html for _, html, _ in labelled], args.repeat),
-                       pages_per_cpu_second(extract, real, args.repeat) if real else 0.0)
+    found = extractors()
+    results = {name: quality(extract, labelled) for name, extract in found.items()}
+    on_fixtures = pages_per_cpu_second(found, [html for _, html, _ in labelled], args.repeat)
+    on_real = pages_per_cpu_second(found, real, args.repeat) if real else dict.fromkeys(found, 0.0)
+    speed = {name: (on_fixtures[name], on_real[name]) for name in found}
     table, pages = report(results, speed, len(real), len(labelled)), per_page_table(results)
     print(table + "\n\n" + pages)
     if args.markdown:
