@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import pandas as pd
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -47,6 +47,15 @@ TEXT_COLUMNS = tables.columns("texts", without=tuple(domain_focus.FOCUS_COLUMNS)
 #: the page's meta description, keywords and whether either was cut (a texts table written before them lacks them)
 METADATA_SCHEMA = {column.name: column.type for column in tables.fields("texts")
                    if column.name in ("description", "keywords", "metadata_truncated")}
+
+
+def capture_rank() -> Column:
+    """Each row's rank among its URL's rows: a doc before a failure, a WARC record's before a WAT record's, this
+    run's before an earlier run's, then by status and capture (a record's file and offset are its own), so that every
+    run, and every task retried after a lost executor, keeps the same row of a URL fetched more than once."""
+    order = ((F.col("status") == "ok").desc(), (F.col("source") == "warc").desc(), F.col("is_new").desc(),
+             "status", "warc_filename", "warc_offset")
+    return F.row_number().over(Window.partitionBy("url").orderBy(*order))
 
 
 class FetchDocsJob(Job):
@@ -367,9 +376,7 @@ class FetchDocsJob(Job):
         if previous is not None:
             kept_columns = [c for c in DOC_COLUMNS if c in previous.columns]
             candidates = candidates.unionByName(previous.select(*kept_columns, "is_new"), allowMissingColumns=True)
-        priority = Window.partitionBy("url").orderBy((F.col("status") == "ok").desc(),
-                                                     (F.col("source") == "warc").desc(), F.col("is_new").desc())
-        ranked = self.persist(candidates.withColumn("_rank", F.row_number().over(priority)),
+        ranked = self.persist(candidates.withColumn("_rank", capture_rank()),
                               StorageLevel.DISK_ONLY)  # ranked once, for the counts, docs and texts
         counts, carried_over = {}, 0
         for row in ranked.groupBy("is_new", (F.col("_rank") == 1).alias("first"), "status").count().collect():

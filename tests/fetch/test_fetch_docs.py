@@ -6,6 +6,7 @@ import io
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+from parascout.jobs import fetch_docs
 from parascout.jobs.errors import ConfigError
 from parascout.jobs.fetch_docs import FetchDocsJob
 from parascout.udfs.fetch import html_text
@@ -123,3 +124,25 @@ def test_selection_modes(spark, tmp_path):
     assert selected("shortlist") == {f"http://{host}/p{i}" for host in ("b.com", "www.c.com", "fr.c.com")
                                      for i in range(3)}  # a site is all its hosts
     assert len(selected("all")) == 12  # a shortlist beside urls does not narrow --select all
+
+
+def test_a_url_fetched_more_than_once_keeps_the_same_row_whatever_order_its_rows_come_in(spark):
+    """capture_rank: a doc before a failure, WARC before WAT, this run's before an earlier run's, then the status and
+    the capture, so that a task retried after a lost executor (its rows in another order) keeps the same row."""
+    rows = [  # url, status, source, is_new, warc_filename, warc_offset, title
+        ("u1", "ok", "wat", True, "a.wat", 5, "u1 wat"), ("u1", "ok", "warc", False, "a.warc", 9, "u1 earlier"),
+        ("u1", "ok", "warc", True, "b.warc", 7, "u1 kept"), ("u1", "http_error", "warc", True, "a.warc", 1, "u1 bad"),
+        ("u2", "too_large", "warc", True, "b.warc", 3, "u2 second"),
+        ("u2", "cut_short", "warc", True, "c.warc", 0, "u2 kept"),
+        ("u2", "cut_short", "warc", True, "d.warc", 0, "u2 third"),
+        ("u3", "ok", "warc", True, "a.warc", 0, "u3 only"),
+    ]
+    schema = "url string, status string, source string, is_new boolean, warc_filename string, warc_offset long, " \
+             "title string"
+    kept = []
+    for order in (rows, rows[::-1], rows[3:] + rows[:3], rows[5:] + rows[:5]):
+        frame = spark.createDataFrame(order, schema).repartition(3)
+        first = frame.withColumn("_rank", fetch_docs.capture_rank()).where("_rank = 1")
+        kept.append(sorted((row["url"], row["title"]) for row in first.collect()))
+    assert kept[0] == [("u1", "u1 kept"), ("u2", "u2 kept"), ("u3", "u3 only")]
+    assert all(found == kept[0] for found in kept)
