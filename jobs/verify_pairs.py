@@ -192,6 +192,9 @@ class VerifyPairsJob(Job):
                 fitted, fitted["label"], stats["null_tsim_idf_quantile"],
                 floors=language_pair_nulls(rows[rows["role"] == "random"], self.verification),
                 default_floor=stats["null_own_tsim_idf_quantile"],
+                coverage_floors=language_pair_nulls(rows[rows["role"] == "random"], self.verification,
+                                                    "own_coverage_idf"),
+                default_coverage_floor=stats["null_own_coverage_idf_quantile"],
                 lexicon_free=tuple(stats["lexicon_free_language_pairs"]), config=self.verification) \
                 if len(rows) else ContentModel(None, 0.0, (), (), 1.0, "null-threshold")
         predicted = model.predict(rows) >= model.accept_p_under(self.verification) if len(rows) else []

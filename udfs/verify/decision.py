@@ -71,8 +71,8 @@ def self_labels(frame: pd.DataFrame, config: VerificationConfig = DEFAULT) -> tu
     randoms = judged[judged["role"] == "random"]
     spliced = judged[(judged["role"] == "spliced") & judged["tsim"].notna()]
     nulls = {}
-    for column in ("tsim_idf", "own_tsim_idf"):
-        null = pd.to_numeric(randoms[column], errors="coerce").dropna()
+    for column in ("tsim_idf", "own_tsim_idf", "own_coverage_idf"):
+        null = pd.to_numeric(randoms[column], errors="coerce").dropna() if column in randoms else pd.Series([])
         nulls[column] = float(null.quantile(config.null_quantile)) if len(null) else 1.0
     candidates = judged[(judged["role"] == "candidate") & judged["lang_ok"].astype(bool)]
     own = pd.to_numeric(candidates["own_tsim_idf"], errors="coerce").fillna(0)
@@ -92,6 +92,7 @@ def self_labels(frame: pd.DataFrame, config: VerificationConfig = DEFAULT) -> tu
                       "negatives": len(randoms) + len(spliced), "spliced_negatives": len(spliced),
                       "null_tsim_idf_quantile": round(nulls["tsim_idf"], 4),
                       "null_own_tsim_idf_quantile": round(nulls["own_tsim_idf"], 4),
+                      "null_own_coverage_idf_quantile": round(nulls["own_coverage_idf"], 4),
                       "null_own_tsim_idf_by_language_pair": {key: round(value, 4) for key, value in pair_nulls.items()},
                       "lexicon_free_language_pairs": lexicon_free_pairs(candidates, pair_nulls, config)}
 
@@ -115,10 +116,13 @@ def with_held_out_scores(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([rows, twins], ignore_index=True)
 
 
-def language_pair_nulls(randoms: pd.DataFrame, config: VerificationConfig = DEFAULT) -> dict[str, float]:
-    """"src-trg" -> the NULL_QUANTILE of that language pair's random same-site pairs' own_tsim_idf (language pairs
+def language_pair_nulls(randoms: pd.DataFrame, config: VerificationConfig = DEFAULT,
+                        column: str = "own_tsim_idf") -> dict[str, float]:
+    """"src-trg" -> the NULL_QUANTILE of that language pair's random same-site pairs' `column` (language pairs
     with MIN_NULL_PAIRS random pairs with text)."""
-    scores = pd.to_numeric(randoms["own_tsim_idf"], errors="coerce").dropna()
+    if column not in randoms:
+        return {}
+    scores = pd.to_numeric(randoms[column], errors="coerce").dropna()
     if scores.empty:
         return {}
     groups = scores.groupby([randoms["src_lang"][scores.index], randoms["trg_lang"][scores.index]])
@@ -194,16 +198,23 @@ class ContentModel:
     #: ("src-trg", url_log_odds) of the language pair's URL-exact pairs over every host of the archive together
     #: (url_exact_counts, with_archive_url_odds): what a host with none of its own to judge takes; 0 where not listed
     archive_url_odds: tuple[tuple[str, float], ...] = ()
+    #: ("src-trg", own_coverage_idf) above which one page's own text is covered by the other's: its random same-site
+    #: pairs' NULL_QUANTILE (language_pair_nulls). A URL-exact pair so covered is one document at two extents (decide)
+    coverage_floors: tuple[tuple[str, float], ...] = ()
+    #: ... and the floor of a language pair without its own null; None: no pair is judged covered (no random pairs)
+    default_coverage_floor: float | None = None
 
     @classmethod
     def fit_per_language_pair(cls, frame: pd.DataFrame, labels, null_threshold: float | None = None,
                               l2: float | None = None, floors: dict[str, float] | None = None,
                               default_floor: float | None = None, lexicon_free: tuple[str, ...] = (),
-                              config: VerificationConfig = DEFAULT) -> ContentModel:
+                              config: VerificationConfig = DEFAULT, coverage_floors: dict[str, float] | None = None,
+                              default_coverage_floor: float | None = None) -> ContentModel:
         """One model over all rows, and one per (src_lang, trg_lang) with MIN_SELF_LABELS of each class; `floors`
-        and `default_floor`: own_text_floors and default_own_text_floor. `lexicon_free` ("src-trg", self_labels'
-        lexicon_free_language_pairs): language pairs judged by one model over all rows without the LEXICON_FEATURES,
-        with no own-text floor."""
+        and `default_floor`: own_text_floors and default_own_text_floor (coverage_floors and default_coverage_floor
+        the same of coverage). `lexicon_free` ("src-trg", self_labels' lexicon_free_language_pairs): language pairs
+        judged by one model over all rows without the LEXICON_FEATURES, with no own-text floor and no pair judged
+        covered (their coverage is a weak lexicon's)."""
         l2 = config.self_label_l2 if l2 is None else l2
         least = config.min_self_labels
         labels = pd.Series(np.asarray(labels, dtype=bool), index=frame.index)
@@ -214,14 +225,17 @@ class ContentModel:
                 own = labels[group.index]
                 if own.sum() >= least and (~own).sum() >= least:
                     pairs.append((f"{src_lang}-{trg_lang}", cls.fit(group, own, model.method, null_threshold, l2, least)))
-        floors = dict(floors or {})
+        floors, coverage_floors = dict(floors or {}), dict(coverage_floors or {})
         if lexicon_free:
             free = cls.fit(_without_lexicon(frame), labels, model.method, null_threshold, l2, least)
             pairs = [(key, pair_model) for key, pair_model in pairs if key not in lexicon_free]
             pairs += [(key, free) for key in lexicon_free]
             floors.update({key: NO_OWN_TEXT_FLOOR for key in lexicon_free})
+            coverage_floors.update({key: math.inf for key in lexicon_free})
         return dataclasses.replace(model, language_pairs=tuple(pairs), own_text_floors=tuple(sorted(floors.items())),
-                                   default_own_text_floor=default_floor)
+                                   default_own_text_floor=default_floor,
+                                   coverage_floors=tuple(sorted(coverage_floors.items())),
+                                   default_coverage_floor=default_coverage_floor)
 
     @classmethod
     def fit(cls, frame: pd.DataFrame, labels, method: str = "self-labelled-logistic",
@@ -260,11 +274,14 @@ class ContentModel:
 
     def own_text_floor(self, frame: pd.DataFrame) -> np.ndarray:
         """The own_tsim_idf each row must exceed (its language pair's floor, else the default; -inf without)."""
-        default = -np.inf if self.default_own_text_floor is None else self.default_own_text_floor
-        if not self.own_text_floors or "src_lang" not in frame or "trg_lang" not in frame:
-            return np.full(len(frame), default)
-        keys = frame["src_lang"].astype(str) + "-" + frame["trg_lang"].astype(str)
-        return keys.map(dict(self.own_text_floors)).fillna(default).to_numpy(dtype=float)
+        return _per_language_pair(frame, self.own_text_floors,
+                                  -np.inf if self.default_own_text_floor is None else self.default_own_text_floor)
+
+    def coverage_floor(self, frame: pd.DataFrame) -> np.ndarray:
+        """The own_coverage_idf above which a row's one page is covered by the other (its language pair's floor,
+        else the default; inf without: none is)."""
+        return _per_language_pair(frame, self.coverage_floors,
+                                  np.inf if self.default_coverage_floor is None else self.default_coverage_floor)
 
     def archive_url_log_odds(self, frame: pd.DataFrame) -> float:
         """archive_url_odds of the frame's language pair (its first row's; a decision's frame holds one), else 0."""
@@ -305,7 +322,8 @@ class ContentModel:
                 "language_pairs": {key: model.to_dict() for key, model in self.language_pairs},
                 "ranges": self.ranges, "own_text_floors": dict(self.own_text_floors),
                 "archive_url_odds": dict(self.archive_url_odds),
-                "default_own_text_floor": self.default_own_text_floor}
+                "default_own_text_floor": self.default_own_text_floor, "coverage_floors": dict(self.coverage_floors),
+                "default_coverage_floor": self.default_coverage_floor}
 
     @classmethod
     def from_dict(cls, data: dict) -> ContentModel:
@@ -313,7 +331,16 @@ class ContentModel:
         return cls(None if data["weights"] is None else tuple(data["weights"]), data["bias"], tuple(data["means"]),
                    tuple(data["scales"]), data["null_threshold"], data["method"], pairs,
                    tuple(map(tuple, data.get("ranges") or ())), tuple(sorted((data.get("own_text_floors") or {}).items())),
-                   data.get("default_own_text_floor"), tuple(sorted((data.get("archive_url_odds") or {}).items())))
+                   data.get("default_own_text_floor"), tuple(sorted((data.get("archive_url_odds") or {}).items())),
+                   tuple(sorted((data.get("coverage_floors") or {}).items())), data.get("default_coverage_floor"))
+
+
+def _per_language_pair(frame: pd.DataFrame, values: tuple[tuple[str, float], ...], default: float) -> np.ndarray:
+    """Each row's value of its language pair ("src-trg" in `values`), else `default`."""
+    if not values or "src_lang" not in frame or "trg_lang" not in frame:
+        return np.full(len(frame), default, dtype=float)
+    keys = frame["src_lang"].astype(str) + "-" + frame["trg_lang"].astype(str)
+    return keys.map(dict(values)).fillna(default).to_numpy(dtype=float)
 
 
 def url_log_odds(exact: pd.Series, same_document: pd.Series, archive: float = 0.0) -> float:
@@ -367,7 +394,9 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     """Add the verdict from all the evidence of one host and language pair: p_parallel_content (the content model),
     url_log_odds (url_log_odds, on URL-exact pairs) and p_parallel = sigmoid(logit(p_parallel_content) +
     url_log_odds). A judged pair (both sides in their languages) is parallel when p_parallel >= the model's accept_p
-    and its own text beats the random pairs' null (content may reject a URL-exact pair: two different documents); a
+    and its own text beats the random pairs' null (content may reject a URL-exact pair: two different documents), or
+    when it is URL-exact on a site whose URL-exact pairs are its translations and one page's own text is covered by
+    the other's beyond the random pairs' null (own_coverage_idf over coverage_floor: one document at two extents); a
     URL-exact pair without text to judge when its whole pages are in their languages, the structural rule holds and
     its own links (link_agreements: besides the site's navigation) are none or go to the counterparts of the other
     page's: a section's menu is the template in two languages, a table of contents links the translations of what
@@ -397,7 +426,15 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     # pair is one slot of its URL layout: its links say what the own text says of other pairs (a section page is its
     # entries' titles, none of them its own)
     linked = proposed_by(frame, NEIGHBOUR_SOURCE) & (agreement >= config.min_link_agreement)
-    by_text = has_text & (combined >= model.accept_p_under(config)) & (same_document | linked)
+    coverage = pd.to_numeric(frame["own_coverage_idf"], errors="coerce").fillna(0).to_numpy(dtype=float) \
+        if "own_coverage_idf" in frame else np.zeros(len(frame))
+    # a URL-exact pair of a site whose such pairs are its translations, one page's own text covered by the other's
+    # beyond what random pairs of the language pair reach, is one document at two extents: a translation of an older
+    # or newer version of the page (translations lag their original), which tsim, over both whole texts, rates low
+    contained = exact & (odds > 0) & has_text & (coverage > model.coverage_floor(frame))
+    same_document |= contained
+    by_content = (combined >= model.accept_p_under(config)) & (same_document | linked)
+    by_text = has_text & (by_content | contained)
     structure_ok = frame["structure_ok"].fillna(False).astype(bool) if "structure_ok" in frame else False
     # no text, and no links of its own (a section's menu: the site's template in the two languages) or links that
     # go where the other page's go (a table of contents links the translations of what its original links); a
@@ -418,8 +455,9 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     url_carried = exact & (odds > 0) | displaced
     frame.loc[judged, "evidence"] = np.where(
         by_structure[judged], np.where(linked[judged], "links+structure", "url+structure"),
-        np.where(has_text[judged], np.where(url_carried[judged], "url+content",
-                                            np.where(linked[judged], "links+content", "content")), "structure"))
+        np.where(has_text[judged], np.where(
+            url_carried[judged], np.where((contained & ~by_content)[judged], "url+containment", "url+content"),
+            np.where(linked[judged], "links+content", "content")), "structure"))
     return frame
 
 

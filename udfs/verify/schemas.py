@@ -49,7 +49,8 @@ declare(
         ("p_parallel", "double", "P(parallel) from content and URL together: the decision's and the 1-1 step's score"),
         ("parallel*", "boolean", "the pair is a translation and survived the 1-1 alignment"),
         ("method*", "string", "what decided (self-labelled model, labels, structural rule, residual mutual best)"),
-        ("evidence", "string", ("what carried the verdict: content, url+content, url+structure (no text to judge), "
+        ("evidence", "string", ("what carried the verdict: content, url+content, url+containment (one page's text "
+                                "covered by its URL-exact partner's), url+structure (no text to judge), "
                                 "links+content, links+structure (a neighbour pair whose links agree), language, "
                                 "structure or document")),
         ("reason*", "string", ("why a pair is not parallel (content_rejected, lang_mismatch, untranslated, "
