@@ -285,6 +285,9 @@ def test_a_pair_below_its_language_pairs_null_is_not_parallel_whatever_its_p():
                             "own_tsim_idf": [k / 400 for k in range(100)] + [0.9] * (MIN_NULL_PAIRS - 1)})
     floors = language_pair_nulls(randoms)
     assert list(floors) == ["eng-zho"] and floors["eng-zho"] == pytest.approx(0.99 * 99 / 400)  # ara: too few random pairs
+    # the same null of another column: the coverage a URL-exact pair's covered page must beat (decide)
+    coverage = language_pair_nulls(randoms.assign(own_coverage_idf=randoms["own_tsim_idf"] * 2), column="own_coverage_idf")
+    assert coverage == {"eng-zho": pytest.approx(2 * floors["eng-zho"])}
     labels = np.repeat([True, False], 10)
     training = pd.DataFrame({"src_lang": "eng", "trg_lang": "zho", "tsim": np.where(labels, 0.6, 0.1),
                              "tsim_idf": np.where(labels, 0.6, 0.1), "own_tsim_idf": np.where(labels, 0.6, 0.1)})
@@ -333,8 +336,12 @@ def test_a_language_pair_whose_lexicon_knows_too_few_of_its_words_is_judged_with
     pooled = ContentModel.fit_per_language_pair(training, labels, floors=floors, default_floor=0.2)
     assert not decide(basque, pooled).parallel.any()
     free = ContentModel.fit_per_language_pair(training, labels, floors=floors, default_floor=0.2,
-                                              lexicon_free=("eng-eus",))
+                                              lexicon_free=("eng-eus",), coverage_floors={"eng-eus": 0.3},
+                                              default_coverage_floor=0.4)
     assert decide(basque, free).parallel.tolist() == [True, False]  # by its layout, whatever its own text
+    # a weak lexicon's coverage says nothing: no pair of the language pair is judged covered by its partner
+    assert free.coverage_floor(basque).tolist() == [math.inf, math.inf]
+    assert free.coverage_floor(training.iloc[:1]).tolist() == [0.4]
     restored = ContentModel.from_dict(json.loads(json.dumps(free.to_dict())))
     assert decide(basque, restored).parallel.tolist() == [True, False]
     french = training.assign(reason=None, parallel=False)
