@@ -177,22 +177,25 @@ def test_a_url_exact_translation_of_an_older_shorter_version_is_kept_by_its_cove
     # LilyPond's German pages follow an older layout of their English originals: 38 German words against 500
     # English ones, every German word's counterpart on the English page. tsim over both whole texts rates the pair
     # low; the German page's coverage by the English one beats what random pairs reach (the coverage floor)
-    frame = url_frame([(k, k, "handle", 0.9, 0.5) for k in "abc"]
+    frame = url_frame([(k, k, "handle", 0.9, 0.5) for k in "abcd"]
                       + [("point-and-click", "point-and-click", "handle", 0.004, 0.06),
                          ("other", "other", "handle", 0.004, 0.06),
-                         ("point-and-click", "editor", "similar", 0.9, 0.3)])
+                         ("point-and-click", "editor", "similar", 0.9, 0.3),
+                         ("naming", "naming", "handle", 0.9, 0.06)])
     # "other": two documents, little of either covered; "editor": a sibling of one template, its content alike
-    frame["own_coverage_idf"] = [0.8, 0.8, 0.8, 0.85, 0.3, 0.6]
+    frame["own_coverage_idf"] = [0.8, 0.8, 0.8, 0.8, 0.85, 0.3, 0.6, 0.7]
     model = dataclasses.replace(logit_model(floor=0.1), coverage_floors=(("eng-deu", 0.5),))
     rows = decided(frame, model)
     kept = rows[("point-and-click", "point-and-click")]
     assert kept.parallel and kept.evidence == "url+containment" and kept.p_parallel < model.accept_p
     assert rows[("other", "other")].reason == "content_rejected"
+    # a p the model accepts, own text under the floor: the coverage, not the content, carried it
+    assert rows[("naming", "naming")].parallel and rows[("naming", "naming")].evidence == "url+containment"
     assert rows[("point-and-click", "editor")].reason == "not_one_to_one"  # the covered partner holds its page
     # without a coverage floor (no random pairs to set one) no pair is judged covered
     assert decided(frame, logit_model(floor=0.1))[("point-and-click", "point-and-click")].reason == "content_rejected"
     # on a site whose URL-exact pairs are mostly other documents the URLs do not vouch for it
-    other_site = frame.assign(own_tsim_idf=[0.05, 0.05, 0.05, 0.06, 0.06, 0.3])
+    other_site = frame.assign(own_tsim_idf=[0.05, 0.05, 0.05, 0.05, 0.06, 0.06, 0.3, 0.06])
     assert not decided(other_site, model)[("point-and-click", "point-and-click")].parallel
     # the model's floors survive its round trip through the job's JSON
     assert ContentModel.from_dict(model.to_dict()).coverage_floors == (("eng-deu", 0.5),)

@@ -432,9 +432,9 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     # beyond what random pairs of the language pair reach, is one document at two extents: a translation of an older
     # or newer version of the page (translations lag their original), which tsim, over both whole texts, rates low
     contained = exact & (odds > 0) & has_text & (coverage > model.coverage_floor(frame))
-    same_document |= contained
     by_content = (combined >= model.accept_p_under(config)) & (same_document | linked)
     by_text = has_text & (by_content | contained)
+    same_document = same_document | contained
     structure_ok = frame["structure_ok"].fillna(False).astype(bool) if "structure_ok" in frame else False
     # no text, and no links of its own (a section's menu: the site's template in the two languages) or links that
     # go where the other page's go (a table of contents links the translations of what its original links); a
