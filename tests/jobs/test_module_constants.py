@@ -59,7 +59,7 @@ MATHEMATICS = {
     "rank/ranking.py": {"SCORE_EPSILON"},
     "rank/blocking/content.py": {"MISSING_PARAGRAPH"},
     "verify/structure.py": {"MIN_CHUNKS_FOR_CORRELATION"},
-    "verify/verification.py": {"NO_OWN_TEXT_FLOOR"},
+    "verify/verification.py": {"NO_OWN_TEXT_FLOOR", "NO_PAIR_COVERED"},
     "replay/metrics.py": {"GRID_POINTS"},
 }
 #: part of a trained pair model's feature definition: scoring must use the values it was trained with

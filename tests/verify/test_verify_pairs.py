@@ -33,6 +33,7 @@ from parascout.udfs.verify.verification import (
     MIN_LEXICON_SEPARATION,
     MIN_NULL_PAIRS,
     MIN_SELF_LABELS,
+    NO_PAIR_COVERED,
     RESIDUAL_FLOOR_SHARE,
     RESIDUAL_METHOD,
     SELF_LABEL_ACCEPT_P,
@@ -340,7 +341,8 @@ def test_a_language_pair_whose_lexicon_knows_too_few_of_its_words_is_judged_with
                                               default_coverage_floor=0.4)
     assert decide(basque, free).parallel.tolist() == [True, False]  # by its layout, whatever its own text
     # a weak lexicon's coverage says nothing: no pair of the language pair is judged covered by its partner
-    assert free.coverage_floor(basque).tolist() == [math.inf, math.inf]
+    assert free.coverage_floor(basque).tolist() == [NO_PAIR_COVERED, NO_PAIR_COVERED] and NO_PAIR_COVERED >= 1
+    assert json.loads(json.dumps(free.to_dict(), allow_nan=False))["coverage_floors"] == {"eng-eus": NO_PAIR_COVERED}
     assert free.coverage_floor(training.iloc[:1]).tolist() == [0.4]
     restored = ContentModel.from_dict(json.loads(json.dumps(free.to_dict())))
     assert decide(basque, restored).parallel.tolist() == [True, False]

@@ -46,6 +46,7 @@ from parascout.udfs.verify.verification import (
     MIN_SELF_LABELS,
     NEIGHBOUR_SOURCE,
     NO_OWN_TEXT_FLOOR,
+    NO_PAIR_COVERED,
     RESIDUAL_METHOD,
     VERIFIED_COLUMNS,
     page_keys,
@@ -231,7 +232,7 @@ class ContentModel:
             pairs = [(key, pair_model) for key, pair_model in pairs if key not in lexicon_free]
             pairs += [(key, free) for key in lexicon_free]
             floors.update({key: NO_OWN_TEXT_FLOOR for key in lexicon_free})
-            coverage_floors.update({key: math.inf for key in lexicon_free})
+            coverage_floors.update({key: NO_PAIR_COVERED for key in lexicon_free})
         return dataclasses.replace(model, language_pairs=tuple(pairs), own_text_floors=tuple(sorted(floors.items())),
                                    default_own_text_floor=default_floor,
                                    coverage_floors=tuple(sorted(coverage_floors.items())),

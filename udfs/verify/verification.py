@@ -52,6 +52,9 @@ LEXICON_FEATURES = ("tsim", "tsim_idf", "short_side_coverage", "diagonal_share",
                     "own_tsim_idf", "own_coverage_idf")
 #: the own-text floor of a language pair judged without its lexicon (own_tsim_idf >= 0: no floor)
 NO_OWN_TEXT_FLOOR = -1.0
+#: the coverage floor of a language pair none of whose pairs is judged covered: own_coverage_idf is a share, none
+#: exceeds it (finite, so the model's JSON in the report stays JSON)
+NO_PAIR_COVERED = 1.0
 CONFIDENT_SOURCES = ("link", "handle")
 #: the source of a pair whose URLs differ only in their language markers (rank-pairs' STRAND handle)
 URL_EXACT_SOURCE = "handle"
