@@ -368,8 +368,7 @@ def text_evidence(frame: pd.DataFrame, model: ContentModel) -> tuple[pd.Series, 
     """(with text to judge; the same document by its own text, own_tsim_idf above its language pair's floor) of each
     row: what decide and url_exact_counts read."""
     has_text = frame["tsim"].notna() | (model.method == "learned-logistic")  # labels may come without texts
-    own = pd.to_numeric(frame["own_tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float) \
-        if "own_tsim_idf" in frame else np.zeros(len(frame))
+    own = _scores(frame, "own_tsim_idf")
     return has_text, pd.Series(own > model.own_text_floor(frame), index=frame.index)
 
 
@@ -384,6 +383,13 @@ def url_exact_counts(frame: pd.DataFrame, model: dict) -> pd.DataFrame:
 
 #: url_exact_counts' rows
 URL_EXACT_COUNTS_SCHEMA = "src_lang string, trg_lang string, n long, k long"
+
+
+def _scores(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """A score column as floats, 0 where missing (all 0 where the frame has no such column)."""
+    if column not in frame:
+        return np.zeros(len(frame))
+    return pd.to_numeric(frame[column], errors="coerce").fillna(0).to_numpy(dtype=float)
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -427,8 +433,7 @@ def decide(frame: pd.DataFrame, model: ContentModel | None, config: Verification
     # pair is one slot of its URL layout: its links say what the own text says of other pairs (a section page is its
     # entries' titles, none of them its own)
     linked = proposed_by(frame, NEIGHBOUR_SOURCE) & (agreement >= config.min_link_agreement)
-    coverage = pd.to_numeric(frame["own_coverage_idf"], errors="coerce").fillna(0).to_numpy(dtype=float) \
-        if "own_coverage_idf" in frame else np.zeros(len(frame))
+    coverage = _scores(frame, "own_coverage_idf")
     # a URL-exact pair of a site whose such pairs are its translations, one page's own text covered by the other's
     # beyond what random pairs of the language pair reach, is one document at two extents: a translation of an older
     # or newer version of the page (translations lag their original), which tsim, over both whole texts, rates low
