@@ -58,6 +58,16 @@ def capture_rank() -> Column:
     return F.row_number().over(Window.partitionBy("url").orderBy(*order))
 
 
+def ranked_captures(rows: DataFrame) -> tuple[DataFrame, bool]:
+    """(rows with `_rank`, capture_rank's; whether the rows went through its window). A run's own WARC rows hold each
+    URL once (the selection is distinct URLs), so unless WAT rows, resolved revisits or an earlier docs table add a
+    second row to some URL, every row is first: a count of the URLs alone, not a shuffle of the whole rows by URL,
+    finds that out."""
+    if rows.groupBy("url").count().where("count > 1").isEmpty():
+        return rows.withColumn("_rank", F.lit(1)), False
+    return rows.withColumn("_rank", capture_rank()), True
+
+
 class FetchDocsJob(Job):
     name = "fetch-docs"
     description = "fetch selected URLs' WARC records (local/S3/HTTPS) and WAT links into the docs and texts tables"
@@ -376,8 +386,9 @@ class FetchDocsJob(Job):
         if previous is not None:
             kept_columns = [c for c in DOC_COLUMNS if c in previous.columns]
             candidates = candidates.unionByName(previous.select(*kept_columns, "is_new"), allowMissingColumns=True)
-        ranked = self.persist(candidates.withColumn("_rank", capture_rank()),
-                              StorageLevel.DISK_ONLY)  # ranked once, for the counts, docs and texts
+        ranked, shuffled = ranked_captures(candidates)
+        if shuffled:  # ranked once, for the counts, docs and texts
+            ranked = self.persist(ranked, StorageLevel.DISK_ONLY)
         counts, carried_over = {}, 0
         for row in ranked.groupBy("is_new", (F.col("_rank") == 1).alias("first"), "status").count().collect():
             if not row["is_new"]:

@@ -127,7 +127,7 @@ def test_selection_modes(spark, tmp_path):
 
 
 def test_a_url_fetched_more_than_once_keeps_the_same_row_whatever_order_its_rows_come_in(spark):
-    """capture_rank: a doc before a failure, WARC before WAT, this run's before an earlier run's, then the status and
+    """ranked_captures (capture_rank): a doc before a failure, WARC before WAT, this run's before an earlier run's, then the status and
     the capture, so that a task retried after a lost executor (its rows in another order) keeps the same row."""
     rows = [  # url, status, source, is_new, warc_filename, warc_offset, title
         ("u1", "ok", "wat", True, "a.wat", 5, "u1 wat"), ("u1", "ok", "warc", False, "a.warc", 9, "u1 earlier"),
@@ -142,7 +142,13 @@ def test_a_url_fetched_more_than_once_keeps_the_same_row_whatever_order_its_rows
     kept = []
     for order in (rows, rows[::-1], rows[3:] + rows[:3], rows[5:] + rows[:5]):
         frame = spark.createDataFrame(order, schema).repartition(3)
-        first = frame.withColumn("_rank", fetch_docs.capture_rank()).where("_rank = 1")
-        kept.append(sorted((row["url"], row["title"]) for row in first.collect()))
+        ranked, shuffled = fetch_docs.ranked_captures(frame)
+        assert shuffled
+        kept.append(sorted((row["url"], row["title"]) for row in ranked.where("_rank = 1").collect()))
     assert kept[0] == [("u1", "u1 kept"), ("u2", "u2 kept"), ("u3", "u3 only")]
     assert all(found == kept[0] for found in kept)
+    # a URL each (a run's own WARC rows): every row first, and the rows are not shuffled by URL to find that out
+    single = spark.createDataFrame([rows[0], rows[4], rows[7]], schema).repartition(2)
+    ranked, shuffled = fetch_docs.ranked_captures(single)
+    assert not shuffled and "Window" not in ranked._jdf.queryExecution().executedPlan().toString()
+    assert sorted((row["url"], row["_rank"]) for row in ranked.collect()) == [("u1", 1), ("u2", 1), ("u3", 1)]
