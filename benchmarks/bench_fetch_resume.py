@@ -1,17 +1,19 @@
 """What a fetch-docs relaunched after a kill -9 costs, against an undisturbed run of the same selection.
 
     .venv/bin/python benchmarks/bench_fetch_resume.py [--files 40] [--pages 500] [--partitions 20] [--kill-at 0.8]
-        [--repeats 3]
+        [--repeats 3] [--task-cpu]
 
 Generates `--files` WARC files of `--pages` HTML pages each (named so Spark's hash gives every fetch partition the
 same number of files), served with HTTP Range by a local server that counts GETs. Then, each job in its own
 process (local[2]): the baseline, a full run; a run SIGKILLed (with every process under it) once `--kill-at` of its
 fetch tasks are kept in the resume area; the relaunch of that run. CPU seconds are the sum over the job's process
-tree (driver, JVM, Python workers), sampled by psutil. Prints the relaunch's CPU seconds, wall seconds and GETs as
+tree (driver, JVM, Python workers), sampled by psutil; with `--task-cpu`, `tasks` is the CPU of Spark's task threads
+alone (the stages' executorCpuTime in each job's event log, whose writing adds to the tree's CPU): the JVM's work on
+the rows, without Spark's start, the JIT compilers or the Python workers. Prints the relaunch's CPU seconds, wall seconds and GETs as
 ratios of the full run's; the target is a relaunch at most 25% of a full run. A fourth run over one record gives
 the job's fixed cost (Spark's start, its stages and writes, whatever the size): the share of the per-record work a
 relaunch does is (relaunch - fixed) / (full - fixed), the figure a run of hours tends to; most of it is the steps after
-the fetch (deduplication, the per-site pass, the writes), which the killed run never reached. What the kill cost is
+the fetch (the per-site pass, the writes), which the killed run never reached. What the kill cost is
 killed + relaunch - full, beside a second start of the job (fixed): beyond that start, the tasks in flight fetched
 again and the kept rows read back. The four runs are repeated `--repeats` times (this machine's CPU seconds move by
 a tenth between runs) and each figure is the median of its rounds'.
@@ -39,6 +41,28 @@ from testkit.warc import ENGLISH, GERMAN, html_page, record_bytes, urls_rows, wr
 
 SPARK = ["--spark-conf", "spark.master=local[2]", "--spark-conf", "spark.ui.enabled=false",
          "--spark-conf", "spark.sql.shuffle.partitions=4"]
+
+
+def event_log(folder: Path) -> list[str]:
+    """Spark settings that write a job's event log (uncompressed) under `folder`, read back by task_cpu."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return ["--spark-conf", "spark.eventLog.enabled=true", "--spark-conf", f"spark.eventLog.dir={folder.as_uri()}",
+            "--spark-conf", "spark.eventLog.compress=false"]
+
+
+def task_cpu(folder: Path) -> float:
+    """CPU seconds of the Spark task threads (executorCpuTime of every completed stage) in the event logs under
+    `folder`: the job's JVM work on its rows, without the Python workers, Spark's start or the JIT compilers, which
+    the process tree's figure also holds."""
+    nanoseconds = 0
+    for path in folder.rglob("events_*"):
+        for line in path.read_text(errors="replace").splitlines():
+            if '"SparkListenerStageCompleted"' not in line:
+                continue
+            for accumulable in json.loads(line)["Stage Info"].get("Accumulables", []):
+                if accumulable.get("Name") == "internal.metrics.executorCpuTime":
+                    nanoseconds += int(accumulable.get("Value") or 0)
+    return nanoseconds / 1e9
 
 
 def balanced_files(partitions: int, files: int) -> list[str]:
@@ -84,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--partitions", type=int, default=20)
     parser.add_argument("--kill-at", type=float, default=0.8)
     parser.add_argument("--repeats", type=int, default=3, help="rounds of the four runs; figures are their medians")
+    parser.add_argument("--task-cpu", action="store_true",
+                        help="also the CPU of Spark's task threads, from each job's event log (writing it adds to the "
+                             "process tree's CPU)")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats: at least one round")
@@ -123,19 +150,20 @@ def one_round(job: list[str], work: Path, rows: list[dict], handler, args: argpa
     for name in ("full", "killed"):
         storage.write_parquet_table(pd.DataFrame(urls_rows(rows)), str(work / name / "urls"))
     storage.write_parquet_table(pd.DataFrame(urls_rows(rows[:1])), str(work / "fixed" / "urls"))
-    results["fixed"] = {**run_job([*job, "--root", str(work / "fixed")], work / "fixed.log"), "gets": 0}
-    handler.gets.clear()
-    results["full"] = {**run_job([*job, "--root", str(work / "full")], work / "full.log"),
-                       "gets": sum(handler.gets.values())}
+    def run(name: str, root: str, kill_when=None) -> dict:
+        handler.gets.clear()
+        events = work / f"{name}-events"
+        logged = event_log(events) if args.task_cpu else []
+        result = run_job([*job, *logged, "--root", str(work / root)], work / f"{name}.log", kill_when)
+        return {**result, "gets": sum(handler.gets.values()), "tasks": task_cpu(events) if args.task_cpu else None}
+
+    results["fixed"] = run("fixed", "fixed")
+    results["full"] = run("full", "full")
     area = resume.area_path(str(work / "killed"), "fetch-docs")
     wanted = round(args.kill_at * args.partitions)
-    handler.gets.clear()
-    killed = run_job([*job, "--root", str(work / "killed")], work / "killed.log",
-                     lambda: len(resume.finished_parts(area)) >= wanted)
-    results["killed"] = {**killed, "gets": sum(handler.gets.values()), "kept": len(resume.finished_parts(area))}
-    handler.gets.clear()
-    results["relaunch"] = {**run_job([*job, "--root", str(work / "killed")], work / "relaunch.log"),
-                           "gets": sum(handler.gets.values())}
+    results["killed"] = {**run("killed", "killed", lambda: len(resume.finished_parts(area)) >= wanted),
+                         "kept": len(resume.finished_parts(area))}
+    results["relaunch"] = run("relaunch", "killed")
     report = json.loads((work / "killed" / "_reports" / "fetch-docs.json").read_text())
     results["resumed"] = (report["metrics"]["resumed_partitions"], report["metrics"]["resumed_records"],
                           report["balanced"])
@@ -148,7 +176,8 @@ def print_round(label: str, results: dict, partitions: int) -> None:
     print(label)
     for name in ("fixed", "full", "killed", "relaunch"):
         result = results[name]
-        print(f"  {name:9} cpu {result['cpu']:7.1f}s  wall {result['wall']:6.1f}s  GETs {result['gets']:5d}"
+        tasks = f"  tasks {result['tasks']:6.1f}s" if result["tasks"] is not None else ""
+        print(f"  {name:9} cpu {result['cpu']:7.1f}s{tasks}  wall {result['wall']:6.1f}s  GETs {result['gets']:5d}"
               + (f"  (killed with {result['kept']}/{partitions} tasks kept)" if name == "killed" else ""))
     tasks, records, balanced = results["resumed"]
     print(f"  resumed {tasks} tasks, {records:,} records; balanced {balanced}")
@@ -162,13 +191,15 @@ def figures(rounds: list[dict]) -> dict[str, str]:
     cpu = median(lambda r: r["relaunch"]["cpu"] / r["full"]["cpu"])
     wall = median(lambda r: r["relaunch"]["wall"] / r["full"]["wall"])
     gets = median(lambda r: r["relaunch"]["gets"] / r["full"]["gets"])
+    tasks = (f", Spark task threads {median(lambda r: r['relaunch']['tasks'] / r['full']['tasks']):.1%}"
+             if rounds[0]["full"]["tasks"] else "")
     per_record = median(lambda r: (r["relaunch"]["cpu"] - r["fixed"]["cpu"]) / (r["full"]["cpu"] - r["fixed"]["cpu"]))
     # the killed run and its relaunch against one undisturbed run: what the kill cost, to be set beside a second
     # start of the job (the fixed cost): tasks in flight fetched again and kept rows read back come on top of it
     lost = median(lambda r: r["killed"]["cpu"] + r["relaunch"]["cpu"] - r["full"]["cpu"])
     lost_share = median(lambda r: (r["killed"]["cpu"] + r["relaunch"]["cpu"] - r["full"]["cpu"]) / r["full"]["cpu"])
     start = median(lambda r: r["fixed"]["cpu"])
-    return {"relaunch / full": f"cpu {cpu:.1%}, wall {wall:.1%}, GETs {gets:.1%}",
+    return {"relaunch / full": f"cpu {cpu:.1%}{tasks}, wall {wall:.1%}, GETs {gets:.1%}",
             "the relaunch's per-record work (cpu less the fixed cost) / the full run's": f"{per_record:.1%}",
             "killed + relaunch - full": f"{lost:.1f} cpu-s, {lost_share:.1%} of a full run "
                                         f"(a second start of the job: {start:.1f} cpu-s)"}
