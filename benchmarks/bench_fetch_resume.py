@@ -192,7 +192,7 @@ def figures(rounds: list[dict]) -> dict[str, str]:
     wall = median(lambda r: r["relaunch"]["wall"] / r["full"]["wall"])
     gets = median(lambda r: r["relaunch"]["gets"] / r["full"]["gets"])
     tasks = (f", Spark task threads {median(lambda r: r['relaunch']['tasks'] / r['full']['tasks']):.1%}"
-             if rounds[0]["full"]["tasks"] else "")
+             if all(r["full"].get("tasks") for r in rounds) else "")
     per_record = median(lambda r: (r["relaunch"]["cpu"] - r["fixed"]["cpu"]) / (r["full"]["cpu"] - r["fixed"]["cpu"]))
     # the killed run and its relaunch against one undisturbed run: what the kill cost, to be set beside a second
     # start of the job (the fixed cost): tasks in flight fetched again and kept rows read back come on top of it

@@ -26,3 +26,12 @@ def test_one_round_gives_its_own_figures():
     shown = figures([one_round(25, 100, 60, 70)])
     assert shown["relaunch / full"] == "cpu 70.0%, wall 70.0%, GETs 20.0%"
     assert shown["the relaunch's per-record work (cpu less the fixed cost) / the full run's"] == "60.0%"
+
+
+def test_the_task_threads_ratio_is_shown_when_every_round_measured_it():
+    rounds = [one_round(25, 100, 60, 70), one_round(25, 120, 66, 78)]
+    for r, (full, relaunch) in zip(rounds, ((40.0, 30.0), (40.0, 34.0))):
+        r["full"]["tasks"], r["relaunch"]["tasks"] = full, relaunch
+    assert "Spark task threads 80.0%" in figures(rounds)["relaunch / full"]  # 75%, 85%
+    rounds[1]["full"]["tasks"] = None  # a round without --task-cpu
+    assert "task threads" not in figures(rounds)["relaunch / full"]
