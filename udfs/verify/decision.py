@@ -309,8 +309,7 @@ class ContentModel:
                 p[rows] = own[key].predict(frame[rows])
             return p
         if self.weights is None:
-            tsim_idf = pd.to_numeric(frame["tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float)
-            return (tsim_idf > self.null_threshold).astype(float)
+            return (_scores(frame, "tsim_idf") > self.null_threshold).astype(float)
         x = feature_matrix(frame)
         if self.ranges:
             x = np.clip(x, *np.asarray(self.ranges).T)
@@ -519,7 +518,7 @@ def residual_pairs(frame: pd.DataFrame, model: ContentModel | None,
     pages = page_keys(frame)
     free = ~pages["src"].isin(pages["src"][parallel]) & ~pages["trg"].isin(pages["trg"][parallel])
     floor = model.own_text_floor(frame)
-    own = pd.to_numeric(frame["own_tsim_idf"], errors="coerce").fillna(0).to_numpy(dtype=float)
+    own = _scores(frame, "own_tsim_idf")
     agreeing = pd.to_numeric(frame["paragraph_length_r"], errors="coerce").fillna(-1) >= config.min_residual_length_r
     images = pd.to_numeric(frame["image_jaccard"], errors="coerce")
     residual = (rejected_best & free & (floor > 0) & (own > config.residual_floor_share * floor) & agreeing
