@@ -4,19 +4,19 @@
         [--repeats 3] [--task-cpu]
 
 Generates `--files` WARC files of `--pages` HTML pages each (named so Spark's hash gives every fetch partition the
-same number of files), served with HTTP Range by a local server that counts GETs. Then, each job in its own
-process (local[2]): the baseline, a full run; a run SIGKILLed (with every process under it) once `--kill-at` of its
-fetch tasks are kept in the resume area; the relaunch of that run. CPU seconds are the sum over the job's process
-tree (driver, JVM, Python workers), sampled by psutil; with `--task-cpu`, `tasks` is the CPU of Spark's task threads
+same number of files), served with HTTP Range by a local server that counts GETs. Then, each job in its own process
+(local[2]): the baseline, a full run; a run SIGKILLed (with every process under it) once `--kill-at` of its fetch
+tasks are kept in the resume area; the relaunch of that run. CPU seconds are the sum over the job's process tree
+(driver, JVM, Python workers), sampled by psutil; with `--task-cpu`, `tasks` is the CPU of Spark's task threads
 alone (the stages' executorCpuTime in each job's event log, whose writing adds to the tree's CPU): the JVM's work on
-the rows, without Spark's start, the JIT compilers or the Python workers. Prints the relaunch's CPU seconds, wall seconds and GETs as
-ratios of the full run's; the target is a relaunch at most 25% of a full run. A fourth run over one record gives
-the job's fixed cost (Spark's start, its stages and writes, whatever the size): the share of the per-record work a
-relaunch does is (relaunch - fixed) / (full - fixed), the figure a run of hours tends to; most of it is the steps after
-the fetch (the per-site pass, the writes), which the killed run never reached. What the kill cost is
-killed + relaunch - full, beside a second start of the job (fixed): beyond that start, the tasks in flight fetched
-again and the kept rows read back. The four runs are repeated `--repeats` times (this machine's CPU seconds move by
-a tenth between runs) and each figure is the median of its rounds'.
+the rows, without Spark's start, the JIT compilers or the Python workers. Prints the relaunch's CPU seconds, wall
+seconds and GETs as ratios of the full run's; the target is a relaunch at most 25% of a full run. A fourth run over
+one record gives the job's fixed cost (Spark's start, its stages and writes, whatever the size): the share of the
+per-record work a relaunch does is (relaunch - fixed) / (full - fixed), the figure a run of hours tends to; most of
+it is the steps after the fetch (the per-site pass, the writes), which the killed run never reached. What the kill
+cost is killed + relaunch - full, beside a second start of the job (fixed): beyond that start, the tasks in flight
+fetched again and the kept rows read back. The four runs are repeated `--repeats` times (this machine's CPU seconds
+move by a tenth between runs) and each figure is the median of its rounds'.
 """
 from __future__ import annotations
 

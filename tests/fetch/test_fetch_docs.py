@@ -127,8 +127,9 @@ def test_selection_modes(spark, tmp_path):
 
 
 def test_a_url_fetched_more_than_once_keeps_the_same_row_whatever_order_its_rows_come_in(spark):
-    """ranked_captures (capture_rank): a doc before a failure, WARC before WAT, this run's before an earlier run's, then the status and
-    the capture, so that a task retried after a lost executor (its rows in another order) keeps the same row."""
+    """ranked_captures (capture_rank): a doc before a failure, WARC before WAT, this run's before an earlier run's,
+    then the status and the capture, so that a task retried after a lost executor (its rows in another order) keeps
+    the same row."""
     rows = [  # url, status, source, is_new, warc_filename, warc_offset, title
         ("u1", "ok", "wat", True, "a.wat", 5, "u1 wat"), ("u1", "ok", "warc", False, "a.warc", 9, "u1 earlier"),
         ("u1", "ok", "warc", True, "b.warc", 7, "u1 kept"), ("u1", "http_error", "warc", True, "a.warc", 1, "u1 bad"),
