@@ -1,8 +1,9 @@
 """scan-cdx: CDX files, ZipNum indexes, the columnar index or the CDX API -> `urls` and `hosts`.
 
-Local CDX files go through Spark's text reader; ZipNum blocks a host / domain / TLD
-filter can match, S3 objects, and files Spark's gzip reader chokes on are fetched and
-gunzipped in Python tasks. The JVM parses every line. Every record is counted: records
+Whole local CDX files are read and parsed in one pass on the JVM (the jar's CdxFileReader;
+Spark's text reader without the jar); ZipNum blocks a host / domain / TLD filter can match,
+S3 objects, and files Spark's gzip reader chokes on are fetched and gunzipped in Python
+tasks, their lines parsed on the JVM (the jar's CdxLine UDF, else Spark expressions). Every record is counted: records
 read = kept + filtered(reason) + bad(reason); a broken gzip member is one bad record.
 """
 from __future__ import annotations
@@ -174,6 +175,21 @@ class ScanCdx(Job):
             [storage.to_hadoop(path) for path in paths])
         return text.select("value", F.lit(None).cast("string").alias("read_status"))
 
+    def jvm_records(self, ranges: list[range_reads.ByteRange]) -> tuple[list, list[range_reads.ByteRange]]:
+        """([the records of the whole local files among `ranges`, parsed as the jar's CdxFileReader reads them], the
+        ranges left to read as lines); ([], ranges) when there is no such file or the jar is not on the classpath."""
+        on_jvm = [r for r in ranges if cdx.jvm_readable(r)]
+        if not on_jvm:
+            return [], ranges
+        records = cdx_records.jvm_file_records(self.spark, [storage.local_path(r.path) for r in on_jvm],
+                                               [cdx_records.cdx_path_crawl(r.path) for r in on_jvm],
+                                               self.args.max_line_bytes)
+        if records is None:
+            return [], ranges
+        self.report.metric("cdx_file_reader", "parascout.CdxFileReader")
+        self.log.info("%d local CDX files read and parsed on the JVM (parascout.CdxFileReader.records)", len(on_jvm))
+        return [records], [r for r in ranges if r not in on_jvm]
+
     def api_lines(self) -> list[str]:
         """CDX API captures as lines; at most --api-limit of them pass through the driver."""
         lines = list(fetch_cdx_lines(self.args.url, comma_list(self.args.crawl), self.args.cdx_api_mirror,
@@ -196,12 +212,15 @@ class ScanCdx(Job):
 
     def records(self, filters: cdx_records.CaptureFilters, ranges: list[range_reads.ByteRange], api_lines: list[str] | None,
                 jvm_reader: bool):
-        """Parsed records of every source, one schema, each with a bad-input `reason` (null when good)."""
+        """Parsed records of every source, one schema, each with a bad-input `reason` (null when good): whole local
+        CDX files parsed on the JVM as they are read where the jar loads, every other line by parse_cdx_lines."""
+        parts, ranges = self.jvm_records(ranges) if jvm_reader else ([], ranges)
         line_sources = [self.cdx_lines(ranges, jvm_reader)] if ranges else []
         if api_lines is not None:
             line_sources.append(self.spark.createDataFrame([(line, None, None) for line in api_lines],
                                                            "value string, read_status string, cdx_crawl string"))
-        parts = [cdx_records.parse_cdx_lines(reduce(DataFrame.unionByName, line_sources))] if line_sources else []
+        if line_sources:
+            parts.append(cdx_records.parse_cdx_lines(reduce(DataFrame.unionByName, line_sources)))
         parts += [cdx_records.parse_columnar_rows(self.columnar_rows(path, filters.crawls))
                   for path in self.args.index_parquet]
         return reduce(DataFrame.unionByName, parts)

@@ -1,4 +1,5 @@
 """udfs/index/cdx.py, udfs/index/cdx_records.py, udfs/index/cdx_api.py: ZipNum block selection, gunzip to lines, line parsing."""
+import functools
 import gzip
 import json
 import random
@@ -194,6 +195,33 @@ def test_the_jvm_file_reader_gives_the_python_readers_lines_and_reasons(spark, t
     assert ("line_too_long" in dict(map(reversed, expected))) and ("bad_gzip" in dict(map(reversed, expected)))
 
 
+def test_files_parsed_as_the_jvm_reads_them_give_the_records_of_their_lines(spark, tmp_path):
+    # every fixture line (good, each kind of bad, non-UTF-8) and every read problem, one file under a crawl's folder
+    crawl_dir = tmp_path / "cc-index" / "collections" / "CC-MAIN-2024-33" / "indexes"
+    crawl_dir.mkdir(parents=True)
+    paths = [str(CDX_DATA / "captures.cdx"), str(CDX_DATA / "broken.cdx"), str(CDX_DATA / "truncated.cdx.gz")]
+    (crawl_dir / "cdx-00000.gz").write_bytes(gzip.compress((CDX_DATA / "captures.cdx").read_bytes()))
+    paths.append(str(crawl_dir / "cdx-00000.gz"))
+    for name in ("plain.cdx", "bomb.cdx.gz", "bad-crc.cdx.gz"):
+        (tmp_path / name).write_bytes(JVM_READER_CASES[name])
+        paths.append(str(tmp_path / name))
+    paths.append(str(tmp_path / "missing.cdx.gz"))
+    crawls = [cdx_path_crawl(path) for path in paths]
+    records = cdx_records.jvm_file_records(spark, paths, crawls, max_line_bytes=2000)
+    if records is None:
+        pytest.skip("the jar is not built (`make jar`)")
+    lines = [jvm_file_lines(spark, [path], max_line_bytes=2000).withColumn("cdx_crawl", F.lit(crawl).cast("string"))
+             for path, crawl in zip(paths, crawls)]
+    expected = parse_cdx_lines(functools.reduce(lambda a, b: a.unionByName(b), lines))
+    assert records.schema == expected.schema
+    assert records.rdd.getNumPartitions() == len(paths)  # one task per file
+    got, want = records.collect(), expected.collect()
+    assert got == want
+    reasons = {row.reason for row in got}
+    assert {None, "non_utf8", "bad_json", "line_too_long", "truncated_gzip", "bad_gzip", "unreadable"} <= reasons
+    assert {row.crawl for row in got if row.reason is None} >= {"CC-MAIN-2024-33"}
+
+
 def test_range_chunks_reads_a_byte_range(tmp_path):
     path = tmp_path / "f.bin"
     path.write_bytes(bytes(range(100)))
@@ -256,6 +284,10 @@ def odd_lines() -> list[bytes]:
         '{"url": "https://.../", "status": "200", "length": "1", "offset": "2", "filename": "f"}',
         '{"url": "", "status": "200"}', '{}', '{"other": "x"}', '{"url": "https://a.is/", "status": tru}',
         '{"url": "https://a.is/" "status": "200"}', '{"url": "https://a.is/\\x"}', '["https://a.is/"]',
+        # keys: escaped, near misses of a key's length and first letter, a wrong case, a repeated one (the last counts)
+        ('{"u\\u0072l": "https://k.example.is/", "st\\"atus": "200", "status": "200", "length": "1", "offset": "2",'
+         ' "filename": "f", "languagez": "fra", "lengtx": "9", "Mime": "warc/revisit", "mime": "WARC/Revisit",'
+         ' "fileName": "g", "tRuncated": "x", "filename": "h"}'),
     ]
     lines += [f"is,example)/odd{i} 20240805101010 {text}" for i, text in enumerate(odd)]
     lines += ["is,example)/month 20241305101010 {\"url\": \"https://a.is/\"}",
@@ -312,15 +344,18 @@ def test_the_java_line_parser_gives_the_records_of_the_spark_expressions(spark):
     odd = by_java.iloc[-len(odd_lines()) - 1 - len(CRAWL_SOURCES):-len(CRAWL_SOURCES)]
     assert odd["reason"].tolist() == [
         None, None, None, None, None, "missing_status", "missing_location", None, "bad_url", "bad_url",
-        "missing_url", "bad_json", "bad_json", "bad_json", "bad_json", "bad_json", "malformed_line",
+        "missing_url", "bad_json", "bad_json", "bad_json", "bad_json", "bad_json", "malformed_line", None,
         "malformed_line", None, *["malformed_line"] * 9, *["control_characters"] * 7, "non_utf8", "truncated_gzip"]
     odd = odd[odd["reason"].isna()].set_index("surt")
     assert odd["host"].tolist() == ["www.example.is", "b.example.is", "c.example.is", "d.example.is",
-                                    "e.example.is", "h.example.is", "a.is"]
+                                    "e.example.is", "h.example.is", "k.example.is", "a.is"]
     assert odd.loc["is,example)/odd1", "url"] == 'https://c.example.is/\u00e9"q"'
     assert odd.loc["is,example)/odd1", "mime"] == "application/xhtml+xml" and odd["mime"].iloc[0] == "text/html"
     assert odd.loc["is,example)/odd0", ["status", "crawl", "charset"]].tolist() == [200, "X", "latin-1"]
     assert odd.loc["is,example)/odd2", "record_type"] == "revisit" and odd.loc["is,example)/odd6", "warc_length"] == 7
+    keys = odd.loc["is,example)/odd16"]  # the escaped and repeated keys, not the near misses
+    assert [keys["url"], keys["status"], keys["warc_length"], keys["warc_filename"], keys["record_type"]] == [
+        "https://k.example.is/", 200, 1, "h", "revisit"] and keys["languages"] is None and keys["truncated"] is None
 
 
 def test_a_cdx_path_names_the_crawl_of_a_commoncrawl_collection_folder():

@@ -29,8 +29,8 @@ def test_scan_cdx_runs_on_separate_executor_jvms(tmp_path):
                "--crawl", "CC-MAIN-2024-33", "--langs", "en,is", "--max-bad-fraction", "0.5", *cluster]
     finished = subprocess.run(command, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert finished.returncode == 0, finished.stderr[-3000:]
-    if jvm_jar_path() is not None:  # the executors parsed the lines with the jar's Java UDF
-        assert "CDX lines on the JVM: the Java UDF parascout.CdxLine" in finished.stderr
+    if jvm_jar_path() is not None:  # the executors read and parsed the files with the jar's CdxFileReader
+        assert "local CDX files read and parsed on the JVM (parascout.CdxFileReader.records)" in finished.stderr
     report = json.loads((tmp_path / "_reports" / "scan-cdx.json").read_text())
     assert report["metrics"]["spark_master"] == "local-cluster[2,1,1024]"
     assert report["metrics"]["executors"] == 2

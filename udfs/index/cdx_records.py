@@ -191,6 +191,20 @@ def parse_cdx_lines(lines: DataFrame, use_jvm_udf: bool = True) -> DataFrame:
     return parse_cdx_lines_sql(lines)
 
 
+def jvm_file_records(spark, paths: list[str], crawls: list[str | None], max_line_bytes: int) -> DataFrame | None:
+    """RECORD_COLUMNS + `reason` of whole local CDX files, each line parsed as it is read, one task per file, by the
+    jar's parascout.CdxFileReader.records (parascout.CdxLine's parse; a read problem, as cdx.jvm_file_lines counts
+    them, is the record's reason): the same records as parse_cdx_lines of the files' lines, at about half the CPU.
+    `crawls`: each file's crawl as its path names it (cdx_path_crawl). None when the jar is not on the classpath."""
+    from py4j.java_gateway import JavaClass
+
+    reader = spark._jvm.parascout.CdxFileReader
+    if not isinstance(reader, JavaClass):
+        return None
+    return DataFrame(reader.records(spark._jsparkSession, list(paths), list(crawls), int(max_line_bytes),
+                                    MAX_URL_CHARS, *CAPTURE_YEARS), spark)
+
+
 def parse_cdx_lines_sql(lines: DataFrame) -> DataFrame:
     """parse_cdx_lines by Spark expressions (split, json_tuple, string searches), for sessions without the jar."""
     value = F.col("value")

@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
@@ -17,8 +18,11 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * Whole local CDX files (plain or gzip) as {@code (value binary, read_status string)} rows, one Spark task per
@@ -40,6 +44,87 @@ public final class CdxFileReader implements FlatMapFunction<String, Row> {
 
     public CdxFileReader(int maxLineBytes) {
         this.maxLineBytes = maxLineBytes;
+    }
+
+    /** The schema of {@link #records}' rows: udfs/index/cdx_records.py's RECORD_COLUMNS and {@code reason}. */
+    public static final StructType RECORD_SCHEMA = recordSchema();
+
+    /**
+     * The capture records of {@code paths} (local file paths, one partition per file), each line parsed by
+     * {@link CdxLine#parse} as it is read, straight into Spark's internal rows: the lines never become a DataFrame
+     * of their own, so neither they nor the parsed struct go through Spark's conversion of external rows (about
+     * half the CPU of reading and parsing a line that way). {@code crawls} holds each path's crawl as its folder
+     * names it (cdx_records.py's cdx_path_crawl), null where none; a read problem is the record's reason.
+     */
+    public static Dataset<Row> records(SparkSession spark, List<String> paths, List<String> crawls, int maxLineBytes,
+                                       int maxUrlChars, int firstYear, int lastYear) {
+        List<String[]> files = new ArrayList<>();
+        for (int i = 0; i < paths.size(); i++) {
+            files.add(new String[] {paths.get(i), crawls.get(i)});
+        }
+        JavaSparkContext context = JavaSparkContext.fromSparkContext(spark.sparkContext());
+        JavaRDD<InternalRow> rows = context.parallelize(files, Math.max(files.size(), 1))
+            .flatMap(new Records(maxLineBytes, maxUrlChars, firstYear, lastYear));
+        return ((org.apache.spark.sql.classic.SparkSession) spark).internalCreateDataFrame(rows.rdd(), RECORD_SCHEMA,
+            false);
+    }
+
+    private static StructType recordSchema() {
+        StructType schema = new StructType();
+        for (String field : CdxLine.FIELDS) {
+            schema = switch (field) {
+                case "status" -> schema.add(field, DataTypes.IntegerType);
+                case "fetch_micros" -> schema.add("fetch_time", DataTypes.TimestampType);
+                case "warc_offset", "warc_length" -> schema.add(field, DataTypes.LongType);
+                default -> schema.add(field, DataTypes.StringType);
+            };
+        }
+        return schema;
+    }
+
+    /** One file's records ({@code {path, crawl}}): its lines as {@link #call} reads them, each parsed. */
+    static final class Records implements FlatMapFunction<String[], InternalRow> {
+        private static final long serialVersionUID = 1L;
+        private final int maxLineBytes;
+        private final int maxUrlChars;
+        private final int firstYear;
+        private final int lastYear;
+
+        Records(int maxLineBytes, int maxUrlChars, int firstYear, int lastYear) {
+            this.maxLineBytes = maxLineBytes;
+            this.maxUrlChars = maxUrlChars;
+            this.firstYear = firstYear;
+            this.lastYear = lastYear;
+        }
+
+        @Override
+        public Iterator<InternalRow> call(String[] file) {
+            Iterator<Row> lines = new CdxFileReader(maxLineBytes).call(file[0]);
+            String crawl = file[1];
+            return new Iterator<>() {
+                @Override
+                public boolean hasNext() {
+                    return lines.hasNext();
+                }
+
+                @Override
+                public InternalRow next() {
+                    Row line = lines.next();
+                    return internal(CdxLine.parse((byte[]) line.get(0), line.getString(1), maxUrlChars, firstYear,
+                        lastYear, crawl));
+                }
+            };
+        }
+
+        /** CdxLine's values as Spark holds them: strings as UTF8String, the rest as they are. */
+        private static InternalRow internal(Object[] values) {
+            Object[] row = new Object[values.length];
+            for (int i = 0; i < values.length; i++) {
+                Object value = values[i];
+                row[i] = value instanceof String text ? UTF8String.fromString(text) : value;
+            }
+            return new GenericInternalRow(row);
+        }
     }
 
     /** The lines of {@code paths} (local file paths), one partition per file. */

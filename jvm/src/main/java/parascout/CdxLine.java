@@ -35,6 +35,9 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
     private static final int URL = 0, MIME = 1, MIME_DETECTED = 2, STATUS = 3, DIGEST = 4, LENGTH = 5,
         OFFSET = 6, FILENAME = 7, CHARSET = 8, ENCODING = 9, LANGUAGES = 10, REDIRECT = 11, TRUNCATED = 12,
         CRAWL = 13, KEYS = 14;
+    /** The CDX JSON keys by their index above (JsonObject.keyIndex's names). */
+    private static final String[] KEY_NAMES = {"url", "mime", "mime-detected", "status", "digest", "length", "offset",
+        "filename", "charset", "encoding", "languages", "redirect", "truncated", "crawl"};
     private static final ThreadLocal<CharsetDecoder> UTF8 = ThreadLocal.withInitial(
         () -> StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
             .onUnmappableCharacter(CodingErrorAction.REPORT));
@@ -42,6 +45,15 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
     @Override
     public Row call(byte[] line, String readStatus, Integer maxUrlChars, Integer firstYear, Integer lastYear,
                     String cdxCrawl) {
+        return RowFactory.create(parse(line, readStatus, maxUrlChars, firstYear, lastYear, cdxCrawl));
+    }
+
+    /**
+     * The record of one line as the values of {@link #FIELDS} (Java types: String, Integer, Long; the fetch time in
+     * epoch microseconds): what {@link #call} returns as a struct and {@link CdxFileReader#records} as a row.
+     */
+    static Object[] parse(byte[] line, String readStatus, int maxUrlChars, int firstYear, int lastYear,
+                          String cdxCrawl) {
         if (readStatus != null) {
             return bad(readStatus);
         }
@@ -80,7 +92,7 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
         Long parsedStatus = count(json[STATUS]);
         Integer status = parsedStatus != null && parsedStatus >= 100 && parsedStatus <= 599
             ? parsedStatus.intValue() : null;
-        boolean revisit = "warc/revisit".equals(lower(json[MIME])) || "warc/revisit".equals(lower(json[MIME_DETECTED]));
+        boolean revisit = isRevisit(json[MIME]) || isRevisit(json[MIME_DETECTED]);
         String recordType = revisit ? "revisit"
             : status != null && status >= 300 && status <= 399 ? "redirect" : "response";
         if (!revisit && status == null) {
@@ -94,9 +106,9 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
         }
         String mime = json[MIME_DETECTED] != null ? json[MIME_DETECTED] : json[MIME];
         String charset = json[CHARSET] != null ? json[CHARSET] : json[ENCODING];
-        return RowFactory.create(url, text.substring(0, firstSpace), host, status, mime == null ? null : mimeType(mime),
+        return new Object[] {url, text.substring(0, firstSpace), host, status, mime == null ? null : mimeType(mime),
             json[DIGEST], micros, filename, offset, length, crawl(filename, cdxCrawl, json[CRAWL]), recordType,
-            json[REDIRECT], charset, json[TRUNCATED], json[LANGUAGES], null);
+            json[REDIRECT], charset, json[TRUNCATED], json[LANGUAGES], null};
     }
 
     /** Does the text hold a C0 control character or DEL (udfs/common/urls.py CONTROL_CHARACTERS)? */
@@ -110,10 +122,10 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
         return false;
     }
 
-    private static Row bad(String reason) {
+    private static Object[] bad(String reason) {
         Object[] values = new Object[FIELDS.length];
         values[FIELDS.length - 1] = reason;
-        return RowFactory.create(values);
+        return values;
     }
 
     private static boolean allNull(String[] values) {
@@ -212,8 +224,19 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
         return negative && value != 0 ? null : value;
     }
 
-    private static String lower(String text) {
-        return text == null ? null : text.toLowerCase(Locale.ROOT);
+    /** Whether a MIME type lower-cases to 'warc/revisit' (only ASCII letters lower-case to its letters). */
+    static boolean isRevisit(String mime) {
+        String revisit = "warc/revisit";
+        if (mime == null || mime.length() != revisit.length()) {
+            return false;
+        }
+        for (int i = 0; i < revisit.length(); i++) {
+            char c = mime.charAt(i);
+            if (c != revisit.charAt(i) && !(c >= 'A' && c <= 'Z' && c + ('a' - 'A') == revisit.charAt(i))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** 'Text/HTML; charset=utf-8' -> 'text/html' (spaces trimmed, as Spark's trim). */
@@ -307,12 +330,12 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
                 while (true) {
                     skipSpace();
                     expect('"');
-                    int key = keyIndex(string());
+                    int key = key();
                     skipSpace();
                     expect(':');
                     skipSpace();
                     String value = value();
-                    if (key >= 0 && values[key] == null) {
+                    if (key >= 0) {  // a repeated key: the last value, as json_tuple and Python's json read it
                         values[key] = value;
                     }
                     skipSpace();
@@ -332,6 +355,42 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
 
         private static void clear(String[] values) {
             java.util.Arrays.fill(values, null);
+        }
+
+        /** The key index of the string whose opening quote was read (-1: not a CDX key), compared in place: a
+         * key without escapes is not copied out of the line (most lines hold a dozen keys). */
+        private int key() {
+            int start = position;
+            int end = start;
+            for (char c = text.charAt(end); c != '"'; c = text.charAt(++end)) {
+                if (c == '\\') {
+                    return keyIndex(string());
+                }
+            }
+            position = end + 1;
+            int index = switch (end - start) {  // the one key of this length and first letter, if any
+                case 3 -> URL;
+                case 4 -> MIME;
+                case 5 -> CRAWL;
+                case 6 -> switch (text.charAt(start)) {
+                    case 's' -> STATUS;
+                    case 'd' -> DIGEST;
+                    case 'l' -> LENGTH;
+                    case 'o' -> OFFSET;
+                    default -> -1;
+                };
+                case 7 -> CHARSET;
+                case 8 -> switch (text.charAt(start)) {
+                    case 'f' -> FILENAME;
+                    case 'e' -> ENCODING;
+                    case 'r' -> REDIRECT;
+                    default -> -1;
+                };
+                case 9 -> text.charAt(start) == 'l' ? LANGUAGES : TRUNCATED;
+                case 13 -> MIME_DETECTED;
+                default -> -1;
+            };
+            return index >= 0 && text.startsWith(KEY_NAMES[index], start) ? index : -1;
         }
 
         private static int keyIndex(String key) {
