@@ -211,14 +211,13 @@ def main(argv: list[str] | None = None) -> None:
 
     def scan_with_spark_text_reader() -> int:
         """scan-cdx as it runs without the jar's CdxFileReader: whole files through Spark's text reader."""
-        from parascout.udfs.index import cdx, cdx_records
+        from parascout.udfs.index import cdx_records
 
-        own_reader, cdx.jvm_file_lines = cdx.jvm_file_lines, lambda *args, **kwargs: None
-        own_records, cdx_records.jvm_file_records = cdx_records.jvm_file_records, lambda *args, **kwargs: None
+        own_reader, cdx_records.jvm_file_records = cdx_records.jvm_file_records, lambda *args, **kwargs: None
         try:
             return scan("--cdx", str(data / "cdx"))
         finally:
-            cdx.jvm_file_lines, cdx_records.jvm_file_records = own_reader, own_records
+            cdx_records.jvm_file_records = own_reader
 
     held: list = []
 

@@ -144,11 +144,12 @@ class ScanCdx(Job):
             for crawl, group in by_crawl.items()])
 
     def read_lines(self, ranges: list[range_reads.ByteRange], jvm_reader: bool):
-        """(value, read_status) lines of the byte ranges: whole local files on the JVM when `jvm_reader`
-        (fastest), the rest (ZipNum blocks, S3, broken files) read and gunzipped in Python tasks."""
+        """(value, read_status) lines of the byte ranges: whole local files through Spark's text reader when
+        `jvm_reader` (they are here only when the jar is not loaded: jvm_records reads them otherwise), the rest
+        (ZipNum blocks, S3, broken files) read and gunzipped in Python tasks."""
         on_jvm = [r for r in ranges if jvm_reader and cdx.jvm_readable(r)]
         in_python = [r for r in ranges if r not in on_jvm]
-        parts = [self.jvm_file_lines([storage.local_path(r.path) for r in on_jvm])] if on_jvm else []
+        parts = [self.spark_text_lines([storage.local_path(r.path) for r in on_jvm])] if on_jvm else []
         if in_python or not parts:
             tasks = self.spark.sparkContext.parallelize([(r.path, r.offset, r.length) for r in in_python],
                                                         max(len(in_python), 1))
@@ -157,17 +158,13 @@ class ScanCdx(Job):
             parts.append(lines.select(lines.value.cast("string").alias("value"), "read_status"))
         return reduce(DataFrame.unionByName, parts)
 
-    def jvm_file_lines(self, paths: list[str]):
-        """Whole local files' lines on the JVM: the jar's parascout.CdxFileReader counts a line over
-        --max-line-bytes (line_too_long) and a broken gzip stream (truncated_gzip, bad_gzip) itself; without
-        the jar, Spark's text reader, whose Hadoop line cap skips a longer line uncounted and which fails on a
-        broken gzip file (read again in Python). The report's `cdx_file_reader` says which one read."""
+    def spark_text_lines(self, paths: list[str]):
+        """Whole local files' lines through Spark's text reader, for a session without the jar, whose
+        parascout.CdxFileReader counts a line over --max-line-bytes (line_too_long) and a broken gzip stream
+        (truncated_gzip, bad_gzip) itself: Hadoop's line cap skips a longer line uncounted and the reader fails on
+        a broken gzip file (read again in Python). The report's `cdx_file_reader` says which one read."""
         from pyspark.sql import functions as F
 
-        lines = cdx.jvm_file_lines(self.spark, paths, self.args.max_line_bytes)
-        if lines is not None:
-            self.report.metric("cdx_file_reader", "parascout.CdxFileReader")
-            return lines
         self.log.warning("the jar's CdxFileReader is not on the classpath (`make jar`): Spark's text reader skips "
                          "CDX lines over %d bytes without counting them", self.args.max_line_bytes)
         self.report.metric("cdx_file_reader", "spark_text")

@@ -317,7 +317,8 @@ def jvm_readable(byte_range: ByteRange) -> bool:
 def jvm_file_lines(spark, paths: list[str], max_line_bytes: int = MAX_LINE_BYTES):
     """Whole local files' (value, read_status) lines read on the JVM by the jar's parascout.CdxFileReader
     (one task per file; the twin of `cdx_line_batches`: line_too_long, truncated_gzip, bad_gzip, unreadable
-    rows); None when the jar is not on the classpath."""
+    rows): the lines cdx_records.jvm_file_records parses as it reads them, which scan-cdx uses; None when the jar
+    is not on the classpath."""
     from py4j.java_gateway import JavaClass
     from pyspark.sql import DataFrame
 

@@ -194,8 +194,9 @@ def parse_cdx_lines(lines: DataFrame, use_jvm_udf: bool = True) -> DataFrame:
 def jvm_file_records(spark, paths: list[str], crawls: list[str | None], max_line_bytes: int) -> DataFrame | None:
     """RECORD_COLUMNS + `reason` of whole local CDX files, each line parsed as it is read, one task per file, by the
     jar's parascout.CdxFileReader.records (parascout.CdxLine's parse; a read problem, as cdx.jvm_file_lines counts
-    them, is the record's reason): the same records as parse_cdx_lines of the files' lines, at about half the CPU.
-    `crawls`: each file's crawl as its path names it (cdx_path_crawl). None when the jar is not on the classpath."""
+    them, is the record's reason): the same records as parse_cdx_lines of the files' lines, without Spark converting
+    the lines and the parsed structs from external rows. `crawls`: each file's crawl as its path names it
+    (cdx_path_crawl). None when the jar is not on the classpath."""
     from py4j.java_gateway import JavaClass
 
     reader = spark._jvm.parascout.CdxFileReader

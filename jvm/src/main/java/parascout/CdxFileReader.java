@@ -52,9 +52,9 @@ public final class CdxFileReader implements FlatMapFunction<String, Row> {
     /**
      * The capture records of {@code paths} (local file paths, one partition per file), each line parsed by
      * {@link CdxLine#parse} as it is read, straight into Spark's internal rows: the lines never become a DataFrame
-     * of their own, so neither they nor the parsed struct go through Spark's conversion of external rows (about
-     * half the CPU of reading and parsing a line that way). {@code crawls} holds each path's crawl as its folder
-     * names it (cdx_records.py's cdx_path_crawl), null where none; a read problem is the record's reason.
+     * of their own, so neither they nor the parsed struct go through Spark's conversion of external rows.
+     * {@code crawls} holds each path's crawl as its folder names it (cdx_records.py's cdx_path_crawl), null where
+     * none; a read problem is the record's reason.
      */
     public static Dataset<Row> records(SparkSession spark, List<String> paths, List<String> crawls, int maxLineBytes,
                                        int maxUrlChars, int firstYear, int lastYear) {
