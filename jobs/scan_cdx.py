@@ -147,9 +147,9 @@ class ScanCdx(Job):
         """(value, read_status) lines of the byte ranges: whole local files through Spark's text reader when
         `jvm_reader` (they are here only when the jar is not loaded: jvm_records reads them otherwise), the rest
         (ZipNum blocks, S3, broken files) read and gunzipped in Python tasks."""
-        on_jvm = [r for r in ranges if jvm_reader and cdx.jvm_readable(r)]
-        in_python = [r for r in ranges if r not in on_jvm]
-        parts = [self.spark_text_lines([storage.local_path(r.path) for r in on_jvm])] if on_jvm else []
+        whole_files = [r for r in ranges if jvm_reader and cdx.jvm_readable(r)]
+        in_python = [r for r in ranges if r not in whole_files]
+        parts = [self.spark_text_lines([storage.local_path(r.path) for r in whole_files])] if whole_files else []
         if in_python or not parts:
             tasks = self.spark.sparkContext.parallelize([(r.path, r.offset, r.length) for r in in_python],
                                                         max(len(in_python), 1))

@@ -35,7 +35,7 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
     private static final int URL = 0, MIME = 1, MIME_DETECTED = 2, STATUS = 3, DIGEST = 4, LENGTH = 5,
         OFFSET = 6, FILENAME = 7, CHARSET = 8, ENCODING = 9, LANGUAGES = 10, REDIRECT = 11, TRUNCATED = 12,
         CRAWL = 13, KEYS = 14;
-    /** The CDX JSON keys by their index above (JsonObject.keyIndex's names). */
+    /** The CDX JSON keys by their index above: the names JsonObject matches. */
     private static final String[] KEY_NAMES = {"url", "mime", "mime-detected", "status", "digest", "length", "offset",
         "filename", "charset", "encoding", "languages", "redirect", "truncated", "crawl"};
     private static final ThreadLocal<CharsetDecoder> UTF8 = ThreadLocal.withInitial(
@@ -393,24 +393,9 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
             return index >= 0 && text.startsWith(KEY_NAMES[index], start) ? index : -1;
         }
 
+        /** The index of a key decoded from its escapes (KEY_NAMES), -1 when it is not a CDX key. */
         private static int keyIndex(String key) {
-            switch (key) {
-                case "url": return URL;
-                case "mime": return MIME;
-                case "mime-detected": return MIME_DETECTED;
-                case "status": return STATUS;
-                case "digest": return DIGEST;
-                case "length": return LENGTH;
-                case "offset": return OFFSET;
-                case "filename": return FILENAME;
-                case "charset": return CHARSET;
-                case "encoding": return ENCODING;
-                case "languages": return LANGUAGES;
-                case "redirect": return REDIRECT;
-                case "truncated": return TRUNCATED;
-                case "crawl": return CRAWL;
-                default: return -1;
-            }
+            return java.util.Arrays.asList(KEY_NAMES).indexOf(key);
         }
 
         private String value() {
