@@ -228,3 +228,38 @@ def test_the_jvm_pass_and_the_windows_give_the_same_urls(spark, tmp_path, monkey
         assert len(jvm) > 0
     assert seen_url_languages > 100  # the URL-language rule decided pages, not only the CDX's languages
     assert not_bilingual > 50  # and --langs left sites out
+
+
+def test_counts_observed_upstream_of_the_jvm_pass_are_reported(spark, tmp_path):
+    """The JVM pass reads the sorted rows' internal RDD, which hides the plan upstream of it from the action that
+    runs: scan-cdx's record counts, observed there, still arrive once the action ends (else Observation.get would
+    wait for ever and the job count every reason in a second pass), and once per action's first run only."""
+    import json
+    import threading
+
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    from parascout.udfs.common.jvm import jvm_jar_path
+    from parascout.udfs.index import cdx, cdx_records
+
+    if jvm_jar_path() is None:
+        pytest.skip("the jar is not built (`make jar`): there is no JVM pass")
+    lines = url_language_cdx_lines(300)
+    path = tmp_path / "pages.cdx"
+    path.write_text("\n".join(lines) + "\n")
+    records = cdx_records.jvm_file_records(spark, [str(path)], [None], cdx.MAX_LINE_BYTES)
+    assert records is not None
+    observation = Observation("upstream")
+    observed = records.observe(observation, F.count(F.lit(1)).alias("records"),
+                               F.sum(F.when(F.col("url").startswith("http:"), 1).otherwise(0)).alias("http"))
+    captures = cdx_records.latest_captures(observed.where(F.col("reason").isNull()).drop("reason"), (), None)
+    assert "LogicalRDD" in captures._jdf.queryExecution().logical().toString()  # the pass's own rows, plan cut
+    captures.write.format("noop").mode("overwrite").save()
+    got = {}
+    waiting = threading.Thread(target=lambda: got.update(observation.get), daemon=True)
+    waiting.start()
+    waiting.join(timeout=60)
+    assert got, "the observation upstream of the JVM pass was never completed"
+    assert got["records"] == len(lines)
+    assert got["http"] == sum(1 for line in lines if json.loads(line.split(" ", 2)[2])["url"].startswith("http:"))

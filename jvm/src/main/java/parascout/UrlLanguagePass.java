@@ -19,13 +19,24 @@ import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Set;
 import org.apache.spark.SparkEnv;
-import org.apache.spark.api.java.function.MapPartitionsFunction;
+import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.JoinedRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.execution.LogicalRDD;
+import org.apache.spark.sql.execution.QueryExecution;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.QueryExecutionListener;
+import org.apache.spark.unsafe.types.UTF8String;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * scan-cdx's latest capture and URL-declared language per host in one pass over rows laid out by site and sorted by
@@ -40,23 +51,31 @@ import org.apache.spark.sql.types.StructType;
  * CLD2 confirms some code of the slot; else {@code lang} is {@code cdx_lang}. A host's rows (a site's, with pairs)
  * are held until its last one is read: past {@code maxHeldRows} they go to a local spill file, so a host or site of
  * any size fits.
+ *
+ * <p>The pass reads and writes Spark's internal rows (the sorted plan's RDD): a typed {@code mapPartitions} would
+ * convert every wide row to an external {@code Row} and back. Cutting the plan there hides the observations made
+ * upstream of the pass (scan-cdx's record counts) from Spark, which completes an {@code Observation} only from the
+ * plan of the action that ran; so once an action has read the pass's rows, the pass completes them from the
+ * upstream plan's own metrics.
  */
-public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
+public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalRow>, InternalRow> {
     private static final long serialVersionUID = 1L;
     /** The columns the pass reads. */
     static final String[] INPUTS = {"site_name", "host", "surt", "url_marker_slot", "url_marker_lang", "sibling_key",
         "langs", "cdx_lang"};
-    private static final String MANY = "\u0000many";
+    private static final UTF8String MANY = UTF8String.fromString("\u0000many");
+    private static final UTF8String URL = UTF8String.fromString("url");
+    private static final UTF8String CDX = UTF8String.fromString("cdx");
 
     private final int[] at;
-    private final int width;
+    private final StructType schema;
     private final int maxHeldRows;
     /** The language pairs, {source, target} each; empty: no site_bilingual column, rows held per host. */
-    private final String[][] pairs;
+    private final UTF8String[][] pairs;
 
-    UrlLanguagePass(StructType schema, int maxHeldRows, String[][] pairs) {
+    UrlLanguagePass(StructType schema, int maxHeldRows, UTF8String[][] pairs) {
         at = Arrays.stream(INPUTS).mapToInt(schema::fieldIndex).toArray();
-        width = schema.size();
+        this.schema = schema;
         this.maxHeldRows = maxHeldRows;
         this.pairs = pairs;
     }
@@ -66,29 +85,89 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
      * {@code pairs} names language pairs ({@code "eng fra;eng isl"}, the languages as {@code lang} writes them).
      */
     public static Dataset<Row> apply(Dataset<Row> sorted, int maxHeldRows, String pairs) {
-        String[][] parsed = Arrays.stream(pairs.split(";")).filter(pair -> !pair.isBlank())
-            .map(pair -> pair.trim().split(" ")).toArray(String[][]::new);
+        UTF8String[][] parsed = Arrays.stream(pairs.split(";")).filter(pair -> !pair.isBlank())
+            .map(pair -> Arrays.stream(pair.trim().split(" ")).map(UTF8String::fromString).toArray(UTF8String[]::new))
+            .toArray(UTF8String[][]::new);
         StructType out = sorted.schema().add("capture_rank", DataTypes.IntegerType, false)
             .add("lang", DataTypes.StringType).add("lang_source", DataTypes.StringType);
         if (parsed.length > 0) {
             out = out.add("site_bilingual", DataTypes.BooleanType, false);
         }
-        return sorted.mapPartitions(new UrlLanguagePass(sorted.schema(), maxHeldRows, parsed), Encoders.row(out));
+        org.apache.spark.sql.classic.SparkSession session = (org.apache.spark.sql.classic.SparkSession)
+            sorted.sparkSession();
+        QueryExecution upstream = sorted.queryExecution();
+        RDD<InternalRow> passed = upstream.toRdd().toJavaRDD()
+            .mapPartitions(new UrlLanguagePass(sorted.schema(), maxHeldRows, parsed)).rdd();
+        session.listenerManager().register(new UpstreamObservations(session, upstream, passed.id()));
+        return session.internalCreateDataFrame(passed, out, false);
+    }
+
+    /**
+     * Completes the observations of the plan upstream of the pass once an action that read the pass's rows (the RDD
+     * {@code passedId}) has ended, as Spark completes those of the plan an action runs; then goes away.
+     */
+    static final class UpstreamObservations implements QueryExecutionListener {
+        private final org.apache.spark.sql.classic.SparkSession session;
+        private final QueryExecution upstream;
+        private final int passedId;
+
+        UpstreamObservations(org.apache.spark.sql.classic.SparkSession session, QueryExecution upstream,
+                             int passedId) {
+            this.session = session;
+            this.upstream = upstream;
+            this.passedId = passedId;
+        }
+
+        private boolean reads(QueryExecution action) {
+            for (LogicalPlan leaf : CollectionConverters.asJava(action.logical().collectLeaves())) {
+                if (leaf instanceof LogicalRDD scan && scan.rdd().id() == passedId) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        @Override
+        public void onSuccess(String funcName, QueryExecution action, long durationNs) {
+            if (reads(action)) {
+                session.observationManager().tryComplete(upstream);
+                session.listenerManager().unregister(this);
+            }
+        }
+
+        @Override
+        public void onFailure(String funcName, QueryExecution action, Exception exception) {
+            if (reads(action)) {
+                session.listenerManager().unregister(this);
+            }
+        }
     }
 
     @Override
-    public Iterator<Row> call(Iterator<Row> rows) {
-        return new Hosts(rows);
+    public Iterator<InternalRow> call(Iterator<InternalRow> rows) {
+        UnsafeProjection unsafe = UnsafeProjection.create(schema);
+        return new Hosts(new Iterator<>() {
+            @Override
+            public boolean hasNext() {
+                return rows.hasNext();
+            }
+
+            @Override
+            public UnsafeRow next() {  // the sort hands out one row object, refilled: each held row is a copy
+                InternalRow row = rows.next();
+                return row instanceof UnsafeRow same ? same.copy() : unsafe.apply(row).copy();
+            }
+        });
     }
 
     /** The rows of one host (site), held in memory up to maxHeldRows, the rest in a spill file. */
     final class Held implements AutoCloseable {
-        final List<Row> rows = new ArrayList<>();
+        final List<UnsafeRow> rows = new ArrayList<>();
         private File spill;
         private ObjectOutputStream spilled;
         long count;
 
-        void add(Row row) {
+        void add(UnsafeRow row) {
             count++;
             if (spilled == null && rows.size() < maxHeldRows) {
                 rows.add(row);
@@ -99,11 +178,7 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
                     spill = spillFile();
                     spilled = new ObjectOutputStream(new BufferedOutputStream(Files.newOutputStream(spill.toPath())));
                 }
-                Object[] values = new Object[width];
-                for (int i = 0; i < width; i++) {
-                    values[i] = row.get(i);
-                }
-                spilled.writeObject(values);
+                spilled.writeObject(row);
                 if (count % 1024 == 0) {
                     spilled.reset();  // the stream's handle table would otherwise keep every row
                 }
@@ -113,8 +188,8 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
         }
 
         /** The held rows in the order they were added; each call reads the spill file again. */
-        Iterator<Row> iterator() {
-            Iterator<Row> inMemory = rows.iterator();
+        Iterator<UnsafeRow> iterator() {
+            Iterator<UnsafeRow> inMemory = rows.iterator();
             if (spill == null) {
                 return inMemory;
             }
@@ -132,7 +207,7 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
                     }
 
                     @Override
-                    public Row next() {
+                    public UnsafeRow next() {
                         if (inMemory.hasNext()) {
                             return inMemory.next();
                         }
@@ -140,11 +215,11 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
                             throw new NoSuchElementException();
                         }
                         try {
-                            Object[] values = (Object[]) in.readObject();
+                            UnsafeRow row = (UnsafeRow) in.readObject();
                             if (++read == onDisk) {
                                 in.close();
                             }
-                            return RowFactory.create(values);
+                            return row;
                         } catch (IOException | ClassNotFoundException error) {
                             throw new IllegalStateException(
                                 "scan-cdx: cannot read back the spill file " + spill, error);
@@ -177,14 +252,19 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
         return Files.createTempFile("parascout-hosts", ".spill").toFile();
     }
 
+    /** A string column of the row, null where null. */
+    private UTF8String text(InternalRow row, int column) {
+        return row.isNullAt(at[column]) ? null : row.getUTF8String(at[column]);
+    }
+
     /** The rows of a partition host by host (site by site with pairs): each held, decided, handed on in order. */
-    final class Hosts implements Iterator<Row> {
-        private final Iterator<Row> input;
-        private Row lookahead;
-        private Iterator<Row> decided = List.<Row>of().iterator();
+    final class Hosts implements Iterator<InternalRow> {
+        private final Iterator<UnsafeRow> input;
+        private UnsafeRow lookahead;
+        private Iterator<InternalRow> decided = List.<InternalRow>of().iterator();
         private Held held;
 
-        Hosts(Iterator<Row> input) {
+        Hosts(Iterator<UnsafeRow> input) {
             this.input = input;
             this.lookahead = input.hasNext() ? input.next() : null;
         }
@@ -205,33 +285,33 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
         }
 
         @Override
-        public Row next() {
+        public InternalRow next() {
             if (!hasNext()) {
                 throw new NoSuchElementException();
             }
             return decided.next();
         }
 
-        private boolean sameGroup(Object site, Object host, Row row) {
-            return Objects.equals(site, row.get(at[0])) && (pairs.length > 0 || Objects.equals(host, row.get(at[1])));
+        private boolean sameGroup(UTF8String site, UTF8String host, InternalRow row) {
+            return Objects.equals(site, text(row, 0)) && (pairs.length > 0 || Objects.equals(host, text(row, 1)));
         }
 
         /** Reads one host's rows (a site's, with pairs), gathers each host's slot evidence, returns them decided. */
-        private Iterator<Row> nextGroup() {
-            Object site = lookahead.get(at[0]);
-            Object host = lookahead.get(at[1]);
+        private Iterator<InternalRow> nextGroup() {
+            UTF8String site = text(lookahead, 0);
+            UTF8String host = text(lookahead, 1);
             held = new Held();
-            Map<Object, Evidence> hosts = new HashMap<>();
+            Map<UTF8String, Evidence> hosts = new HashMap<>();
             Ranks ranks = new Ranks();
             while (lookahead != null && sameGroup(site, host, lookahead)) {
                 held.add(lookahead);
-                Evidence evidence = hosts.computeIfAbsent(lookahead.get(at[1]), key -> new Evidence());
+                Evidence evidence = hosts.computeIfAbsent(text(lookahead, 1), key -> new Evidence());
                 evidence.add(lookahead, ranks.next(lookahead));
                 lookahead = input.hasNext() ? input.next() : null;
             }
             hosts.values().forEach(Evidence::close);
             Boolean bilingual = pairs.length > 0 ? bilingual(hosts) : null;
-            Iterator<Row> rows = held.iterator();
+            Iterator<UnsafeRow> rows = held.iterator();
             Ranks again = new Ranks();
             return new Iterator<>() {
                 @Override
@@ -240,22 +320,22 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
                 }
 
                 @Override
-                public Row next() {
-                    Row row = rows.next();
+                public InternalRow next() {
+                    UnsafeRow row = rows.next();
                     int rank = again.next(row);
-                    return hosts.get(row.get(at[1])).decide(row, rank, bilingual);
+                    return hosts.get(text(row, 1)).decide(row, rank, bilingual);
                 }
             };
         }
 
         /** Whether the held site has a latest capture in each language of some pair. */
-        private boolean bilingual(Map<Object, Evidence> hosts) {
-            Set<String> languages = new HashSet<>();
+        private boolean bilingual(Map<UTF8String, Evidence> hosts) {
+            Set<UTF8String> languages = new HashSet<>();
             Ranks ranks = new Ranks();
-            for (Iterator<Row> rows = held.iterator(); rows.hasNext(); ) {
-                Row row = rows.next();
+            for (Iterator<UnsafeRow> rows = held.iterator(); rows.hasNext(); ) {
+                UnsafeRow row = rows.next();
                 if (ranks.next(row) == 1) {
-                    String language = hosts.get(row.get(at[1])).language(row);
+                    UTF8String language = hosts.get(text(row, 1)).language(row);
                     if (language != null) {
                         languages.add(language);
                     }
@@ -267,14 +347,14 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
 
     /** capture_rank: 1 for the first row of each host's SURT (its newest capture), then 2, 3... */
     final class Ranks {
-        private Object host;
-        private Object surt;
+        private UTF8String host;
+        private UTF8String surt;
         private int rank;
         private boolean started;
 
-        int next(Row row) {
-            Object currentHost = row.get(at[1]);
-            Object currentSurt = row.get(at[2]);
+        int next(InternalRow row) {
+            UTF8String currentHost = text(row, 1);
+            UTF8String currentSurt = text(row, 2);
             if (started && Objects.equals(surt, currentSurt) && Objects.equals(host, currentHost)) {
                 return ++rank;
             }
@@ -289,23 +369,32 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
     /** A host's slot evidence from its latest captures with a URL language code. */
     final class Evidence {
         /** [slot, code] -> {captures whose CDX languages hold the code, captures}. */
-        private final Map<List<Object>, long[]> codes = new HashMap<>();
+        private final Map<List<UTF8String>, long[]> codes = new HashMap<>();
         /** [slot, sibling key] -> the one code seen, or MANY. */
-        private final Map<List<Object>, String> siblings = new HashMap<>();
-        private final Set<Object> confirmedSlots = new HashSet<>();
+        private final Map<List<UTF8String>, UTF8String> siblings = new HashMap<>();
+        private final Set<UTF8String> confirmedSlots = new HashSet<>();
 
-        void add(Row row, int rank) {
-            String code = row.getString(at[4]);
+        void add(InternalRow row, int rank) {
+            UTF8String code = text(row, 4);
             if (rank != 1 || code == null) {
                 return;
             }
-            Object slot = row.get(at[3]);
+            UTF8String slot = text(row, 3);
             long[] counts = codes.computeIfAbsent(Arrays.asList(slot, code), key -> new long[2]);
-            if (!row.isNullAt(at[6]) && row.getList(at[6]).contains(code)) {
+            if (!row.isNullAt(at[6]) && contains(row.getArray(at[6]), code)) {
                 counts[0]++;
             }
             counts[1]++;
-            siblings.merge(Arrays.asList(slot, row.get(at[5])), code, (seen, same) -> seen.equals(same) ? seen : MANY);
+            siblings.merge(Arrays.asList(slot, text(row, 5)), code, (seen, same) -> seen.equals(same) ? seen : MANY);
+        }
+
+        private static boolean contains(ArrayData languages, UTF8String code) {
+            for (int i = 0; i < languages.numElements(); i++) {
+                if (!languages.isNullAt(i) && code.equals(languages.getUTF8String(i))) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         /** Once every row is added: the slots where CLD2 confirms some code. */
@@ -322,35 +411,32 @@ public final class UrlLanguagePass implements MapPartitionsFunction<Row, Row> {
         }
 
         /** Whether the row's URL code is its language. */
-        private boolean urlValid(Row row) {
-            String code = row.getString(at[4]);
+        private boolean urlValid(InternalRow row) {
+            UTF8String code = text(row, 4);
             if (code == null) {
                 return false;
             }
-            Object slot = row.get(at[3]);
+            UTF8String slot = text(row, 3);
             return confirmed(codes.get(Arrays.asList(slot, code)))
-                || (confirmedSlots.contains(slot) && MANY.equals(siblings.get(Arrays.asList(slot, row.get(at[5])))));
+                || (confirmedSlots.contains(slot) && MANY.equals(siblings.get(Arrays.asList(slot, text(row, 5)))));
         }
 
         /** The row's language: its URL's code where valid, else CLD2's. */
-        String language(Row row) {
-            return urlValid(row) ? row.getString(at[4]) : row.getString(at[7]);
+        UTF8String language(InternalRow row) {
+            return urlValid(row) ? text(row, 4) : text(row, 7);
         }
 
-        Row decide(Row row, int rank, Boolean bilingual) {
+        InternalRow decide(InternalRow row, int rank, Boolean bilingual) {
             boolean valid = urlValid(row);
-            String cdxLanguage = row.getString(at[7]);
-            Object[] values = new Object[width + (bilingual == null ? 3 : 4)];
-            for (int i = 0; i < width; i++) {
-                values[i] = row.get(i);
-            }
-            values[width] = rank;
-            values[width + 1] = valid ? row.getString(at[4]) : cdxLanguage;
-            values[width + 2] = valid ? "url" : cdxLanguage != null ? "cdx" : null;
+            UTF8String cdxLanguage = text(row, 7);
+            Object[] added = new Object[bilingual == null ? 3 : 4];
+            added[0] = rank;
+            added[1] = valid ? text(row, 4) : cdxLanguage;
+            added[2] = valid ? URL : cdxLanguage != null ? CDX : null;
             if (bilingual != null) {
-                values[width + 3] = bilingual;
+                added[3] = bilingual;
             }
-            return RowFactory.create(values);
+            return new JoinedRow(row, new GenericInternalRow(added));
         }
     }
 }
