@@ -313,10 +313,28 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
     static final class JsonObject {
         private final String text;
         private int position;
+        /** Where the next backslash at or after position sits (text.length() when none): a string that closes
+         * before it has no escape, and its closing quote is found by one indexOf (most lines hold no backslash). */
+        private int nextEscape = -1;
 
         JsonObject(String text, int start) {
             this.text = text;
             this.position = start;
+        }
+
+        /** The closing quote of the string from position when the string holds no escape, else -1. */
+        private int plainStringEnd() {
+            if (nextEscape < position) {
+                nextEscape = text.indexOf('\\', position);
+                if (nextEscape < 0) {
+                    nextEscape = text.length();
+                }
+            }
+            int quote = text.indexOf('"', position);
+            if (quote < 0) {
+                throw new IndexOutOfBoundsException("an unterminated string");
+            }
+            return quote < nextEscape ? quote : -1;
         }
 
         /** Fills values[key index] for the CDX keys; false when the text is not a JSON object. */
@@ -361,11 +379,9 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
          * key without escapes is not copied out of the line (most lines hold a dozen keys). */
         private int key() {
             int start = position;
-            int end = start;
-            for (char c = text.charAt(end); c != '"'; c = text.charAt(++end)) {
-                if (c == '\\') {
-                    return keyIndex(string());
-                }
+            int end = plainStringEnd();
+            if (end < 0) {
+                return keyIndex(string());
             }
             position = end + 1;
             int index = switch (end - start) {  // the one key of this length and first letter, if any
@@ -425,7 +441,12 @@ public final class CdxLine implements UDF6<byte[], String, Integer, Integer, Int
         /** The rest of a string whose opening quote was read; escapes decoded. */
         private String string() {
             int start = position;
-            while (true) {  // fast path: no escape
+            int end = plainStringEnd();
+            if (end >= 0) {
+                position = end + 1;
+                return text.substring(start, end);
+            }
+            while (true) {  // up to the first escape
                 char c = text.charAt(position);
                 if (c == '"') {
                     return text.substring(start, position++);
