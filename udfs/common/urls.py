@@ -15,7 +15,9 @@ import tldextract
 MAX_URL_CHARS = 8192
 #: C0 controls and DEL: never part of a URL as crawled (NUL, CR/LF, ESC...); a URL holding one is bad input
 CONTROL_CHARACTERS = "".join(map(chr, range(0x20))) + "\x7f"
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
+#: a character class of CONTROL_CHARACTERS in escapes that Python's re and Java's regex (Spark's rlike) both read
+CONTROL_CHARACTER_CLASS = "[" + "".join(f"\\x{ord(c):02x}" for c in CONTROL_CHARACTERS) + "]"
+_CONTROL = re.compile(CONTROL_CHARACTER_CLASS)
 
 
 @functools.lru_cache(maxsize=1)

@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from parascout.udfs.common.jvm import java_function_available
 from parascout.udfs.common.sites import name_site_column
 from parascout.udfs.common.urls import (
-    CONTROL_CHARACTERS,
+    CONTROL_CHARACTER_CLASS,
     MAX_URL_CHARS,
     public_suffix_spec,
     registered_domain,
@@ -123,7 +123,8 @@ def _common_bad_rules() -> list[tuple[Column, str]]:
     return [
         (url.isNull() | (url == ""), "missing_url"),
         (F.length(url) > MAX_URL_CHARS, "url_too_long"),
-        (F.length(F.translate(url, CONTROL_CHARACTERS, "")) < F.length(url), "control_characters"),
+        # one regular expression: translate() would build a new string per URL, a map lookup per character
+        (url.rlike(CONTROL_CHARACTER_CLASS), "control_characters"),
         (F.col("host").isNull() | (F.col("host") == ""), "bad_url"),
         ((F.col("record_type") != "revisit") & F.col("status").isNull(), "missing_status"),
         (F.col("warc_filename").isNull() | F.col("warc_offset").isNull() | F.col("warc_length").isNull(),
