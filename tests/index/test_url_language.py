@@ -233,7 +233,7 @@ def test_the_jvm_pass_and_the_windows_give_the_same_urls(spark, tmp_path, monkey
 def test_counts_observed_upstream_of_the_jvm_pass_are_reported(spark, tmp_path):
     """The JVM pass reads the sorted rows' internal RDD, which hides the plan upstream of it from the action that
     runs: scan-cdx's record counts, observed there, still arrive once the action ends (else Observation.get would
-    wait for ever and the job count every reason in a second pass), and once per action's first run only."""
+    wait for ever and the job count every reason in a second pass)."""
     import json
     import threading
 
