@@ -33,7 +33,7 @@ from parascout.udfs.common.urls import (
     url_host_column,
 )
 from parascout.udfs.index.cdx import READ_PROBLEMS
-from parascout.udfs.index.url_language import url_language_struct
+from parascout.udfs.index.url_language import code_spec, url_language_struct
 
 BAD_REASONS = frozenset({"non_utf8", "malformed_line", "bad_json", "missing_url", "url_too_long",
                          "control_characters", "bad_url", "missing_status", "missing_location", *READ_PROBLEMS})
@@ -364,18 +364,16 @@ def latest_captures(records: DataFrame, pairs: Sequence[tuple[str, str]], partit
 def url_language_pass(sorted_by_site: DataFrame, pairs: Sequence[tuple[str, str]] = ()) -> DataFrame | None:
     """`capture_rank`, `lang` and `lang_source` (and `site_bilingual` with `pairs`) of rows sorted as
     latest_captures sorts them, from one pass per host (per site with pairs) on the JVM
-    (parascout.UrlLanguagePass: the same answers as with_url_languages' and with_site_bilingual's windows), in the
-    rows' order; None without the jar."""
+    (parascout.UrlLanguagePass: the same answers as with_url_languages' and with_site_bilingual's windows, each URL's
+    marker read by the pass itself, as parascout.UrlMarker reads it), in the rows' order; None without the jar."""
     from py4j.java_gateway import JavaClass
 
     spark = sorted_by_site.sparkSession
     if not isinstance(spark._jvm.parascout.UrlLanguagePass, JavaClass):
         return None
-    marked = sorted_by_site.select("*", url_language_struct(F.col("url")).alias("url_marker")).select(
-        "*", "url_marker.*").drop("url_marker")
     spec = ";".join(f"{source} {target}" for source, target in pairs)
-    passed = DataFrame(spark._jvm.parascout.UrlLanguagePass.apply(marked._jdf, MAX_HELD_HOST_ROWS, spec), spark)
-    return passed.drop("url_marker_slot", "url_marker_lang", "sibling_key")
+    return DataFrame(spark._jvm.parascout.UrlLanguagePass.apply(sorted_by_site._jdf, MAX_HELD_HOST_ROWS, spec,
+                                                                code_spec()), spark)
 
 
 def with_url_languages(ranked: DataFrame) -> DataFrame:

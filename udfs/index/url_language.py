@@ -8,10 +8,11 @@ per host): CLD2 agrees with the code on most of the pages that carry it, or the 
 with another code in the slot) and CLD2 confirms some code of the slot. So `/it/` of an English site's IT
 department is not Italian, and a KiCad `/fr/` page CLD2 calls English (it is mostly untranslated) is French.
 
-One implementation, three engines: `url_marker` (Python, for a URL at a time), the Java UDF parascout.UrlMarker
-(the index scan, where the session loads parascout's jar: one pass per URL) and `url_marker_columns` (Spark
-expressions, its fallback: eight regular expressions per URL, ~4x the scan's CPU), pinned together by agreement
-tests; `url_language_struct` picks the engine.
+One implementation, three engines: `url_marker` (Python, for a URL at a time), parascout.UrlMarker's matchers on
+the JVM (where the session loads parascout's jar: read by the index scan's per-host pass, parascout.UrlLanguagePass,
+as each row comes in, and a Java UDF for a column) and `url_marker_columns` (Spark expressions, its fallback: eight
+regular expressions per URL, ~4x the scan's CPU), pinned together by agreement tests; `url_language_struct` picks
+the engine of a column.
 """
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ import java.io.File;
 import java.io.IOException;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
+import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -14,6 +15,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
@@ -45,10 +47,12 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>Adds {@code capture_rank} (the row's place among its URL's captures, newest first), {@code lang} and
  * {@code lang_source}, and with language pairs {@code site_bilingual} (the site holds a latest capture in both
- * languages of a pair: with_site_bilingual's window), and keeps the input order. Among a host's latest captures, a
- * code in a slot is the page's language when CLD2 (the row's {@code langs}) names it on at least half the pages
- * carrying that code there, or when the page has a sibling (same {@code sibling_key}, another code in the slot) and
- * CLD2 confirms some code of the slot; else {@code lang} is {@code cdx_lang}. A host's rows (a site's, with pairs)
+ * languages of a pair: with_site_bilingual's window), and keeps the input order. A row's URL marker (the slot and
+ * code its URL declares, and its sibling key) is {@link UrlMarker}'s, read as the row comes in: a UDF before the pass
+ * would convert each URL out of Spark's strings and back, and copy the wide row once more to add its three columns.
+ * Among a host's latest captures, a code in a slot is the page's language when CLD2 (the row's {@code langs}) names it
+ * on at least half the pages carrying that code there, or when the page has a sibling (same sibling key, another code
+ * in the slot) and CLD2 confirms some code of the slot; else {@code lang} is {@code cdx_lang}. A host's rows (a site's, with pairs)
  * are held until its last one is read: past {@code maxHeldRows} they go to a local spill file, so a host or site of
  * any size fits.
  *
@@ -61,8 +65,8 @@ import scala.jdk.javaapi.CollectionConverters;
 public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalRow>, InternalRow> {
     private static final long serialVersionUID = 1L;
     /** The columns the pass reads. */
-    static final String[] INPUTS = {"site_name", "host", "surt", "url_marker_slot", "url_marker_lang", "sibling_key",
-        "langs", "cdx_lang"};
+    static final String[] INPUTS = {"site_name", "host", "surt", "url", "langs", "cdx_lang"};
+    private static final int SITE = 0, HOST = 1, SURT = 2, URL_COLUMN = 3, LANGS = 4, CDX_LANG = 5;
     private static final UTF8String MANY = UTF8String.fromString("\u0000many");
     private static final UTF8String URL = UTF8String.fromString("url");
     private static final UTF8String CDX = UTF8String.fromString("cdx");
@@ -72,19 +76,23 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
     private final int maxHeldRows;
     /** The language pairs, {source, target} each; empty: no site_bilingual column, rows held per host. */
     private final UTF8String[][] pairs;
+    /** URL code -> language (udfs/index/url_language.py's code table, UrlMarker's). */
+    private final HashMap<String, String> codeTable;
 
-    UrlLanguagePass(StructType schema, int maxHeldRows, UTF8String[][] pairs) {
+    UrlLanguagePass(StructType schema, int maxHeldRows, UTF8String[][] pairs, Map<String, String> codes) {
         at = Arrays.stream(INPUTS).mapToInt(schema::fieldIndex).toArray();
         this.schema = schema;
         this.maxHeldRows = maxHeldRows;
         this.pairs = pairs;
+        this.codeTable = new HashMap<>(codes);
     }
 
     /**
      * {@code sorted} (see the class) with capture_rank, lang and lang_source added, and site_bilingual where
-     * {@code pairs} names language pairs ({@code "eng fra;eng isl"}, the languages as {@code lang} writes them).
+     * {@code pairs} names language pairs ({@code "eng fra;eng isl"}, the languages as {@code lang} writes them);
+     * {@code codeSpec} is url_language.py's code_spec ({@code "|en:eng|fr:fra|...|"}).
      */
-    public static Dataset<Row> apply(Dataset<Row> sorted, int maxHeldRows, String pairs) {
+    public static Dataset<Row> apply(Dataset<Row> sorted, int maxHeldRows, String pairs, String codeSpec) {
         UTF8String[][] parsed = Arrays.stream(pairs.split(";")).filter(pair -> !pair.isBlank())
             .map(pair -> Arrays.stream(pair.trim().split(" ")).map(UTF8String::fromString).toArray(UTF8String[]::new))
             .toArray(UTF8String[][]::new);
@@ -97,7 +105,8 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
             sorted.sparkSession();
         QueryExecution upstream = sorted.queryExecution();
         RDD<InternalRow> passed = upstream.toRdd().toJavaRDD()
-            .mapPartitions(new UrlLanguagePass(sorted.schema(), maxHeldRows, parsed)).rdd();
+            .mapPartitions(new UrlLanguagePass(sorted.schema(), maxHeldRows, parsed, UrlMarker.parseTable(codeSpec)))
+            .rdd();
         session.listenerManager().register(new UpstreamObservations(session, upstream, passed.id()));
         return session.internalCreateDataFrame(passed, out, false);
     }
@@ -153,21 +162,50 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
             }
 
             @Override
-            public UnsafeRow next() {  // the sort hands out one row object, refilled: each held row is a copy
+            public Marked next() {  // the sort hands out one row object, refilled: each held row is a copy
                 InternalRow row = rows.next();
-                return row instanceof UnsafeRow same ? same.copy() : unsafe.apply(row).copy();
+                UnsafeRow copy = row instanceof UnsafeRow same ? same.copy() : unsafe.apply(row).copy();
+                return new Marked(copy, new Marker(text(copy, URL_COLUMN), codeTable));
             }
         });
     }
 
+    /** A URL's marker: the slot and code it declares (null, null where none) and its sibling key. */
+    static final class Marker implements Serializable {
+        private static final long serialVersionUID = 1L;
+        final UTF8String slot;
+        final UTF8String code;
+        final UTF8String siblingKey;
+
+        Marker(UTF8String url, Map<String, String> codes) {
+            String lowered = url == null ? null : url.toString().toLowerCase(Locale.ROOT);
+            String[] marker = lowered == null ? null : UrlMarker.marker(lowered, codes);
+            slot = marker == null ? null : UTF8String.fromString(marker[0]);
+            code = marker == null ? null : UTF8String.fromString(marker[1]);
+            siblingKey = lowered == null ? null : UTF8String.fromString(UrlMarker.siblingKey(lowered));
+        }
+    }
+
+    /** A held row and its URL's marker. */
+    static final class Marked implements Serializable {
+        private static final long serialVersionUID = 1L;
+        final UnsafeRow row;
+        final Marker marker;
+
+        Marked(UnsafeRow row, Marker marker) {
+            this.row = row;
+            this.marker = marker;
+        }
+    }
+
     /** The rows of one host (site), held in memory up to maxHeldRows, the rest in a spill file. */
     final class Held implements AutoCloseable {
-        final List<UnsafeRow> rows = new ArrayList<>();
+        final List<Marked> rows = new ArrayList<>();
         private File spill;
         private ObjectOutputStream spilled;
         long count;
 
-        void add(UnsafeRow row) {
+        void add(Marked row) {
             count++;
             if (spilled == null && rows.size() < maxHeldRows) {
                 rows.add(row);
@@ -188,8 +226,8 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
         }
 
         /** The held rows in the order they were added; each call reads the spill file again. */
-        Iterator<UnsafeRow> iterator() {
-            Iterator<UnsafeRow> inMemory = rows.iterator();
+        Iterator<Marked> iterator() {
+            Iterator<Marked> inMemory = rows.iterator();
             if (spill == null) {
                 return inMemory;
             }
@@ -207,7 +245,7 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
                     }
 
                     @Override
-                    public UnsafeRow next() {
+                    public Marked next() {
                         if (inMemory.hasNext()) {
                             return inMemory.next();
                         }
@@ -215,7 +253,7 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
                             throw new NoSuchElementException();
                         }
                         try {
-                            UnsafeRow row = (UnsafeRow) in.readObject();
+                            Marked row = (Marked) in.readObject();
                             if (++read == onDisk) {
                                 in.close();
                             }
@@ -259,12 +297,12 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
 
     /** The rows of a partition host by host (site by site with pairs): each held, decided, handed on in order. */
     final class Hosts implements Iterator<InternalRow> {
-        private final Iterator<UnsafeRow> input;
-        private UnsafeRow lookahead;
+        private final Iterator<Marked> input;
+        private Marked lookahead;
         private Iterator<InternalRow> decided = List.<InternalRow>of().iterator();
         private Held held;
 
-        Hosts(Iterator<UnsafeRow> input) {
+        Hosts(Iterator<Marked> input) {
             this.input = input;
             this.lookahead = input.hasNext() ? input.next() : null;
         }
@@ -293,25 +331,25 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
         }
 
         private boolean sameGroup(UTF8String site, UTF8String host, InternalRow row) {
-            return Objects.equals(site, text(row, 0)) && (pairs.length > 0 || Objects.equals(host, text(row, 1)));
+            return Objects.equals(site, text(row, SITE)) && (pairs.length > 0 || Objects.equals(host, text(row, HOST)));
         }
 
         /** Reads one host's rows (a site's, with pairs), gathers each host's slot evidence, returns them decided. */
         private Iterator<InternalRow> nextGroup() {
-            UTF8String site = text(lookahead, 0);
-            UTF8String host = text(lookahead, 1);
+            UTF8String site = text(lookahead.row, SITE);
+            UTF8String host = text(lookahead.row, HOST);
             held = new Held();
             Map<UTF8String, Evidence> hosts = new HashMap<>();
             Ranks ranks = new Ranks();
-            while (lookahead != null && sameGroup(site, host, lookahead)) {
+            while (lookahead != null && sameGroup(site, host, lookahead.row)) {
                 held.add(lookahead);
-                Evidence evidence = hosts.computeIfAbsent(text(lookahead, 1), key -> new Evidence());
-                evidence.add(lookahead, ranks.next(lookahead));
+                Evidence evidence = hosts.computeIfAbsent(text(lookahead.row, HOST), key -> new Evidence());
+                evidence.add(lookahead, ranks.next(lookahead.row));
                 lookahead = input.hasNext() ? input.next() : null;
             }
             hosts.values().forEach(Evidence::close);
             Boolean bilingual = pairs.length > 0 ? bilingual(hosts) : null;
-            Iterator<UnsafeRow> rows = held.iterator();
+            Iterator<Marked> rows = held.iterator();
             Ranks again = new Ranks();
             return new Iterator<>() {
                 @Override
@@ -321,9 +359,9 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
 
                 @Override
                 public InternalRow next() {
-                    UnsafeRow row = rows.next();
-                    int rank = again.next(row);
-                    return hosts.get(text(row, 1)).decide(row, rank, bilingual);
+                    Marked row = rows.next();
+                    int rank = again.next(row.row);
+                    return hosts.get(text(row.row, HOST)).decide(row, rank, bilingual);
                 }
             };
         }
@@ -332,10 +370,10 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
         private boolean bilingual(Map<UTF8String, Evidence> hosts) {
             Set<UTF8String> languages = new HashSet<>();
             Ranks ranks = new Ranks();
-            for (Iterator<UnsafeRow> rows = held.iterator(); rows.hasNext(); ) {
-                UnsafeRow row = rows.next();
-                if (ranks.next(row) == 1) {
-                    UTF8String language = hosts.get(text(row, 1)).language(row);
+            for (Iterator<Marked> rows = held.iterator(); rows.hasNext(); ) {
+                Marked row = rows.next();
+                if (ranks.next(row.row) == 1) {
+                    UTF8String language = hosts.get(text(row.row, HOST)).language(row);
                     if (language != null) {
                         languages.add(language);
                     }
@@ -353,8 +391,8 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
         private boolean started;
 
         int next(InternalRow row) {
-            UTF8String currentHost = text(row, 1);
-            UTF8String currentSurt = text(row, 2);
+            UTF8String currentHost = text(row, HOST);
+            UTF8String currentSurt = text(row, SURT);
             if (started && Objects.equals(surt, currentSurt) && Objects.equals(host, currentHost)) {
                 return ++rank;
             }
@@ -374,18 +412,19 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
         private final Map<List<UTF8String>, UTF8String> siblings = new HashMap<>();
         private final Set<UTF8String> confirmedSlots = new HashSet<>();
 
-        void add(InternalRow row, int rank) {
-            UTF8String code = text(row, 4);
+        void add(Marked marked, int rank) {
+            UTF8String code = marked.marker.code;
             if (rank != 1 || code == null) {
                 return;
             }
-            UTF8String slot = text(row, 3);
+            UTF8String slot = marked.marker.slot;
             long[] counts = codes.computeIfAbsent(Arrays.asList(slot, code), key -> new long[2]);
-            if (!row.isNullAt(at[6]) && contains(row.getArray(at[6]), code)) {
+            if (!marked.row.isNullAt(at[LANGS]) && contains(marked.row.getArray(at[LANGS]), code)) {
                 counts[0]++;
             }
             counts[1]++;
-            siblings.merge(Arrays.asList(slot, text(row, 5)), code, (seen, same) -> seen.equals(same) ? seen : MANY);
+            siblings.merge(Arrays.asList(slot, marked.marker.siblingKey), code,
+                (seen, same) -> seen.equals(same) ? seen : MANY);
         }
 
         private static boolean contains(ArrayData languages, UTF8String code) {
@@ -411,32 +450,31 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
         }
 
         /** Whether the row's URL code is its language. */
-        private boolean urlValid(InternalRow row) {
-            UTF8String code = text(row, 4);
-            if (code == null) {
+        private boolean urlValid(Marker marker) {
+            if (marker.code == null) {
                 return false;
             }
-            UTF8String slot = text(row, 3);
-            return confirmed(codes.get(Arrays.asList(slot, code)))
-                || (confirmedSlots.contains(slot) && MANY.equals(siblings.get(Arrays.asList(slot, text(row, 5)))));
+            return confirmed(codes.get(Arrays.asList(marker.slot, marker.code)))
+                || (confirmedSlots.contains(marker.slot)
+                    && MANY.equals(siblings.get(Arrays.asList(marker.slot, marker.siblingKey))));
         }
 
         /** The row's language: its URL's code where valid, else CLD2's. */
-        UTF8String language(InternalRow row) {
-            return urlValid(row) ? text(row, 4) : text(row, 7);
+        UTF8String language(Marked marked) {
+            return urlValid(marked.marker) ? marked.marker.code : text(marked.row, CDX_LANG);
         }
 
-        InternalRow decide(InternalRow row, int rank, Boolean bilingual) {
-            boolean valid = urlValid(row);
-            UTF8String cdxLanguage = text(row, 7);
+        InternalRow decide(Marked marked, int rank, Boolean bilingual) {
+            boolean valid = urlValid(marked.marker);
+            UTF8String cdxLanguage = text(marked.row, CDX_LANG);
             Object[] added = new Object[bilingual == null ? 3 : 4];
             added[0] = rank;
-            added[1] = valid ? text(row, 4) : cdxLanguage;
+            added[1] = valid ? marked.marker.code : cdxLanguage;
             added[2] = valid ? URL : cdxLanguage != null ? CDX : null;
             if (bilingual != null) {
                 added[3] = bilingual;
             }
-            return new JoinedRow(row, new GenericInternalRow(added));
+            return new JoinedRow(marked.row, new GenericInternalRow(added));
         }
     }
 }
