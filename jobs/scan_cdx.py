@@ -250,7 +250,9 @@ class ScanCdx(Job):
         from pyspark.sql import functions as F
 
         records = records.withColumn("reason", F.coalesce("reason", cdx_records.filter_reason(filters)))
-        record_counters = cdx_records.reason_counters((*cdx_records.BAD_REASONS, *cdx_records.RECORD_FILTERS, "ok"))
+        # two dozen reasons: one aggregate on the JVM counts them for less than a sum each (a handful: the sums)
+        record_counters = cdx_records.reason_counters(
+            (*sorted(cdx_records.BAD_REASONS), *cdx_records.RECORD_FILTERS, "ok"), spark=self.spark)
         record_counts = Observation("records")
         kept = records.observe(record_counts, *record_counters).where(F.col("reason") == "ok").drop("reason")
         captures = cdx_records.latest_captures(kept, self.pairs, self.args.partitions,
@@ -271,10 +273,10 @@ class ScanCdx(Job):
         """An Observation's counts; when Spark never reported them (it can optimise an empty result's steps away),
         the same counters computed in a second pass over `frame`."""
         try:
-            return observation.get
+            return cdx_records.counted_reasons(observation.get)
         except Exception as error:  # noqa: BLE001 - Py4J's assertion that no metrics were collected
             self.log.info("counting reasons in a second pass (%s)", str(error).splitlines()[0][:200])
-            return frame.agg(*counters).first().asDict()
+            return cdx_records.counted_reasons(frame.agg(*counters).first().asDict())
 
     def add_metric(self, key: str, count: int) -> None:
         self.report.metric(key, self.report.data["metrics"].get(key, 0) + count)

@@ -195,6 +195,31 @@ def test_the_jvm_file_reader_gives_the_python_readers_lines_and_reasons(spark, t
     assert ("line_too_long" in dict(map(reversed, expected))) and ("bad_gzip" in dict(map(reversed, expected)))
 
 
+def test_reason_counts_on_the_jvm_agree_with_a_sum_per_reason(spark):
+    """scan-cdx's counts by reason (reason_counters): parascout.ReasonCounts' one aggregate gives what a sum per
+    reason gives, observed during a write and aggregated again: every row in `records`, a reason not named and a
+    null reason in `records` only; no rows, all zeros."""
+    from pyspark.sql import Observation
+
+    if jvm.jvm_jar_path() is None:
+        pytest.skip("the jar is not built (`make jar`)")
+    reasons = (*sorted(cdx_records.BAD_REASONS), *cdx_records.RECORD_FILTERS, "ok")
+    rng = random.Random(3)
+    rows = [(rng.choice([*reasons, "ok", "ok", "not_a_reason", None]),) for _ in range(5000)]
+    frame = spark.createDataFrame(rows, "reason string").repartition(3)
+    expected = {"records": len(rows), **{name: sum(row[0] == name for row in rows) for name in reasons}}
+    assert expected["ok"] > 0 and any(row[0] is None for row in rows)
+    jvm_counters = cdx_records.reason_counters(reasons, spark=spark)
+    assert [str(column) for column in jvm_counters] != [str(column) for column in cdx_records.reason_counters(reasons)]
+    for counters in (jvm_counters, cdx_records.reason_counters(reasons)):
+        observation = Observation()
+        frame.observe(observation, *counters).where("reason = 'ok'").write.format("noop").mode("overwrite").save()
+        assert cdx_records.counted_reasons(observation.get) == expected
+        assert cdx_records.counted_reasons(frame.agg(*counters).first().asDict()) == expected
+        empty = cdx_records.counted_reasons(frame.limit(0).agg(*counters).first().asDict())
+        assert {key: value or 0 for key, value in empty.items()} == dict.fromkeys(expected, 0)
+
+
 def test_files_parsed_as_the_jvm_reads_them_give_the_records_of_their_lines(spark, tmp_path):
     # every fixture line (good, each kind of bad, non-UTF-8) and every read problem, one file under a crawl's folder
     crawl_dir = tmp_path / "cc-index" / "collections" / "CC-MAIN-2024-33" / "indexes"

@@ -174,7 +174,8 @@ def url_language_cdx_lines(count: int, seed: int = 7) -> list[str]:
         url = layout.format(host=host, code=code, n=rng.randrange(12))
         if rng.random() < 0.2:
             url = url.replace("https://", "http://")
-        cld2 = rng.choice([{"en": "eng", "fr": "fra", "de": "deu", "is": "isl"}.get(code, "eng"), "eng", "fra,eng", ""])
+        cld2 = rng.choice([{"en": "eng", "fr": "fra", "de": "deu", "is": "isl"}.get(code, "eng"), "eng", "fra,eng", "",
+                           ",eng", "fra,"])  # "": no languages key; an empty first or last language
         if "/news/" in layout:  # sites in one language
             cld2 = rng.choice(["deu", "deu,eng"])
         stamp = f"2024080{rng.randrange(1, 4)}10100{rng.randrange(2)}"

@@ -14,6 +14,7 @@ key (index-warcs writes the WARC's warcinfo `isPartOf` there, else the WARC's na
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import reduce
@@ -309,10 +310,35 @@ def filter_reason(filters: CaptureFilters) -> Column:
     return _first_reason([(condition, F.lit(name)) for condition, name in rules], F.lit("ok"))
 
 
-def reason_counters(reasons: tuple[str, ...], column: str = "reason") -> list[Column]:
-    """Aggregate expressions counting each reason (for DataFrame.observe: counted during the write)."""
+#: the struct reason_counters' one JVM aggregate fills (counted_reasons reads it)
+REASON_COUNTS = "reason_counts"
+
+
+def reason_counters(reasons: tuple[str, ...], column: str = "reason", spark=None) -> list[Column]:
+    """Aggregate expressions counting the rows (`records`) and each reason (for DataFrame.observe: counted during the
+    write); counted_reasons reads their values. A sum per reason, or where `spark` is given and loads parascout's
+    jar, one aggregate, parascout.ReasonCounts, whose update is a hash lookup: ~0.35 CPU-s per million rows, where
+    each sum costs ~0.035 (scan-cdx's two dozen record reasons: 0.8)."""
+    from py4j.java_gateway import JavaClass
+
+    if spark is not None and isinstance(spark._jvm.parascout.ReasonCounts, JavaClass):
+        function = f"parascout_reason_counts_{zlib.crc32(','.join(reasons).encode()):08x}"  # one per reason list
+        if not spark.catalog.functionExists(function):
+            names = spark._sc._gateway.new_array(spark._jvm.java.lang.String, len(reasons))
+            for index, name in enumerate(reasons):
+                names[index] = name
+            aggregate = spark._jvm.org.apache.spark.sql.functions.udaf(
+                spark._jvm.parascout.ReasonCounts(names), spark._jvm.org.apache.spark.sql.Encoders.STRING())
+            spark._jsparkSession.udf().register(function, aggregate)
+        return [F.call_function(function, F.col(column)).alias(REASON_COUNTS)]
     return [F.count(F.lit(1)).alias("records"),
             *[F.sum(F.when(F.col(column) == name, 1).otherwise(0)).alias(name) for name in reasons]]
+
+
+def counted_reasons(values: dict) -> dict:
+    """The values of reason_counters' aggregates (an Observation's, or a row of them) as {records: n, reason: n}."""
+    nested = values.get(REASON_COUNTS)
+    return nested.asDict() if nested is not None else dict(values)
 
 
 def latest_captures(records: DataFrame, pairs: Sequence[tuple[str, str]], partitions: int | None,
