@@ -1,7 +1,6 @@
 package parascout;
 
 import java.util.HashMap;
-import java.util.Map;
 import org.apache.spark.sql.Encoder;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
@@ -21,10 +20,14 @@ import org.apache.spark.sql.types.StructType;
 public final class ReasonCounts extends Aggregator<String, long[], Row> {
     private static final long serialVersionUID = 1L;
     private final String[] reasons;
-    private transient Map<String, Integer> index;
+    /** reason -> its place in the counts (1, 2, ...; 0 is records). */
+    private final HashMap<String, Integer> index = new HashMap<>();
 
     public ReasonCounts(String[] reasons) {
         this.reasons = reasons.clone();
+        for (int i = 0; i < reasons.length; i++) {
+            index.putIfAbsent(reasons[i], i + 1);
+        }
     }
 
     /** The struct's fields: records, then the reasons in order. */
@@ -36,17 +39,6 @@ public final class ReasonCounts extends Aggregator<String, long[], Row> {
         return schema;
     }
 
-    private Map<String, Integer> index() {
-        if (index == null) {
-            Map<String, Integer> built = new HashMap<>();
-            for (int i = 0; i < reasons.length; i++) {
-                built.putIfAbsent(reasons[i], i + 1);
-            }
-            index = built;
-        }
-        return index;
-    }
-
     @Override
     public long[] zero() {
         return new long[reasons.length + 1];
@@ -56,7 +48,7 @@ public final class ReasonCounts extends Aggregator<String, long[], Row> {
     public long[] reduce(long[] counts, String reason) {
         counts[0]++;
         if (reason != null) {
-            Integer at = index().get(reason);
+            Integer at = index.get(reason);
             if (at != null) {
                 counts[at]++;
             }
