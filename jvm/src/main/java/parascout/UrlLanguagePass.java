@@ -52,9 +52,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * would convert each URL out of Spark's strings and back, and copy the wide row once more to add its three columns.
  * Among a host's latest captures, a code in a slot is the page's language when CLD2 (the row's {@code langs}) names it
  * on at least half the pages carrying that code there, or when the page has a sibling (same sibling key, another code
- * in the slot) and CLD2 confirms some code of the slot; else {@code lang} is {@code cdx_lang}. A host's rows (a site's, with pairs)
- * are held until its last one is read: past {@code maxHeldRows} they go to a local spill file, so a host or site of
- * any size fits.
+ * in the slot) and CLD2 confirms some code of the slot; else {@code lang} is {@code cdx_lang}. A host's rows (a
+ * site's, with pairs) are held until its last one is read: past {@code maxHeldRows} they go to a local spill file, so
+ * a host or site of any size fits.
  *
  * <p>The pass reads and writes Spark's internal rows (the sorted plan's RDD): a typed {@code mapPartitions} would
  * convert every wide row to an external {@code Row} and back. Cutting the plan there hides the observations made
