@@ -15,7 +15,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
@@ -178,11 +177,10 @@ public final class UrlLanguagePass implements FlatMapFunction<Iterator<InternalR
         final UTF8String siblingKey;
 
         Marker(UTF8String url, Map<String, String> codes) {
-            String lowered = url == null ? null : url.toString().toLowerCase(Locale.ROOT);
-            String[] marker = lowered == null ? null : UrlMarker.marker(lowered, codes);
-            slot = marker == null ? null : UTF8String.fromString(marker[0]);
-            code = marker == null ? null : UTF8String.fromString(marker[1]);
-            siblingKey = lowered == null ? null : UTF8String.fromString(UrlMarker.siblingKey(lowered));
+            String[] fields = UrlMarker.fields(url == null ? null : url.toString(), codes);
+            slot = UTF8String.fromString(fields[0]);  // fromString(null) is null
+            code = UTF8String.fromString(fields[1]);
+            siblingKey = UTF8String.fromString(fields[2]);
         }
     }
 

@@ -26,13 +26,19 @@ public final class UrlMarker implements UDF2<String, byte[], Row> {
 
     @Override
     public Row call(String url, byte[] spec) {
+        return RowFactory.create((Object[]) fields(url, TABLES.get(spec)));
+    }
+
+    /** The values of {@link #FIELDS} for a URL: its marker's slot and language (null, null where it has none) and
+     * its sibling key; all null for a null URL. */
+    static String[] fields(String url, Map<String, String> table) {
         if (url == null) {
-            return RowFactory.create(null, null, null);
+            return new String[FIELDS.length];
         }
         String lowered = url.toLowerCase(Locale.ROOT);
-        String[] marker = marker(lowered, TABLES.get(spec));
-        return RowFactory.create(marker == null ? null : marker[0], marker == null ? null : marker[1],
-            siblingKey(lowered));
+        String[] marker = marker(lowered, table);
+        return new String[] {marker == null ? null : marker[0], marker == null ? null : marker[1],
+            siblingKey(lowered)};
     }
 
     static Map<String, String> parseTable(String spec) {
