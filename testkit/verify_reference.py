@@ -36,7 +36,6 @@ class PreviousPage:
     words: int
     numbers: frozenset[str]
     paragraph_lengths: list[int]
-    lang_share: float | None
     prefixes: dict[str, list[tuple[str, str]]]
     positions: dict[str, list[float]]
     images: dict = field(default_factory=dict)
@@ -47,9 +46,6 @@ def previous_page_text(paragraphs, lang: str | None, main_text: str | None = Non
     text = "\n".join(p["text"] for p in main) if main else (main_text or "")
     tokens = previous_tokenize(text, lang)[:DEFAULT.tsim_max_words]
     counts = Counter(tokens)
-    labelled = [(len(p["text"]), p.get("lang")) for p in main if p.get("lang")]
-    total = sum(length for length, _ in labelled)
-    share = sum(length for length, code in labelled if code == lang) / total if total and lang else None
     prefixes: dict[str, list[tuple[str, str]]] = {}
     for word in counts:
         if len(word) >= MATCHING.cognate_min_chars and not word.isdigit():
@@ -59,7 +55,7 @@ def previous_page_text(paragraphs, lang: str | None, main_text: str | None = Non
     for index, token in enumerate(tokens):
         positions.setdefault(token, []).append(index / len(tokens))
     return PreviousPage(counts, len(tokens), frozenset(w for w in counts if w.isdigit()),
-                        [len(p["text"]) for p in main], share, prefixes, positions)
+                        [len(p["text"]) for p in main], prefixes, positions)
 
 
 def previous_candidate_links(src: PreviousPage, trg: PreviousPage, lexicon: Lexicon | None) -> list:

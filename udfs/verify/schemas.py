@@ -34,8 +34,10 @@ declare(
         ("rare_overlap", "double", "Dice overlap of identical rare tokens"),
         ("text_paragraph_ratio", "double", "main-paragraph count ratio"),
         ("paragraph_length_r", "double", "correlation of main-paragraph lengths"),
-        ("src_lang_share", "double", "share of the source main text CLD2 puts in src_lang"),
-        ("trg_lang_share", "double", "share of the target main text CLD2 puts in trg_lang"),
+        ("src_lang_share", "double", ("share of the source page's prose (code left out) in no language but src_lang: "
+                                      "not the target page's text copied, not prose CLD2 reliably puts in another "
+                                      "language; null when it has no prose or the pair's language was not judged")),
+        ("trg_lang_share", "double", "the same share of the target page's prose for trg_lang"),
         ("src_words", "int", "words of the source main text"),
         ("trg_words", "int", "words of the target main text"),
         ("structure_ok", "boolean", "STRAND's rule: dp < --max-dp and p < --max-p"),

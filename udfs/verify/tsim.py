@@ -17,9 +17,9 @@ grows with the length difference, which a terse translation (Arabic, Basque) has
 in the two texts differ by at most diagonal_band (a type's k-th free occurrence links the other's
 k-th): a translation says the same things in the same order, while two listing pages of one
 section in two languages share translated teasers at shifted places between items that differ.
-Companions: overlap of numbers and of identical rare tokens, paragraph-count ratio, the
-correlation of paragraph lengths, and the share of a page's text whose paragraphs CLD2 labelled
-with the page's language (texts.paragraphs.lang).
+Companions: overlap of numbers and of identical rare tokens, paragraph-count ratio and the
+correlation of paragraph lengths. (Which language a page's prose is in is verification's question, answered
+once: udfs.verify.pages.HostPages.language_shares.)
 
 Speed: a host's pages share one `Vocabulary` (words as integer ids, every word tokenised and folded
 once). The lexicon is cut to the host's words once per host, every word's cognates are found once
@@ -208,14 +208,13 @@ class Vocabulary:
 class PageText:
     """What tsim needs of one page, computed once per page (not once per pair): its first tsim_max_words words as
     ids of a Vocabulary (pages compared share one; a page from another is re-indexed once), grouped by word
-    type (`types` sorted ids, their counts, and each type's relative positions in text order), its numbers,
-    paragraph lengths and CLD2 share."""
+    type (`types` sorted ids, their counts, and each type's relative positions in text order), its numbers and
+    paragraph lengths."""
 
     vocabulary: Vocabulary
     ids: np.ndarray
     numbers: frozenset[str]
     paragraph_lengths: list[int]
-    lang_share: float | None
     types: np.ndarray = field(init=False)
     counts: list[int] = field(init=False)
     starts: list[int] = field(init=False)  # a type's first entry in `positions`
@@ -251,7 +250,7 @@ class PageText:
         if entry is None or entry[0] is not vocabulary:
             words = self.vocabulary.words()
             page = PageText(vocabulary, vocabulary.index([words[i] for i in self.ids.tolist()]), self.numbers,
-                            self.paragraph_lengths, self.lang_share)
+                            self.paragraph_lengths)
             entry = self.cache[key] = (vocabulary, page)
         return entry[1]
 
@@ -292,18 +291,15 @@ class PageText:
 def page_text(paragraphs: Iterable[dict] | None, lang: str | None, main_text: str | None = None,
               vocabulary: Vocabulary | None = None) -> PageText:
     """Tokens (first tsim_max_words of the non-boilerplate text) as ids of `vocabulary` (the host's; a new one when
-    None), numbers, paragraph lengths, CLD2 share. Every word of the text joins the vocabulary, so a page made
+    None), numbers, paragraph lengths. Every word of the text joins the vocabulary, so a page made
     later of the host's paragraphs (spliced, part of a page) adds none."""
     main = main_paragraphs(paragraphs)
     text = "\n".join(p["text"] for p in main) if main else (main_text or "")
     vocabulary = Vocabulary() if vocabulary is None else vocabulary
     tokens = tokenize(text, lang)
     ids = vocabulary.index(tokens)[:vocabulary.config.tsim_max_words]
-    labelled = [(len(p["text"]), p.get("lang")) for p in main if p.get("lang")]
-    total = sum(length for length, _ in labelled)
-    share = sum(length for length, code in labelled if code == lang) / total if total and lang else None
     numbers = frozenset(word for word in set(tokens[:vocabulary.config.tsim_max_words]) if word.isdigit())
-    return PageText(vocabulary, ids, numbers, [len(p["text"]) for p in main], share)
+    return PageText(vocabulary, ids, numbers, [len(p["text"]) for p in main])
 
 
 def _shared(src: PageText, trg: PageText) -> tuple[PageText, PageText]:
@@ -431,7 +427,7 @@ def overlap(a: frozenset | set, b: frozenset | set) -> float | None:
 
 def content_features(src: PageText, trg: PageText, lexicon: Lexicon | None, src_idf: dict | None = None,
                      trg_idf: dict | None = None, default_idf: float = 1.0, rare: set[str] | None = None) -> dict:
-    """tsim, tsim_idf, diagonal share, number and rare-token overlap, paragraph ratio and length correlation, CLD2 shares."""
+    """tsim, tsim_idf, diagonal share, number and rare-token overlap, paragraph ratio and length correlation."""
     src, trg = _shared(src, trg)
     rare = rare if rare is not None else NO_WORDS
     return feature_row(linked(src, trg, lexicon, src_idf, trg_idf, default_idf), src, trg,
@@ -449,7 +445,6 @@ def feature_row(result: dict, src, trg, src_rare: set, trg_rare: set) -> dict:
             "diagonal_share": result["diagonal_share"], "best_side_coverage_idf": result["best_side_coverage_idf"],
             "number_overlap": overlap(src.numbers, trg.numbers), "rare_overlap": overlap(src_rare, trg_rare),
             "text_paragraph_ratio": count / paragraphs if paragraphs else None, "paragraph_length_r": r,
-            "src_lang_share": src.lang_share, "trg_lang_share": trg.lang_share,
             "src_words": src.words, "trg_words": trg.words}
 
 
