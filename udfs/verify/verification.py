@@ -4,7 +4,8 @@ Per host and language pair (`verify_host`, the body of a Spark cogroup of a host
 pair gets the structural features of udfs.verify.structure (dp, n, r, p), the Jaccard of distinctive
 image names, length and paragraph ratios, the CLD2 check, and — from the `texts` table — the
 content features of udfs.verify.tsim (tsim under a lexicon, tsim_idf with the host's IDF, number and
-rare-token overlap, paragraph correlations, per-paragraph CLD2 shares). Pages are tokenised once
+rare-token overlap, paragraph correlations) and each side's share of prose in its language
+(HostPages.language_shares). Pages are tokenised once
 per host, not once per pair. The same call also scores `random_pairs` random same-host page
 pairs in the two languages: the null distribution the unsupervised decision learns from, and as
 many `spliced` pairs: a confident pair (switcher link, handle) whose target page keeps only part
