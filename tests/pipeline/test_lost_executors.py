@@ -311,14 +311,15 @@ def export_bitext_undisturbed(tmp_path_factory):
     return root, run_job("parascout.jobs.export_bitext", ["--root", str(root), "--langs", "en,fr"], root / "job.log")[0]
 
 
-def test_export_bitext_gives_the_same_tables_and_files_after_a_lost_executor(tmp_path, export_bitext_undisturbed):
+@pytest.mark.parametrize("lost", ["python-worker", "executor"])
+def test_export_bitext_gives_the_same_tables_and_files_after_a_lost_process(tmp_path, export_bitext_undisturbed, lost):
     """export-bitext aligns sentences in Python workers and writes its bitext files on the driver, once the tables
-    are written: an executor lost while its Python worker runs a task changes neither."""
+    are written: a Python worker, or the executor it runs under, lost while it runs a task changes neither."""
     write_bitext_inputs(tmp_path)
+    chooser = BusyPythonWorker(executor=lost == "executor")
     report, killed = run_job("parascout.jobs.export_bitext", ["--root", str(tmp_path), "--langs", "en,fr"],
-                             tmp_path / "job.log", lambda pid: Watcher(pid, BusyPythonWorker(executor=True)))
-    assert killed is not None and killed["gone"] and EXECUTOR in killed["cmdline"], killed
-    assert "ExecutorLostFailure" in (tmp_path / "job.log").read_text()
+                             tmp_path / "job.log", lambda pid: Watcher(pid, chooser))
+    assert_lost(killed, lost, tmp_path / "job.log")
     undisturbed_root, undisturbed = export_bitext_undisturbed
     assert_same_run(tmp_path, report, undisturbed_root, undisturbed,
                     ("bitext_documents", "bitext_sentences", "bitext_sites"))
@@ -356,6 +357,14 @@ class BusyPythonWorker:
             if not self.in_task or executor is not None and running_a_task(executor):
                 return executor if self.executor else process
         return None
+
+
+def assert_lost(killed: dict | None, lost: str, log: Path) -> None:
+    """The watcher killed what the test meant to lose (a Python worker running a task, or its executor JVM), and Spark
+    saw the task fail for it, so the run's equality with an undisturbed one tells something."""
+    assert killed is not None and killed["gone"], killed
+    assert (EXECUTOR if lost == "executor" else "pyspark.daemon") in killed["cmdline"], killed
+    assert ("ExecutorLostFailure" if lost == "executor" else "Python worker exited unexpectedly") in log.read_text()
 
 
 def running_a_task(executor: psutil.Process) -> bool:
@@ -469,8 +478,7 @@ def test_rank_pairs_gives_the_same_tables_after_a_lost_executor(tmp_path, rank_m
     chooser = BusyPythonWorker(executor=True, ready=staged(tmp_path, "rank-pairs-groups"))
     report, killed = run_job("parascout.jobs.rank_pairs", rank_pairs_argv(tmp_path, rank_models),
                              tmp_path / "job.log", lambda pid: Watcher(pid, chooser))
-    assert killed is not None and killed["gone"] and EXECUTOR in killed["cmdline"], killed
-    assert "ExecutorLostFailure" in (tmp_path / "job.log").read_text()
+    assert_lost(killed, "executor", tmp_path / "job.log")
     assert_same_run(tmp_path, report, *rank_pairs_undisturbed, RANK_OUTPUTS)
 
 
@@ -535,8 +543,5 @@ def test_verify_pairs_gives_the_same_tables_after_a_lost_process(tmp_path, verif
     chooser = BusyPythonWorker(executor=lost == "executor")
     report, killed = run_job("parascout.jobs.verify_pairs", verify_pairs_argv(tmp_path, verify_lexicon),
                              tmp_path / "job.log", lambda pid: Watcher(pid, chooser))
-    assert killed is not None and killed["gone"], killed
-    assert (EXECUTOR if lost == "executor" else "pyspark.daemon") in killed["cmdline"], killed
-    log = (tmp_path / "job.log").read_text()
-    assert ("ExecutorLostFailure" if lost == "executor" else "Python worker exited unexpectedly") in log
+    assert_lost(killed, lost, tmp_path / "job.log")
     assert_same_run(tmp_path, report, *verify_pairs_undisturbed, ("verified_pairs",))
