@@ -258,10 +258,7 @@ def test_fetch_docs_gives_the_same_tables_after_a_lost_process(tmp_path, fetch_a
     finally:
         handler.released.set()
         handler.hold = False
-    assert killed is not None and killed["gone"], killed
-    assert (EXECUTOR if lost == "executor" else "pyspark.daemon") in killed["cmdline"], killed
-    log = (tmp_path / "job.log").read_text()
-    assert ("Lost executor" if lost == "executor" else "Python worker exited unexpectedly") in log
+    assert_lost(killed, lost, tmp_path / "job.log")
     assert_same_run(tmp_path, report, *fetch_docs_undisturbed, ("docs", "texts"))
     assert not Path(tmp_path, table_layout.STAGING, "_resume", "fetch-docs").exists()
 
